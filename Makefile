@@ -1,0 +1,42 @@
+# `make e2e`  — the main job: set-up (venv, Docker engine, kind, node and workload images,
+#               pulled or built offline), a kind cluster, the scenarios, reports in reports/.
+# `make test` — the framework's own tests (no cluster).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+REPORTS ?= reports
+# K8S_VERSION=1.34 picks another Kubernetes; NODE_IMAGE=... an explicit node image;
+# OFFLINE=1 always builds the node image locally (auto: when it cannot be pulled).
+K8S_VERSION ?=
+E2E_MARKERS ?= not slow
+PYTEST_ARGS ?=
+
+.PHONY: e2e e2e-slow test offline clean-reports
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+test: $(BIN)/.installed
+	$(BIN)/pytest tests -q
+
+e2e: $(BIN)/.installed
+	@mkdir -p $(REPORTS)
+	K8S_VERSION=$(K8S_VERSION) hack/prepare.sh > $(REPORTS)/profile.env
+	set -a; . $(REPORTS)/profile.env; set +a; \
+	$(BIN)/pytest scenarios -m "$(E2E_MARKERS)" --reports-dir $(REPORTS) \
+	  --alluredir $(REPORTS)/allure-results --junitxml $(REPORTS)/junit.xml $(PYTEST_ARGS)
+
+# the slow tail of CL-1 (back-off up to the 300 s cap): about 20 minutes
+e2e-slow:
+	$(MAKE) e2e E2E_MARKERS=slow
+
+# build the offline node image (and kind, workload images) without running anything
+offline:
+	hack/offline/build.sh $(K8S_VERSION)
+
+clean-reports:
+	rm -rf $(REPORTS)/allure-results $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/*/

@@ -1,0 +1,174 @@
+"""Access to one cluster through the ``kubernetes`` client: version, manifests, namespaces, logs.
+
+Manifests are YAML files next to the scenario. ``${name}`` placeholders (a lower-case
+identifier in braces; ``$${`` for a literal ``${``) are filled from the caller's values and the
+pinned workload images (``e2e.images``); any other ``$`` is left alone, so shell scripts in
+manifests keep ``$var`` and ``$(cmd)``. A missing value or a YAML error is a
+:class:`ManifestError` that names the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from kubernetes import client, config, dynamic
+from kubernetes.client.exceptions import ApiException
+
+from .waiting import wait_until
+
+log = logging.getLogger(__name__)
+
+RUN_LABEL = "pod-lifecycle-e2e/run-id"
+CASE_LABEL = "pod-lifecycle-e2e/case"
+
+
+PLACEHOLDER = re.compile(r"(?<!\$)\$\{([a-z_][a-z0-9_]*)\}")
+
+
+class ManifestError(ValueError):
+    """A manifest file cannot be read, filled in or parsed."""
+
+
+class ClusterUnreachable(RuntimeError):
+    """The API server did not answer."""
+
+
+def load_manifests(path: Path, values: dict[str, object] | None = None) -> list[dict]:
+    """The objects of the YAML file ``path`` after filling ``${placeholders}`` from ``values``.
+
+    Raises :class:`ManifestError` naming the file and the missing placeholder or YAML error.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ManifestError(f"{path}: cannot read manifest: {e}") from e
+    values = values or {}
+    missing = sorted({m.group(1) for m in PLACEHOLDER.finditer(text) if m.group(1) not in values})
+    if missing:
+        raise ManifestError(f"{path}: no value for placeholder(s) {', '.join('${' + m + '}' for m in missing)}")
+    filled = PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text).replace("$${", "${")
+    try:
+        docs = [d for d in yaml.safe_load_all(filled) if d]
+    except yaml.YAMLError as e:
+        raise ManifestError(f"{path}: invalid YAML: {e}") from None
+    for d in docs:
+        if not isinstance(d, dict) or "apiVersion" not in d or "kind" not in d:
+            raise ManifestError(f"{path}: every document needs apiVersion and kind, got {str(d)[:80]!r}")
+    return docs
+
+
+@dataclass
+class ServerVersion:
+    """``git_version`` like ``v1.37.2``; ``minor`` like 37."""
+
+    git_version: str
+    major: int
+    minor: int
+
+
+class Kube:
+    """One cluster: typed clients plus a dynamic client for manifests."""
+
+    def __init__(self, kubeconfig: str | None, context: str | None = None, request_timeout_s: float = 30):
+        try:
+            self.api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+        except Exception as e:  # config errors come in many types
+            raise ClusterUnreachable(f"cannot load kubeconfig {kubeconfig or '(default)'} context {context or '(current)'}: {e}") from e
+        self.request_timeout_s = request_timeout_s
+        self.core = client.CoreV1Api(self.api_client)
+        self.batch = client.BatchV1Api(self.api_client)
+        self.apps = client.AppsV1Api(self.api_client)
+        self._dynamic: dynamic.DynamicClient | None = None
+
+    @property
+    def dynamic(self) -> dynamic.DynamicClient:
+        if self._dynamic is None:
+            self._dynamic = dynamic.DynamicClient(self.api_client)
+        return self._dynamic
+
+    def version(self, timeout_s: float = 10) -> ServerVersion:
+        """The API server's version; :class:`ClusterUnreachable` if it does not answer in time."""
+        try:
+            info = client.VersionApi(self.api_client).get_code(_request_timeout=timeout_s)
+        except Exception as e:
+            host = self.api_client.configuration.host
+            raise ClusterUnreachable(f"the API server at {host} did not answer within {timeout_s:g} s: {e}") from e
+        minor = int(re.match(r"\d+", info.minor).group(0))
+        return ServerVersion(info.git_version, int(info.major), minor)
+
+    # -- namespaces ------------------------------------------------------------------------
+    def create_namespace(self, name: str, labels: dict[str, str]) -> None:
+        body = client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=labels))
+        self.core.create_namespace(body)
+        # the default service account is created asynchronously; pods need it
+        wait_until(
+            f"service account default in namespace {name}",
+            lambda: self._has_default_sa(name),
+            timeout_s=30,
+            interval_s=0.2,
+        )
+
+    def _has_default_sa(self, ns: str) -> bool:
+        try:
+            self.core.read_namespaced_service_account("default", ns)
+            return True
+        except ApiException as e:
+            if e.status == 404:
+                return False
+            raise
+
+    def delete_namespace(self, name: str, wait_s: float = 0) -> None:
+        """Delete ``name`` (pods get grace period 0 first so that it goes quickly)."""
+        try:
+            self.core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
+            self.core.delete_namespace(name, grace_period_seconds=0)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+        if wait_s:
+            wait_until(f"namespace {name} gone", lambda: not self.namespace_exists(name), timeout_s=wait_s, interval_s=1)
+
+    def namespace_exists(self, name: str) -> bool:
+        try:
+            self.core.read_namespace(name)
+            return True
+        except ApiException as e:
+            if e.status == 404:
+                return False
+            raise
+
+    def namespaces_of_run(self, run_id: str) -> list[str]:
+        items = self.core.list_namespace(label_selector=f"{RUN_LABEL}={run_id}").items
+        return [ns.metadata.name for ns in items]
+
+    # -- objects ---------------------------------------------------------------------------
+    def apply(self, objs: list[dict], namespace: str, dry_run: bool = False) -> list[dict]:
+        """Create every object in ``namespace`` (server-side dry run when ``dry_run``);
+        returns what the server answered, as dicts. ``ApiException`` propagates."""
+        out = []
+        for obj in objs:
+            res = self.dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+            kwargs = {"dry_run": "All"} if dry_run else {}
+            created = res.create(body=obj, namespace=namespace if res.namespaced else None, **kwargs)
+            out.append(created.to_dict())
+        return out
+
+    def pod(self, namespace: str, name: str) -> dict:
+        return self.api_client.sanitize_for_serialization(self.core.read_namespaced_pod(name, namespace))
+
+    def logs(self, namespace: str, pod: str, container: str, previous: bool = False) -> str:
+        """A container's log (``previous=True``: of its previous run). ``ApiException`` propagates."""
+        return self.core.read_namespaced_pod_log(
+            pod, namespace, container=container, previous=previous, _request_timeout=self.request_timeout_s
+        )
+
+    def pods(self, namespace: str) -> list[dict]:
+        return [self.api_client.sanitize_for_serialization(p) for p in self.core.list_namespaced_pod(namespace).items]
+
+    def events(self, namespace: str) -> list[dict]:
+        return [self.api_client.sanitize_for_serialization(e) for e in self.core.list_namespaced_event(namespace).items]

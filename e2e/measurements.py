@@ -1,0 +1,192 @@
+"""Named measurements, judged against the registry, kept in ``reports/measurements.json``.
+
+A :class:`Judge` belongs to one test. :meth:`Judge.expect` records a measured value with its
+expectation (case ID, documented value, band, why, source) and its verdict at once, so the
+file holds every value even when the test fails later or the run is interrupted. Failed
+verdicts are collected and raised together by :meth:`Judge.verify` as one
+:class:`ExpectationFailed` that says, per value: measured, expected, band, case ID, source
+and the relevant part of the timeline.
+
+``measurements.json`` is one JSON document ``{"measurements": [...]}`` rewritten atomically
+(temp file + rename) under a file lock, so parallel workers append safely and a reader never
+sees half a file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from filelock import FileLock
+
+from .expectations import REGISTRY, Expectation, Registry
+
+
+@dataclass
+class Measurement:
+    """One judged value. ``value`` is a number in ``unit`` or a string; ``verdict`` is
+    ``pass`` or ``fail``."""
+
+    case: str
+    name: str
+    value: float | int | str | None
+    unit: str
+    documented: float | str
+    band: list[float] | None
+    why: str
+    source: str
+    versions: str
+    verdict: str
+    test: str
+    run_id: str
+    kubernetes: str
+    measured_at: str
+    details: dict = field(default_factory=dict)
+
+
+class MeasurementLog:
+    """Appends measurements to one JSON file, safe across processes (see module doc)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock = FileLock(str(self.path) + ".lock")
+
+    def append(self, m: Measurement) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            data = self.read()
+            data["measurements"].append(asdict(m))
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".measurements.")
+            with os.fdopen(fd, "w") as f:
+                json.dump(data, f, indent=1, default=str)
+            os.replace(tmp, self.path)
+
+    def read(self) -> dict:
+        if not self.path.exists():
+            return {"measurements": []}
+        with open(self.path) as f:
+            return json.load(f)
+
+
+class ExpectationFailed(AssertionError):
+    """Raised by :meth:`Judge.verify`; its message explains every failed value."""
+
+
+@dataclass
+class Verdict:
+    measurement: Measurement
+    expectation: Expectation
+    context: str
+
+    def explain(self) -> str:
+        m, e = self.measurement, self.expectation
+        unit = f" {m.unit}" if m.unit and isinstance(m.value, (int, float)) else ""
+        value = f"{m.value:g}" if isinstance(m.value, float) else repr(m.value) if isinstance(m.value, str) else m.value
+        lines = [
+            f"{m.case} {m.name}: measured {value}{unit}, expected {e.describe()}",
+            f"  documented for Kubernetes {e.versions()} (cluster: {m.kubernetes})",
+        ]
+        if e.why:
+            lines.append(f"  band: {e.why}")
+        lines.append(f"  source: {e.source}")
+        if self.context:
+            lines.append("  timeline:")
+            lines.extend("    " + line for line in self.context.splitlines())
+        return "\n".join(lines)
+
+
+class Judge:
+    """Judges one test's measurements; see module doc.
+
+    ``minor``/``cgroup`` select version-keyed expectations; ``kubernetes`` is the full
+    version string written next to each value.
+    """
+
+    def __init__(
+        self,
+        log: MeasurementLog,
+        test: str,
+        run_id: str,
+        kubernetes: str,
+        minor: int,
+        cgroup: int | None = None,
+        registry: Registry = REGISTRY,
+        context: Callable[[], str] | None = None,
+    ):
+        self.log, self.test, self.run_id = log, test, run_id
+        self.kubernetes, self.minor, self.cgroup = kubernetes, minor, cgroup
+        self.registry = registry
+        self.context = context
+        self.verdicts: list[Verdict] = []
+
+    def expectation(self, case: str, name: str, **params: object) -> Expectation:
+        """The registry entry for this cluster; ``params`` fill ``{placeholders}`` of a
+        documented string (e.g. the pod name in a message). Raises ``NotDocumented``."""
+        exp = self.registry.lookup(case, name, self.minor, self.cgroup)
+        if params and isinstance(exp.documented, str):
+            exp = replace(exp, documented=exp.documented.format(**params))
+        return exp
+
+    def expect(
+        self,
+        case: str,
+        name: str,
+        value: float | int | str | None,
+        context: str | None = None,
+        details: dict | None = None,
+        **params: object,
+    ) -> bool:
+        """Record ``value`` for ``case``/``name`` with its verdict; True when it holds.
+
+        ``name`` may carry an index (``restart_gap[2]``); the registry is looked up with it
+        as given. ``context`` (text) goes into the failure message; by default the judge's
+        timeline excerpt.
+        """
+        exp = self.expectation(case, name, **params)
+        ok = exp.holds_for(value)
+        m = Measurement(
+            case=case,
+            name=name,
+            value=value,
+            unit=exp.unit,
+            documented=exp.documented,
+            band=[exp.band.low, exp.band.high] if exp.band else None,
+            why=exp.why,
+            source=exp.source,
+            versions=exp.versions(),
+            verdict="pass" if ok else "fail",
+            test=self.test,
+            run_id=self.run_id,
+            kubernetes=self.kubernetes,
+            measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+            details=details or {},
+        )
+        self.log.append(m)
+        if context is None and not ok and self.context is not None:
+            context = self.context()
+        self.verdicts.append(Verdict(m, exp, context or ""))
+        return ok
+
+    @property
+    def failures(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.measurement.verdict == "fail"]
+
+    def summary(self) -> str:
+        """One line per judged value: verdict, case, name, measured, expected."""
+        out = []
+        for v in self.verdicts:
+            m = v.measurement
+            out.append(f"{m.verdict.upper():4}  {m.case:5} {m.name:32} measured {m.value!r} {m.unit}  expected {v.expectation.describe()}")
+        return "\n".join(out)
+
+    def verify(self) -> None:
+        """Raise :class:`ExpectationFailed` explaining every failed value, if any."""
+        failed = self.failures
+        if failed:
+            head = f"{len(failed)} of {len(self.verdicts)} measured values outside their documented expectation"
+            raise ExpectationFailed(head + "\n" + "\n".join(v.explain() for v in failed))

@@ -1,0 +1,89 @@
+"""A picture of container states over time: one lane per container (PNG, matplotlib).
+
+Each lane shows the state the recorder saw (coloured by state and reason, from receive
+times) and, as black bars, each run of the container from its API ``startedAt`` to
+``finishedAt``. Marks (a delete, a signal...) are vertical lines across all lanes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from .recorder import Change  # noqa: E402
+from .timeline import attempts, container_history, container_samples  # noqa: E402
+
+COLOURS = {
+    "running": "#4caf50",
+    "waiting": "#ffc107",
+    "waiting(CrashLoopBackOff)": "#ff9800",
+    "waiting(PodInitializing)": "#bdbdbd",
+    "waiting(ContainerCreating)": "#bdbdbd",
+    "terminated(Completed)": "#90caf9",
+    "terminated(Error)": "#e53935",
+    "terminated(OOMKilled)": "#8e24aa",
+}
+
+
+def _colour(label: str) -> str:
+    return COLOURS.get(label) or COLOURS.get(label.split("(")[0], "#9e9e9e")
+
+
+def render(
+    changes: Sequence[Change],
+    t0: float,
+    path: Path,
+    title: str = "",
+    marks: Sequence[tuple[float, str]] = (),
+) -> Path | None:
+    """Draw the lanes of every container seen in ``changes`` to ``path`` (PNG).
+
+    ``t0`` (epoch s) is time zero on the x axis; ``marks`` are ``(epoch s, label)`` pairs.
+    Returns ``path``, or ``None`` when no container was seen.
+    """
+    lanes: list[tuple[str, str]] = []
+    for s in container_samples(changes):
+        if (s.pod, s.container) not in lanes:
+            lanes.append((s.pod, s.container))
+    if not lanes:
+        return None
+    end = max(c.received_at for c in changes) - t0 + 1.0
+    fig, ax = plt.subplots(figsize=(12, 1.0 + 0.7 * len(lanes)))
+    seen_labels: dict[str, str] = {}
+    for y, (pod, container) in enumerate(lanes):
+        history = container_history(changes, pod, container)
+        for i, s in enumerate(history):
+            x0 = s.received_at - t0
+            x1 = (history[i + 1].received_at - t0) if i + 1 < len(history) else end
+            colour = _colour(s.label)
+            seen_labels.setdefault(s.label, colour)
+            ax.broken_barh([(x0, max(x1 - x0, 0.05))], (y - 0.35, 0.5), facecolors=colour)
+        for run in attempts(changes, pod, container):
+            x0 = run.started_at - t0
+            x1 = (run.finished_at - t0) if run.finished_at is not None else end
+            ax.broken_barh([(x0, max(x1 - x0, 0.3))], (y + 0.2, 0.15), facecolors="black")
+    for when, label in marks:
+        ax.axvline(when - t0, color="#1565c0", linestyle="--", linewidth=1)
+        ax.text(when - t0, len(lanes) - 0.4, label, rotation=90, va="top", ha="right", fontsize=8, color="#1565c0")
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels([f"{pod}\n{c}" if len({p for p, _ in lanes}) > 1 else c for pod, c in lanes], fontsize=8)
+    ax.set_ylim(-0.6, len(lanes) - 0.2)
+    ax.set_xlim(left=min(0.0, ax.get_xlim()[0]))
+    ax.set_xlabel("seconds since the manifests were applied (state: receive time; black bars: API startedAt–finishedAt)")
+    ax.grid(axis="x", alpha=0.3)
+    handles = [Patch(color=c, label=lbl) for lbl, c in seen_labels.items()]
+    handles.append(Patch(color="black", label="container run (API timestamps)"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.35 - 0.05 / len(lanes)), ncol=4, fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return path

@@ -1,0 +1,244 @@
+"""The pytest plugin: options, the shared cluster, a namespace + recorder + judge per test,
+reports, and cleanup that survives failures and Ctrl-C.
+
+Options (``pytest --help``, group "pod-lifecycle-e2e"):
+  --node-image IMG         kind node image of the profile
+  --kind-config FILE       kind config of the profile (default: kind-config.yaml)
+  --profile-patch FILE     kind config merged over it (repeatable; the offline build's patch)
+  --kubeconfig FILE        use an existing cluster instead of kind (with --context)
+  --keep-cluster           do not delete the kind cluster at the end
+  --keep-namespaces        keep the namespaces of failed tests
+  --reports-dir DIR        where measurements.json and artifacts go (default: reports)
+
+The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist workers) labels
+every namespace and measurement. The cluster is created lazily by the first test that needs
+it, under a file lock, and deleted in the controller's ``pytest_sessionfinish`` by the run
+that created it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import allure
+import pytest
+
+from . import documented  # noqa: F401  (registers every family's expectations)
+from .cluster import Kind, PreflightError, Profile, check_docker
+from .images import workload_images
+from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
+from .measurements import Judge, MeasurementLog
+from .recorder import Recorder
+from .report import collect, slug
+from .scenario import Scenario
+
+log = logging.getLogger("e2e")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("pod-lifecycle-e2e")
+    g.addoption("--node-image", default=os.environ.get("E2E_NODE_IMAGE"), help="kind node image of the cluster profile")
+    g.addoption("--kind-config", default=None, help="kind config file (default: kind-config.yaml in the rootdir)")
+    g.addoption(
+        "--profile-patch",
+        action="append",
+        default=[p for p in os.environ.get("E2E_PROFILE_PATCH", "").split(":") if p],
+        help="kind config merged over --kind-config (repeatable; default: E2E_PROFILE_PATCH, ':'-separated)",
+    )
+    g.addoption("--kubeconfig", default=None, help="use the existing cluster of this kubeconfig instead of kind")
+    g.addoption("--context", default=None, help="kubeconfig context (with --kubeconfig)")
+    g.addoption("--keep-cluster", action="store_true", help="keep the kind cluster after the run")
+    g.addoption("--keep-namespaces", action="store_true", help="keep the namespaces of failed tests")
+    g.addoption("--reports-dir", default="reports", help="directory for measurements.json and artifacts")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not os.environ.get("E2E_RUN_ID"):
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
+
+
+def run_id() -> str:
+    return os.environ["E2E_RUN_ID"]
+
+
+def _reports(config: pytest.Config) -> Path:
+    return Path(config.getoption("--reports-dir")).resolve()
+
+
+def profile_of(config: pytest.Config) -> Profile | None:
+    """The kind profile from the options, or ``None`` when ``--kubeconfig`` names a cluster."""
+    if config.getoption("--kubeconfig"):
+        return None
+    image = config.getoption("--node-image")
+    if not image:
+        raise pytest.UsageError("--node-image (or E2E_NODE_IMAGE) is required unless --kubeconfig is given")
+    kind_config = config.getoption("--kind-config") or str(config.rootpath / "kind-config.yaml")
+    return Profile(Path(kind_config), image, tuple(Path(p) for p in config.getoption("--profile-patch")))
+
+
+@dataclass
+class ClusterInfo:
+    """The cluster every test of the run uses."""
+
+    kube: Kube
+    kubernetes: str
+    minor: int
+    cgroup: int | None
+    kind: Kind | None
+
+
+def _cgroup_version(kind: Kind | None) -> int | None:
+    if kind is None:
+        return None
+    fs = kind.node_exec("stat", "-fc", "%T", "/sys/fs/cgroup").strip()
+    return 2 if fs == "cgroup2fs" else 1
+
+
+@pytest.fixture(scope="session")
+def cluster(pytestconfig: pytest.Config) -> ClusterInfo:
+    """Create (or reuse) the profile's kind cluster, or connect to ``--kubeconfig``.
+
+    Stops the whole run with a clear message when Docker, kind or the cluster is missing.
+    """
+    try:
+        profile = profile_of(pytestconfig)
+        kind = None
+        if profile is None:
+            kubeconfig, context = pytestconfig.getoption("--kubeconfig"), pytestconfig.getoption("--context")
+        else:
+            check_docker()
+            kind = Kind(profile)
+            started = time.monotonic()
+            kubeconfig, context = str(kind.ensure(run_id(), list(workload_images().values()))), None
+            log.info("cluster %s ready in %.1f s", kind.name, time.monotonic() - started)
+        kube = Kube(kubeconfig, context)
+        version = kube.version()
+        cgroup = _cgroup_version(kind)
+    except (PreflightError, ClusterUnreachable) as e:
+        pytest.exit(f"pod-lifecycle-e2e cannot run: {e}", returncode=4)
+    return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind)
+
+
+def _namespace_name(item: pytest.Item) -> str:
+    base = slug(item.name.lower()).replace("_", "-").replace(".", "-")
+    return f"e2e-{base[:40].strip('-')}-{secrets.token_hex(3)}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"_e2e_rep_{rep.when}", rep)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Soft assertions: after the test body passes, fail it if any judged value failed."""
+    outcome = yield
+    sc: Scenario | None = getattr(item, "_e2e_scenario", None)
+    if sc is not None and outcome.excinfo is None:
+        try:
+            sc.judge.verify()
+        except AssertionError as e:
+            outcome.force_exception(e)
+
+
+@pytest.fixture
+def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
+    """A fresh namespace (labelled with the run id and case), a recorder already watching it,
+    and a judge for this test; reports and cleanup afterwards, also on failure and Ctrl-C."""
+    item = request.node
+    cases = [c for m in item.iter_markers("case") for c in m.args]
+    for m in item.iter_markers("min_k8s"):
+        if cluster.minor < m.args[0]:
+            pytest.skip(f"needs Kubernetes 1.{m.args[0]}+, cluster is {cluster.kubernetes}")
+    for case in cases:
+        allure.dynamic.label("case", case)
+        allure.dynamic.tag(case)
+        item.user_properties.append(("case", case))
+    allure.dynamic.parameter("kubernetes", cluster.kubernetes)
+    item.user_properties.append(("kubernetes", cluster.kubernetes))
+
+    ns = _namespace_name(item)
+    labels = {RUN_LABEL: run_id()}
+    if cases:
+        labels[CASE_LABEL] = cases[0]
+    cluster.kube.create_namespace(ns, labels)
+    recorder = Recorder(cluster.kube.api_client, ns)
+    judge = Judge(
+        MeasurementLog(_reports(request.config) / "measurements.json"),
+        test=item.nodeid,
+        run_id=run_id(),
+        kubernetes=cluster.kubernetes,
+        minor=cluster.minor,
+        cgroup=cluster.cgroup,
+    )
+    sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup)
+    judge.context = sc.timeline_excerpt
+    item._e2e_scenario = sc
+    recorder.start()
+    try:
+        yield sc
+    finally:
+        recorder.stop()
+        rep = getattr(item, "_e2e_rep_call", None)
+        failed = rep is None or rep.failed
+        dest = _reports(request.config) / run_id() / slug(item.nodeid) if failed else None
+        try:
+            collect(sc, item.nodeid, dest)
+        finally:
+            if failed and request.config.getoption("--keep-namespaces"):
+                log.warning("keeping namespace %s of failed test %s", ns, item.nodeid)
+            else:
+                cluster.kube.delete_namespace(ns)
+
+
+def _is_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Controller only, after every worker: sweep this run's namespaces, export kind logs
+    when something failed, delete the cluster this run created (unless --keep-cluster)."""
+    config = session.config
+    if not _is_controller(config):
+        return
+    try:
+        profile = profile_of(config)
+    except pytest.UsageError:
+        return
+    if profile is None:
+        return
+    try:
+        kind = Kind(profile)
+    except PreflightError:
+        return
+    if not kind.owned_by(run_id()):
+        return
+    failed = session.testsfailed > 0 or exitstatus not in (0, 5)
+    if failed:
+        dest = _reports(config) / run_id() / "kind-logs"
+        try:
+            kind.export_logs(dest)
+            log.warning("kind logs exported to %s", dest)
+        except Exception as e:  # noqa: BLE001
+            log.warning("kind export logs failed: %s", e)
+    if config.getoption("--keep-cluster"):
+        log.warning("keeping kind cluster %s (kubeconfig %s)", kind.name, kind.kubeconfig)
+        try:
+            kube = Kube(str(kind.kubeconfig))
+            for ns in kube.namespaces_of_run(run_id()):
+                if not config.getoption("--keep-namespaces"):
+                    kube.delete_namespace(ns)
+        except Exception as e:  # noqa: BLE001
+            log.warning("sweeping namespaces of run %s failed: %s", run_id(), e)
+        return
+    kind.delete()

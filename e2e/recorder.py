@@ -1,0 +1,174 @@
+"""Watch a namespace's pods, events (and EndpointSlices) and keep every change.
+
+The recorder starts *before* a scenario applies its manifests: it lists each kind to get a
+resourceVersion, then watches from there, so no change after the list is missed. Each change
+is kept with the time this process received it (``time.time()``, seconds since the epoch):
+the client's clock, which on kind is the node's kernel clock too (see CASES.md "Measuring
+timings honestly"). API timestamps inside the objects keep their own 1 s resolution.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from kubernetes import client, watch
+from kubernetes.client.exceptions import ApiException
+
+log = logging.getLogger(__name__)
+
+# Server-side watch timeout (s): how long a stopped recorder may take to notice it was stopped.
+WATCH_CHUNK_S = 2
+
+
+@dataclass(frozen=True)
+class Change:
+    """One observed change: ``type`` is LISTED, ADDED, MODIFIED or DELETED; ``obj`` the
+    object as the API's JSON (camelCase dict); ``received_at`` epoch seconds."""
+
+    received_at: float
+    kind: str
+    type: str
+    name: str
+    obj: dict
+
+
+def _list_functions(api_client: client.ApiClient) -> dict[str, Callable]:
+    core = client.CoreV1Api(api_client)
+    discovery = client.DiscoveryV1Api(api_client)
+    return {
+        "Pod": core.list_namespaced_pod,
+        "Event": core.list_namespaced_event,
+        "EndpointSlice": discovery.list_namespaced_endpoint_slice,
+    }
+
+
+class Recorder:
+    """Keeps every change of ``kinds`` in ``namespace`` from :meth:`start` to :meth:`stop`.
+
+    Thread-safe; use as a context manager. Errors of the watch threads are kept in
+    :attr:`errors` (and logged) rather than lost.
+    """
+
+    def __init__(self, api_client: client.ApiClient, namespace: str, kinds: Iterable[str] = ("Pod", "Event")):
+        self.namespace = namespace
+        self.kinds = tuple(kinds)
+        self._api_client = api_client
+        self._list = _list_functions(api_client)
+        unknown = set(self.kinds) - set(self._list)
+        if unknown:
+            raise ValueError(f"cannot record {sorted(unknown)}; known kinds: {sorted(self._list)}")
+        self._changes: list[Change] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.errors: list[str] = []
+        self.started_at: float | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> "Recorder":
+        """List every kind (kept as LISTED changes), then watch from that resourceVersion."""
+        self.started_at = time.time()
+        for kind in self.kinds:
+            rv = self._relist(kind)
+            t = threading.Thread(target=self._watch, args=(kind, rv), name=f"recorder-{kind}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=WATCH_CHUNK_S + 5)
+
+    def __enter__(self) -> "Recorder":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _relist(self, kind: str) -> str:
+        result = self._list[kind](self.namespace, _preload_content=False)
+        body = json.loads(result.data)
+        now = time.time()
+        for item in body.get("items") or []:
+            item.setdefault("kind", kind)
+            self._add(Change(now, kind, "LISTED", item["metadata"]["name"], item))
+        return body["metadata"]["resourceVersion"]
+
+    def _watch(self, kind: str, rv: str) -> None:
+        while not self._stop.is_set():
+            w = watch.Watch()
+            try:
+                for ev in w.stream(
+                    self._list[kind],
+                    self.namespace,
+                    resource_version=rv,
+                    timeout_seconds=WATCH_CHUNK_S,
+                    allow_watch_bookmarks=True,
+                ):
+                    now = time.time()
+                    raw = ev.get("raw_object") or {}
+                    etype = ev.get("type")
+                    if etype == "ERROR":
+                        if raw.get("code") == 410:
+                            rv = self._relist(kind)
+                            break
+                        raise RuntimeError(f"watch error: {raw}")
+                    rv = raw.get("metadata", {}).get("resourceVersion", rv)
+                    if etype == "BOOKMARK":
+                        continue
+                    raw.setdefault("kind", kind)
+                    self._add(Change(now, kind, etype, raw["metadata"]["name"], raw))
+                    if self._stop.is_set():
+                        break
+            except ApiException as e:
+                if e.status == 410:
+                    rv = self._relist(kind)
+                    continue
+                self._error(kind, e)
+            except Exception as e:  # noqa: BLE001 - a recorder thread must not die silently
+                self._error(kind, e)
+            finally:
+                w.stop()
+
+    def _error(self, kind: str, err: Exception) -> None:
+        msg = f"{kind} watch: {type(err).__name__}: {err}"
+        log.warning("recorder %s: %s", self.namespace, msg)
+        with self._lock:
+            self.errors.append(msg)
+        self._stop.wait(1)
+
+    def _add(self, change: Change) -> None:
+        with self._lock:
+            self._changes.append(change)
+
+    # -- queries ---------------------------------------------------------------------------
+    def changes(self, kind: str | None = None, name: str | None = None) -> list[Change]:
+        """A snapshot of the changes so far, oldest first, optionally of one kind/name."""
+        with self._lock:
+            items = list(self._changes)
+        return [c for c in items if (kind is None or c.kind == kind) and (name is None or c.name == name)]
+
+    def latest(self, kind: str, name: str) -> dict | None:
+        """The newest observed object of ``kind``/``name`` (``None`` if never seen or deleted)."""
+        found = self.changes(kind, name)
+        if not found or found[-1].type == "DELETED":
+            return None
+        return found[-1].obj
+
+
+def dump_changes(changes: Iterable[Change]) -> str:
+    """A recording as JSON text: ``{"changes": [{received_at, kind, type, name, obj}, ...]}``."""
+    return json.dumps({"changes": [asdict(c) for c in changes]}, indent=1)
+
+
+def load_changes(path: Path) -> list[Change]:
+    """The changes of a recording written by :func:`dump_changes` (to replay a timeline)."""
+    data = json.loads(Path(path).read_text())
+    return [Change(**c) for c in data["changes"]]

@@ -1,0 +1,93 @@
+"""What a scenario test works with: its namespace, recorder, manifests, waits and judge.
+
+A :class:`Scenario` is made per test by the ``scenario`` fixture of :mod:`e2e.plugin`:
+the namespace exists and the recorder watches it before the test applies anything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from .images import workload_images
+from .kube import Kube, load_manifests
+from .measurements import Judge
+from .recorder import Recorder
+from .timeline import Attempt, attempts, excerpt, rows
+from .waiting import WaitTimeout, wait_until
+
+T = TypeVar("T")
+
+
+@dataclass
+class Scenario:
+    """One test's view of the cluster.
+
+    ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
+    that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture.
+    """
+
+    kube: Kube
+    namespace: str
+    recorder: Recorder
+    judge: Judge
+    manifest_dir: Path
+    kubernetes_minor: int
+    cgroup: int | None
+    t0: float = 0.0
+    marks: list[tuple[float, str]] = field(default_factory=list)
+
+    def manifests(self, filename: str, **values: object) -> list[dict]:
+        """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``
+        and the pinned workload images (``ManifestError`` on a bad file)."""
+        return load_manifests(self.manifest_dir / filename, {**workload_images(), **values})
+
+    def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
+        """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``."""
+        objs = self.manifests(filename, **values)
+        when = time.time()
+        created = self.kube.apply(objs, self.namespace, dry_run=dry_run)
+        if not dry_run:
+            if not self.t0:
+                self.t0 = when
+            self.mark(when, f"apply {filename}")
+        return created
+
+    def mark(self, when: float, label: str) -> None:
+        self.marks.append((when, label))
+
+    def pod(self, name: str) -> dict | None:
+        """The newest recorded state of pod ``name``."""
+        return self.recorder.latest("Pod", name)
+
+    def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25) -> T:
+        """Poll ``check`` until truthy (see :func:`e2e.waiting.wait_until`); on timeout the
+        error carries the end of the timeline."""
+        return wait_until(what, check, timeout_s, interval_s, describe=lambda: "\n" + self.timeline_excerpt())
+
+    def never_within(self, duration_s: float, what: str, check: Callable[[], object], interval_s: float = 0.25) -> bool:
+        """Watch for ``duration_s`` seconds that ``check`` stays falsy (``what`` does not happen).
+
+        Returns True when it never happened, False as soon as it did (the caller judges it).
+        """
+        try:
+            wait_until(what, check, duration_s, interval_s)
+        except WaitTimeout:
+            return True
+        return False
+
+    def attempts(self, pod: str, container: str) -> list[Attempt]:
+        return attempts(self.recorder.changes("Pod"), pod, container)
+
+    def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
+        """The recorded table near ``around`` (epoch s), or its last rows."""
+        t0 = self.t0 or self.recorder.started_at or 0.0
+        table = rows(self.recorder.changes(), t0)
+        return excerpt(table, None if around is None else around - t0, width_s)
+
+    def expect(self, case: str, name: str, value: object, around: float | None = None, **params: object) -> bool:
+        """Judge ``value`` (see :meth:`e2e.measurements.Judge.expect`); a failure's context is
+        the timeline around ``around`` (epoch s) or its end."""
+        return self.judge.expect(case, name, value, context=self.timeline_excerpt(around) if around else None, **params)

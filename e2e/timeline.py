@@ -1,0 +1,237 @@
+"""Turn a recording into container histories, run attempts, a readable table and a picture.
+
+Times:
+- ``received_at`` (epoch seconds, client clock) orders what the recorder saw;
+- API timestamps (``startedAt``, ``finishedAt``: RFC 3339, 1 s resolution) date what the
+  kubelet reported. Restart gaps are measured on the API timestamps (CASES.md CL-1).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .podstatus import pod_columns
+from .recorder import Change
+
+
+def parse_time(value: str | None) -> float | None:
+    """An RFC 3339 API timestamp (``2026-11-29T07:45:17Z``) as epoch seconds, or ``None``."""
+    if not value:
+        return None
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+@dataclass(frozen=True)
+class ContainerSample:
+    """A container's status as seen in one pod change.
+
+    ``state`` is ``waiting``, ``running`` or ``terminated``; ``reason`` its reason
+    (``CrashLoopBackOff``, ``Error``...); ``started_at``/``finished_at`` epoch seconds of the
+    API timestamps of the current state.
+    """
+
+    received_at: float
+    pod: str
+    container: str
+    init: bool
+    state: str
+    reason: str
+    message: str
+    restart_count: int
+    exit_code: int | None
+    started_at: float | None
+    finished_at: float | None
+    ready: bool
+    started: bool | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.state}({self.reason})" if self.reason else self.state
+
+
+def _sample(received_at: float, pod: str, cs: dict, init: bool) -> ContainerSample:
+    state = cs.get("state") or {}
+    name, body = next(iter(state.items()), ("unknown", {}))
+    body = body or {}
+    return ContainerSample(
+        received_at=received_at,
+        pod=pod,
+        container=cs["name"],
+        init=init,
+        state=name,
+        reason=body.get("reason") or "",
+        message=body.get("message") or "",
+        restart_count=cs.get("restartCount", 0),
+        exit_code=body.get("exitCode"),
+        started_at=parse_time(body.get("startedAt")),
+        finished_at=parse_time(body.get("finishedAt")),
+        ready=bool(cs.get("ready")),
+        started=cs.get("started"),
+    )
+
+
+def container_samples(changes: Iterable[Change], pod: str | None = None) -> list[ContainerSample]:
+    """Every container status of every observed pod change, oldest first."""
+    out = []
+    for ch in changes:
+        if ch.kind != "Pod" or (pod is not None and ch.name != pod):
+            continue
+        status = ch.obj.get("status") or {}
+        for key, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+            for cs in status.get(key) or []:
+                out.append(_sample(ch.received_at, ch.name, cs, init))
+    return out
+
+
+def container_history(changes: Iterable[Change], pod: str, container: str) -> list[ContainerSample]:
+    """The samples of one container where its state, reason, restart count or readiness changed."""
+    history: list[ContainerSample] = []
+    for s in container_samples(changes, pod):
+        if s.container != container:
+            continue
+        key = (s.state, s.reason, s.restart_count, s.ready, s.started)
+        if history:
+            last = history[-1]
+            if (last.state, last.reason, last.restart_count, last.ready, last.started) == key:
+                continue
+        history.append(s)
+    return history
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One run of a container: API ``startedAt``/``finishedAt`` (epoch s) and how it ended."""
+
+    started_at: float
+    finished_at: float | None
+    exit_code: int | None
+    reason: str
+
+
+def attempts(changes: Iterable[Change], pod: str, container: str) -> list[Attempt]:
+    """The container's runs in start order, merged from ``state`` and ``lastState``.
+
+    A run that lasted under a second may never be seen ``running``; its ``terminated``
+    record (now or later as ``lastState``) still carries its ``startedAt``.
+    """
+    runs: dict[float, Attempt] = {}
+    for ch in changes:
+        if ch.kind != "Pod" or ch.name != pod:
+            continue
+        status = ch.obj.get("status") or {}
+        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            if cs.get("name") != container:
+                continue
+            for holder in (cs.get("lastState") or {}, cs.get("state") or {}):
+                if "terminated" in holder and holder["terminated"]:
+                    t = holder["terminated"]
+                    start = parse_time(t.get("startedAt"))
+                    if start is not None:
+                        runs[start] = Attempt(start, parse_time(t.get("finishedAt")), t.get("exitCode"), t.get("reason") or "")
+                elif "running" in holder and holder["running"]:
+                    start = parse_time(holder["running"].get("startedAt"))
+                    if start is not None and start not in runs:
+                        runs[start] = Attempt(start, None, None, "")
+    return [runs[k] for k in sorted(runs)]
+
+
+def restart_gaps(runs: Sequence[Attempt]) -> list[float]:
+    """``gap[i]`` = ``runs[i+1].started_at - runs[i].finished_at`` in seconds (CASES.md CL-1);
+    stops at the first run whose end was not seen."""
+    gaps = []
+    for prev, nxt in zip(runs, runs[1:]):
+        if prev.finished_at is None:
+            break
+        gaps.append(nxt.started_at - prev.finished_at)
+    return gaps
+
+
+# -- the table a person reads --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the timeline: ``t`` seconds after ``t0``, what changed, details."""
+
+    t: float
+    subject: str
+    what: str
+    detail: str = ""
+
+
+def rows(changes: Sequence[Change], t0: float) -> list[Row]:
+    """Pod STATUS/READY changes, container state changes and events, in receive order."""
+    out: list[Row] = []
+    last_pod: dict[str, tuple] = {}
+    last_container: dict[tuple[str, str], tuple] = {}
+    for ch in changes:
+        if ch.kind == "Pod":
+            cols = pod_columns(ch.obj)
+            phase = (ch.obj.get("status") or {}).get("phase", "")
+            key = (cols.status, cols.ready, phase, ch.type == "DELETED")
+            if last_pod.get(ch.name) != key:
+                last_pod[ch.name] = key
+                what = "deleted" if ch.type == "DELETED" else f"STATUS {cols.status}"
+                out.append(Row(ch.received_at - t0, f"pod/{ch.name}", what, f"READY {cols.ready} phase {phase}"))
+            status = ch.obj.get("status") or {}
+            for key_name, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+                for cs in status.get(key_name) or []:
+                    s = _sample(ch.received_at, ch.name, cs, init)
+                    ck = (s.state, s.reason, s.restart_count, s.ready, s.started)
+                    if last_container.get((ch.name, s.container)) == ck:
+                        continue
+                    last_container[(ch.name, s.container)] = ck
+                    detail = [f"restarts={s.restart_count}", f"ready={s.ready}"]
+                    if s.exit_code is not None:
+                        detail.append(f"exit={s.exit_code}")
+                    if s.message:
+                        detail.append(f"message={s.message!r}")
+                    prefix = "init " if init else ""
+                    out.append(Row(ch.received_at - t0, f"  {prefix}container/{s.container}", s.label, " ".join(detail)))
+        elif ch.kind == "Event" and ch.type in ("ADDED", "LISTED", "MODIFIED"):
+            ev = ch.obj
+            inv = ev.get("involvedObject") or {}
+            count = ev.get("count") or 1
+            out.append(
+                Row(
+                    ch.received_at - t0,
+                    f"event {inv.get('kind', '')}/{inv.get('name', '')}",
+                    f"{ev.get('type', '')} {ev.get('reason', '')}",
+                    f"{ev.get('message', '')}" + (f" (x{count})" if count > 1 else ""),
+                )
+            )
+        elif ch.kind == "EndpointSlice":
+            for ep in ch.obj.get("endpoints") or []:
+                cond = ep.get("conditions") or {}
+                ref = (ep.get("targetRef") or {}).get("name", "?")
+                out.append(
+                    Row(
+                        ch.received_at - t0,
+                        f"endpointslice/{ch.name}",
+                        f"endpoint {ref}",
+                        " ".join(f"{k}={cond.get(k)}" for k in ("ready", "serving", "terminating")),
+                    )
+                )
+    return out
+
+
+def format_table(table: Sequence[Row]) -> str:
+    """Fixed-width text: ``t+  12.345s  subject  what  detail``."""
+    if not table:
+        return "(nothing recorded)"
+    w_subject = max(len(r.subject) for r in table)
+    w_what = max(len(r.what) for r in table)
+    lines = [f"{'t (s)':>9}  {'subject':<{w_subject}}  {'change':<{w_what}}  detail"]
+    for r in table:
+        lines.append(f"{r.t:>+9.3f}  {r.subject:<{w_subject}}  {r.what:<{w_what}}  {r.detail}")
+    return "\n".join(lines)
+
+
+def excerpt(table: Sequence[Row], around: float | None = None, width_s: float = 30.0, limit: int = 25) -> str:
+    """The part of ``table`` within ``width_s`` of ``around`` (relative seconds), or its end."""
+    picked = [r for r in table if around is None or abs(r.t - around) <= width_s]
+    if around is None:
+        picked = picked[-limit:]
+    return format_table(picked[:limit])

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Everything `make e2e` needs before pytest starts, printed as shell assignments on stdout
+# (progress on stderr): a Docker engine, the pinned kind CLI, a node image — pulled where a
+# registry answers, built by hack/offline where not (or when OFFLINE=1) — and the workload
+# images.
+#
+# env: K8S_VERSION (1.37, 1.34, v1.37.2...), NODE_IMAGE (explicit node image), OFFLINE
+# (auto|1|0), E2E_START_DOCKER (1: install/start Debian's docker.io as root when no engine
+# answers; default 1 when root with apt-get, else 0).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=offline/lib.sh
+. "$here/offline/lib.sh"
+# shellcheck source=offline/versions.env
+. "$here/offline/versions.env"
+cache=${E2E_CACHE:-$HOME/.cache/pod-lifecycle-e2e}
+offline=${OFFLINE:-auto}
+
+# -- Docker engine -------------------------------------------------------------------------------
+need docker "install Docker (kind runs its nodes as Docker containers)" 2>/dev/null || true
+if ! timeout 10 docker info >/dev/null 2>&1; then
+  start_default=0
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && start_default=1
+  if [ "${E2E_START_DOCKER:-$start_default}" = 1 ]; then
+    "$here/offline/docker.sh"
+  else
+    die "no Docker engine answers (docker info failed within 10 s): start Docker, or run as root with E2E_START_DOCKER=1 to install and start Debian's docker.io"
+  fi
+elif [ "$offline" != 0 ] && [ "$(id -u)" = 0 ]; then
+  "$here/offline/docker.sh"   # registers the runtime wrapper where the host needs it
+fi
+
+# -- node image --------------------------------------------------------------------------------------
+image=${NODE_IMAGE:-}
+if [ -z "$image" ] && [ "$offline" != 1 ]; then
+  if [ -z "${K8S_VERSION:-}" ]; then
+    kind_dir=$(kind_module_dir)
+    image=$(sed -n 's/^const Image = "\(.*\)"/\1/p' "$kind_dir/pkg/apis/config/defaults/image.go")
+  else
+    v=${K8S_VERSION#v}
+    for full in $K8S_VERSIONS; do [[ "$full" == "v$v"* ]] && v=${full#v} && break; done
+    image=kindest/node:v$v
+  fi
+fi
+if [ -n "$image" ] && [ "$offline" != 1 ]; then
+  if docker image inspect "$image" >/dev/null 2>&1 || { step "pulling $image"; timeout 600 docker pull "$image" >&2; }; then
+    offline=0
+  elif [ "$offline" = 0 ] || [ -n "${NODE_IMAGE:-}" ]; then
+    die "node image $image cannot be pulled (and OFFLINE=0 or NODE_IMAGE given)"
+  else
+    step "$image cannot be pulled: building the node image offline (hack/offline)"
+  fi
+fi
+if [ "$offline" != 0 ]; then
+  "$here/offline/build.sh" "${K8S_VERSION:-}"
+  exit 0
+fi
+
+# -- online: kind and the workload images ----------------------------------------------------------
+kind_bin=$(command -v kind || true)
+if [ -z "$kind_bin" ] || [ "$("$kind_bin" version | awk '{print $2}')" != "$KIND_VERSION" ]; then
+  kind_bin=$cache/offline/bin/kind-$KIND_VERSION
+  if [ ! -x "$kind_bin" ]; then
+    need go "kind $KIND_VERSION is not on PATH and Go is missing to install it: install kind $KIND_VERSION"
+    mkdir -p "$cache/offline/bin"
+    step "kind $KIND_VERSION: go install"
+    GOBIN=$cache/offline/bin.tmp go install "sigs.k8s.io/kind@$KIND_VERSION"
+    mv "$cache/offline/bin.tmp/kind" "$kind_bin"
+  fi
+fi
+busybox=$(cd "$here/.." && python3 -c 'from e2e.images import BUSYBOX; print(BUSYBOX)')
+docker image inspect "$busybox" >/dev/null 2>&1 || docker pull "$busybox" >&2
+cat <<ENV
+E2E_KIND=$kind_bin
+E2E_NODE_IMAGE=$image
+E2E_PROFILE_PATCH=
+E2E_BUSYBOX_IMAGE=$busybox
+ENV

@@ -1,0 +1,221 @@
+"""CL — crash loop back-off (CASES.md CL-1 … CL-8), on a real cluster.
+
+Every pod runs busybox from the preloaded image; a run of the ``app`` container lasts about
+``run_s`` seconds and exits with ``exit_code`` (manifests next to this file).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
+from e2e.podstatus import pod_columns
+from e2e.scenario import Scenario
+from e2e.timeline import container_samples, restart_gaps
+
+# Seconds one run of the crashing container lasts (its `sleep`), plus a start budget.
+RUN_S = 1
+RUN_BUDGET_S = RUN_S + 2
+# Slack for waits (not for verdicts): creating the pod, the namespace, scheduling.
+WAIT_SLACK_S = 30
+
+
+def crash_pod(sc: Scenario, name: str, restart_policy: str, exit_code: int, run_s: int = RUN_S) -> None:
+    sc.apply("pod.yaml", name=name, restart_policy=restart_policy, exit_code=exit_code, run_s=run_s)
+
+
+def wait_for_runs(sc: Scenario, case: str, pod: str, runs: int) -> list:
+    """Wait until ``runs`` runs of ``app`` started; the timeout is the sum of the upper ends of
+    the documented gap bands before them, plus run time and slack."""
+    budget = sum(sc.judge.expectation(case, f"restart_gap[{i}]").band.high for i in range(runs - 1))
+    timeout = budget + runs * RUN_BUDGET_S + WAIT_SLACK_S
+    return sc.wait_for(f"{runs} runs of {pod}/app", lambda: len(sc.attempts(pod, "app")) >= runs or None, timeout)
+
+
+def judge_gaps(sc: Scenario, case: str, pod: str, count: int) -> None:
+    runs = sc.attempts(pod, "app")
+    gaps = restart_gaps(runs)
+    assert len(gaps) >= count, f"{case}: only {len(gaps)} restart gaps seen, need {count}"
+    for i in range(count):
+        sc.expect(case, f"restart_gap[{i}]", gaps[i], around=runs[i + 1].started_at)
+
+
+def judge_waiting(sc: Scenario, case: str, pod: str, exit_code: int) -> None:
+    """CL-2 facts of every back-off wait the recorder saw."""
+    obj = sc.pod(pod)
+    uid, ns = obj["metadata"]["uid"], obj["metadata"]["namespace"]
+    waits = [s for s in container_samples(sc.recorder.changes("Pod"), pod)
+             if s.container == "app" and s.state == "waiting" and s.reason == "CrashLoopBackOff"]
+    assert waits, f"{case}: the container was never seen waiting in CrashLoopBackOff"
+    seen_counts = set()
+    for s in waits:
+        if s.restart_count in seen_counts:
+            continue
+        seen_counts.add(s.restart_count)
+        delay = min(10 * 2 ** (s.restart_count - 1), 300)
+        sc.expect(case, f"waiting_message[restartCount={s.restart_count}]", s.message, around=s.received_at,
+                  delay=BACKOFF_TEXT[delay], container="app", pod=pod, namespace=ns, uid=uid)
+    for change in sc.recorder.changes("Pod", pod):
+        cs = next((c for c in change.obj.get("status", {}).get("containerStatuses") or [] if c["name"] == "app"), None)
+        if cs and (cs.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff":
+            sc.expect(case, "phase_while_waiting", change.obj["status"].get("phase"), around=change.received_at)
+            last = (cs.get("lastState") or {}).get("terminated") or {}
+            sc.expect(case, "last_terminated_reason", last.get("reason"), around=change.received_at)
+            sc.expect(case, "last_exit_code", last.get("exitCode"), around=change.received_at)
+            break
+
+
+@pytest.mark.case("CL-1", "CL-2")
+def test_backoff_gaps_and_waiting_state(scenario: Scenario):
+    """CL-1 gaps 0, 10, 20, 40 s; CL-2 waiting reason, message, phase and lastState on the way."""
+    sc = scenario
+    crash_pod(sc, "crashloop", "Always", exit_code=1)
+    wait_for_runs(sc, "CL-1", "crashloop", runs=5)
+    judge_gaps(sc, "CL-1", "crashloop", count=4)
+    judge_waiting(sc, "CL-2", "crashloop", exit_code=1)
+    runs = sc.attempts("crashloop", "app")
+    final = sc.pod("crashloop")["status"]["containerStatuses"][0]
+    # restartCount counts restarts: the newest run seen is run number restartCount + 1
+    sc.expect("CL-2", "restart_count_vs_runs", final["restartCount"] - (len(runs) - 1))
+
+
+@pytest.mark.slow
+@pytest.mark.case("CL-1")
+def test_backoff_tail_to_cap(scenario: Scenario):
+    """CL-1 gaps 80, 160 s and the 300 s cap (about 11 minutes)."""
+    sc = scenario
+    crash_pod(sc, "crashloop-tail", "Always", exit_code=1)
+    wait_for_runs(sc, "CL-1", "crashloop-tail", runs=len(DOCUMENTED_GAPS_S) + 1)
+    judge_gaps(sc, "CL-1", "crashloop-tail", count=len(DOCUMENTED_GAPS_S))
+
+
+@pytest.mark.case("CL-3")
+def test_exit_zero_loops_too(scenario: Scenario):
+    """CL-3: under Always a container exiting 0 is restarted with the same back-off."""
+    sc = scenario
+    crash_pod(sc, "exit-zero", "Always", exit_code=0)
+    wait_for_runs(sc, "CL-3", "exit-zero", runs=3)
+    judge_gaps(sc, "CL-3", "exit-zero", count=2)
+    sc.wait_for("exit-zero waiting in CrashLoopBackOff", lambda: _waiting_reason(sc, "exit-zero") == "CrashLoopBackOff", 15)
+    cs = sc.pod("exit-zero")["status"]["containerStatuses"][0]
+    sc.expect("CL-3", "waiting_reason", cs["state"]["waiting"]["reason"])
+    sc.expect("CL-3", "last_terminated_reason", cs["lastState"]["terminated"]["reason"])
+    sc.expect("CL-3", "last_exit_code", cs["lastState"]["terminated"]["exitCode"])
+
+
+def _waiting_reason(sc: Scenario, pod: str) -> str | None:
+    obj = sc.pod(pod)
+    for cs in (obj or {}).get("status", {}).get("containerStatuses") or []:
+        return ((cs.get("state") or {}).get("waiting") or {}).get("reason")
+    return None
+
+
+def _max_restarts(sc: Scenario, pod: str) -> int:
+    return max((s.restart_count for s in container_samples(sc.recorder.changes("Pod"), pod)), default=0)
+
+
+# How long a pod that must not restart is watched after it ended (s): longer than the upper
+# end of the first restart gap band (CL-1 restart_gap[0]), so an immediate restart would be seen.
+NO_RESTART_WATCH_S = 6
+
+
+@pytest.mark.case("CL-4")
+@pytest.mark.parametrize(
+    "policy, exit_code",
+    [("OnFailure", 0), ("OnFailure", 1), ("Never", 1)],
+    ids=["OnFailure-exit0", "OnFailure-exit1", "Never-exit1"],
+)
+def test_restart_policies(scenario: Scenario, policy: str, exit_code: int):
+    """CL-4: OnFailure + exit 0 → Succeeded, no restart; OnFailure + exit 1 → back-off;
+    Never + exit 1 → Failed, no restart."""
+    sc = scenario
+    key = f"[{policy},exit{exit_code}]"
+    crash_pod(sc, "policy", policy, exit_code=exit_code)
+    if policy == "OnFailure" and exit_code == 1:
+        sc.wait_for("policy waiting in CrashLoopBackOff", lambda: _waiting_reason(sc, "policy") == "CrashLoopBackOff",
+                    sc.judge.expectation("CL-1", "restart_gap[1]").band.high + 2 * RUN_BUDGET_S + WAIT_SLACK_S)
+        sc.expect("CL-4", f"waiting_reason{key}", _waiting_reason(sc, "policy"))
+        sc.expect("CL-4", f"restart_count{key}", _max_restarts(sc, "policy"))
+        return
+    phase = "Succeeded" if exit_code == 0 else "Failed"
+    sc.wait_for(f"policy phase {phase} or a restart",
+                lambda: sc.pod("policy")["status"].get("phase") in ("Succeeded", "Failed") or _max_restarts(sc, "policy") > 0,
+                RUN_BUDGET_S + WAIT_SLACK_S)
+    # a restart would come within restart_gap[0]'s band: watch a window longer than that
+    sc.never_within(NO_RESTART_WATCH_S, "a restart", lambda: _max_restarts(sc, "policy") > 0)
+    sc.expect("CL-4", f"phase{key}", sc.pod("policy")["status"].get("phase"))
+    sc.expect("CL-4", f"restart_count{key}", _max_restarts(sc, "policy"))
+
+
+@pytest.mark.case("CL-5")
+def test_previous_logs(scenario: Scenario):
+    """CL-5: previous=true answers 400 before the first restart and the previous run's log after."""
+    sc = scenario
+    # a longer first run gives a window to ask before the first restart
+    crash_pod(sc, "logs", "Always", exit_code=1, run_s=5)
+    sc.wait_for("logs/app running", lambda: any(s.state == "running" for s in container_samples(sc.recorder.changes("Pod"), "logs")), WAIT_SLACK_S)
+    try:
+        body = sc.kube.logs(sc.namespace, "logs", "app", previous=True)
+        status, message = 200, body
+    except ApiException as e:
+        status, message = e.status, _api_message(e)
+    assert _max_restarts(sc, "logs") == 0, "the container restarted before the previous log was asked for"
+    sc.expect("CL-5", "previous_log_status_before_restart", status)
+    sc.expect("CL-5", "previous_log_message_before_restart", message, container="app", pod="logs")
+
+    sc.wait_for("logs/app restarted", lambda: _max_restarts(sc, "logs") >= 1, 5 + RUN_BUDGET_S + WAIT_SLACK_S)
+    while True:
+        before = sc.kube.pod(sc.namespace, "logs")["status"]["containerStatuses"][0]["restartCount"]
+        text = sc.kube.logs(sc.namespace, "logs", "app", previous=True).strip()
+        after = sc.kube.pod(sc.namespace, "logs")["status"]["containerStatuses"][0]["restartCount"]
+        if before == after:
+            break
+    # run n prints "attempt n"; after restartCount restarts the previous run is run restartCount
+    sc.expect("CL-5", "previous_log_after_restart", text, attempt=after)
+
+
+def _api_message(e: ApiException) -> str:
+    try:
+        return json.loads(e.body).get("message", e.body)
+    except (TypeError, ValueError):
+        return str(e.body)
+
+
+def _status_sequence(sc: Scenario, pod: str) -> list[str]:
+    seq: list[str] = []
+    for ch in sc.recorder.changes("Pod", pod):
+        status = pod_columns(ch.obj).status
+        if not seq or seq[-1] != status:
+            seq.append(status)
+    return seq
+
+
+def _main_started(sc: Scenario, pod: str) -> bool:
+    return any(s.container == "app" and (s.state != "waiting" or s.started)
+               for s in container_samples(sc.recorder.changes("Pod"), pod))
+
+
+@pytest.mark.case("CL-8")
+def test_failing_init_container_always(scenario: Scenario):
+    """CL-8: STATUS Init:Error then Init:CrashLoopBackOff; the main container never starts."""
+    sc = scenario
+    sc.apply("init-fails.yaml", name="init", restart_policy="Always")
+    budget = sc.judge.expectation("CL-1", "restart_gap[1]").band.high + 3 * RUN_BUDGET_S + WAIT_SLACK_S
+    sc.wait_for("STATUS Init:CrashLoopBackOff", lambda: "Init:CrashLoopBackOff" in _status_sequence(sc, "init"), budget)
+    sc.expect("CL-8", "status_sequence[Always]", " → ".join(_status_sequence(sc, "init")))
+    sc.expect("CL-8", "main_started[Always]", _main_started(sc, "init"))
+
+
+@pytest.mark.case("CL-8")
+def test_failing_init_container_never(scenario: Scenario):
+    """CL-8: with restartPolicy Never the pod goes Failed; the main container never starts."""
+    sc = scenario
+    sc.apply("init-fails.yaml", name="init", restart_policy="Never")
+    sc.wait_for("phase Failed", lambda: (sc.pod("init") or {}).get("status", {}).get("phase") == "Failed", RUN_BUDGET_S + WAIT_SLACK_S)
+    pod = sc.pod("init")
+    sc.expect("CL-8", "phase[Never]", pod["status"]["phase"])
+    sc.expect("CL-8", "status[Never]", pod_columns(pod).status)
+    sc.expect("CL-8", "main_started[Never]", _main_started(sc, "init"))
