@@ -69,7 +69,8 @@ class Expectation:
             return isinstance(value, (int, float)) and not isinstance(value, bool) and value in self.band
         if self.pattern:
             return isinstance(value, str) and re.fullmatch(str(self.documented), value) is not None
-        return value == self.documented
+        # True == 1 in Python; a documented flag and a documented number must not stand in for each other
+        return isinstance(value, bool) == isinstance(self.documented, bool) and value == self.documented
 
     def describe(self) -> str:
         """``"20 s within [19, 23] s"``, ``"'CrashLoopBackOff'"`` or ``"matching /re/"``."""

@@ -96,7 +96,7 @@ def pod_columns(pod: dict) -> PodColumns:
                 has_running = True
                 ready += 1
         if reason == "Completed":
-            if has_running and any(c.get("type") == "Ready" for c in status.get("conditions") or []):
+            if has_running and _condition_true(status, "Ready"):
                 reason = "Running"
             elif error_reason:
                 reason = error_reason

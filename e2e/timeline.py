@@ -113,10 +113,13 @@ class Attempt:
 def attempts(changes: Iterable[Change], pod: str, container: str) -> list[Attempt]:
     """The container's runs in start order, merged from ``state`` and ``lastState``.
 
-    A run that lasted under a second may never be seen ``running``; its ``terminated``
-    record (now or later as ``lastState``) still carries its ``startedAt``.
+    A run is identified by its runtime ``containerID`` (``startedAt`` has 1 s resolution, so
+    two short runs can share it). A run that lasted under a second may never be seen
+    ``running``; its ``terminated`` record (now or later as ``lastState``) still carries its
+    ``startedAt``.
     """
-    runs: dict[float, Attempt] = {}
+    runs: dict[str, Attempt] = {}
+    order: dict[str, int] = {}
     for ch in changes:
         if ch.kind != "Pod" or ch.name != pod:
             continue
@@ -124,17 +127,19 @@ def attempts(changes: Iterable[Change], pod: str, container: str) -> list[Attemp
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             if cs.get("name") != container:
                 continue
-            for holder in (cs.get("lastState") or {}, cs.get("state") or {}):
-                if "terminated" in holder and holder["terminated"]:
-                    t = holder["terminated"]
-                    start = parse_time(t.get("startedAt"))
-                    if start is not None:
-                        runs[start] = Attempt(start, parse_time(t.get("finishedAt")), t.get("exitCode"), t.get("reason") or "")
-                elif "running" in holder and holder["running"]:
-                    start = parse_time(holder["running"].get("startedAt"))
-                    if start is not None and start not in runs:
-                        runs[start] = Attempt(start, None, None, "")
-    return [runs[k] for k in sorted(runs)]
+            for holder, current in ((cs.get("lastState") or {}, False), (cs.get("state") or {}, True)):
+                term, running = holder.get("terminated"), holder.get("running")
+                body = term or running
+                if not body or not body.get("startedAt"):
+                    continue
+                run_id = body.get("containerID") or (cs.get("containerID") if current else None) or body["startedAt"]
+                order.setdefault(run_id, len(order))
+                start = parse_time(body["startedAt"])
+                if term:
+                    runs[run_id] = Attempt(start, parse_time(term.get("finishedAt")), term.get("exitCode"), term.get("reason") or "")
+                elif run_id not in runs:
+                    runs[run_id] = Attempt(start, None, None, "")
+    return [runs[k] for k in sorted(runs, key=lambda k: (runs[k].started_at, order[k]))]
 
 
 def restart_gaps(runs: Sequence[Attempt]) -> list[float]:

@@ -3,7 +3,8 @@
 # `kubeadm config images list` prints them (plus the sandbox image kind's containerd config
 # names), and save them into one archive for the node image:
 #   kube-apiserver, kube-controller-manager, kube-scheduler: the static binaries;
-#   kube-proxy: the binary plus iptables (nft) and conntrack copied from the node base image;
+#   kube-proxy: the binary plus iptables (legacy and nft, chosen like upstream's iptables-wrapper)
+#     and conntrack copied from the node base image;
 #   etcd: through a wrapper main calling etcdmain.Main (its server module has replace directives);
 #   coredns: go build of github.com/coredns/coredns;
 #   pause: static build of build/pause/linux/pause.c (by build-kubernetes.sh).
@@ -41,18 +42,35 @@ for c in kube-apiserver kube-controller-manager kube-scheduler; do
 done
 
 ref=$(image_for kube-proxy)
-step "images: $ref (with iptables-nft and conntrack from $base)"
-mkdir -p "$work/kube-proxy/usr/local/bin"
+step "images: $ref (with iptables, conntrack from $base and a mode-selecting wrapper)"
+mkdir -p "$work/kube-proxy/usr/local/bin" "$work/kube-proxy/bin"
 install -m 0755 "$kdir/kube-proxy" "$work/kube-proxy/usr/local/bin/"
 # copy the binaries kube-proxy runs, their shared libraries and xtables modules out of the base image
 docker run --rm --entrypoint bash "$base" -c '
   set -e
-  bins="/usr/sbin/xtables-nft-multi /usr/sbin/conntrack /usr/sbin/ip /usr/sbin/ipset"
-  files=$(for b in $bins; do [ -e "$b" ] && echo "$b" && ldd "$b" | grep -o "/[^ ]*"; done | sort -u)
-  tar -chf - $files /usr/lib/x86_64-linux-gnu/xtables /etc/ethertypes /etc/protocols /etc/services 2>/dev/null
+  bins="/usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/conntrack /usr/sbin/ip"
+  mods=$(ls /usr/lib/x86_64-linux-gnu/xtables/*.so)
+  files=$(for b in $bins $mods; do echo "$b"; ldd "$b" | grep -o "/[^ ]*"; done | sort -u)
+  tar -chf - $files /usr/lib/x86_64-linux-gnu/xtables /etc/ethertypes /etc/protocols 2>/dev/null
 ' | tar -C "$work/kube-proxy" -xf -
+# like upstream's iptables-wrapper and kind's entrypoint: use the backend (legacy or nft) that
+# already holds the node's rules, so kube-proxy's rules sit next to them
+install -m 0755 /bin/busybox "$work/kube-proxy/bin/busybox"
+for a in sh grep ln; do ln -sf busybox "$work/kube-proxy/bin/$a"; done
+cat > "$work/kube-proxy/usr/sbin/iptables-wrapper" <<'SH'
+#!/bin/sh
+legacy=$( (xtables-legacy-multi iptables-save; xtables-legacy-multi ip6tables-save) 2>/dev/null | grep -c '^-')
+nft=$( (xtables-nft-multi iptables-save; xtables-nft-multi ip6tables-save) 2>/dev/null | grep -c '^-')
+mode=nft
+[ "$legacy" -gt "$nft" ] && mode=legacy
 for t in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
-  ln -sf xtables-nft-multi "$work/kube-proxy/usr/sbin/$t"
+  ln -sf "xtables-$mode-multi" "/usr/sbin/$t"
+done
+exec "$0" "$@"
+SH
+chmod 0755 "$work/kube-proxy/usr/sbin/iptables-wrapper"
+for t in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+  ln -sf iptables-wrapper "$work/kube-proxy/usr/sbin/$t"
 done
 mkdir -p "$work/kube-proxy/run" "$work/kube-proxy/tmp" "$work/kube-proxy/lib/modules"
 import_dir "$work/kube-proxy" "$ref" --change "ENV PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" --change 'ENTRYPOINT ["/usr/local/bin/kube-proxy"]'

@@ -1,0 +1,115 @@
+"""Builders for the framework's unit tests: pods and container statuses as the API's JSON
+(camelCase dicts, as the recorder keeps them) and recorder ``Change`` objects."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from e2e.recorder import Change
+
+# A fixed origin for synthetic timelines: 2026-11-29T07:45:00Z.
+T0 = dt.datetime(2026, 11, 29, 7, 45, 0, tzinfo=dt.timezone.utc)
+
+
+def ts(seconds: float) -> str:
+    """RFC 3339 API timestamp ``seconds`` after ``T0``, whole seconds, ``Z`` suffix (as the API writes it)."""
+    return (T0 + dt.timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def epoch(seconds: float) -> float:
+    """Epoch seconds of ``ts(seconds)``."""
+    return (T0 + dt.timedelta(seconds=int(seconds))).timestamp()
+
+
+# -- container states --------------------------------------------------------------------
+
+
+def running(started: float = 0) -> dict:
+    return {"running": {"startedAt": ts(started)}}
+
+
+def waiting(reason: str, message: str = "") -> dict:
+    body = {"reason": reason}
+    if message:
+        body["message"] = message
+    return {"waiting": body}
+
+
+def terminated(
+    exit_code: int, reason: str | None = None, started: float = 0, finished: float = 1, signal: int | None = None, cid: str | None = None
+) -> dict:
+    """A terminated state; ``cid`` is its runtime containerID (the API always sets one)."""
+    body: dict = {"exitCode": exit_code, "startedAt": ts(started), "finishedAt": ts(finished)}
+    if cid:
+        body["containerID"] = cid
+    if reason:
+        body["reason"] = reason
+    if signal is not None:
+        body["signal"] = signal
+    return {"terminated": body}
+
+
+def cstatus(
+    name: str, state: dict, *, ready: bool = False, restarts: int = 0, last: dict | None = None, started: bool | None = None, cid: str | None = None
+) -> dict:
+    """One entry of ``containerStatuses`` / ``initContainerStatuses``; ``cid``: the current run's containerID."""
+    out = {"name": name, "state": state, "lastState": last or {}, "ready": ready, "restartCount": restarts, "image": "busybox"}
+    if cid:
+        out["containerID"] = cid
+    if started is not None:
+        out["started"] = started
+    return out
+
+
+def pod(
+    name: str = "p",
+    *,
+    containers: tuple[str, ...] = ("app",),
+    init: tuple[str, ...] = (),
+    sidecars: tuple[str, ...] = (),
+    phase: str = "Pending",
+    statuses: list[dict] | None = None,
+    init_statuses: list[dict] | None = None,
+    conditions: dict[str, str] | None = None,
+    deletion: str | None = None,
+    reason: str | None = None,
+) -> dict:
+    """A pod dict. ``init`` are plain init containers, ``sidecars`` init containers with
+    ``restartPolicy: Always``; both in declaration order (sidecars after plain ones unless
+    listed in ``init`` too). ``conditions`` maps condition type -> status."""
+    init_specs = [{"name": n, "image": "busybox"} for n in init]
+    init_specs += [{"name": n, "image": "busybox", "restartPolicy": "Always"} for n in sidecars]
+    spec = {"containers": [{"name": n, "image": "busybox"} for n in containers]}
+    if init_specs:
+        spec["initContainers"] = init_specs
+    status: dict = {"phase": phase}
+    if statuses is not None:
+        status["containerStatuses"] = statuses
+    if init_statuses is not None:
+        status["initContainerStatuses"] = init_statuses
+    if conditions:
+        status["conditions"] = [{"type": k, "status": v} for k, v in conditions.items()]
+    if reason:
+        status["reason"] = reason
+    meta = {"name": name, "namespace": "ns", "uid": "uid-1"}
+    if deletion:
+        meta["deletionTimestamp"] = deletion
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def change(at: float, obj: dict, type_: str = "MODIFIED") -> Change:
+    """A recorder change of ``obj`` received ``at`` seconds after ``T0``."""
+    kind = obj.get("kind", "Pod")
+    return Change(epoch(0) + at, kind, type_, obj["metadata"]["name"], obj)
+
+
+def event(name: str, reason: str, message: str, involved: str = "p", type_: str = "Normal", count: int = 1) -> dict:
+    return {
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": "ns"},
+        "involvedObject": {"kind": "Pod", "name": involved},
+        "reason": reason,
+        "message": message,
+        "type": type_,
+        "count": count,
+    }

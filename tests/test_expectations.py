@@ -1,0 +1,222 @@
+"""Band, Expectation and Registry (e2e.expectations) and the real registry's contents."""
+
+from __future__ import annotations
+
+import pytest
+
+import e2e.documented  # noqa: F401  (registers every family's expectations)
+from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry
+
+
+def exp(name: str = "gap", minors=(None, None), cgroup=None, **kw) -> Expectation:
+    kw.setdefault("documented", 10.0)
+    kw.setdefault("source", "[S0] test")
+    return Expectation(case="CL-1", name=name, minors=minors, cgroup=cgroup, **kw)
+
+
+# -- Band -------------------------------------------------------------------------------
+
+
+def test_band_is_inclusive_at_both_ends():
+    band = Band(9, 13)
+    assert 9 in band
+    assert 13 in band
+    assert 11.5 in band
+    assert 8.999 not in band
+    assert 13.001 not in band
+
+
+def test_band_text():
+    assert str(Band(9, 13.5)) == "[9, 13.5]"
+
+
+# -- Expectation.holds_for -------------------------------------------------------------
+
+
+def test_holds_for_band_accepts_ints_and_floats_inside():
+    e = exp(band=Band(9, 13), unit="s")
+    assert e.holds_for(9)
+    assert e.holds_for(12.7)
+    assert not e.holds_for(13.1)
+    assert not e.holds_for(None)
+    assert not e.holds_for("10")
+
+
+def test_bool_never_satisfies_a_numeric_band():
+    e = exp(documented=1, band=Band(0, 2))
+    assert not e.holds_for(True)
+    assert not e.holds_for(False)
+
+
+def test_holds_for_exact_string():
+    e = exp(documented="CrashLoopBackOff")
+    assert e.holds_for("CrashLoopBackOff")
+    assert not e.holds_for("crashloopbackoff")
+    assert not e.holds_for("CrashLoopBackOff ")
+
+
+def test_holds_for_pattern_is_a_full_match():
+    e = exp(documented=r"back-off \d+s restarting", pattern=True)
+    assert e.holds_for("back-off 20s restarting")
+    assert not e.holds_for("xx back-off 20s restarting")  # fullmatch, not search
+    assert not e.holds_for("back-off 20s restarting failed")
+    assert not e.holds_for(20)
+
+
+def test_holds_for_bool():
+    e = exp(documented=False)
+    assert e.holds_for(False)
+    assert not e.holds_for(True)
+
+
+def test_exact_number_and_bool_do_not_stand_in_for_each_other():
+    assert not exp(documented=1).holds_for(True)  # e.g. CL-2 last_exit_code
+    assert not exp(documented=False).holds_for(0)  # e.g. CL-8 main_started[Never]
+
+
+def test_describe():
+    assert exp(documented=20.0, unit="s", band=Band(19, 23)).describe() == "20 s within [19, 23] s"
+    assert exp(documented="Running").describe() == "'Running'"
+    assert exp(documented="a.*", pattern=True).describe() == "matching /a.*/"
+
+
+def test_versions_text():
+    assert exp(minors=(None, None)).versions() == "all versions"
+    assert exp(minors=(37, 37)).versions() == "1.37"
+    assert exp(minors=(None, 34)).versions() == "1.0–1.34"
+    assert exp(minors=(37, None)).versions() == "1.37–newer"
+    assert exp(minors=(35, None), cgroup=2).versions() == "1.35–newer, cgroup v2"
+
+
+def test_applies_to_version_and_cgroup():
+    e = exp(minors=(33, 35), cgroup=2)
+    assert not e.applies_to(32)
+    assert e.applies_to(33) and e.applies_to(35)
+    assert not e.applies_to(36)
+    assert e.applies_to(34, cgroup=2)
+    assert not e.applies_to(34, cgroup=1)
+    assert e.applies_to(34, cgroup=None)  # cgroup unknown: not excluded
+
+
+# -- Registry ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def registry() -> Registry:
+    r = Registry()
+    r.add(
+        exp("restart_gap[1]", minors=(None, 34), band=Band(9, 28), why="old"),
+        exp("restart_gap[1]", minors=(37, None), band=Band(9, 13), why="new"),
+        exp("waiting_message", documented="back-off {delay}"),
+    )
+    return r
+
+
+def test_lookup_by_minor_version(registry):
+    old = registry.lookup("CL-1", "restart_gap[1]", 34)
+    new = registry.lookup("CL-1", "restart_gap[1]", 37)
+    assert old.band == Band(9, 28) and old.why == "old"
+    assert new.band == Band(9, 13) and new.why == "new"
+    assert registry.lookup("CL-1", "restart_gap[1]", 20) is old
+    assert registry.lookup("CL-1", "restart_gap[1]", 40) is new
+
+
+def test_lookup_in_a_gap_between_versions_names_the_documented_ones(registry):
+    with pytest.raises(NotDocumented) as err:
+        registry.lookup("CL-1", "restart_gap[1]", 35)
+    msg = str(err.value)
+    assert "CL-1" in msg and "restart_gap[1]" in msg
+    assert "1.35" in msg
+    assert "1.0–1.34" in msg and "1.37–newer" in msg
+
+
+def test_lookup_unknown_name_or_case(registry):
+    with pytest.raises(NotDocumented, match=r"documented for: none"):
+        registry.lookup("CL-1", "no_such_value", 37)
+    with pytest.raises(NotDocumented):
+        registry.lookup("CL-9", "restart_gap[1]", 37)
+
+
+def test_lookup_falls_back_to_name_without_qualifier(registry):
+    e = registry.lookup("CL-1", "waiting_message[restartCount=2]", 37)
+    assert e.name == "waiting_message"
+
+
+def test_lookup_prefers_the_exact_qualified_name(registry):
+    registry.add(exp("waiting_message[restartCount=2]", documented="special"))
+    assert registry.lookup("CL-1", "waiting_message[restartCount=2]", 37).documented == "special"
+    assert registry.lookup("CL-1", "waiting_message[restartCount=3]", 37).documented == "back-off {delay}"
+
+
+def test_lookup_by_cgroup():
+    r = Registry()
+    r.add(exp("memory", cgroup=1, documented="v1"), exp("memory", cgroup=2, documented="v2"))
+    assert r.lookup("CL-1", "memory", 37, cgroup=1).documented == "v1"
+    assert r.lookup("CL-1", "memory", 37, cgroup=2).documented == "v2"
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ((None, None), (37, None)),
+        ((None, 34), (34, None)),  # both contain 34
+        ((33, 35), (35, 37)),
+        ((30, 40), (35, 36)),
+        ((37, None), (40, 41)),
+    ],
+)
+def test_add_rejects_overlapping_versions(a, b):
+    r = Registry()
+    r.add(exp("gap", minors=a))
+    with pytest.raises(ValueError, match=r"CL-1 gap: versions .* overlap"):
+        r.add(exp("gap", minors=b))
+    assert len(r.entries) == 1
+
+
+def test_add_accepts_disjoint_versions_other_names_and_other_cgroups():
+    r = Registry()
+    r.add(exp("gap", minors=(None, 34)), exp("gap", minors=(35, 36)), exp("gap", minors=(37, None)))
+    r.add(exp("other", minors=(None, None)))
+    r.add(exp("mem", cgroup=1), exp("mem", cgroup=2))
+    assert len(r.entries) == 6
+    assert r.cases() == ["CL-1"]
+
+
+# -- the real registry -------------------------------------------------------------------
+
+
+def test_real_registry_is_populated():
+    assert REGISTRY.entries, "importing e2e.documented registers nothing"
+    assert {"CL-1", "CL-2", "CL-8"} <= set(REGISTRY.cases())
+
+
+@pytest.mark.parametrize("e", REGISTRY.entries, ids=lambda e: f"{e.case}:{e.name}:{e.versions()}")
+def test_real_entry_has_source_and_case(e: Expectation):
+    assert e.case.strip(), e
+    assert e.source.strip(), e
+    assert e.name.strip(), e
+
+
+@pytest.mark.parametrize(
+    "e", [e for e in REGISTRY.entries if e.band is not None], ids=lambda e: f"{e.case}:{e.name}:{e.versions()}"
+)
+def test_real_banded_entry_says_why_and_contains_its_documented_value(e: Expectation):
+    assert e.why.strip(), f"{e.case} {e.name}: band {e.band} without why"
+    assert e.band.low <= e.band.high
+    assert e.documented in e.band, f"{e.case} {e.name}: documented {e.documented} outside {e.band}"
+
+
+def test_real_cl1_gaps_resolve_on_both_keyed_versions():
+    old = REGISTRY.lookup("CL-1", "restart_gap[1]", 34)
+    new = REGISTRY.lookup("CL-1", "restart_gap[1]", 37)
+    assert old is not new
+    assert old.documented == new.documented == 10.0
+    assert new.band.high < old.band.high  # 1.37 lost the pod-worker re-sync lateness
+    with pytest.raises(NotDocumented, match=r"1\.0–1\.34.*1\.37–newer"):
+        REGISTRY.lookup("CL-1", "restart_gap[1]", 35)
+
+
+def test_real_waiting_message_qualifier_fallback():
+    e = REGISTRY.lookup("CL-2", "waiting_message[restartCount=2]", 37)
+    assert e.name == "waiting_message"
+    assert "{container}" in e.documented

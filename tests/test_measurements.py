@@ -1,0 +1,178 @@
+"""Judge and MeasurementLog (e2e.measurements): every value written at once, failures explained,
+parallel writers safe."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+import e2e.documented  # noqa: F401
+from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry
+from e2e.measurements import ExpectationFailed, Judge, Measurement, MeasurementLog
+
+SOURCE = "[S1] «CrashLoopBackOff своими глазами»"
+
+
+@pytest.fixture
+def registry() -> Registry:
+    r = Registry()
+    r.add(
+        Expectation("CL-1", "restart_gap[1]", 10.0, SOURCE, unit="s", band=Band(9, 13), why="1 s truncation, 3 s kubelet", minors=(37, None)),
+        Expectation("CL-2", "waiting_reason", "CrashLoopBackOff", SOURCE),
+        Expectation("CL-2", "waiting_message", "back-off {delay} restarting failed container={container}", SOURCE),
+    )
+    return r
+
+
+@pytest.fixture
+def log(tmp_path) -> MeasurementLog:
+    return MeasurementLog(tmp_path / "reports" / "measurements.json")
+
+
+def make_judge(log: MeasurementLog, registry: Registry, context=None, minor: int = 37) -> Judge:
+    return Judge(log, test="tests/x.py::test_y", run_id="run-1", kubernetes=f"v1.{minor}.2", minor=minor, registry=registry, context=context)
+
+
+def read_doc(log: MeasurementLog) -> dict:
+    return json.loads(log.path.read_text())  # the file itself must be one valid JSON document
+
+
+def test_expect_writes_every_measurement_immediately(log, registry):
+    judge = make_judge(log, registry)
+    assert judge.expect("CL-1", "restart_gap[1]", 11.0) is True
+    doc = read_doc(log)
+    assert list(doc) == ["measurements"]
+    assert len(doc["measurements"]) == 1
+
+    assert judge.expect("CL-1", "restart_gap[1]", 35.0) is False
+    first, second = read_doc(log)["measurements"]
+    assert (first["value"], first["verdict"]) == (11.0, "pass")
+    assert (second["value"], second["verdict"]) == (35.0, "fail")
+    assert second["case"] == "CL-1" and second["name"] == "restart_gap[1]"
+    assert second["band"] == [9, 13]
+    assert second["documented"] == 10.0 and second["unit"] == "s"
+    assert second["source"] == SOURCE
+    assert second["why"] == "1 s truncation, 3 s kubelet"
+    assert second["versions"] == "1.37–newer"
+    assert (second["test"], second["run_id"], second["kubernetes"]) == ("tests/x.py::test_y", "run-1", "v1.37.2")
+    assert second["measured_at"].endswith("+00:00")
+
+
+def test_expect_keeps_details_and_string_values(log, registry):
+    judge = make_judge(log, registry)
+    assert judge.expect("CL-2", "waiting_reason", "Error", details={"pod": "crash"}) is False
+    (m,) = read_doc(log)["measurements"]
+    assert m["value"] == "Error" and m["documented"] == "CrashLoopBackOff"
+    assert m["band"] is None
+    assert m["details"] == {"pod": "crash"}
+
+
+def test_expect_fills_placeholders_and_uses_the_qualifier_fallback(log, registry):
+    judge = make_judge(log, registry)
+    value = "back-off 20s restarting failed container=app"
+    assert judge.expect("CL-2", "waiting_message[restartCount=2]", value, delay="20s", container="app")
+    (m,) = read_doc(log)["measurements"]
+    assert m["name"] == "waiting_message[restartCount=2]"
+    assert m["documented"] == value
+
+
+def test_not_documented_raises_and_writes_nothing(log, registry):
+    judge = make_judge(log, registry, minor=34)
+    with pytest.raises(NotDocumented):
+        judge.expect("CL-1", "restart_gap[1]", 10.0)
+    assert not log.path.exists()
+    assert judge.verdicts == []
+
+
+def test_verify_passes_when_every_value_holds(log, registry):
+    judge = make_judge(log, registry)
+    judge.expect("CL-1", "restart_gap[1]", 9.0)
+    judge.expect("CL-2", "waiting_reason", "CrashLoopBackOff")
+    judge.verify()
+    assert judge.failures == []
+    assert judge.summary().count("PASS") == 2
+
+
+def test_verify_explains_every_failure(log, registry):
+    judge = make_judge(log, registry)
+    judge.expect("CL-1", "restart_gap[1]", 12.0)
+    judge.expect("CL-1", "restart_gap[1]", 35.0, context="t+30.000  pod/crash  STATUS CrashLoopBackOff\nt+35.000  pod/crash  STATUS Running")
+    judge.expect("CL-2", "waiting_reason", "Error", context="container/app terminated(Error)")
+    with pytest.raises(ExpectationFailed) as err:
+        judge.verify()
+    msg = str(err.value)
+    assert msg.startswith("2 of 3 measured values outside their documented expectation")
+    assert "CL-1 restart_gap[1]: measured 35 s, expected 10 s within [9, 13] s" in msg
+    assert "CL-2 waiting_reason: measured 'Error', expected 'CrashLoopBackOff'" in msg
+    assert "band: 1 s truncation, 3 s kubelet" in msg
+    assert f"source: {SOURCE}" in msg
+    assert "1.37–newer (cluster: v1.37.2)" in msg
+    assert "    t+35.000  pod/crash  STATUS Running" in msg  # the timeline, indented
+    assert "container/app terminated(Error)" in msg
+    assert "measured 12" not in msg  # passing values are not reported as failures
+    assert isinstance(err.value, AssertionError)
+
+
+def test_failure_without_explicit_context_uses_the_judges_timeline(log, registry):
+    calls = []
+
+    def timeline() -> str:
+        calls.append(1)
+        return "t+1.000  pod/crash  STATUS Error"
+
+    judge = make_judge(log, registry, context=timeline)
+    judge.expect("CL-1", "restart_gap[1]", 10.0)
+    assert calls == []  # a passing value needs no timeline
+    judge.expect("CL-1", "restart_gap[1]", 40.0)
+    assert calls == [1]
+    with pytest.raises(ExpectationFailed, match=r"timeline:\n    t\+1\.000  pod/crash  STATUS Error"):
+        judge.verify()
+
+
+def test_real_registry_band_in_failure_message(log):
+    judge = Judge(log, test="t", run_id="r", kubernetes="v1.37.2", minor=37, registry=REGISTRY)
+    judge.expect("CL-1", "restart_gap[2]", 45.0)
+    exp = REGISTRY.lookup("CL-1", "restart_gap[2]", 37)
+    with pytest.raises(ExpectationFailed) as err:
+        judge.verify()
+    assert f"measured 45 s, expected 20 s within {exp.band} s" in str(err.value)
+    assert exp.source in str(err.value)
+
+
+# -- several processes appending --------------------------------------------------------
+
+WORKERS, PER_WORKER = 4, 25
+
+
+def _measurement(worker: int, i: int) -> Measurement:
+    return Measurement(
+        case="CL-1", name=f"restart_gap[{i}]", value=float(i), unit="s", documented=10.0, band=[9.0, 13.0],
+        why="w", source=SOURCE, versions="all versions", verdict="pass", test=f"worker-{worker}",
+        run_id="run-1", kubernetes="v1.37.2", measured_at="2026-11-29T07:45:00.000+00:00",
+    )
+
+
+def _append_many(path: str, worker: int) -> None:
+    log = MeasurementLog(Path(path))
+    for i in range(PER_WORKER):
+        log.append(_measurement(worker, i))
+
+
+def test_concurrent_appends_from_several_processes_all_land(tmp_path):
+    path = tmp_path / "measurements.json"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_append_many, args=(str(path), w)) for w in range(WORKERS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=60)
+    assert [p.exitcode for p in procs] == [0] * WORKERS
+
+    doc = json.loads(path.read_text())
+    got = {(m["test"], m["name"]) for m in doc["measurements"]}
+    assert len(doc["measurements"]) == WORKERS * PER_WORKER
+    assert got == {(f"worker-{w}", f"restart_gap[{i}]") for w in range(WORKERS) for i in range(PER_WORKER)}
+    assert not list(tmp_path.glob(".measurements.*")), "temporary files left behind"

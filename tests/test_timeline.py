@@ -1,0 +1,182 @@
+"""Container histories, attempts, restart gaps and the readable table (e2e.timeline), and the
+recording's JSON round trip (e2e.recorder.dump_changes / load_changes)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import change, cstatus, epoch, event, pod, running, terminated, ts, waiting
+
+from e2e.recorder import Change, dump_changes, load_changes
+from e2e.timeline import Attempt, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows
+
+BACKOFF_MSG = "back-off 10s restarting failed container=app pod=crash_ns(uid-1)"
+
+
+def crash_pod(status: dict, phase: str = "Running", ready: str = "False") -> dict:
+    return pod("crash", phase=phase, statuses=[status], conditions={"Ready": ready})
+
+
+@pytest.fixture
+def crashloop() -> list[Change]:
+    """A container that runs ~1 s and exits 1 under restartPolicy Always (CASES.md CL-1):
+    runs start at 1, 2, 13 and 34 s (gaps 0, 10, 20 s). The run at 13 s is only ever seen
+    as ``lastState``; one change repeats the previous status."""
+    err = lambda s, f: terminated(1, "Error", s, f)  # noqa: E731
+    return [
+        change(0.1, crash_pod(cstatus("app", waiting("ContainerCreating")), phase="Pending"), "ADDED"),
+        change(1.2, crash_pod(cstatus("app", running(1), ready=True, started=True), ready="True")),
+        change(2.5, crash_pod(cstatus("app", err(1, 2), started=False))),
+        change(3.1, crash_pod(cstatus("app", running(2), ready=True, started=True, restarts=1, last=err(1, 2)), ready="True")),
+        change(4.2, crash_pod(cstatus("app", waiting("CrashLoopBackOff", BACKOFF_MSG), restarts=1, last=err(2, 3), started=False))),
+        change(4.3, event("crash.1", "BackOff", "Back-off restarting failed container app", involved="crash", type_="Warning", count=2)),
+        change(15.0, crash_pod(cstatus("app", waiting("CrashLoopBackOff", BACKOFF_MSG.replace("10s", "20s")), restarts=2, last=err(13, 14), started=False))),
+        change(16.0, crash_pod(cstatus("app", waiting("CrashLoopBackOff", BACKOFF_MSG.replace("10s", "20s")), restarts=2, last=err(13, 14), started=False))),
+        change(34.4, crash_pod(cstatus("app", running(34), ready=True, started=True, restarts=3, last=err(13, 14)), ready="True")),
+    ]
+
+
+def test_parse_time():
+    assert parse_time(ts(17)) == epoch(17)
+    assert parse_time("2026-11-29T07:45:17Z") == epoch(17)
+    assert parse_time("2026-11-29T07:45:17.250000Z") == pytest.approx(epoch(17) + 0.25)
+    assert parse_time(None) is None
+    assert parse_time("") is None
+
+
+def test_attempts_merge_state_and_last_state_without_duplicates(crashloop):
+    runs = attempts(crashloop, "crash", "app")
+    assert runs == [
+        Attempt(epoch(1), epoch(2), 1, "Error"),
+        Attempt(epoch(2), epoch(3), 1, "Error"),  # seen running, its end only as lastState
+        Attempt(epoch(13), epoch(14), 1, "Error"),  # never seen running
+        Attempt(epoch(34), None, None, ""),  # still running
+    ]
+
+
+def test_attempts_ignore_other_pods_containers_and_kinds(crashloop):
+    other = pod("other", statuses=[cstatus("app", running(50))])
+    sidecar_named_app = pod("crash", statuses=[cstatus("helper", running(60))])
+    changes = [*crashloop, change(40, other), change(41, sidecar_named_app)]
+    assert [a.started_at for a in attempts(changes, "crash", "app")] == [epoch(1), epoch(2), epoch(13), epoch(34)]
+    assert attempts(changes, "crash", "nope") == []
+
+
+def test_attempts_include_init_containers():
+    p = pod("init-fails", init=("init",), init_statuses=[cstatus("init", waiting("CrashLoopBackOff"), restarts=1, last=terminated(1, "Error", 5, 6))])
+    assert attempts([change(7, p)], "init-fails", "init") == [Attempt(epoch(5), epoch(6), 1, "Error")]
+
+
+def test_attempts_keep_two_runs_started_in_the_same_second():
+    first = terminated(1, "Error", 5, 5, cid="containerd://a")  # ran 0.3 s within second 5
+    changes = [
+        change(5.5, crash_pod(cstatus("app", first, cid="containerd://a"))),
+        # restarted in second 5
+        change(5.9, crash_pod(cstatus("app", running(5), ready=True, restarts=1, last=first, cid="containerd://b"))),
+    ]
+    runs = attempts(changes, "crash", "app")
+    assert len(runs) == 2  # restartCount 1 = two runs
+
+
+def test_restart_gaps(crashloop):
+    assert restart_gaps(attempts(crashloop, "crash", "app")) == [0.0, 10.0, 20.0]
+
+
+def test_restart_gaps_stop_at_a_run_whose_end_was_not_seen():
+    runs = [Attempt(10, 11, 1, "Error"), Attempt(11, None, None, ""), Attempt(40, 41, 1, "Error")]
+    assert restart_gaps(runs) == [0]
+    assert restart_gaps([]) == []
+    assert restart_gaps([Attempt(1, 2, 1, "Error")]) == []
+
+
+def test_container_samples_cover_every_change(crashloop):
+    samples = container_samples(crashloop, "crash")
+    assert len(samples) == 8  # every pod change, the event excluded
+    assert samples[0].state == "waiting" and samples[0].reason == "ContainerCreating"
+    assert samples[2].exit_code == 1 and samples[2].finished_at == epoch(2)
+
+
+def test_container_history_keeps_only_changes(crashloop):
+    history = container_history(crashloop, "crash", "app")
+    assert [(s.label, s.restart_count) for s in history] == [
+        ("waiting(ContainerCreating)", 0),
+        ("running", 0),
+        ("terminated(Error)", 0),
+        ("running", 1),
+        ("waiting(CrashLoopBackOff)", 1),
+        ("waiting(CrashLoopBackOff)", 2),  # same state, new restart count
+        ("running", 3),  # the repeated change at 16 s is gone
+    ]
+    assert history[4].message == BACKOFF_MSG
+    assert history[-1].received_at == epoch(0) + 34.4
+
+
+def test_rows_show_status_changes_container_states_and_events(crashloop):
+    table = rows(crashloop, epoch(0))
+    statuses = [r.what for r in table if r.subject == "pod/crash"]
+    assert statuses == [
+        "STATUS ContainerCreating",
+        "STATUS Running",
+        "STATUS Error",
+        "STATUS Running",
+        "STATUS CrashLoopBackOff",
+        "STATUS Running",
+    ]
+    container_rows = [r for r in table if r.subject.strip() == "container/app"]
+    assert len(container_rows) == 7
+    events = [r for r in table if r.subject.startswith("event")]
+    assert len(events) == 1
+    assert events[0].subject == "event Pod/crash"
+    assert events[0].what == "Warning BackOff"
+    assert events[0].detail.endswith("(x2)")
+    assert table[0].t == pytest.approx(0.1)
+    assert [r.t for r in table] == sorted(r.t for r in table)
+
+
+def test_rows_mark_deletion_and_endpoint_slices():
+    p = pod("web", phase="Running", statuses=[cstatus("app", running(0), ready=True)], conditions={"Ready": "True"})
+    slice_ = {
+        "kind": "EndpointSlice",
+        "metadata": {"name": "web-abc"},
+        "endpoints": [{"targetRef": {"name": "web"}, "conditions": {"ready": False, "serving": True, "terminating": True}}],
+    }
+    table = rows([change(0, p), change(1, slice_), change(2, p, "DELETED")], epoch(0))
+    assert [r.what for r in table if r.subject == "pod/web"] == ["STATUS Running", "deleted"]
+    (ep,) = [r for r in table if r.subject == "endpointslice/web-abc"]
+    assert ep.what == "endpoint web"
+    assert ep.detail == "ready=False serving=True terminating=True"
+
+
+def test_format_table(crashloop):
+    text = format_table(rows(crashloop, epoch(0)))
+    lines = text.splitlines()
+    assert lines[0].split() == ["t", "(s)", "subject", "change", "detail"]
+    assert "STATUS CrashLoopBackOff" in text
+    assert "waiting(CrashLoopBackOff)" in text
+    assert "Warning BackOff" in text and "Back-off restarting failed container app (x2)" in text
+    assert "exit=1" in text
+    assert "+34.400" in text
+    assert format_table([]) == "(nothing recorded)"
+
+
+def test_excerpt_around_a_moment_and_at_the_end(crashloop):
+    table = rows(crashloop, epoch(0))
+    near = excerpt(table, around=34, width_s=1)
+    assert "STATUS Running" in near and "ContainerCreating" not in near
+    tail = excerpt(table, limit=2)
+    assert len(tail.splitlines()) == 3  # header + 2 rows
+    assert "+34.400" in tail
+
+
+def test_dump_and_load_changes_round_trip(crashloop, tmp_path):
+    path = tmp_path / "recording.json"
+    path.write_text(dump_changes(crashloop))
+    loaded = load_changes(path)
+    assert loaded == crashloop
+    assert all(isinstance(c, Change) for c in loaded)
+    assert restart_gaps(attempts(loaded, "crash", "app")) == [0.0, 10.0, 20.0]
+
+
+def test_dump_empty_recording(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text(dump_changes([]))
+    assert load_changes(path) == []
