@@ -24,19 +24,19 @@ from typing import Callable
 
 from filelock import FileLock
 
-from .expectations import REGISTRY, Expectation, Registry
+from .expectations import REGISTRY, Expectation, NotDocumented, Registry
 
 
 @dataclass
 class Measurement:
     """One judged value. ``value`` is a number in ``unit`` or a string; ``verdict`` is
-    ``pass`` or ``fail``."""
+    ``pass``, ``fail`` or ``undocumented`` (nothing documented for this version: kept, not judged)."""
 
     case: str
     name: str
     value: float | int | str | None
     unit: str
-    documented: float | str
+    documented: float | str | bool | None
     band: list[float] | None
     why: str
     source: str
@@ -123,6 +123,7 @@ class Judge:
         self.registry = registry
         self.context = context
         self.verdicts: list[Verdict] = []
+        self.undocumented: list[str] = []
 
     def expectation(self, case: str, name: str, **params: object) -> Expectation:
         """The registry entry for this cluster; ``params`` fill ``{placeholders}`` of a
@@ -144,27 +145,20 @@ class Judge:
         """Record ``value`` for ``case``/``name`` with its verdict; True when it holds.
 
         ``name`` may carry an index (``restart_gap[2]``); the registry is looked up with it
-        as given. ``context`` (text) goes into the failure message; by default the judge's
+        as given. Where nothing is documented for this cluster's version the value is still
+        written (verdict ``undocumented``) and counts as holding. ``context`` (text) goes into the failure message; by default the judge's
         timeline excerpt.
         """
-        exp = self.expectation(case, name, **params)
+        try:
+            exp = self.expectation(case, name, **params)
+        except NotDocumented as e:
+            self.undocumented.append(str(e))
+            self.log.append(self._measurement(case, name, value, "", None, None, str(e), "", "", "undocumented", details))
+            return True
         ok = exp.holds_for(value)
-        m = Measurement(
-            case=case,
-            name=name,
-            value=value,
-            unit=exp.unit,
-            documented=exp.documented,
-            band=[exp.band.low, exp.band.high] if exp.band else None,
-            why=exp.why,
-            source=exp.source,
-            versions=exp.versions(),
-            verdict="pass" if ok else "fail",
-            test=self.test,
-            run_id=self.run_id,
-            kubernetes=self.kubernetes,
-            measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
-            details=details or {},
+        m = self._measurement(
+            case, name, value, exp.unit, exp.documented, [exp.band.low, exp.band.high] if exp.band else None,
+            exp.why, exp.source, exp.versions(), "pass" if ok else "fail", details,
         )
         self.log.append(m)
         if context is None and not ok and self.context is not None:
@@ -172,16 +166,27 @@ class Judge:
         self.verdicts.append(Verdict(m, exp, context or ""))
         return ok
 
+    def _measurement(self, case, name, value, unit, documented, band, why, source, versions, verdict, details) -> Measurement:
+        return Measurement(
+            case=case, name=name, value=value, unit=unit, documented=documented, band=band, why=why,
+            source=source, versions=versions, verdict=verdict, test=self.test, run_id=self.run_id,
+            kubernetes=self.kubernetes,
+            measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+            details=details or {},
+        )
+
     @property
     def failures(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.measurement.verdict == "fail"]
 
     def summary(self) -> str:
-        """One line per judged value: verdict, case, name, measured, expected."""
+        """One line per judged value: verdict, case, name, measured, expected; then the
+        values measured where nothing is documented for this version."""
         out = []
         for v in self.verdicts:
             m = v.measurement
             out.append(f"{m.verdict.upper():4}  {m.case:5} {m.name:32} measured {m.value!r} {m.unit}  expected {v.expectation.describe()}")
+        out.extend(f"UNDOCUMENTED  {text}" for text in self.undocumented)
         return "\n".join(out)
 
     def verify(self) -> None:

@@ -79,12 +79,17 @@ def test_expect_fills_placeholders_and_uses_the_qualifier_fallback(log, registry
     assert m["documented"] == value
 
 
-def test_not_documented_raises_and_writes_nothing(log, registry):
+def test_not_documented_is_written_as_undocumented_and_does_not_fail(log, registry):
     judge = make_judge(log, registry, minor=34)
+    assert judge.expect("CL-1", "restart_gap[1]", 10.0) is True
+    (m,) = log.read()["measurements"]
+    assert m["verdict"] == "undocumented" and m["value"] == 10.0
+    assert "nothing documented for 1.34" in m["why"]
+    assert judge.verdicts == [] and judge.failures == []
+    assert "UNDOCUMENTED" in judge.summary()
+    judge.verify()
     with pytest.raises(NotDocumented):
-        judge.expect("CL-1", "restart_gap[1]", 10.0)
-    assert not log.path.exists()
-    assert judge.verdicts == []
+        judge.expectation("CL-1", "restart_gap[1]")
 
 
 def test_verify_passes_when_every_value_holds(log, registry):

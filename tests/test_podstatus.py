@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from helpers import cstatus, pod, running, terminated, ts, waiting
 
 from e2e.podstatus import PodColumns, pod_columns
