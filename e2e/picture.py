@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from .recorder import Change  # noqa: E402
-from .timeline import attempts, container_history, container_samples  # noqa: E402
+from .timeline import attempts, container_history, container_samples, restart_gaps  # noqa: E402
 
 COLOURS = {
     "running": "#4caf50",
@@ -54,7 +54,7 @@ def render(
     if not lanes:
         return None
     end = max(c.received_at for c in changes) - t0 + 1.0
-    fig, ax = plt.subplots(figsize=(12, 1.0 + 0.7 * len(lanes)))
+    fig, ax = plt.subplots(figsize=(12, 2.2 + 0.9 * len(lanes)))
     seen_labels: dict[str, str] = {}
     for y, (pod, container) in enumerate(lanes):
         history = container_history(changes, pod, container)
@@ -64,24 +64,28 @@ def render(
             colour = _colour(s.label)
             seen_labels.setdefault(s.label, colour)
             ax.broken_barh([(x0, max(x1 - x0, 0.05))], (y - 0.35, 0.5), facecolors=colour)
-        for run in attempts(changes, pod, container):
+        runs = attempts(changes, pod, container)
+        for run in runs:
             x0 = run.started_at - t0
             x1 = (run.finished_at - t0) if run.finished_at is not None else end
             ax.broken_barh([(x0, max(x1 - x0, 0.3))], (y + 0.2, 0.15), facecolors="black")
+        for prev, gap in zip(runs, restart_gaps(runs)):
+            if gap >= 3:  # label the gaps wide enough to hold their text
+                ax.text(prev.finished_at - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)
     for when, label in marks:
         ax.axvline(when - t0, color="#1565c0", linestyle="--", linewidth=1)
-        ax.text(when - t0, len(lanes) - 0.4, label, rotation=90, va="top", ha="right", fontsize=8, color="#1565c0")
+        ax.text(when - t0, -0.55, " " + label, va="bottom", ha="left", fontsize=8, color="#1565c0")
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels([f"{pod}\n{c}" if len({p for p, _ in lanes}) > 1 else c for pod, c in lanes], fontsize=8)
-    ax.set_ylim(-0.6, len(lanes) - 0.2)
+    ax.set_ylim(-0.6, len(lanes) - 0.05)
     ax.set_xlim(left=min(0.0, ax.get_xlim()[0]))
     ax.set_xlabel("seconds since the manifests were applied (state: receive time; black bars: API startedAt–finishedAt)")
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color=c, label=lbl) for lbl, c in seen_labels.items()]
     handles.append(Patch(color="black", label="container run (API timestamps)"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.35 - 0.05 / len(lanes)), ncol=4, fontsize=8)
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=4, fontsize=8, frameon=False)
     if title:
-        ax.set_title(title, fontsize=10)
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100, bbox_inches="tight")

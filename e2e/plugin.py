@@ -35,7 +35,7 @@ from .images import workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import Judge, MeasurementLog
 from .recorder import Recorder
-from .report import collect, slug
+from .report import attach, gather, slug, write
 from .scenario import Scenario
 
 log = logging.getLogger("e2e")
@@ -140,14 +140,19 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """Soft assertions: after the test body passes, fail it if any judged value failed."""
+    """Soft assertions: after the test body passes, fail it if any judged value failed.
+    Then attach the record to the test's allure result (also when the body failed)."""
     outcome = yield
     sc: Scenario | None = getattr(item, "_e2e_scenario", None)
-    if sc is not None and outcome.excinfo is None:
+    if sc is None:
+        return
+    if outcome.excinfo is None:
         try:
             sc.judge.verify()
         except AssertionError as e:
             outcome.force_exception(e)
+    item._e2e_files = gather(sc, item.nodeid)
+    attach(item._e2e_files)
 
 
 @pytest.fixture
@@ -190,9 +195,13 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
         recorder.stop()
         rep = getattr(item, "_e2e_rep_call", None)
         failed = rep is None or rep.failed
-        dest = _reports(request.config) / run_id() / slug(item.nodeid) if failed else None
         try:
-            collect(sc, item.nodeid, dest)
+            files = getattr(item, "_e2e_files", None)
+            if files is None:  # the test body never finished (interrupted)
+                files = gather(sc, item.nodeid)
+                attach(files)
+            if failed:
+                write(files, _reports(request.config) / run_id() / slug(item.nodeid))
         finally:
             if failed and request.config.getoption("--keep-namespaces"):
                 log.warning("keeping namespace %s of failed test %s", ns, item.nodeid)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import tempfile
 from pathlib import Path
 
 import allure
@@ -46,27 +47,26 @@ def _container_logs(sc: Scenario) -> dict[str, str]:
     return out
 
 
-def collect(sc: Scenario, title: str, dest: Path | None) -> None:
-    """Attach the scenario's record to allure; also write it under ``dest`` when given.
+def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
+    """The scenario's record as ``{file name: content}`` (see module doc).
 
     Each piece is collected on its own: one that fails (e.g. the cluster went away) is noted
-    and the others are still written.
+    and the others are still there.
     """
     t0 = sc.t0 or sc.recorder.started_at or 0.0
     changes = sc.recorder.changes()
     files: dict[str, str | bytes] = {}
     files["timeline.txt"] = f"t0 = {t0:.3f} (epoch s; first manifest applied)\n\n" + format_table(rows(changes, t0))
     files["recording.json"] = dump_changes(changes)
-    if sc.judge.verdicts:
+    if sc.judge.verdicts or sc.judge.undocumented:
         files["measurements.txt"] = sc.judge.summary()
     if sc.recorder.errors:
         files["recorder-errors.txt"] = "\n".join(sc.recorder.errors)
     try:
-        png = picture.render(changes, t0, Path(dest or Path("/tmp")) / f".{slug(title)}.png", title=title, marks=sc.marks)
-        if png is not None:
-            files["timeline.png"] = png.read_bytes()
-            if dest is None:
-                png.unlink()
+        with tempfile.TemporaryDirectory() as tmp:
+            png = picture.render(changes, t0, Path(tmp) / "timeline.png", title=title, marks=sc.marks)
+            if png is not None:
+                files["timeline.png"] = png.read_bytes()
     except Exception as e:  # noqa: BLE001 - the picture is one piece among several
         files["timeline-picture-error.txt"] = f"{type(e).__name__}: {e}"
     try:
@@ -80,23 +80,29 @@ def collect(sc: Scenario, title: str, dest: Path | None) -> None:
             files[f"logs/{key}"] = text
     except Exception as e:  # noqa: BLE001
         files["collect-error.txt"] = f"reading the namespace failed: {type(e).__name__}: {e}"
+    return files
 
+
+_TYPES = {
+    ".png": allure.attachment_type.PNG,
+    ".yaml": allure.attachment_type.YAML,
+    ".json": allure.attachment_type.JSON,
+}
+
+
+def attach(files: dict[str, str | bytes]) -> None:
+    """Attach every file to the running allure test."""
     for name, content in files.items():
-        if name.endswith(".png"):
-            allure.attach(content, name=name, attachment_type=allure.attachment_type.PNG)
-        elif name.endswith(".yaml"):
-            allure.attach(content, name=name, attachment_type=allure.attachment_type.YAML)
-        elif name.endswith(".json"):
-            allure.attach(content, name=name, attachment_type=allure.attachment_type.JSON)
+        allure.attach(content, name=name, attachment_type=_TYPES.get(Path(name).suffix, allure.attachment_type.TEXT))
+
+
+def write(files: dict[str, str | bytes], dest: Path) -> None:
+    """Write every file under ``dest`` (the artifacts folder of a failed test)."""
+    for name, content in files.items():
+        path = dest / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
         else:
-            allure.attach(content, name=name, attachment_type=allure.attachment_type.TEXT)
-    if dest is not None:
-        for name, content in files.items():
-            path = dest / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(content)
-        (dest / f".{slug(title)}.png").unlink(missing_ok=True)
-        log.info("artifacts of %s in %s", title, dest)
+            path.write_text(content)
+    log.info("artifacts in %s", dest)
