@@ -12,7 +12,7 @@ K8S_VERSION ?=
 E2E_MARKERS ?= not slow
 PYTEST_ARGS ?=
 
-.PHONY: e2e e2e-slow test offline clean-reports
+.PHONY: e2e e2e-slow smoke test offline clean-reports
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,3 +40,7 @@ offline:
 
 clean-reports:
 	rm -rf $(REPORTS)/allure-results $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/*/
+
+# the fast API-level cases (smoke marker): under a minute once the cluster is up
+smoke:
+	$(MAKE) e2e E2E_MARKERS=smoke

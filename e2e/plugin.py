@@ -176,7 +176,8 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
     if cases:
         labels[CASE_LABEL] = cases[0]
     cluster.kube.create_namespace(ns, labels)
-    recorder = Recorder(cluster.kube.api_client, ns)
+    kinds = [k for m in item.iter_markers("record") for k in m.args] or ["Pod", "Event"]
+    recorder = Recorder(cluster.kube.api_client, ns, kinds)
     judge = Judge(
         MeasurementLog(_reports(request.config) / "measurements.json"),
         test=item.nodeid,
@@ -185,7 +186,7 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
         minor=cluster.minor,
         cgroup=cluster.cgroup,
     )
-    sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup)
+    sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind)
     judge.context = sc.timeline_excerpt
     item._e2e_scenario = sc
     recorder.start()

@@ -7,10 +7,13 @@ the namespace exists and the recorder watches it before the test applies anythin
 from __future__ import annotations
 
 import time
+
+import pytest
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from .cluster import Kind
 from .images import workload_images
 from .kube import Kube, load_manifests
 from .measurements import Judge
@@ -26,7 +29,8 @@ class Scenario:
     """One test's view of the cluster.
 
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
-    that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture.
+    that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
+    ``cgroup`` the node's cgroup version (1 or 2; None on a ``--kubeconfig`` cluster).
     """
 
     kube: Kube
@@ -36,6 +40,7 @@ class Scenario:
     manifest_dir: Path
     kubernetes_minor: int
     cgroup: int | None
+    kind: Kind | None = None
     t0: float = 0.0
     marks: list[tuple[float, str]] = field(default_factory=list)
 
@@ -54,6 +59,12 @@ class Scenario:
                 self.t0 = when
             self.mark(when, f"apply {filename}")
         return created
+
+    def node_exec(self, *cmd: str, timeout: float = 30) -> str:
+        """Run ``cmd`` in the kind node container; skips the test on a ``--kubeconfig`` cluster."""
+        if self.kind is None:
+            pytest.skip("needs a kind node to exec into (not available with --kubeconfig)")
+        return self.kind.node_exec(*cmd, timeout=timeout)
 
     def mark(self, when: float, label: str) -> None:
         self.marks.append((when, label))
