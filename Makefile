@@ -12,7 +12,7 @@ K8S_VERSION ?=
 E2E_MARKERS ?= not slow
 PYTEST_ARGS ?=
 
-.PHONY: e2e e2e-slow smoke test offline clean-reports
+.PHONY: e2e e2e-slow smoke test offline compare clean-reports
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,3 +44,7 @@ clean-reports:
 # the fast API-level cases (smoke marker): under a minute once the cluster is up
 smoke:
 	$(MAKE) e2e E2E_MARKERS=smoke
+
+# compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes)
+compare: $(BIN)/.installed
+	$(BIN)/python -m e2e.compare $(A) $(B) --json $(or $(OUT),$(B)/compare.json)

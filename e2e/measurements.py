@@ -47,6 +47,9 @@ class Measurement:
     kubernetes: str
     measured_at: str
     details: dict = field(default_factory=dict)
+    # the registry's documented value before {placeholders} were filled (e.g. a message
+    # naming the pod): what stays the same from run to run
+    template: float | str | bool | None = None
 
 
 class MeasurementLog:
@@ -150,6 +153,7 @@ class Judge:
         timeline excerpt.
         """
         try:
+            template = self.registry.lookup(case, name, self.minor, self.cgroup).documented
             exp = self.expectation(case, name, **params)
         except NotDocumented as e:
             self.undocumented.append(str(e))
@@ -160,6 +164,7 @@ class Judge:
             case, name, value, exp.unit, exp.documented, [exp.band.low, exp.band.high] if exp.band else None,
             exp.why, exp.source, exp.versions(), "pass" if ok else "fail", details,
         )
+        m.template = template
         self.log.append(m)
         if context is None and not ok and self.context is not None:
             context = self.context()

@@ -1,0 +1,197 @@
+"""Compare two runs: what moved between Kubernetes versions (or between two nights).
+
+A run is a reports directory (or its ``measurements.json``): the measurements of one run id
+(the newest in the file unless ``--run-id-a/-b`` say otherwise) and, when ``junit.xml`` sits
+next to it, each test's outcome.
+
+For each measurement (keyed by test, case ID and name) the comparison says:
+
+- ``same``: the expectation is the same and the new value holds — any change is within the
+  documented band;
+- ``new``: measured only in B; ``skipped in B`` / ``missing (test failed)``: gone from B because
+  its test was skipped or failed (the failure is its own ``unexplained`` outcome row);
+- ``documented change``: the expectation itself differs (keyed by another version or cgroup)
+  and the new value holds its own;
+- ``unexplained``: the new value fails its expectation, or a value disappeared/appeared while
+  its test still ran, or a test's outcome went from passed to failed/error;
+- ``undocumented``: one side has no documented value for its version (shown, not judged).
+
+Usage: ``python -m e2e.compare A B [--json OUT]``; prints a table, writes the JSON, and exits
+1 when anything is unexplained (for CI), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+class RunNotFound(ValueError):
+    """The path is not a reports directory or measurements file, or the run id is not in it."""
+
+
+@dataclass
+class Run:
+    """One run: ``measurements`` keyed by (test, case, name); ``outcomes`` test -> status."""
+
+    path: str
+    run_id: str
+    kubernetes: str
+    measurements: dict[tuple[str, str, str], dict]
+    outcomes: dict[str, str] = field(default_factory=dict)
+
+
+def _outcomes(junit: Path) -> dict[str, str]:
+    """``{nodeid-ish: passed|failed|error|skipped}`` from a pytest junit.xml."""
+    out = {}
+    for tc in ET.parse(junit).getroot().iter("testcase"):
+        classname, name = tc.get("classname", ""), tc.get("name", "")
+        test = classname.replace(".", "/") + ".py::" + name if classname else name
+        status = "passed"
+        for child in tc:
+            if child.tag in ("failure", "error", "skipped"):
+                status = {"failure": "failed"}.get(child.tag, child.tag)
+        out[test] = status
+    return out
+
+
+def load_run(path: str | Path, run_id: str | None = None) -> Run:
+    """Read a run from a reports directory or a measurements.json; raises :class:`RunNotFound`."""
+    path = Path(path)
+    file = path / "measurements.json" if path.is_dir() else path
+    if not file.exists():
+        raise RunNotFound(f"{path}: no measurements.json")
+    try:
+        items = json.loads(file.read_text())["measurements"]
+    except (ValueError, KeyError) as e:
+        raise RunNotFound(f"{file}: not a measurements file ({e})") from None
+    if not items:
+        raise RunNotFound(f"{file}: no measurements")
+    run_ids = list(dict.fromkeys(m["run_id"] for m in items))
+    chosen = run_id or run_ids[-1]
+    if chosen not in run_ids:
+        raise RunNotFound(f"{file}: no run {chosen} (runs: {', '.join(run_ids)})")
+    ms = {(m["test"], m["case"], m["name"]): m for m in items if m["run_id"] == chosen}
+    junit = file.parent / "junit.xml"
+    outcomes = _outcomes(junit) if junit.exists() else {}
+    kubernetes = next(iter(ms.values()))["kubernetes"]
+    return Run(str(file), chosen, kubernetes, ms, outcomes)
+
+
+@dataclass
+class Row:
+    """One compared measurement (or test outcome when ``name`` is ``outcome``)."""
+
+    test: str
+    case: str
+    name: str
+    a: object
+    b: object
+    expected_a: str
+    expected_b: str
+    verdict_a: str
+    verdict_b: str
+    change: str
+
+
+def _expected(m: dict | None) -> str:
+    if m is None:
+        return "—"
+    if m["verdict"] == "undocumented":
+        return "undocumented"
+    unit = f" {m['unit']}" if m.get("unit") else ""
+    if m.get("band"):
+        return f"{m['documented']}{unit} in [{m['band'][0]:g}, {m['band'][1]:g}]"
+    return repr(m["documented"])
+
+
+def _same_expectation(a: dict, b: dict) -> bool:
+    def ident(m: dict) -> tuple:
+        return (m.get("template", m["documented"]), m["band"], m.get("versions"))
+
+    return ident(a) == ident(b)
+
+
+def compare(a: Run, b: Run) -> list[Row]:
+    """Every measurement and changed test outcome of ``a`` and ``b``, classified (module doc)."""
+    rows: list[Row] = []
+    for key in sorted(set(a.measurements) | set(b.measurements)):
+        ma, mb = a.measurements.get(key), b.measurements.get(key)
+        test, case, name = key
+        if ma is None:
+            change = "new"
+        elif mb is None:
+            change = {"skipped": "skipped in B", "failed": "missing (test failed)", "error": "missing (test error)"}.get(
+                b.outcomes.get(test, "passed"), "unexplained")
+        elif "undocumented" in (ma["verdict"], mb["verdict"]):
+            change = "undocumented"
+        elif mb["verdict"] == "fail":
+            change = "unexplained"
+        elif _same_expectation(ma, mb):
+            change = "same"
+        else:
+            change = "documented change"
+        rows.append(
+            Row(test, case, name, ma and ma["value"], mb and mb["value"], _expected(ma), _expected(mb),
+                ma["verdict"] if ma else "—", mb["verdict"] if mb else "—", change)
+        )
+    for test in sorted(set(a.outcomes) | set(b.outcomes)):
+        oa, ob = a.outcomes.get(test, "—"), b.outcomes.get(test, "—")
+        if oa != ob:
+            change = "unexplained" if ob in ("failed", "error") else "outcome changed"
+            rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))
+    return rows
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    text = "—" if v is None else str(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def table(a: Run, b: Run, rows: list[Row]) -> str:
+    """The human-readable comparison."""
+    head = [f"A: {a.kubernetes} run {a.run_id} ({a.path})", f"B: {b.kubernetes} run {b.run_id} ({b.path})", ""]
+    cols = ["case", "measurement", "A", "B", "expected A", "expected B", "change"]
+    data = [[r.case, r.name if r.name != "outcome" else f"outcome {r.test.split('::')[-1]}", _fmt(r.a), _fmt(r.b),
+             _fmt(r.expected_a), _fmt(r.expected_b), r.change] for r in rows]
+    widths = [max(len(c), *(len(d[i]) for d in data)) if data else len(c) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
+    lines += ["  ".join(str(x).ljust(w) for x, w in zip(d, widths)) for d in data]
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.change] = counts.get(r.change, 0) + 1
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    return "\n".join(head + lines + ["", f"summary: {summary or 'nothing to compare'}"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m e2e.compare", description=__doc__.split("\n\n")[0])
+    p.add_argument("a", help="reports dir or measurements.json of the earlier run")
+    p.add_argument("b", help="reports dir or measurements.json of the later run")
+    p.add_argument("--run-id-a")
+    p.add_argument("--run-id-b")
+    p.add_argument("--json", default=None, help="write the comparison as JSON here")
+    args = p.parse_args(argv)
+    try:
+        a, b = load_run(args.a, args.run_id_a), load_run(args.b, args.run_id_b)
+    except RunNotFound as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
+    rows = compare(a, b)
+    print(table(a, b, rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {"a": {"run_id": a.run_id, "kubernetes": a.kubernetes, "path": a.path},
+             "b": {"run_id": b.run_id, "kubernetes": b.kubernetes, "path": b.path},
+             "rows": [asdict(r) for r in rows]}, indent=1, default=str))
+    return 1 if any(r.change == "unexplained" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""e2e.compare: classification of changes between two runs, table, JSON and exit code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from e2e.compare import RunNotFound, compare, load_run, main
+
+T = "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"
+
+
+def m(run_id, kubernetes, name, value, documented, band, verdict="pass", versions="1.37–newer", test=T, case="CL-1"):
+    return {"case": case, "name": name, "value": value, "unit": "s", "documented": documented, "band": band,
+            "why": "", "source": "[S0]", "versions": versions, "verdict": verdict, "test": test,
+            "run_id": run_id, "kubernetes": kubernetes, "measured_at": "", "details": {}, "template": documented}
+
+
+def write_run(dir_, items, junit_cases=()):
+    dir_.mkdir(parents=True, exist_ok=True)
+    (dir_ / "measurements.json").write_text(json.dumps({"measurements": items}))
+    if junit_cases:
+        cases = "".join(
+            f'<testcase classname="scenarios.crashloop.test_crashloop" name="{n}">{body}</testcase>' for n, body in junit_cases
+        )
+        (dir_ / "junit.xml").write_text(f'<testsuites><testsuite name="pytest">{cases}</testsuite></testsuites>')
+    return dir_
+
+
+@pytest.fixture
+def runs(tmp_path):
+    a = write_run(tmp_path / "a", [
+        m("ra", "v1.34.4", "restart_gap[1]", 16.0, 10.0, [9, 28], versions="1.0–1.34"),
+        m("ra", "v1.34.4", "restart_gap[0]", 1.0, 0.0, [0, 3]),
+        m("ra", "v1.34.4", "restart_gap[2]", 21.0, 20.0, [19, 33]),
+        m("ra", "v1.34.4", "gone", 1.0, 1.0, [0, 2]),
+        m("ra", "v1.34.4", "crashloopbackoff_visible_s", 12.0, 0.0, [0, 1], case="CL-2"),
+    ], [("test_backoff_gaps_and_waiting_state", ""), ("test_other", "")])
+    b = write_run(tmp_path / "b", [
+        m("rb", "v1.37.2", "restart_gap[1]", 15.0, 10.0, [9, 18]),
+        m("rb", "v1.37.2", "restart_gap[0]", 2.0, 0.0, [0, 3]),
+        m("rb", "v1.37.2", "restart_gap[2]", 40.0, 20.0, [19, 33], verdict="fail"),
+        m("rb", "v1.37.2", "crashloopbackoff_visible_s", 0.1, None, None, verdict="undocumented", case="CL-2"),
+    ], [("test_backoff_gaps_and_waiting_state", '<failure message="x"/>'), ("test_other", '<skipped message="needs 1.38"/>')])
+    return a, b
+
+
+def test_classifies_each_change(runs):
+    rows = {(r.case, r.name): r.change for r in compare(load_run(runs[0]), load_run(runs[1]))}
+    assert rows[("CL-1", "restart_gap[0]")] == "same"  # same expectation, holds: within the band
+    assert rows[("CL-1", "restart_gap[1]")] == "documented change"  # version-keyed band, holds
+    assert rows[("CL-1", "restart_gap[2]")] == "unexplained"  # fails its own band
+    assert rows[("CL-1", "gone")] == "missing (test failed)"  # the failed test is its own unexplained row
+    assert rows[("CL-2", "crashloopbackoff_visible_s")] == "undocumented"
+
+
+def test_outcome_changes(runs):
+    rows = [r for r in compare(load_run(runs[0]), load_run(runs[1])) if r.name == "outcome"]
+    by_test = {r.test.split("::")[-1]: (r.a, r.b, r.change) for r in rows}
+    assert by_test["test_backoff_gaps_and_waiting_state"] == ("passed", "failed", "unexplained")
+    assert by_test["test_other"] == ("passed", "skipped", "outcome changed")
+
+
+def test_main_prints_table_writes_json_and_exits_1_on_unexplained(runs, tmp_path, capsys):
+    out = tmp_path / "cmp.json"
+    assert main([str(runs[0]), str(runs[1]), "--json", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "A: v1.34.4 run ra" in text and "B: v1.37.2 run rb" in text
+    assert "restart_gap[1]" in text and "documented change" in text and "summary:" in text
+    data = json.loads(out.read_text())
+    assert data["a"]["kubernetes"] == "v1.34.4" and len(data["rows"]) >= 5
+
+
+def test_identical_runs_exit_0(tmp_path):
+    items = [m("r1", "v1.37.2", "restart_gap[0]", 1.0, 0.0, [0, 3])]
+    a = write_run(tmp_path / "a", items)
+    b = write_run(tmp_path / "b", [dict(items[0], run_id="r2", value=2.0)])
+    assert main([str(a), str(b)]) == 0
+
+
+def test_newest_run_of_a_file_is_taken_unless_named(tmp_path):
+    d = write_run(tmp_path / "x", [m("old", "v1.34.4", "n", 1.0, 1.0, [0, 2]), m("new", "v1.37.2", "n", 1.5, 1.0, [0, 2])])
+    assert load_run(d).run_id == "new"
+    assert load_run(d, "old").kubernetes == "v1.34.4"
+    with pytest.raises(RunNotFound, match="no run nope"):
+        load_run(d, "nope")
+
+
+def test_bad_input_is_a_clear_error(tmp_path, capsys):
+    assert main([str(tmp_path / "missing"), str(tmp_path / "missing")]) == 2
+    assert "no measurements.json" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(RunNotFound, match="not a measurements file"):
+        load_run(tmp_path / "bad.json")
+
+
+def test_a_value_gone_from_a_passing_test_is_unexplained(tmp_path):
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "x", 1.0, 1.0, [0, 2]), m("r1", "v1.37.2", "y", 1.0, 1.0, [0, 2])],
+                  [("test_backoff_gaps_and_waiting_state", "")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 1.0, 1.0, [0, 2])], [("test_backoff_gaps_and_waiting_state", "")])
+    rows = {r.name: r.change for r in compare(load_run(a), load_run(b))}
+    assert rows == {"x": "same", "y": "unexplained"}
