@@ -10,6 +10,8 @@ REPORTS ?= reports
 # OFFLINE=1 always builds the node image locally (auto: when it cannot be pulled).
 K8S_VERSION ?=
 E2E_MARKERS ?= not slow
+# pytest-xdist workers sharing one cluster (0: no xdist)
+E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 
 .PHONY: e2e e2e-slow smoke test offline compare clean-reports
@@ -27,7 +29,7 @@ e2e: $(BIN)/.installed
 	@mkdir -p $(REPORTS)
 	K8S_VERSION=$(K8S_VERSION) hack/prepare.sh > $(REPORTS)/profile.env
 	set -a; . $(REPORTS)/profile.env; set +a; \
-	$(BIN)/pytest scenarios -m "$(E2E_MARKERS)" --reports-dir $(REPORTS) \
+	$(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) \
 	  --alluredir $(REPORTS)/allure-results --junitxml $(REPORTS)/junit.xml $(PYTEST_ARGS)
 
 # the slow tail of CL-1 (back-off up to the 300 s cap): about 20 minutes

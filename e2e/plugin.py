@@ -19,10 +19,12 @@ that created it.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import logging
 import os
 import secrets
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +32,7 @@ import allure
 import pytest
 
 from . import documented  # noqa: F401  (registers every family's expectations)
-from .cluster import Kind, PreflightError, Profile, check_docker
+from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
 from .images import workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import Judge, MeasurementLog
@@ -126,6 +128,24 @@ def cluster(pytestconfig: pytest.Config) -> ClusterInfo:
     return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind)
 
 
+@contextmanager
+def node_share(cluster: ClusterInfo, serial: bool):
+    """Share the cluster's node with other workers' tests, or (``serial``) have it alone.
+
+    A shared ``flock`` for ordinary tests, an exclusive one for ``serial`` ones, on one lock
+    file per cluster: with pytest-xdist a serial scenario waits for the running ones and
+    blocks new ones while it runs.
+    """
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    name = cluster.kind.name if cluster.kind else run_id()
+    with open(STATE_DIR / f"{name}.node.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def _namespace_name(item: pytest.Item) -> str:
     base = slug(item.name.lower()).replace("_", "-").replace(".", "-")
     return f"e2e-{base[:40].strip('-')}-{secrets.token_hex(3)}"
@@ -171,6 +191,11 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
     allure.dynamic.parameter("kubernetes", cluster.kubernetes)
     item.user_properties.append(("kubernetes", cluster.kubernetes))
 
+    with node_share(cluster, serial=item.get_closest_marker("serial") is not None):
+        yield from _scenario(request, cluster, item, cases)
+
+
+def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest.Item, cases: list[str]):
     ns = _namespace_name(item)
     labels = {RUN_LABEL: run_id()}
     if cases:
