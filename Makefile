@@ -14,7 +14,7 @@ E2E_MARKERS ?= not slow
 E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: e2e e2e-slow smoke test offline compare clean-reports
+.PHONY: e2e e2e-slow smoke test offline compare lint clean-reports
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,3 +50,10 @@ smoke:
 # compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes)
 compare: $(BIN)/.installed
 	$(BIN)/python -m e2e.compare $(A) $(B) --json $(or $(OUT),$(B)/compare.json)
+
+# lint the CI workflow with actionlint (built from its Go module, cached)
+ACTIONLINT := $(HOME)/.cache/pod-lifecycle-e2e/bin/actionlint-v1.7.12
+$(ACTIONLINT):
+	mkdir -p $(dir $@) && GOBIN=$(dir $@)tmp go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 && mv $(dir $@)tmp/actionlint $@
+lint: $(ACTIONLINT)
+	$(ACTIONLINT) -color=false .github/workflows/*.yml

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for hack/offline scripts (sourced, not executed).
 _t0=${_OFFLINE_T0:-$(date +%s)}
 export _OFFLINE_T0=$_t0
@@ -15,7 +16,7 @@ go_build_wrapped() {
   local dir
   dir=$(mktemp -d)
   (
-    cd "$dir"
+    cd "$dir" || exit
     printf 'module offline.local/wrapper\n\ngo 1.24\n\nrequire %s %s\n' "${modver%@*}" "${modver#*@}" > go.mod
     {
       printf '//go:build tools\n\npackage tools\n\nimport (\n'
