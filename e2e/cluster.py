@@ -130,6 +130,10 @@ class Kind:
         """Create the cluster unless it exists (under the lock), load ``images``, return the
         kubeconfig path. The creating run is recorded as the owner."""
         with self._lock:
+            if self.exists() and not self._nodes_running():
+                # e.g. after a reboot or a Docker restart: kind does not restart its nodes
+                log.warning("kind cluster %s exists but its node is not running: recreating it", self.name)
+                self._kind("delete", "cluster", "--name", self.name, timeout=300)
             if self.exists():
                 log.info("reusing kind cluster %s", self.name)
             else:
@@ -148,6 +152,10 @@ class Kind:
             for image in images:
                 self._kind("load", "docker-image", image, "--name", self.name)
         return self.kubeconfig
+
+    def _nodes_running(self) -> bool:
+        r = _run(["docker", "inspect", "-f", "{{.State.Running}}", f"{self.name}-control-plane"], timeout=DOCKER_TIMEOUT_S)
+        return r.returncode == 0 and r.stdout.strip() == "true"
 
     def owned_by(self, run_id: str) -> bool:
         return self._owner_file.exists() and self._owner_file.read_text().strip() == run_id
