@@ -12,6 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 . "$here/versions.env"
 
+# stdout carries only the profile: every step's output goes to stderr
+exec 3>&1 1>&2
+
 want=${1:-}
 version=""
 for v in $K8S_VERSIONS; do
@@ -82,7 +85,7 @@ busybox=pod-lifecycle-e2e/busybox:debian-$(dpkg-query -W -f '${Version}' busybox
 docker image inspect "$busybox" >/dev/null 2>&1 || "$here/build-busybox.sh" "$busybox"
 
 step "offline build ready: $node ($(docker image inspect -f '{{.Size}}' "$node" | awk '{printf "%.0f MB", $1/1e6}')); cache $(du -sh "$cache" | cut -f1)"
-cat <<ENV
+cat >&3 <<ENV
 E2E_KIND=$kind_bin
 E2E_NODE_IMAGE=$node
 E2E_PROFILE_PATCH=$here/kind-offline.yaml
