@@ -1,0 +1,326 @@
+"""AD-1, AD-2, PR-1, PR-2, PS-7 — the fast API-level cases (CASES.md), on a real cluster.
+
+Each runs in seconds (``-m smoke``): server dry-runs (AD-1, PS-7), one short-lived pod (AD-2),
+and probe timings (PR-1, PR-2) measured on timestamps the containers and their exec probes
+write into the container log (:mod:`e2e.probelog`). Documented values, bands and their reasons
+are in :mod:`e2e.documented.api`; manifests are next to this file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from e2e import probelog
+from e2e.documented import api as doc
+from e2e.probelog import Stamp
+from e2e.scenario import Scenario
+from e2e.timeline import container_samples
+
+log = logging.getLogger(__name__)
+
+# Slack for waits (not for verdicts): namespace, scheduling, sandbox and container start on a
+# loaded 2-core node.
+WAIT_SLACK_S = 30
+
+
+def _api_error(e: ApiException) -> dict:
+    try:
+        return json.loads(e.body)
+    except (TypeError, ValueError):
+        return {"message": str(e.body)}
+
+
+def _container_status(pod: dict | None, container: str = "app") -> dict:
+    for cs in ((pod or {}).get("status") or {}).get("containerStatuses") or []:
+        if cs.get("name") == container:
+            return cs
+    return {}
+
+
+def _condition(pod: dict | None, kind: str) -> dict:
+    return next((c for c in ((pod or {}).get("status") or {}).get("conditions") or [] if c.get("type") == kind), {})
+
+
+def _stamps(sc: Scenario, pod: str, previous: bool = False) -> list[Stamp]:
+    return probelog.parse(sc.kube.logs(sc.namespace, pod, "app", previous=previous))
+
+
+def _ready_before_started(sc: Scenario, pod: str) -> bool:
+    """True when any recorded status showed ``app`` ready while not (yet) started."""
+    return any(s.container == "app" and s.ready and not s.started for s in container_samples(sc.recorder.changes("Pod"), pod))
+
+
+def _killing_message(sc: Scenario, pod: str) -> str | None:
+    for ch in sc.recorder.changes("Event"):
+        ev = ch.obj
+        if ev.get("reason") == "Killing" and (ev.get("involvedObject") or {}).get("name") == pod:
+            return ev.get("message")
+    return None
+
+
+# -- AD-1 --------------------------------------------------------------------------------------
+
+
+@pytest.mark.smoke
+@pytest.mark.case("AD-1")
+def test_default_toleration_seconds(scenario: Scenario):
+    """AD-1: every pod gets NoExecute tolerations not-ready and unreachable with
+    tolerationSeconds 300 (s); a pod's own not-ready toleration (30 s) is kept and only the
+    missing one is added. Server dry-run."""
+    sc = scenario
+    pod = sc.apply("default-tolerations.yaml", dry_run=True, name="plain")[0]
+    tolerations = pod["spec"].get("tolerations") or []
+    sc.expect("AD-1", "default_toleration_keys", ",".join(sorted(t.get("key", "") for t in tolerations)),
+              details={"tolerations": tolerations})
+    for key in doc.DEFAULT_TOLERATION_KEYS:
+        t = next((t for t in tolerations if t.get("key") == key), {})
+        sc.expect("AD-1", f"default_toleration_seconds[{key}]", t.get("tolerationSeconds"))
+        sc.expect("AD-1", f"default_toleration_effect[{key}]", t.get("effect"))
+        sc.expect("AD-1", f"default_toleration_operator[{key}]", t.get("operator"))
+
+    own = sc.apply("own-toleration.yaml", dry_run=True, name="own", own_seconds=doc.OWN_NOT_READY_TOLERATION_SECONDS)[0]
+    tolerations = own["spec"].get("tolerations") or []
+    by_key = {t.get("key"): t for t in tolerations}
+    sc.expect("AD-1", "own_toleration_seconds_kept", by_key.get("node.kubernetes.io/not-ready", {}).get("tolerationSeconds"),
+              details={"tolerations": tolerations})
+    sc.expect("AD-1", "missing_toleration_added_seconds", by_key.get("node.kubernetes.io/unreachable", {}).get("tolerationSeconds"))
+    sc.expect("AD-1", "toleration_count[own not-ready]", len(tolerations))
+
+
+# -- AD-2 --------------------------------------------------------------------------------------
+
+
+@pytest.mark.smoke
+@pytest.mark.case("AD-2")
+def test_running_pod_conditions(scenario: Scenario):
+    """AD-2: a running, ready pod carries PodReadyToStartContainers, Initialized,
+    ContainersReady, Ready and PodScheduled, all True."""
+    sc = scenario
+    sc.apply("conditions.yaml", name="conditions")
+    sc.wait_for("pod conditions Ready=True", lambda: _condition(sc.pod("conditions"), "Ready").get("status") == "True", WAIT_SLACK_S)
+    conditions = sc.pod("conditions")["status"]["conditions"]
+    sc.expect("AD-2", "condition_types", ",".join(sorted(c["type"] for c in conditions)), details={"conditions": conditions})
+    by_type = {c["type"]: c.get("status") for c in conditions}
+    for kind in doc.AD2_CONDITIONS:
+        sc.expect("AD-2", f"condition_status[{kind}]", by_type.get(kind))
+
+
+# -- PR-1 --------------------------------------------------------------------------------------
+
+# the three pods: (name, restartPolicy, seconds until the container creates /tmp/started or -1)
+NEVER_ALWAYS = ("unstarted-always", "Always", -1)
+NEVER_NEVER = ("unstarted-never", "Never", -1)
+IN_TIME = ("starts-in-time", "Always", doc.STARTS_AFTER_S)
+
+
+def _startup_pod(sc: Scenario, name: str, policy: str, starts_after_s: int) -> None:
+    sc.apply("startup.yaml", name=name, restart_policy=policy, starts_after_s=starts_after_s,
+             startup_period_s=doc.STARTUP_PERIOD_S, startup_failure_threshold=doc.STARTUP_FAILURE_THRESHOLD,
+             other_period_s=doc.PR1_OTHER_PROBE_PERIOD_S)
+
+
+def _previous_run_stamps(sc: Scenario, pod: str, first_timeout_s: float, next_timeout_s: float) -> list[Stamp]:
+    """The stamps of the run before the current one, read once ``app`` restarted.
+
+    The kubelet's minute container GC (pkg/kubelet/kuberuntime/kuberuntime_gc.go
+    evictableContainers: every non-running container counts, MaxPerPodContainer 1) can remove
+    the dead run while its successor is still only *created*: the API then answers "unable to
+    retrieve container logs" (seen once on v1.37.2). Then the next run, which never starts
+    either, is waited for and read instead (once).
+    """
+    restarts = 1
+    sc.wait_for(f"{pod} restarted after the startup probe failed",
+                lambda: _container_status(sc.pod(pod)).get("restartCount", 0) >= restarts, first_timeout_s)
+    try:
+        return _stamps(sc, pod, previous=True)
+    except ApiException as e:
+        if "unable to retrieve container logs" not in str(e.body):
+            raise
+        log.warning("%s: the previous run's log is gone (container GC race): %s; reading the next killed run", pod, e.body)
+        sc.mark(time.time(), f"{pod}: previous log garbage-collected")
+    restarts = _container_status(sc.pod(pod)).get("restartCount", 0) + 1
+    sc.wait_for(f"{pod} restarted again", lambda: _container_status(sc.pod(pod)).get("restartCount", 0) >= restarts,
+                next_timeout_s)
+    return _stamps(sc, pod, previous=True)
+
+
+def _judge_killed_run(sc: Scenario, key: str, pod: str, stamps: list[Stamp]) -> None:
+    """PR-1 facts of one run that never started, from its own log (``key``: the restart policy)."""
+    start, sigterm = probelog.first(stamps, "start"), probelog.first(stamps, "sigterm")
+    assert start and sigterm, f"{pod}: the killed run's log lacks its start or SIGTERM stamp: {stamps}"
+    startup = probelog.labelled(stamps, "probe:startup")
+    sc.mark(sigterm.at, f"SIGTERM {pod}")
+    details = {"start": start.at, "sigterm": sigterm.at, "startup_probes": [(s.label, s.at) for s in startup]}
+    sc.expect("PR-1", f"startup_kill_after_start_s[{key}]", round(sigterm.at - start.at, 3), around=sigterm.at, details=details)
+    sc.expect("PR-1", f"startup_probe_failures_before_kill[{key}]",
+              len([s for s in startup if s.label == "probe:startup:failure" and s.at <= sigterm.at]), around=sigterm.at, details=details)
+    for i, gap in enumerate(probelog.intervals(startup)):
+        sc.expect("PR-1", f"startup_probe_period_s[{key},{i}]", gap, around=startup[i + 1].at)
+    if startup:
+        sc.expect("PR-1", f"kill_after_last_startup_failure_s[{key}]", round(sigterm.at - startup[-1].at, 3), around=sigterm.at)
+    for probe in ("liveness", "readiness"):
+        sc.expect("PR-1", f"{probe}_probe_runs_before_started[{key}]", len(probelog.labelled(stamps, f"probe:{probe}")))
+
+
+@pytest.mark.smoke
+@pytest.mark.case("PR-1")
+def test_startup_probe_budget(scenario: Scenario):
+    """PR-1: a startupProbe of failureThreshold 3 × periodSeconds 2 = 6 s. A container that
+    never starts is killed about 6 s after its start (after exactly 3 failures) and restarted
+    under Always, not under Never (pod Failed); liveness and readiness never run before the
+    startup probe succeeded — in the pod that starts in time they begin right after it."""
+    sc = scenario
+    for name, policy, after in (NEVER_ALWAYS, NEVER_NEVER, IN_TIME):
+        _startup_pod(sc, name, policy, after)
+    kill_high = sc.judge.expectation("PR-1", "startup_kill_after_start_s").band.high
+
+    name = NEVER_ALWAYS[0]
+    killed = _previous_run_stamps(sc, name, WAIT_SLACK_S + kill_high, WAIT_SLACK_S + kill_high)
+    _judge_killed_run(sc, "Always", name, killed)
+    sc.expect("PR-1", "killing_event_message[Always]", _killing_message(sc, name))
+    sc.expect("PR-1", "restart_count[Always]", _container_status(sc.pod(name)).get("restartCount"))
+
+    name = NEVER_NEVER[0]
+    sc.wait_for(f"{name} phase Failed", lambda: (sc.pod(name) or {}).get("status", {}).get("phase") == "Failed",
+                WAIT_SLACK_S + kill_high)
+    _judge_killed_run(sc, "Never", name, _stamps(sc, name))
+    sc.expect("PR-1", "killing_event_message[Never]", _killing_message(sc, name))
+    sc.expect("PR-1", "phase[Never]", sc.pod(name)["status"]["phase"])
+    sc.expect("PR-1", "restart_count[Never]", _container_status(sc.pod(name)).get("restartCount"))
+
+    name = IN_TIME[0]
+    sc.wait_for(f"{name} ready", lambda: _container_status(sc.pod(name)).get("ready") is True, WAIT_SLACK_S + kill_high)
+    # readiness has run (the pod is ready); give liveness the upper end of its band to show up
+    # in the log (returns as soon as it does; a run that never came is judged below as None)
+    wait_high = sc.judge.expectation("PR-1", "liveness_wait_after_startup_s").band.high
+    sc.never_within(wait_high, f"a liveness probe run in {name}'s log",
+                    lambda: probelog.labelled(_stamps(sc, name), "probe:liveness"), interval_s=0.5)
+    stamps = _stamps(sc, name)
+    success = probelog.first(stamps, "probe:startup:success")
+    assert success, f"{name}: ready, but no successful startup probe in its log: {stamps}"
+    sc.mark(success.at, f"startup probe success {name}")
+    for probe in ("liveness", "readiness"):
+        runs = probelog.labelled(stamps, f"probe:{probe}")
+        sc.expect("PR-1", f"{probe}_probe_runs_before_started[starts in time]", len(probelog.before(runs, success.at)),
+                  around=success.at)
+        if runs:
+            sc.expect("PR-1", f"{probe}_wait_after_startup_s", round(runs[0].at - success.at, 3), around=success.at,
+                      details={"startup": [(s.label, s.at) for s in probelog.labelled(stamps, "probe:startup")],
+                               probe: [s.at for s in runs[:3]]})
+        else:
+            sc.expect("PR-1", f"{probe}_wait_after_startup_s", None, around=success.at)
+    sc.expect("PR-1", "restart_count[starts in time]", _container_status(sc.pod(name)).get("restartCount"))
+
+    for name, _, _ in (NEVER_ALWAYS, NEVER_NEVER, IN_TIME):
+        sc.expect("PR-1", f"ready_before_started[{name}]", _ready_before_started(sc, name))
+
+
+# -- PR-2 --------------------------------------------------------------------------------------
+
+
+def _endpoint_states(sc: Scenario, pod: str) -> list[tuple[float, dict | None]]:
+    """``(received_at, endpoint)`` for every recorded EndpointSlice change of the namespace;
+    ``endpoint`` is the one whose targetRef is ``pod``, or None when that slice lists none."""
+    out = []
+    for ch in sc.recorder.changes("EndpointSlice"):
+        if ch.type == "DELETED":
+            continue
+        ep = next((e for e in ch.obj.get("endpoints") or [] if (e.get("targetRef") or {}).get("name") == pod), None)
+        out.append((ch.received_at, ep))
+    return out
+
+
+def _ready(ep: dict | None) -> bool | None:
+    return None if ep is None else (ep.get("conditions") or {}).get("ready")
+
+
+# How long the not-ready container is watched for a restart (s): two more failure thresholds
+# of the readiness probe (a kill would follow a threshold within one pod sync, as a liveness or
+# startup kill does: PR-1 kill_after_last_startup_failure_s) plus the PLEG relist that reports it.
+NO_RESTART_WATCH_S = 2 * doc.READINESS_FAIL_AFTER_S + doc.POD_SYNC_S + doc.PLEG_RELIST_S
+
+
+@pytest.mark.smoke
+@pytest.mark.case("PR-2")
+@pytest.mark.record("Pod", "Event", "EndpointSlice")
+def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
+    """PR-2: the readiness file disappears 5 s after the start; after failureThreshold 2 ×
+    periodSeconds 1 = 2 s the pod's endpoint turns ready=false (serving=false, still listed) and
+    the container keeps running, never restarted."""
+    sc = scenario
+    name = "ready"
+    sc.apply("readiness.yaml", name=name, period_s=doc.READINESS_PERIOD_S, failure_threshold=doc.READINESS_FAILURE_THRESHOLD,
+             ready_for_s=doc.READY_FOR_S)
+    band = sc.judge.expectation("PR-2", "not_ready_after_removal_s").band
+    # ready first, then not ready: the file goes READY_FOR_S after the start
+    sc.wait_for("endpoint ready=true", lambda: any(_ready(ep) is True for _, ep in _endpoint_states(sc, name)), WAIT_SLACK_S)
+    sc.wait_for("endpoint ready=false after ready=true",
+                lambda: _ready(_endpoint_states(sc, name)[-1][1]) is False, doc.READY_FOR_S + band.high + WAIT_SLACK_S)
+    stamps = _stamps(sc, name)
+    removed = probelog.first(stamps, "readiness-file-removed")
+    assert removed, f"{name}: the endpoint went not ready but the container never stamped the removal: {stamps}"
+    sc.mark(removed.at, "readiness file removed")
+
+    states = _endpoint_states(sc, name)
+    before = [ep for at, ep in states if at < removed.at]
+    sc.expect("PR-2", "endpoint_ready[before removal]", _ready(before[-1]) if before else None, around=removed.at)
+    after = next(((at, ep) for at, ep in states if at >= removed.at and _ready(ep) is False), None)
+    assert after, f"{name}: no ready=false endpoint received after the removal"
+    at, ep = after
+    probes = probelog.labelled(stamps, "probe:readiness")
+    sc.expect("PR-2", "not_ready_after_removal_s", round(at - removed.at, 3), around=at,
+              details={"removed": removed.at, "endpoint_not_ready_received": at,
+                       "probes_after_removal": [(s.label, s.at) for s in probes if s.at >= removed.at - doc.READINESS_PERIOD_S]})
+    cond = ep.get("conditions") or {}
+    sc.expect("PR-2", "endpoint_ready[not ready]", cond.get("ready"), around=at, details={"endpoint": ep})
+    sc.expect("PR-2", "endpoint_serving[not ready]", cond.get("serving"), around=at)
+    sc.expect("PR-2", "endpoint_terminating[not ready]", cond.get("terminating"), around=at)
+
+    def restarted_or_stopped() -> bool:
+        cs = _container_status(sc.pod(name))
+        return cs.get("restartCount", 0) > 0 or "running" not in (cs.get("state") or {})
+
+    sc.never_within(NO_RESTART_WATCH_S, f"{name}/app restarted or stopped while not ready", restarted_or_stopped)
+    pod = sc.pod(name)
+    cs = _container_status(pod)
+    sc.expect("PR-2", "endpoint_listed[not ready]", _endpoint_states(sc, name)[-1][1] is not None)
+    sc.expect("PR-2", "pod_ready_condition[not ready]", _condition(pod, "Ready").get("status"))
+    sc.expect("PR-2", "restart_count[not ready]", cs.get("restartCount"))
+    sc.expect("PR-2", "container_state[not ready]", next(iter(cs.get("state") or {}), None))
+
+
+# -- PS-7 --------------------------------------------------------------------------------------
+
+
+def _dry_run_prestop(sc: Scenario, name: str, sleep_s: int) -> ApiException | None:
+    """Server dry-run of a pod with ``preStop.sleep.seconds = sleep_s`` and grace PS7_GRACE_S;
+    the API's error, or None when accepted."""
+    try:
+        sc.apply("prestop-sleep.yaml", dry_run=True, name=name, sleep_s=sleep_s, grace_s=doc.PS7_GRACE_S)
+    except ApiException as e:
+        return e
+    return None
+
+
+@pytest.mark.smoke
+@pytest.mark.case("PS-7")
+def test_prestop_sleep_validation(scenario: Scenario):
+    """PS-7: preStop.sleep.seconds 40 > terminationGracePeriodSeconds 30 is rejected (422, the
+    documented message); 30 (equal) and 0 are accepted; −1 is rejected. Server dry-run."""
+    sc = scenario
+    over = _dry_run_prestop(sc, "sleep-over", doc.PS7_OVER_S)
+    body = _api_error(over) if over else {}
+    causes = (body.get("details") or {}).get("causes") or [{}]
+    sc.expect("PS-7", "rejected_status", over.status if over else 201, details={"body": body})
+    sc.expect("PS-7", "rejected_reason", body.get("reason"))
+    sc.expect("PS-7", "rejected_field", causes[0].get("field"))
+    sc.expect("PS-7", "rejected_message", body.get("message"), pod="sleep-over")
+    for key, name, seconds in (("sleep=grace", "sleep-equal", doc.PS7_GRACE_S), ("sleep=0", "sleep-zero", 0),
+                               ("sleep=-1", "sleep-negative", -1)):
+        err = _dry_run_prestop(sc, name, seconds)
+        sc.expect("PS-7", f"accepted[{key}]", err is None, details={"error": _api_error(err) if err else None})
