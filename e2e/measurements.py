@@ -30,7 +30,10 @@ from .expectations import REGISTRY, Expectation, NotDocumented, Registry
 @dataclass
 class Measurement:
     """One judged value. ``value`` is a number in ``unit`` or a string; ``verdict`` is
-    ``pass``, ``fail`` or ``undocumented`` (nothing documented for this version: kept, not judged)."""
+    ``pass``, ``fail``, ``undocumented`` (nothing documented for this version: kept, not
+    judged), or set aside with ``details.reason`` (:meth:`Judge.set_aside`): ``skipped`` (the
+    environment prevents the documented behaviour, e.g. clamped OOM scores, OM-5) or ``flake``
+    (a race upstream tolerates, e.g. OOMKilled missing on a 137 exit, OM-1)."""
 
     case: str
     name: str
@@ -179,6 +182,26 @@ class Judge:
             measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
             details=details or {},
         )
+
+    SET_ASIDE = ("skipped", "flake")
+
+    def set_aside(self, case: str, name: str, value: object, verdict: str, reason: str,
+                  details: dict | None = None, **params: object) -> Measurement:
+        """Write ``value`` next to its documented expectation with ``verdict`` ``skipped`` or
+        ``flake`` and ``reason``: visible in measurements.json and the summary, never a failure
+        and never a pass. ``NotDocumented`` propagates: only a documented value can be set aside."""
+        if verdict not in self.SET_ASIDE:
+            raise ValueError(f"verdict must be one of {self.SET_ASIDE}, not {verdict!r}")
+        template = self.registry.lookup(case, name, self.minor, self.cgroup).documented
+        exp = self.expectation(case, name, **params)
+        m = self._measurement(
+            case, name, value, exp.unit, exp.documented, [exp.band.low, exp.band.high] if exp.band else None,
+            exp.why, exp.source, exp.versions(), verdict, {**(details or {}), "reason": reason},
+        )
+        m.template = template
+        self.log.append(m)
+        self.verdicts.append(Verdict(m, exp, reason))
+        return m
 
     @property
     def failures(self) -> list[Verdict]:

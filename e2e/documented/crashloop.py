@@ -72,7 +72,9 @@ def _gap(case: str, i: int, minors: tuple[int | None, int | None], late_fn, late
     )
 
 
-def _gaps(case: str, indices: range, source: str) -> list[Expectation]:
+def gap_expectations(case: str, indices: range, source: str) -> list[Expectation]:
+    """The version-keyed restart_gap[i] expectations of CL-1 for ``case`` (any family whose
+    containers restart with the crash-loop back-off)."""
     out = []
     for i in indices:
         out.append(_gap(case, i, (None, 34), _resync_late_1_34, "pod-worker re-sync every 10 s × [1, 1.5) jitter",
@@ -90,7 +92,7 @@ def _zero(case: str, name: str, unit: str, why: str, source: str) -> Expectation
     return Expectation(case=case, name=name, documented=0, unit=unit, band=Band(0, 0), why=why, source=source)
 
 
-register(_gaps("CL-1", range(len(DOCUMENTED_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_DOBACKOFF}"))
+register(gap_expectations("CL-1", range(len(DOCUMENTED_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_DOBACKOFF}"))
 
 register(
     [
@@ -136,7 +138,7 @@ register(
         _exact("CL-3", "last_terminated_reason", "Completed", S1_POLICY),
         _exact("CL-3", "last_exit_code", 0, S1_POLICY),
         _exact("CL-3", "waiting_reason", "CrashLoopBackOff", S1_POLICY),
-        *_gaps("CL-3", range(2), f"{S1_POLICY} (same back-off as CL-1)"),
+        *gap_expectations("CL-3", range(2), f"{S1_POLICY} (same back-off as CL-1)"),
     ]
 )
 
