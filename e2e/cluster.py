@@ -149,9 +149,25 @@ class Kind:
                     raise
                 self._owner_file.write_text(run_id)
             self.kubeconfig.write_text(self._kind("get", "kubeconfig", "--name", self.name))
+            self._confine_pod_subnet()
             for image in images:
                 self._kind("load", "docker-image", image, "--name", self.name)
         return self.kubeconfig
+
+    def _confine_pod_subnet(self) -> None:
+        """Never let a packet for a pod address leave the node.
+
+        The node routes its pod subnet only per live pod (a /32 per veth); a packet for a
+        released pod IP (kube-proxy still holding a stale endpoint, seen in PS-4) would
+        otherwise follow the node's default route off the machine. An ``unreachable`` route for
+        the whole subnet is less specific than every per-pod route, so it only catches those.
+        (Not for the Service range: host-network clients need the default route there until
+        kube-proxy's NAT rewrites the destination.)
+        """
+        subnet = (self.profile.config().get("networking") or {}).get("podSubnet", "10.244.0.0/16")
+        for cidr in subnet.split(","):
+            if ":" not in cidr:  # IPv4 only: the default profiles are single-stack IPv4
+                self.node_exec("ip", "route", "replace", "unreachable", cidr.strip())
 
     def _nodes_running(self) -> bool:
         r = _run(["docker", "inspect", "-f", "{{.State.Running}}", f"{self.name}-control-plane"], timeout=DOCKER_TIMEOUT_S)

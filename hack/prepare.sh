@@ -2,7 +2,7 @@
 # Everything `make e2e` needs before pytest starts, printed as shell assignments on stdout
 # (progress on stderr): a Docker engine, the pinned kind CLI, a node image — pulled where a
 # registry answers, built by hack/offline where not (or when OFFLINE=1) — and the workload
-# images.
+# images (busybox; the suite's own lifecycle-app, always built locally).
 #
 # env: K8S_VERSION (1.37, 1.34, v1.37.2...), NODE_IMAGE (explicit node image), OFFLINE
 # (auto|1|0), E2E_START_DOCKER (1: install/start Debian's docker.io as root when no engine
@@ -51,8 +51,17 @@ if [ -n "$image" ] && [ "$offline" != 1 ]; then
     step "$image cannot be pulled: building the node image offline (hack/offline)"
   fi
 fi
+# -- the suite's own workload image (no registry copy): tagged by a hash of its source --------------
+app_dir=$here/images/lifecycle-app
+app=pod-lifecycle-e2e/lifecycle-app:src-$(cat "$app_dir"/go.mod "$app_dir"/main.go "$app_dir"/build.sh | sha256sum | cut -c1-10)
+if ! docker image inspect "$app" >/dev/null 2>&1; then
+  need go "Go is needed to build the suite's HTTP workload (hack/images/lifecycle-app)"
+  "$app_dir/build.sh" "$app"
+fi
+
 if [ "$offline" != 0 ]; then
   "$here/offline/build.sh" "${K8S_VERSION:-}"
+  echo "E2E_APP_IMAGE=$app"
   exit 0
 fi
 
@@ -75,4 +84,5 @@ E2E_KIND=$kind_bin
 E2E_NODE_IMAGE=$image
 E2E_PROFILE_PATCH=
 E2E_BUSYBOX_IMAGE=$busybox
+E2E_APP_IMAGE=$app
 ENV

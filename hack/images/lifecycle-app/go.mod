@@ -1,0 +1,3 @@
+module pod-lifecycle-e2e/lifecycle-app
+
+go 1.22
