@@ -153,6 +153,19 @@ def restart_gaps(runs: Sequence[Attempt]) -> list[float]:
     return gaps
 
 
+def status_sequence(changes: Iterable[Change], pod: str) -> list[str]:
+    """kubectl's STATUS column (``Init:0/2``, ``PodInitializing``...) of every recorded change
+    of ``pod``, consecutive repeats dropped."""
+    seq: list[str] = []
+    for ch in changes:
+        if ch.kind != "Pod" or ch.name != pod:
+            continue
+        status = pod_columns(ch.obj).status
+        if not seq or seq[-1] != status:
+            seq.append(status)
+    return seq
+
+
 # -- the table a person reads --------------------------------------------------------------
 
 

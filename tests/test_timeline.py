@@ -7,7 +7,9 @@ import pytest
 from helpers import change, cstatus, epoch, event, pod, running, terminated, ts, waiting
 
 from e2e.recorder import Change, dump_changes, load_changes
-from e2e.timeline import Attempt, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows
+from e2e.timeline import (
+    Attempt, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows, status_sequence,
+)
 
 BACKOFF_MSG = "back-off 10s restarting failed container=app pod=crash_ns(uid-1)"
 
@@ -180,3 +182,15 @@ def test_dump_empty_recording(tmp_path):
     path = tmp_path / "empty.json"
     path.write_text(dump_changes([]))
     assert load_changes(path) == []
+
+
+def test_status_sequence_follows_kubectl_and_drops_repeats():
+    init_run = pod("p", init=("init",), phase="Pending", init_statuses=[cstatus("init", running(1))],
+                   statuses=[cstatus("app", waiting("PodInitializing"))])
+    init_err = pod("p", init=("init",), phase="Pending", init_statuses=[cstatus("init", terminated(1, "Error", 1, 2))],
+                   statuses=[cstatus("app", waiting("PodInitializing"))])
+    backoff = pod("p", init=("init",), phase="Pending", init_statuses=[cstatus("init", waiting("CrashLoopBackOff"), restarts=1)],
+                  statuses=[cstatus("app", waiting("PodInitializing"))])
+    other = pod("q", phase="Running", statuses=[cstatus("app", running(1), ready=True)])
+    changes = [change(1, init_run), change(1.5, init_run), change(2, init_err), change(2.1, other), change(3, backoff)]
+    assert status_sequence(changes, "p") == ["Init:0/1", "Init:Error", "Init:CrashLoopBackOff"]

@@ -14,7 +14,7 @@ from kubernetes.client.exceptions import ApiException
 from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
-from e2e.timeline import container_history, container_samples, restart_gaps
+from e2e.timeline import container_history, container_samples, restart_gaps, status_sequence
 
 # Seconds one run of the crashing container lasts (its `sleep`), plus a start budget.
 RUN_S = 1
@@ -190,15 +190,6 @@ def _api_message(e: ApiException) -> str:
         return str(e.body)
 
 
-def _status_sequence(sc: Scenario, pod: str) -> list[str]:
-    seq: list[str] = []
-    for ch in sc.recorder.changes("Pod", pod):
-        status = pod_columns(ch.obj).status
-        if not seq or seq[-1] != status:
-            seq.append(status)
-    return seq
-
-
 def _main_started(sc: Scenario, pod: str) -> bool:
     return any(s.container == "app" and (s.state != "waiting" or s.started)
                for s in container_samples(sc.recorder.changes("Pod"), pod))
@@ -210,8 +201,8 @@ def test_failing_init_container_always(scenario: Scenario):
     sc = scenario
     sc.apply("init-fails.yaml", name="init", restart_policy="Always")
     budget = sc.judge.expectation("CL-1", "restart_gap[1]").band.high + 3 * RUN_BUDGET_S + WAIT_SLACK_S
-    sc.wait_for("STATUS Init:CrashLoopBackOff", lambda: "Init:CrashLoopBackOff" in _status_sequence(sc, "init"), budget)
-    sc.expect("CL-8", "status_sequence[Always]", " → ".join(_status_sequence(sc, "init")))
+    sc.wait_for("STATUS Init:CrashLoopBackOff", lambda: "Init:CrashLoopBackOff" in status_sequence(sc.recorder.changes("Pod"), "init"), budget)
+    sc.expect("CL-8", "status_sequence[Always]", " → ".join(status_sequence(sc.recorder.changes("Pod"), "init")))
     sc.expect("CL-8", "main_started[Always]", _main_started(sc, "init"))
 
 
