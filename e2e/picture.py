@@ -72,9 +72,15 @@ def render(
         for prev, gap in zip(runs, restart_gaps(runs)):
             if gap >= 3:  # label the gaps wide enough to hold their text
                 ax.text(prev.finished_at - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)
-    for when, label in marks:
-        ax.axvline(when - t0, color="#1565c0", linestyle="--", linewidth=1)
-        ax.text(when - t0, -0.55, " " + label, va="bottom", ha="left", fontsize=8, color="#1565c0")
+    span = max(end, 1.0)
+    last_x, level = None, 0
+    for when, label in sorted(marks):
+        x = when - t0
+        ax.axvline(x, color="#1565c0", linestyle="--", linewidth=1)
+        # labels closer than ~3 % of the axis would overprint: stack them upwards
+        level = level + 1 if last_x is not None and x - last_x < 0.03 * span else 0
+        last_x = x
+        ax.text(x, -0.55 + 0.17 * (level % 4), " " + label, va="bottom", ha="left", fontsize=8, color="#1565c0")
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels([f"{pod}\n{c}" if len({p for p, _ in lanes}) > 1 else c for pod, c in lanes], fontsize=8)
     ax.set_ylim(-0.6, len(lanes) - 0.05)

@@ -21,7 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from . import picture
 from .scenario import Scenario
 from .recorder import dump_changes
-from .timeline import format_table, rows
+from .timeline import Row, format_table, rows
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,8 @@ def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     t0 = sc.t0 or sc.recorder.started_at or 0.0
     changes = sc.recorder.changes()
     files: dict[str, str | bytes] = {}
-    files["timeline.txt"] = f"t0 = {t0:.3f} (epoch s; first manifest applied)\n\n" + format_table(rows(changes, t0))
+    table = sorted(rows(changes, t0) + [Row(when - t0, "mark", label) for when, label in sc.marks], key=lambda r: r.t)
+    files["timeline.txt"] = f"t0 = {t0:.3f} (epoch s; first manifest applied)\n\n" + format_table(table)
     files["recording.json"] = dump_changes(changes)
     if sc.judge.verdicts or sc.judge.undocumented:
         files["measurements.txt"] = sc.judge.summary()

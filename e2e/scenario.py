@@ -98,7 +98,10 @@ class Scenario:
         table = rows(self.recorder.changes(), t0)
         return excerpt(table, None if around is None else around - t0, width_s)
 
-    def expect(self, case: str, name: str, value: object, around: float | None = None, **params: object) -> bool:
+    def expect(self, case: str, name: str, value: object, around: float | None = None, context: str | None = None,
+               details: dict | None = None, **params: object) -> bool:
         """Judge ``value`` (see :meth:`e2e.measurements.Judge.expect`); a failure's context is
-        the timeline around ``around`` (epoch s) or its end."""
-        return self.judge.expect(case, name, value, context=self.timeline_excerpt(around) if around else None, **params)
+        ``context`` if given, else the timeline around ``around`` (epoch s), else its end."""
+        if context is None and around:
+            context = self.timeline_excerpt(around)
+        return self.judge.expect(case, name, value, context=context, details=details, **params)
