@@ -119,6 +119,11 @@ def _backoff_reason(sc: Scenario, pod: str) -> str | None:
     return None
 
 
+def _phase(sc: Scenario, pod: str) -> str | None:
+    """The pod's phase as last recorded (None before the recorder has seen the pod)."""
+    return ((sc.pod(pod) or {}).get("status") or {}).get("phase")
+
+
 def _max_restarts(sc: Scenario, pod: str) -> int:
     return max((s.restart_count for s in container_samples(sc.recorder.changes("Pod"), pod)), default=0)
 
@@ -148,11 +153,11 @@ def test_restart_policies(scenario: Scenario, policy: str, exit_code: int):
         return
     phase = "Succeeded" if exit_code == 0 else "Failed"
     sc.wait_for(f"policy phase {phase} or a restart",
-                lambda: sc.pod("policy")["status"].get("phase") in ("Succeeded", "Failed") or _max_restarts(sc, "policy") > 0,
+                lambda: _phase(sc, "policy") in ("Succeeded", "Failed") or _max_restarts(sc, "policy") > 0,
                 RUN_BUDGET_S + WAIT_SLACK_S)
     # a restart would come within restart_gap[0]'s band: watch a window longer than that
     sc.never_within(NO_RESTART_WATCH_S, "a restart", lambda: _max_restarts(sc, "policy") > 0)
-    sc.expect("CL-4", f"phase{key}", sc.pod("policy")["status"].get("phase"))
+    sc.expect("CL-4", f"phase{key}", _phase(sc, "policy"))
     sc.expect("CL-4", f"restart_count{key}", _max_restarts(sc, "policy"))
 
 
