@@ -30,9 +30,9 @@ e2e: $(BIN)/.installed
 	K8S_VERSION=$(K8S_VERSION) hack/prepare.sh > $(REPORTS)/profile.env
 	set -a; . $(REPORTS)/profile.env; set +a; \
 	$(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) \
-	  --alluredir $(REPORTS)/allure-results --junitxml $(REPORTS)/junit.xml $(PYTEST_ARGS)
+	  --alluredir $(REPORTS)/allure-results --clean-alluredir --junitxml $(REPORTS)/junit.xml $(PYTEST_ARGS)
 
-# the slow tail of CL-1 (back-off up to the 300 s cap): about 20 minutes
+# the slow tail of CL-1 (back-off up to the 300 s cap): about 11 minutes
 e2e-slow:
 	$(MAKE) e2e E2E_MARKERS=slow
 
@@ -49,7 +49,7 @@ smoke:
 
 # compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes)
 compare: $(BIN)/.installed
-	$(BIN)/python -m e2e.compare $(A) $(B) --json $(or $(OUT),$(B)/compare.json)
+	$(BIN)/python -m e2e.compare $(A) $(B) $(if $(OUT),--json $(OUT))
 
 # lint the CI workflow with actionlint (built from its Go module, cached)
 ACTIONLINT := $(HOME)/.cache/pod-lifecycle-e2e/bin/actionlint-v1.7.12

@@ -99,8 +99,13 @@ def check_docker() -> str:
 
 def kind_binary() -> str:
     """Path of the kind CLI (``$E2E_KIND`` or ``kind`` on PATH); ``PreflightError`` if missing."""
-    path = os.environ.get("E2E_KIND") or shutil.which("kind")
-    if not path or not Path(path).exists():
+    given = os.environ.get("E2E_KIND")
+    if given:
+        if not (Path(given).is_file() and os.access(given, os.X_OK)):
+            raise PreflightError(f"E2E_KIND={given} is not an executable file (`make e2e` installs the pinned kind)")
+        return given
+    path = shutil.which("kind")
+    if not path:
         raise PreflightError("kind not found (set E2E_KIND or put kind on PATH; `make e2e` installs the pinned version)")
     return path
 

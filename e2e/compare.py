@@ -14,10 +14,15 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   and the new value holds its own;
 - ``unexplained``: the new value fails its expectation, or a value disappeared/appeared while
   its test still ran, or a test's outcome went from passed to failed/error;
-- ``undocumented``: one side has no documented value for its version (shown, not judged).
+- ``undocumented``: one side has no documented value for its version (shown, not judged);
+- ``set aside`` / ``holds now``: the value was set aside with a reason (skipped, flake) in B /
+  only in A; set aside in B after holding in A is ``unexplained``.
 
-Usage: ``python -m e2e.compare A B [--json OUT]``; prints a table, writes the JSON, and exits
-1 when anything is unexplained (for CI), 2 on bad input.
+A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not.
+
+Usage: ``python -m e2e.compare A B [--json OUT]``; prints a table, writes the JSON (default:
+``compare.json`` next to B's measurements), and exits 1 when anything is unexplained (for CI),
+2 on bad input.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+
+# verdicts of values set aside with a reason (e2e.measurements.Judge.set_aside)
+SET_ASIDE = ("skipped", "flake")
 
 
 class RunNotFound(ValueError):
@@ -67,17 +76,20 @@ def load_run(path: str | Path, run_id: str | None = None) -> Run:
         raise RunNotFound(f"{path}: no measurements.json")
     try:
         items = json.loads(file.read_text())["measurements"]
-    except (ValueError, KeyError) as e:
-        raise RunNotFound(f"{file}: not a measurements file ({e})") from None
+        run_ids = list(dict.fromkeys(m["run_id"] for m in items))
+    except (ValueError, KeyError, TypeError) as e:
+        raise RunNotFound(f"{file}: not a measurements file ({type(e).__name__}: {e})") from None
     if not items:
         raise RunNotFound(f"{file}: no measurements")
-    run_ids = list(dict.fromkeys(m["run_id"] for m in items))
     chosen = run_id or run_ids[-1]
     if chosen not in run_ids:
         raise RunNotFound(f"{file}: no run {chosen} (runs: {', '.join(run_ids)})")
     ms = {(m["test"], m["case"], m["name"]): m for m in items if m["run_id"] == chosen}
     junit = file.parent / "junit.xml"
-    outcomes = _outcomes(junit) if junit.exists() else {}
+    try:
+        outcomes = _outcomes(junit) if junit.exists() else {}
+    except ET.ParseError as e:
+        raise RunNotFound(f"{junit}: not a JUnit XML file ({e})") from None
     kubernetes = next(iter(ms.values()))["kubernetes"]
     return Run(str(file), chosen, kubernetes, ms, outcomes)
 
@@ -129,6 +141,11 @@ def compare(a: Run, b: Run) -> list[Row]:
                 b.outcomes.get(test, "passed"), "unexplained")
         elif "undocumented" in (ma["verdict"], mb["verdict"]):
             change = "undocumented"
+        elif mb["verdict"] in SET_ASIDE:
+            # set aside with a reason (skipped, flake): a regression when it used to hold
+            change = "unexplained" if ma["verdict"] == "pass" else "set aside"
+        elif ma["verdict"] in SET_ASIDE:
+            change = "holds now"
         elif mb["verdict"] == "fail":
             change = "unexplained"
         elif _same_expectation(ma, mb):
@@ -141,7 +158,7 @@ def compare(a: Run, b: Run) -> list[Row]:
         )
     for test in sorted(set(a.outcomes) | set(b.outcomes)):
         oa, ob = a.outcomes.get(test, "—"), b.outcomes.get(test, "—")
-        if oa != ob:
+        if oa != ob or ob in ("failed", "error"):
             change = "unexplained" if ob in ("failed", "error") else "outcome changed"
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))
     return rows
@@ -176,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("b", help="reports dir or measurements.json of the later run")
     p.add_argument("--run-id-a")
     p.add_argument("--run-id-b")
-    p.add_argument("--json", default=None, help="write the comparison as JSON here")
+    p.add_argument("--json", default=None, help="write the comparison as JSON here (default: compare.json next to B)")
     args = p.parse_args(argv)
     try:
         a, b = load_run(args.a, args.run_id_a), load_run(args.b, args.run_id_b)
@@ -185,11 +202,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = compare(a, b)
     print(table(a, b, rows))
-    if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"a": {"run_id": a.run_id, "kubernetes": a.kubernetes, "path": a.path},
-             "b": {"run_id": b.run_id, "kubernetes": b.kubernetes, "path": b.path},
-             "rows": [asdict(r) for r in rows]}, indent=1, default=str))
+    out = Path(args.json) if args.json else Path(b.path).parent / "compare.json"
+    out.write_text(json.dumps(
+        {"a": {"run_id": a.run_id, "kubernetes": a.kubernetes, "path": a.path},
+         "b": {"run_id": b.run_id, "kubernetes": b.kubernetes, "path": b.path},
+         "rows": [asdict(r) for r in rows]}, indent=1, default=str))
     return 1 if any(r.change == "unexplained" for r in rows) else 0
 
 

@@ -75,10 +75,16 @@ class Kube:
     """One cluster: typed clients plus a dynamic client for manifests."""
 
     def __init__(self, kubeconfig: str | None, context: str | None = None, request_timeout_s: float = 30):
+        if kubeconfig and not Path(kubeconfig).is_file():
+            raise ClusterUnreachable(f"kubeconfig {kubeconfig} does not exist")
+        cfg = client.Configuration()
         try:
-            self.api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
         except Exception as e:  # config errors come in many types
             raise ClusterUnreachable(f"cannot load kubeconfig {kubeconfig or '(default)'} context {context or '(current)'}: {e}") from e
+        # no silent urllib3 retries: a timeout means what it says
+        cfg.retries = False
+        self.api_client = client.ApiClient(cfg)
         self.request_timeout_s = request_timeout_s
         self.core = client.CoreV1Api(self.api_client)
         self.batch = client.BatchV1Api(self.api_client)

@@ -70,6 +70,7 @@ class MeasurementLog:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".measurements.")
             with os.fdopen(fd, "w") as f:
                 json.dump(data, f, indent=1, default=str)
+            os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is for everyone
             os.replace(tmp, self.path)
 
     def read(self) -> dict:
@@ -215,6 +216,8 @@ class Judge:
             m = v.measurement
             out.append(f"{m.verdict.upper():4}  {m.case:5} {m.name:32} measured {m.value!r} {m.unit}  expected {v.expectation.describe()}")
         out.extend(f"UNDOCUMENTED  {text}" for text in self.undocumented)
+        if self.failures:
+            out += ["", "failed values, explained:"] + [v.explain() for v in self.failures]
         return "\n".join(out)
 
     def verify(self) -> None:

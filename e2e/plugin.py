@@ -66,6 +66,40 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
 
 
+def _preflight(config: pytest.Config) -> None:
+    """Fail fast, once, in the controller (before any xdist worker starts) when Docker, kind
+    or an existing cluster is missing: a clear message and exit code 4, no test errors."""
+    try:
+        profile = profile_of(config)
+        if profile is None:
+            Kube(config.getoption("--kubeconfig"), config.getoption("--context")).version()
+        else:
+            profile.config()
+            check_docker()
+            Kind(profile)  # finds the kind binary
+    except (PreflightError, ClusterUnreachable) as e:
+        pytest.exit(f"pod-lifecycle-e2e cannot run: {e}", returncode=4)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    configured = config.getoption("--node-image") or config.getoption("--kubeconfig")
+    if _is_controller(config) and configured:
+        _preflight(config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if any("cluster" in getattr(item, "fixturenames", ()) for item in items):
+        if not (config.getoption("--node-image") or config.getoption("--kubeconfig")):
+            raise pytest.UsageError(
+                "scenarios need a cluster: give --node-image (or E2E_NODE_IMAGE) for a kind cluster, "
+                "or --kubeconfig for an existing one (`make e2e` sets these up)"
+            )
+        if config.getoption("--context") and not config.getoption("--kubeconfig"):
+            raise pytest.UsageError("--context goes with --kubeconfig")
+
+
 def run_id() -> str:
     return os.environ["E2E_RUN_ID"]
 
@@ -125,6 +159,8 @@ def cluster(pytestconfig: pytest.Config) -> ClusterInfo:
         cgroup = _cgroup_version(kind)
     except (PreflightError, ClusterUnreachable) as e:
         pytest.exit(f"pod-lifecycle-e2e cannot run: {e}", returncode=4)
+    except Exception as e:  # noqa: BLE001 - one clear stop instead of one traceback per test
+        pytest.exit(f"pod-lifecycle-e2e cannot set up the cluster: {type(e).__name__}: {e}", returncode=4)
     return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind)
 
 
@@ -227,6 +263,8 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
                 files = gather(sc, item.nodeid)
                 attach(files)
             if failed:
+                if rep is not None:
+                    files = {**files, "failure.txt": str(rep.longrepr)}
                 write(files, _reports(request.config) / run_id() / slug(item.nodeid))
         finally:
             if failed and request.config.getoption("--keep-namespaces"):
@@ -241,8 +279,9 @@ def _is_controller(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Controller only, after every worker: sweep this run's namespaces, export kind logs
-    when something failed, delete the cluster this run created (unless --keep-cluster)."""
+    """Controller only, after every worker: export kind logs when something failed (not
+    after Ctrl-C), then delete the cluster this run created (unless --keep-cluster, which
+    sweeps this run's namespaces instead)."""
     config = session.config
     if not _is_controller(config):
         return
@@ -258,14 +297,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if not kind.owned_by(run_id()):
         return
-    failed = session.testsfailed > 0 or exitstatus not in (0, 5)
-    if failed:
-        dest = _reports(config) / run_id() / "kind-logs"
-        try:
-            kind.export_logs(dest)
-            log.warning("kind logs exported to %s", dest)
-        except Exception as e:  # noqa: BLE001
-            log.warning("kind export logs failed: %s", e)
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    try:
+        if (session.testsfailed > 0 or exitstatus not in (0, 5)) and not interrupted:
+            dest = _reports(config) / run_id() / "kind-logs"
+            try:
+                kind.export_logs(dest)
+                log.warning("kind logs exported to %s", dest)
+            except Exception as e:  # noqa: BLE001
+                log.warning("kind export logs failed: %s", e)
+    finally:  # a Ctrl-C during the export still deletes the cluster
+        _finish_cluster(config, kind)
+
+
+def _finish_cluster(config: pytest.Config, kind: Kind) -> None:
     if config.getoption("--keep-cluster"):
         log.warning("keeping kind cluster %s (kubeconfig %s)", kind.name, kind.kubeconfig)
         try:

@@ -129,7 +129,10 @@ class Recorder:
                         break
             except ApiException as e:
                 if e.status == 410:
-                    rv = self._relist(kind)
+                    try:
+                        rv = self._relist(kind)
+                    except Exception as relist_error:  # noqa: BLE001
+                        self._error(kind, relist_error)
                     continue
                 self._error(kind, e)
             except Exception as e:  # noqa: BLE001 - a recorder thread must not die silently

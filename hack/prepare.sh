@@ -17,28 +17,33 @@ cache=${E2E_CACHE:-$HOME/.cache/pod-lifecycle-e2e}
 offline=${OFFLINE:-auto}
 
 # -- Docker engine -------------------------------------------------------------------------------
-need docker "install Docker (kind runs its nodes as Docker containers)" 2>/dev/null || true
-if ! timeout 10 docker info >/dev/null 2>&1; then
-  start_default=0
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && start_default=1
-  if [ "${E2E_START_DOCKER:-$start_default}" = 1 ]; then
-    "$here/offline/docker.sh"
+start_default=0
+[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && start_default=1
+start_docker=${E2E_START_DOCKER:-$start_default}
+if ! command -v docker >/dev/null || ! timeout 10 docker info >/dev/null 2>&1; then
+  if [ "$start_docker" = 1 ]; then
+    "$here/offline/docker.sh"   # installs Debian's docker.io if needed, starts dockerd
+  elif ! command -v docker >/dev/null; then
+    die "the docker CLI is not installed: install Docker (kind runs its nodes as Docker containers), or run as root with E2E_START_DOCKER=1 to install Debian's docker.io"
   else
     die "no Docker engine answers (docker info failed within 10 s): start Docker, or run as root with E2E_START_DOCKER=1 to install and start Debian's docker.io"
   fi
-elif [ "$offline" != 0 ] && [ "$(id -u)" = 0 ]; then
-  "$here/offline/docker.sh"   # registers the runtime wrapper where the host needs it
+elif [ "$(id -u)" = 0 ]; then
+  "$here/offline/docker.sh"   # checks the runtime wrapper where the host needs it; never restarts an engine
 fi
 
 # -- node image --------------------------------------------------------------------------------------
 image=${NODE_IMAGE:-}
 if [ -z "$image" ] && [ "$offline" != 1 ]; then
   if [ -z "${K8S_VERSION:-}" ]; then
+    need go "Go is needed to read kind's default node image from its module (or set NODE_IMAGE)"
     kind_dir=$(kind_module_dir)
+    [ -d "$kind_dir" ] || die "could not fetch sigs.k8s.io/kind@$KIND_VERSION from the Go module proxy (set NODE_IMAGE)"
     image=$(sed -n 's/^const Image = "\(.*\)"/\1/p' "$kind_dir/pkg/apis/config/defaults/image.go")
   else
     v=${K8S_VERSION#v}
-    for full in $K8S_VERSIONS; do [[ "$full" == "v$v"* ]] && v=${full#v} && break; done
+    [[ "$v" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || die "K8S_VERSION=$K8S_VERSION: give 1.MINOR or 1.MINOR.PATCH"
+    for full in $K8S_VERSIONS; do [[ "$full" == "v$v" || "$full" == "v$v."* ]] && v=${full#v} && break; done
     image=kindest/node:v$v
   fi
 fi

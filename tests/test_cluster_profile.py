@@ -194,5 +194,5 @@ def test_kind_binary_missing(tmp_path, monkeypatch):
     with pytest.raises(PreflightError, match=r"kind not found"):
         kind_binary()
     monkeypatch.setenv("E2E_KIND", str(tmp_path / "no-such-kind"))
-    with pytest.raises(PreflightError, match=r"kind not found"):
+    with pytest.raises(PreflightError, match=r"E2E_KIND=.*no-such-kind is not an executable file"):
         kind_binary()

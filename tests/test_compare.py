@@ -101,3 +101,29 @@ def test_a_value_gone_from_a_passing_test_is_unexplained(tmp_path):
     b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 1.0, 1.0, [0, 2])], [("test_backoff_gaps_and_waiting_state", "")])
     rows = {r.name: r.change for r in compare(load_run(a), load_run(b))}
     assert rows == {"x": "same", "y": "unexplained"}
+
+
+def test_set_aside_values_are_not_hidden_as_same(tmp_path):
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "x", 0, -997, None), m("r1", "v1.37.2", "y", 0, -998, None, verdict="skipped")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 0, -997, None, verdict="skipped"),
+                                   m("r2", "v1.37.2", "y", 0, -998, None, verdict="skipped")])
+    rows = {r.name: r.change for r in compare(load_run(a), load_run(b))}
+    assert rows == {"x": "unexplained", "y": "set aside"}
+
+
+def test_a_test_failing_in_both_runs_is_unexplained(tmp_path):
+    junit = [("test_backoff_gaps_and_waiting_state", '<failure message="x"/>')]
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "x", 1.0, 1.0, [0, 2])], junit)
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 1.0, 1.0, [0, 2])], junit)
+    assert main([str(a), str(b)]) == 1
+    assert (b / "compare.json").exists()  # next to B by default
+
+
+def test_malformed_inputs_exit_2(tmp_path, capsys):
+    (tmp_path / "list").mkdir()
+    (tmp_path / "list" / "measurements.json").write_text('{"measurements": [1, 2]}')
+    assert main([str(tmp_path / "list"), str(tmp_path / "list")]) == 2
+    d = write_run(tmp_path / "x", [m("r1", "v1.37.2", "x", 1.0, 1.0, [0, 2])])
+    (d / "junit.xml").write_text("<testsuites><broken")
+    assert main([str(d), str(d)]) == 2
+    assert "not a JUnit XML file" in capsys.readouterr().err

@@ -17,8 +17,9 @@ exec 3>&1 1>&2
 
 want=${1:-}
 version=""
+[ -z "$want" ] || [[ "${want#v}" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || die "Kubernetes version '$want': give 1.MINOR or 1.MINOR.PATCH"
 for v in $K8S_VERSIONS; do
-  if [ -z "$want" ] || [ "$v" = "$want" ] || [ "$v" = "v$want" ] || [[ "$v" == "v${want#v}."* ]]; then version=$v; break; fi
+  if [ -z "$want" ] || [ "$v" = "v${want#v}" ] || [[ "$v" == "v${want#v}."* ]]; then version=$v; break; fi
 done
 [ -n "$version" ] || die "Kubernetes version '$want' is not one the offline build supports ($K8S_VERSIONS)"
 

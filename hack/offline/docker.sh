@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Make sure a Docker engine answers. Use the running one; otherwise install Debian's
-# docker.io (when apt-get is available and we are root) and start dockerd.
+# Make sure a Docker engine answers. Use the running one (never restarted); otherwise install
+# Debian's docker.io (when apt-get is available and we are root) and start dockerd.
 # On a host whose capability bounding set lacks CAP_SYS_RESOURCE, register
 # runc-wrapper.sh as Docker's default OCI runtime (see that file for why).
 set -euo pipefail
@@ -65,16 +65,8 @@ fi
 config_ok=0
 ensure_wrapper_config && config_ok=1
 if engine_answers; then
-  if [ $config_ok = 0 ]; then
-    if pgrep -x dockerd >/dev/null; then
-      step "docker: restarting dockerd to load the runtime wrapper"
-      pkill -x dockerd
-      for _ in $(seq 1 30); do pgrep -x dockerd >/dev/null || break; sleep 1; done
-      start_dockerd
-    else
-      die "Docker engine answers but is not ours to restart: add the runtime in /etc/docker/daemon.json and restart it"
-    fi
-  fi
+  # never restart a running engine: other containers (other people's clusters) live in it
+  [ $config_ok = 1 ] || die "registered the OCI runtime wrapper in /etc/docker/daemon.json (this host lacks CAP_SYS_RESOURCE); the running Docker engine must be restarted to load it (e.g. systemctl restart docker), then run again"
 else
   [ "$(id -u)" = 0 ] || die "no Docker engine answers; start it (dockerd needs root)"
   start_dockerd
