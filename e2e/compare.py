@@ -15,8 +15,9 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``unexplained``: the new value fails its expectation, or a value disappeared/appeared while
   its test still ran, or a test's outcome went from passed to failed/error;
 - ``undocumented``: one side has no documented value for its version (shown, not judged);
-- ``set aside`` / ``holds now``: the value was set aside with a reason (skipped, flake) in B /
-  only in A; set aside in B after holding in A is ``unexplained``.
+- ``set aside`` / ``holds now``: the value was skipped with an environment reason in B / only
+  in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
+  tolerates (its reason in the details).
 
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not.
 
@@ -141,8 +142,10 @@ def compare(a: Run, b: Run) -> list[Row]:
                 b.outcomes.get(test, "passed"), "unexplained")
         elif "undocumented" in (ma["verdict"], mb["verdict"]):
             change = "undocumented"
+        elif mb["verdict"] == "flake":
+            change = "flake"  # a race upstream tolerates, with its reason in the details
         elif mb["verdict"] in SET_ASIDE:
-            # set aside with a reason (skipped, flake): a regression when it used to hold
+            # skipped for an environment reason: a regression when it used to hold
             change = "unexplained" if ma["verdict"] == "pass" else "set aside"
         elif ma["verdict"] in SET_ASIDE:
             change = "holds now"

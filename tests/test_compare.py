@@ -127,3 +127,9 @@ def test_malformed_inputs_exit_2(tmp_path, capsys):
     (d / "junit.xml").write_text("<testsuites><broken")
     assert main([str(d), str(d)]) == 2
     assert "not a JUnit XML file" in capsys.readouterr().err
+
+
+def test_a_flake_is_shown_as_such(tmp_path):
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "exit_code", 137, 137, None)])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "exit_code", 137, 137, None, verdict="flake")])
+    assert [r.change for r in compare(load_run(a), load_run(b))] == ["flake"]

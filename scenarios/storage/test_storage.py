@@ -254,6 +254,11 @@ def judge_eviction(sc: Scenario, case: str, pod: str, writer: str, ev: Eviction,
     # placeholder 137 (see e2e/ephemeral.py): that is kept in the details above, not judged.
     if end is None or end.from_runtime:
         sc.expect(case, "exit_code", end.exit_code if end else None, details={"container_ends": ends})
+    else:
+        sc.judge.set_aside(case, "exit_code", end.exit_code, "flake",
+                           "the kubelet removed the evicted container before the runtime's terminated state "
+                           "reached the API (ContainerStatusUnknown, placeholder 137): the process's own exit "
+                           "code was not observable", details={"container_ends": ends})
 
 
 # -- ES-1 … ES-5 ---------------------------------------------------------------------------
