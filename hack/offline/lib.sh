@@ -3,7 +3,7 @@
 _t0=${_OFFLINE_T0:-$(date +%s)}
 export _OFFLINE_T0=$_t0
 step() { printf '[offline %4ss] %s\n' "$(( $(date +%s) - _t0 ))" "$*" >&2; }
-die() { printf 'offline: error: %s\n' "$*" >&2; exit 1; }
+die() { printf 'pod-lifecycle-e2e: error: %s\n' "$*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found: $2"; }
 
 # go_build_wrapped OUT_DIR MODULE@VERSION PACKAGE...
