@@ -15,7 +15,7 @@ import time
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e import probelog
+from e2e import endpoints, probelog
 from e2e.documented import api as doc
 from e2e.probelog import Stamp
 from e2e.scenario import Scenario
@@ -223,20 +223,9 @@ def test_startup_probe_budget(scenario: Scenario):
 # -- PR-2 --------------------------------------------------------------------------------------
 
 
-def _endpoint_states(sc: Scenario, pod: str) -> list[tuple[float, dict | None]]:
-    """``(received_at, endpoint)`` for every recorded EndpointSlice change of the namespace;
-    ``endpoint`` is the one whose targetRef is ``pod``, or None when that slice lists none."""
-    out = []
-    for ch in sc.recorder.changes("EndpointSlice"):
-        if ch.type == "DELETED":
-            continue
-        ep = next((e for e in ch.obj.get("endpoints") or [] if (e.get("targetRef") or {}).get("name") == pod), None)
-        out.append((ch.received_at, ep))
-    return out
-
-
-def _ready(ep: dict | None) -> bool | None:
-    return None if ep is None else (ep.get("conditions") or {}).get("ready")
+def _endpoint_history(sc: Scenario, pod: str) -> list[endpoints.EndpointState]:
+    """Every recorded change of ``pod``'s endpoint conditions, oldest first."""
+    return [st for st in endpoints.endpoint_states(sc.recorder.changes("EndpointSlice")) if st.pod == pod]
 
 
 # How long the not-ready container is watched for a restart (s): two more failure thresholds
@@ -258,28 +247,27 @@ def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
              ready_for_s=doc.READY_FOR_S)
     band = sc.judge.expectation("PR-2", "not_ready_after_removal_s").band
     # ready first, then not ready: the file goes READY_FOR_S after the start
-    sc.wait_for("endpoint ready=true", lambda: any(_ready(ep) is True for _, ep in _endpoint_states(sc, name)), WAIT_SLACK_S)
+    sc.wait_for("endpoint ready=true", lambda: endpoints.first(_endpoint_history(sc, name), name, ready=True), WAIT_SLACK_S)
     sc.wait_for("endpoint ready=false after ready=true",
-                lambda: _ready(_endpoint_states(sc, name)[-1][1]) is False, doc.READY_FOR_S + band.high + WAIT_SLACK_S)
+                lambda: _endpoint_history(sc, name)[-1].ready is False, doc.READY_FOR_S + band.high + WAIT_SLACK_S)
     stamps = _stamps(sc, name)
     removed = probelog.first(stamps, "readiness-file-removed")
     assert removed, f"{name}: the endpoint went not ready but the container never stamped the removal: {stamps}"
     sc.mark(removed.at, "readiness file removed")
 
-    states = _endpoint_states(sc, name)
-    before = [ep for at, ep in states if at < removed.at]
-    sc.expect("PR-2", "endpoint_ready[before removal]", _ready(before[-1]) if before else None, around=removed.at)
-    after = next(((at, ep) for at, ep in states if at >= removed.at and _ready(ep) is False), None)
+    states = _endpoint_history(sc, name)
+    before = [st for st in states if st.received_at < removed.at]
+    sc.expect("PR-2", "endpoint_ready[before removal]", before[-1].ready if before else None, around=removed.at)
+    after = endpoints.first(states, name, after=removed.at, ready=False)
     assert after, f"{name}: no ready=false endpoint received after the removal"
-    at, ep = after
+    at = after.received_at
     probes = probelog.labelled(stamps, "probe:readiness")
     sc.expect("PR-2", "not_ready_after_removal_s", round(at - removed.at, 3), around=at,
               details={"removed": removed.at, "endpoint_not_ready_received": at,
                        "probes_after_removal": [(s.label, s.at) for s in probes if s.at >= removed.at - doc.READINESS_PERIOD_S]})
-    cond = ep.get("conditions") or {}
-    sc.expect("PR-2", "endpoint_ready[not ready]", cond.get("ready"), around=at, details={"endpoint": ep})
-    sc.expect("PR-2", "endpoint_serving[not ready]", cond.get("serving"), around=at)
-    sc.expect("PR-2", "endpoint_terminating[not ready]", cond.get("terminating"), around=at)
+    sc.expect("PR-2", "endpoint_ready[not ready]", after.ready, around=at, details={"endpoint": vars(after)})
+    sc.expect("PR-2", "endpoint_serving[not ready]", after.serving, around=at)
+    sc.expect("PR-2", "endpoint_terminating[not ready]", after.terminating, around=at)
 
     def restarted_or_stopped() -> bool:
         cs = _container_status(sc.pod(name))
@@ -288,7 +276,7 @@ def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
     sc.never_within(NO_RESTART_WATCH_S, f"{name}/app restarted or stopped while not ready", restarted_or_stopped)
     pod = sc.pod(name)
     cs = _container_status(pod)
-    sc.expect("PR-2", "endpoint_listed[not ready]", _endpoint_states(sc, name)[-1][1] is not None)
+    sc.expect("PR-2", "endpoint_listed[not ready]", _endpoint_history(sc, name)[-1].present)
     sc.expect("PR-2", "pod_ready_condition[not ready]", _condition(pod, "Ready").get("status"))
     sc.expect("PR-2", "restart_count[not ready]", cs.get("restartCount"))
     sc.expect("PR-2", "container_state[not ready]", next(iter(cs.get("state") or {}), None))
