@@ -17,23 +17,52 @@ Lookup is by case ID, measurement name and the cluster's Kubernetes minor versio
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
+
+
+def number(value: float | int) -> str:
+    """A number as a person reads it: integers in full (``104857000``, never ``1.04857e+08``),
+    other values with up to 6 decimals (``0.25``, ``12.345678``), ``∞`` for an open end."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "∞" if value > 0 else "-∞"
+        if value.is_integer():
+            return str(int(value))
+        return f"{value:.6f}".rstrip("0").rstrip(".")
+    return str(value)
 
 
 @dataclass(frozen=True)
 class Band:
-    """An inclusive range ``[low, high]`` in the expectation's unit."""
+    """An inclusive range ``[low, high]`` in the expectation's unit; ``high`` may be
+    ``math.inf`` (see :meth:`at_least`)."""
 
     low: float
     high: float
+
+    @classmethod
+    def at_least(cls, low: float) -> "Band":
+        """The open-ended band ``[low, ∞)``: "at least ``low``"."""
+        return cls(low, math.inf)
 
     def __contains__(self, value: float) -> bool:
         return self.low <= value <= self.high
 
     def __str__(self) -> str:
-        return f"[{self.low:g}, {self.high:g}]"
+        if math.isinf(self.high):
+            return f"[{number(self.low)}, ∞)"
+        return f"[{number(self.low)}, {number(self.high)}]"
+
+    def as_list(self) -> list[float | None]:
+        """``[low, high]`` for JSON (an open end is ``None``)."""
+        return [self.low, None if math.isinf(self.high) else self.high]
+
+
+# a placeholder of a documented string: {name} (never a regex quantifier such as {1,3})
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -72,11 +101,32 @@ class Expectation:
         # True == 1 in Python; a documented flag and a documented number must not stand in for each other
         return isinstance(value, bool) == isinstance(self.documented, bool) and value == self.documented
 
+    def fill(self, **params: object) -> "Expectation":
+        """This expectation with the ``{placeholders}`` of a documented string filled from
+        ``params`` (e.g. the pod name in a message). Only ``{identifier}`` is a placeholder, so a
+        regex quantifier such as ``\\d{1,3}`` stays as it is; in a ``pattern`` the values are
+        inserted literally (``re.escape``). With no ``params`` the expectation is returned as it
+        is (e.g. to read its band). Raises ``KeyError`` naming a placeholder without a value."""
+        if not params or not isinstance(self.documented, str) or not _PLACEHOLDER.search(self.documented):
+            return self
+
+        def value(m: re.Match) -> str:
+            key = m.group(1)
+            if key not in params:
+                raise KeyError(f"{self.case} {self.name}: no value for placeholder {{{key}}} (given: {sorted(params)})")
+            text = str(params[key])
+            return re.escape(text) if self.pattern else text
+
+        return replace(self, documented=_PLACEHOLDER.sub(value, self.documented))
+
     def describe(self) -> str:
-        """``"20 s within [19, 23] s"``, ``"'CrashLoopBackOff'"`` or ``"matching /re/"``."""
+        """``"20 s within [19, 23] s"``, ``"at least 1 restarts"``, ``"'CrashLoopBackOff'"`` or
+        ``"matching /re/"``."""
         if self.band is not None:
             unit = f" {self.unit}" if self.unit else ""
-            return f"{self.documented:g}{unit} within {self.band}{unit}"
+            if math.isinf(self.band.high):
+                return f"at least {number(self.band.low)}{unit}"
+            return f"{number(self.documented)}{unit} within {self.band}{unit}"
         if self.pattern:
             return f"matching /{self.documented}/"
         return repr(self.documented)
@@ -93,7 +143,20 @@ class Expectation:
 
 
 class NotDocumented(LookupError):
-    """No expectation of the registry applies to this case, name and version."""
+    """No expectation of the registry applies to this case, name and version (or the entries
+    differ by cgroup version and the cluster's is unknown)."""
+
+
+class UnknownMeasurement(LookupError):
+    """The registry has never heard of this (case, name) for any version: a misspelt name,
+    or a value the registry must document first. Raised at once, never recorded."""
+
+
+def base_name(name: str) -> str:
+    """``name`` without a trailing ``[...]`` qualifier: ``restart_gap[2]`` → ``restart_gap``."""
+    if name.endswith("]") and "[" in name:
+        return name[: name.rindex("[")]
+    return name
 
 
 @dataclass
@@ -111,22 +174,44 @@ class Registry:
                     raise ValueError(f"{new.case} {new.name}: versions {new.versions()} overlap {old.versions()}")
             self.entries.append(new)
 
+    def _candidates(self, case: str, name: str) -> list[Expectation]:
+        candidates = [e for e in self.entries if e.case == case and e.name == name]
+        if not candidates and base_name(name) != name:
+            candidates = [e for e in self.entries if e.case == case and e.name == base_name(name)]
+        return candidates
+
+    def knows(self, case: str, name: str) -> bool:
+        """True when some version of the registry documents ``case``/``name`` (as :meth:`lookup` matches it)."""
+        return bool(self._candidates(case, name))
+
     def lookup(self, case: str, name: str, minor: int, cgroup: int | None = None) -> Expectation:
-        """The expectation for ``case``/``name`` on Kubernetes ``1.<minor>``.
+        """The expectation for ``case``/``name`` on Kubernetes ``1.<minor>`` and a node of cgroup
+        version ``cgroup`` (``None``: unknown, e.g. a ``--kubeconfig`` cluster).
 
         ``name`` is matched exactly, else without a trailing ``[...]`` qualifier (so
         ``waiting_message[restartCount=2]`` uses the ``waiting_message`` entry).
-        Raises :class:`NotDocumented` (with the versions that are documented) when none applies.
+        Raises :class:`UnknownMeasurement` when no version documents the name, and
+        :class:`NotDocumented` (with the versions that are documented) when none applies — also
+        when the entries for this version are keyed by cgroup version and ``cgroup`` is unknown.
         """
-        candidates = [e for e in self.entries if e.case == case and e.name == name]
-        if not candidates and name.endswith("]") and "[" in name:
-            base = name[: name.rindex("[")]
-            candidates = [e for e in self.entries if e.case == case and e.name == base]
-        for exp in candidates:
-            if exp.applies_to(minor, cgroup):
-                return exp
-        known = ", ".join(e.versions() for e in candidates) or "none"
+        candidates = self._candidates(case, name)
+        if not candidates:
+            raise UnknownMeasurement(
+                f"{case} {name}: not a measurement the registry knows (misspelt, or document it in "
+                f"e2e/documented first); {case} documents: {', '.join(self.names(case)) or 'nothing'}"
+            )
+        applicable = [e for e in candidates if e.applies_to(minor, cgroup)]
+        if cgroup is None and any(e.cgroup is not None for e in applicable):
+            keyed = ", ".join(e.versions() for e in applicable)
+            raise NotDocumented(f"{case} {name}: documented per cgroup version ({keyed}) and this cluster's cgroup version is unknown")
+        if applicable:
+            return applicable[0]
+        known = ", ".join(e.versions() for e in candidates)
         raise NotDocumented(f"{case} {name}: nothing documented for 1.{minor} (documented for: {known})")
+
+    def names(self, case: str) -> list[str]:
+        """The measurement names documented for ``case`` (any version)."""
+        return sorted({e.name for e in self.entries if e.case == case})
 
     def cases(self) -> list[str]:
         return sorted({e.case for e in self.entries})

@@ -17,23 +17,29 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sys
 import tempfile
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from filelock import FileLock
 
-from .expectations import REGISTRY, Expectation, NotDocumented, Registry
+from .expectations import REGISTRY, Expectation, NotDocumented, Registry, UnknownMeasurement, number
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
 @dataclass
 class Measurement:
     """One judged value. ``value`` is a number in ``unit`` or a string; ``verdict`` is
-    ``pass``, ``fail``, ``undocumented`` (nothing documented for this version: kept, not
-    judged), or set aside with ``details.reason`` (:meth:`Judge.set_aside`): ``skipped`` (the
-    environment prevents the documented behaviour, e.g. clamped OOM scores, OM-5) or ``flake``
-    (a race upstream tolerates, e.g. OOMKilled missing on a 137 exit, OM-1)."""
+    ``pass``, ``fail``, ``undocumented`` (nothing documented for this cluster: kept, never a
+    pass — the test ends skipped with it in the reason), or set aside with ``details.reason``
+    (:meth:`Judge.set_aside`): ``skipped`` (the environment prevents the documented behaviour,
+    e.g. clamped OOM scores, OM-5) or ``flake`` (a race upstream tolerates, e.g. OOMKilled
+    missing on a 137 exit, OM-1: the test ends xfailed). ``band`` is ``[low, high]`` (``high``
+    ``None`` for an open end); ``cgroup`` the node's cgroup version the value was judged for
+    (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
 
     case: str
     name: str
@@ -53,6 +59,8 @@ class Measurement:
     # the registry's documented value before {placeholders} were filled (e.g. a message
     # naming the pod): what stays the same from run to run
     template: float | str | bool | None = None
+    cgroup: int | None = None
+    where: str = ""
 
 
 class MeasurementLog:
@@ -92,12 +100,13 @@ class Verdict:
 
     def explain(self) -> str:
         m, e = self.measurement, self.expectation
-        unit = f" {m.unit}" if m.unit and isinstance(m.value, (int, float)) else ""
-        value = f"{m.value:g}" if isinstance(m.value, float) else repr(m.value) if isinstance(m.value, str) else m.value
         lines = [
-            f"{m.case} {m.name}: measured {value}{unit}, expected {e.describe()}",
-            f"  documented for Kubernetes {e.versions()} (cluster: {m.kubernetes})",
+            f"{m.case} {m.name}: measured {shown(m.value, m.unit)}, expected {e.describe()}",
+            f"  documented for Kubernetes {e.versions()} (cluster: {m.kubernetes}"
+            + (f", cgroup v{m.cgroup})" if m.cgroup else ", cgroup unknown)"),
         ]
+        if m.where:
+            lines.append(f"  judged at {m.where}")
         if e.why:
             lines.append(f"  band: {e.why}")
         lines.append(f"  source: {e.source}")
@@ -105,6 +114,33 @@ class Verdict:
             lines.append("  timeline:")
             lines.extend("    " + line for line in self.context.splitlines())
         return "\n".join(lines)
+
+
+def shown(value: object, unit: str = "") -> str:
+    """A measured value as a message shows it: numbers by :func:`e2e.expectations.number`
+    with their unit, strings quoted, ``None`` as ``nothing``."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        return number(value) + (f" {unit}" if unit else "")
+    return repr(value)
+
+
+def _caller() -> str:
+    """``file:line`` of the innermost frame outside the e2e package: the test's own call."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not path.startswith(_PACKAGE_DIR):
+            try:
+                path = os.path.relpath(path)
+            except ValueError:
+                pass
+            return f"{path}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
 
 
 class Judge:
@@ -133,12 +169,19 @@ class Judge:
         self.undocumented: list[str] = []
 
     def expectation(self, case: str, name: str, **params: object) -> Expectation:
-        """The registry entry for this cluster; ``params`` fill ``{placeholders}`` of a
-        documented string (e.g. the pod name in a message). Raises ``NotDocumented``."""
-        exp = self.registry.lookup(case, name, self.minor, self.cgroup)
-        if params and isinstance(exp.documented, str):
-            exp = replace(exp, documented=exp.documented.format(**params))
-        return exp
+        """The registry entry for this cluster with ``params`` filling the ``{placeholders}`` of
+        a documented string (:meth:`Expectation.fill`). Raises ``UnknownMeasurement`` (name never
+        documented) or ``NotDocumented`` (not for this cluster's version/cgroup)."""
+        return self.registry.lookup(case, name, self.minor, self.cgroup).fill(**params)
+
+    def wait_budget_s(self, case: str, name: str, fallback_s: float) -> float:
+        """The upper end of the band of ``case``/``name`` (s), for a wait's timeout; where
+        nothing is documented for this cluster, ``fallback_s`` — a named constant at the call
+        site — and the values judged later still end ``undocumented``."""
+        try:
+            return self.expectation(case, name).band.high
+        except NotDocumented:
+            return fallback_s
 
     def expect(
         self,
@@ -151,22 +194,28 @@ class Judge:
     ) -> bool:
         """Record ``value`` for ``case``/``name`` with its verdict; True when it holds.
 
-        ``name`` may carry an index (``restart_gap[2]``); the registry is looked up with it
-        as given. Where nothing is documented for this cluster's version the value is still
-        written (verdict ``undocumented``) and counts as holding. ``context`` (text) goes into the failure message; by default the judge's
-        timeline excerpt.
+        ``name`` may carry an index (``restart_gap[2]``) that falls back to the plain name
+        (:meth:`Registry.lookup`). A name the registry has never heard of raises
+        :class:`UnknownMeasurement` at once. Where nothing is documented for this cluster the
+        value is written with verdict ``undocumented`` and False is returned: never a pass (the
+        plugin ends the test skipped, listing it). ``context`` (text) goes into the failure
+        message; by default the judge's timeline excerpt.
         """
+        where = _caller()
+        if not self.registry.knows(case, name):
+            raise UnknownMeasurement(self._unknown(case, name))
         try:
             template = self.registry.lookup(case, name, self.minor, self.cgroup).documented
             exp = self.expectation(case, name, **params)
         except NotDocumented as e:
-            self.undocumented.append(str(e))
-            self.log.append(self._measurement(case, name, value, "", None, None, str(e), "", "", "undocumented", details))
-            return True
+            m = self._measurement(case, name, value, "", None, None, str(e), "", "", "undocumented", details, where)
+            self.log.append(m)
+            self.undocumented.append(m)
+            return False
         ok = exp.holds_for(value)
         m = self._measurement(
-            case, name, value, exp.unit, exp.documented, [exp.band.low, exp.band.high] if exp.band else None,
-            exp.why, exp.source, exp.versions(), "pass" if ok else "fail", details,
+            case, name, value, exp.unit, exp.documented, exp.band.as_list() if exp.band else None,
+            exp.why, exp.source, exp.versions(), "pass" if ok else "fail", details, where,
         )
         m.template = template
         self.log.append(m)
@@ -175,29 +224,40 @@ class Judge:
         self.verdicts.append(Verdict(m, exp, context or ""))
         return ok
 
-    def _measurement(self, case, name, value, unit, documented, band, why, source, versions, verdict, details) -> Measurement:
+    def _unknown(self, case: str, name: str) -> str:
+        try:
+            self.registry.lookup(case, name, self.minor, self.cgroup)
+        except UnknownMeasurement as e:
+            return str(e)
+        return f"{case} {name}: unknown"
+
+    def _measurement(self, case, name, value, unit, documented, band, why, source, versions, verdict, details,
+                     where="") -> Measurement:
         return Measurement(
             case=case, name=name, value=value, unit=unit, documented=documented, band=band, why=why,
             source=source, versions=versions, verdict=verdict, test=self.test, run_id=self.run_id,
             kubernetes=self.kubernetes,
             measured_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
-            details=details or {},
+            details=details or {}, cgroup=self.cgroup, where=where,
         )
 
     SET_ASIDE = ("skipped", "flake")
 
     def set_aside(self, case: str, name: str, value: object, verdict: str, reason: str,
                   details: dict | None = None, **params: object) -> Measurement:
-        """Write ``value`` next to its documented expectation with ``verdict`` ``skipped`` or
-        ``flake`` and ``reason``: visible in measurements.json and the summary, never a failure
-        and never a pass. ``NotDocumented`` propagates: only a documented value can be set aside."""
+        """Write ``value`` next to its documented expectation with ``verdict`` ``skipped`` (an
+        environment limit) or ``flake`` (a race upstream tolerates) and ``reason``: visible in
+        measurements.json and the summary, never a failure and never a pass — the plugin ends
+        the test skipped or xfailed with the reason. ``UnknownMeasurement``/``NotDocumented``
+        propagate: only a documented value can be set aside."""
         if verdict not in self.SET_ASIDE:
             raise ValueError(f"verdict must be one of {self.SET_ASIDE}, not {verdict!r}")
+        where = _caller()
         template = self.registry.lookup(case, name, self.minor, self.cgroup).documented
         exp = self.expectation(case, name, **params)
         m = self._measurement(
-            case, name, value, exp.unit, exp.documented, [exp.band.low, exp.band.high] if exp.band else None,
-            exp.why, exp.source, exp.versions(), verdict, {**(details or {}), "reason": reason},
+            case, name, value, exp.unit, exp.documented, exp.band.as_list() if exp.band else None,
+            exp.why, exp.source, exp.versions(), verdict, {**(details or {}), "reason": reason}, where,
         )
         m.template = template
         self.log.append(m)
@@ -208,14 +268,17 @@ class Judge:
     def failures(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.measurement.verdict == "fail"]
 
+    def set_aside_values(self, verdict: str) -> list[Measurement]:
+        return [v.measurement for v in self.verdicts if v.measurement.verdict == verdict]
+
     def summary(self) -> str:
         """One line per judged value: verdict, case, name, measured, expected; then the
-        values measured where nothing is documented for this version."""
+        values measured where nothing is documented for this cluster."""
         out = []
         for v in self.verdicts:
             m = v.measurement
-            out.append(f"{m.verdict.upper():4}  {m.case:5} {m.name:32} measured {m.value!r} {m.unit}  expected {v.expectation.describe()}")
-        out.extend(f"UNDOCUMENTED  {text}" for text in self.undocumented)
+            out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {shown(m.value, m.unit)}  expected {v.expectation.describe()}")
+        out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {shown(m.value)}  ({m.why})" for m in self.undocumented)
         if self.failures:
             out += ["", "failed values, explained:"] + [v.explain() for v in self.failures]
         return "\n".join(out)
@@ -226,3 +289,19 @@ class Judge:
         if failed:
             head = f"{len(failed)} of {len(self.verdicts)} measured values outside their documented expectation"
             raise ExpectationFailed(head + "\n" + "\n".join(v.explain() for v in failed))
+
+    def outcome(self) -> tuple[str, str] | None:
+        """What the judged values make of a test whose body ended without failing, after
+        :meth:`verify`: ``("undocumented", reason)`` (skip), ``("skipped", reason)`` (an
+        environment limit, skip), ``("flake", reason)`` (xfail), or ``None`` (a pass). The
+        reason lists every such value with its measured value and why."""
+        if self.undocumented:
+            items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.why})" for m in self.undocumented)
+            return "undocumented", f"undocumented: {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"
+        for verdict in ("skipped", "flake"):
+            found = self.set_aside_values(verdict)
+            if found:
+                items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)}: {m.details.get('reason', '')}" for m in found)
+                label = "environment" if verdict == "skipped" else "flake"
+                return verdict, f"{label}: {items}"
+        return None

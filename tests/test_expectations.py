@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import e2e.documented  # noqa: F401  (registers every family's expectations)
-from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry
+from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry, UnknownMeasurement, number
 
 
 def exp(name: str = "gap", minors=(None, None), cgroup=None, **kw) -> Expectation:
@@ -130,11 +130,13 @@ def test_lookup_in_a_gap_between_versions_names_the_documented_ones(registry):
     assert "1.0–1.34" in msg and "1.37–newer" in msg
 
 
-def test_lookup_unknown_name_or_case(registry):
-    with pytest.raises(NotDocumented, match=r"documented for: none"):
+def test_lookup_unknown_name_or_case_is_not_a_version_gap(registry):
+    with pytest.raises(UnknownMeasurement, match=r"CL-1 no_such_value: not a measurement the registry knows.*restart_gap\[1\]"):
         registry.lookup("CL-1", "no_such_value", 37)
-    with pytest.raises(NotDocumented):
+    with pytest.raises(UnknownMeasurement):
         registry.lookup("CL-9", "restart_gap[1]", 37)
+    assert not registry.knows("CL-1", "no_such_value")
+    assert registry.knows("CL-1", "restart_gap[1]") and registry.knows("CL-1", "waiting_message[restartCount=3]")
 
 
 def test_lookup_falls_back_to_name_without_qualifier(registry):
@@ -220,3 +222,39 @@ def test_real_waiting_message_qualifier_fallback():
     e = REGISTRY.lookup("CL-2", "waiting_message[restartCount=2]", 37)
     assert e.name == "waiting_message"
     assert "{container}" in e.documented
+
+
+# -- issue 20 (2, 3, 9): numbers by unit, placeholders in regexes, unknown cgroup ---------------
+
+
+def test_numbers_are_written_in_full_never_in_exponent_form():
+    e = Expectation("Z-1", "bytes", 104858000, "[S0]", unit="bytes", band=Band(104858000, 104858000))
+    assert e.describe() == "104858000 bytes within [104858000, 104858000] bytes"
+    assert number(104857000.0) == "104857000" and number(0.25) == "0.25" and number(12.3456789) == "12.345679"
+
+
+def test_an_open_ended_band_reads_at_least():
+    e = Expectation("Z-1", "restarts", 1, "[S0]", unit="restarts", band=Band.at_least(1))
+    assert e.describe() == "at least 1 restarts" and str(e.band) == "[1, ∞)"
+    assert e.holds_for(10**12) and not e.holds_for(0)
+    assert e.band.as_list() == [1, None]
+
+
+def test_a_regex_with_a_quantifier_takes_placeholders_literally():
+    e = Expectation("Z-1", "message", r"^limit \d{1,3}Mi for {pod}$", "[S0]", pattern=True)
+    filled = e.fill(pod="web.1+x")
+    assert filled.documented == r"^limit \d{1,3}Mi for web\.1\+x$"
+    assert filled.holds_for("limit 64Mi for web.1+x") and not filled.holds_for("limit 64Mi for webX1+x")
+    plain = Expectation("Z-1", "message", "back-off {delay} for {pod} {not a placeholder}", "[S0]").fill(delay="10s", pod="p")
+    assert plain.documented == "back-off 10s for p {not a placeholder}"
+    with pytest.raises(KeyError, match="no value for placeholder {pod}"):
+        e.fill(node="n")
+
+
+def test_a_cgroup_keyed_value_is_not_documented_when_the_cgroup_is_unknown():
+    r = Registry()
+    r.add(Expectation("Z-1", "exit_code", 137, "[S0]", cgroup=2), Expectation("Z-1", "exit_code", 0, "[S0]", cgroup=1))
+    assert r.lookup("Z-1", "exit_code", 37, cgroup=1).documented == 0
+    assert r.lookup("Z-1", "exit_code", 37, cgroup=2).documented == 137
+    with pytest.raises(NotDocumented, match="cgroup version is unknown"):
+        r.lookup("Z-1", "exit_code", 37, cgroup=None)

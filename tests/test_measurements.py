@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import e2e.documented  # noqa: F401
-from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry
+from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry, UnknownMeasurement
 from e2e.measurements import ExpectationFailed, Judge, Measurement, MeasurementLog
 
 SOURCE = "[S1] «CrashLoopBackOff своими глазами»"
@@ -79,17 +79,28 @@ def test_expect_fills_placeholders_and_uses_the_qualifier_fallback(log, registry
     assert m["documented"] == value
 
 
-def test_not_documented_is_written_as_undocumented_and_does_not_fail(log, registry):
+def test_not_documented_is_written_as_undocumented_and_is_never_a_pass(log, registry):
     judge = make_judge(log, registry, minor=34)
-    assert judge.expect("CL-1", "restart_gap[1]", 10.0) is True
+    assert judge.expect("CL-1", "restart_gap[1]", 10.0) is False
     (m,) = log.read()["measurements"]
     assert m["verdict"] == "undocumented" and m["value"] == 10.0
     assert "nothing documented for 1.34" in m["why"]
     assert judge.verdicts == [] and judge.failures == []
     assert "UNDOCUMENTED" in judge.summary()
-    judge.verify()
+    judge.verify()  # nothing failed ...
+    kind, reason = judge.outcome()  # ... and yet not a pass
+    assert kind == "undocumented"
+    assert reason.startswith("undocumented: 1 value(s)") and "CL-1 restart_gap[1] = 10" in reason
     with pytest.raises(NotDocumented):
         judge.expectation("CL-1", "restart_gap[1]")
+    assert judge.wait_budget_s("CL-1", "restart_gap[1]", fallback_s=99) == 99
+
+
+def test_a_name_the_registry_never_heard_of_raises_at_once(log, registry):
+    judge = make_judge(log, registry)
+    with pytest.raises(UnknownMeasurement, match="CL-1 restart_gpa\\[1\\]: not a measurement the registry knows"):
+        judge.expect("CL-1", "restart_gpa[1]", 10.0)
+    assert log.read()["measurements"] == []  # nothing recorded as if it were a value
 
 
 def test_verify_passes_when_every_value_holds(log, registry):
@@ -114,7 +125,8 @@ def test_verify_explains_every_failure(log, registry):
     assert "CL-2 waiting_reason: measured 'Error', expected 'CrashLoopBackOff'" in msg
     assert "band: 1 s truncation, 3 s kubelet" in msg
     assert f"source: {SOURCE}" in msg
-    assert "1.37–newer (cluster: v1.37.2)" in msg
+    assert "1.37–newer (cluster: v1.37.2, cgroup unknown)" in msg
+    assert "judged at tests/test_measurements.py:" in msg  # the test's own line, not the framework's
     assert "    t+35.000  pod/crash  STATUS Running" in msg  # the timeline, indented
     assert "container/app terminated(Error)" in msg
     assert "measured 12" not in msg  # passing values are not reported as failures

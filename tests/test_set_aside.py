@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from e2e.expectations import Expectation, NotDocumented, Registry
+from e2e.expectations import Expectation, Registry, UnknownMeasurement
 from e2e.measurements import Judge, MeasurementLog
 
 
@@ -31,5 +31,5 @@ def test_skipped_value_is_written_with_reason_and_documented_value(judge):
 def test_only_known_verdicts_and_documented_names(judge):
     with pytest.raises(ValueError):
         judge.set_aside("OM-5", "oom_score_adj[Guaranteed]", 0, "pass", "no")
-    with pytest.raises(NotDocumented):
+    with pytest.raises(UnknownMeasurement):
         judge.set_aside("OM-5", "nothing", 0, "flake", "no")

@@ -80,7 +80,7 @@ def test_a_sidecar_stopping_before_the_main_container_fails_with_a_clear_message
     text = str(err.value)
     measured = "sidecar-2 sigterm → app sigterm → sidecar-1 sigterm → sidecar-2 exit → sidecar-1 exit → app exit"
     assert f"SC-3 stop_order: measured '{measured}', expected '{DOCUMENTED_STOP}'" in text
-    assert "documented for Kubernetes 1.33–newer (cluster: v1.37.2)" in text
+    assert "documented for Kubernetes 1.33–newer (cluster: v1.37.2, cgroup unknown)" in text
     assert "killContainersWithSyncResult" in text and "waitForTurn" in text  # the source is named
     assert "the merged timeline" in text  # the context a scenario passes (API view + stamps)
 
