@@ -35,8 +35,8 @@ from . import documented  # noqa: F401  (registers every family's expectations)
 from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
 from .images import workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
-from .measurements import Judge, MeasurementLog
-from .recorder import Recorder
+from .measurements import ExpectationFailed, Judge, MeasurementLog
+from .recorder import Recorder, RecorderDied
 from .report import attach, gather, slug, write
 from .scenario import Scenario
 
@@ -187,28 +187,94 @@ def _namespace_name(item: pytest.Item) -> str:
     return f"e2e-{base[:40].strip('-')}-{secrets.token_hex(3)}"
 
 
+SCENARIO = pytest.StashKey[Scenario]()
+CALL_REPORT = pytest.StashKey[pytest.TestReport]()
+FILES = pytest.StashKey[dict]()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield
     rep = outcome.get_result()
-    setattr(item, f"_e2e_rep_{rep.when}", rep)
+    if call.excinfo is not None and rep.failed and isinstance(call.excinfo.value, (ExpectationFailed, RecorderDied)):
+        # the explanation names the test's own lines ("judged at"): no framework traceback
+        rep.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
+    if rep.when == "call":
+        item.stash[CALL_REPORT] = rep
+
+
+def settle(outcome, sc: Scenario, item: pytest.Item) -> None:
+    """The one outcome policy, applied to every scenario whatever its body did.
+
+    A body that failed keeps its failure. Otherwise — also when the body called
+    ``pytest.skip``/``pytest.xfail`` after judging values — in this order:
+    a dead recorder fails the test (``RecorderDied``); any failed value fails it
+    (``ExpectationFailed``, every value explained); a value with nothing documented for this
+    cluster ends it **skipped**, reason ``undocumented: …`` (shown as UNDOCUMENTED); a value set
+    aside for the environment ends it skipped (``environment: …``); a flake ends it xfailed
+    (``flake: …``); else the body's own skip/xfail or pass stands.
+    """
+    excinfo = outcome.excinfo
+    body_exc = excinfo[1] if excinfo else None
+    if body_exc is not None and not isinstance(body_exc, (pytest.skip.Exception, pytest.xfail.Exception)):
+        return
+    try:
+        sc.recorder.check()
+        sc.judge.verify()
+    except (AssertionError, RecorderDied) as e:
+        outcome.force_exception(e)
+        return
+    verdict = sc.judge.outcome()
+    if verdict is None:
+        return
+    kind, reason = verdict
+    if body_exc is not None:
+        reason += f" (the test also said: {body_exc})"
+    item.user_properties.append(("outcome", kind))
+    if kind == "flake":
+        outcome.force_exception(pytest.xfail.Exception(reason))
+    else:
+        outcome.force_exception(pytest.skip.Exception(reason, _use_item_location=True))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """Soft assertions: after the test body passes, fail it if any judged value failed.
-    Then attach the record to the test's allure result (also when the body failed)."""
+    """Settle the outcome from the judged values (:func:`settle`), then attach the record to
+    the test's allure result (also when the body failed)."""
     outcome = yield
-    sc: Scenario | None = getattr(item, "_e2e_scenario", None)
+    sc = item.stash.get(SCENARIO, None)
     if sc is None:
         return
-    if outcome.excinfo is None:
-        try:
-            sc.judge.verify()
-        except AssertionError as e:
-            outcome.force_exception(e)
-    item._e2e_files = gather(sc, item.nodeid)
-    attach(item._e2e_files)
+    settle(outcome, sc, item)
+    item.stash[FILES] = gather(sc, item.nodeid)
+    attach(item.stash[FILES])
+
+
+UNDOCUMENTED_PREFIX = "undocumented:"
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return ""
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    """A test skipped for undocumented values counts as ``undocumented`` (letter U) in the
+    progress and the final line, apart from environment skips."""
+    if report.when == "call" and report.skipped and not hasattr(report, "wasxfail"):
+        if _skip_reason(report).startswith(UNDOCUMENTED_PREFIX):
+            return "undocumented", "U", "UNDOCUMENTED"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    reports = terminalreporter.stats.get("undocumented", [])
+    if reports:
+        terminalreporter.section("undocumented values (measured, nothing documented for this cluster: not a pass)")
+        for rep in reports:
+            terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {_skip_reason(rep)}")
 
 
 @pytest.fixture
@@ -249,16 +315,16 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind)
     judge.context = sc.timeline_excerpt
-    item._e2e_scenario = sc
+    item.stash[SCENARIO] = sc
     recorder.start()
     try:
         yield sc
     finally:
         recorder.stop()
-        rep = getattr(item, "_e2e_rep_call", None)
+        rep = item.stash.get(CALL_REPORT, None)
         failed = rep is None or rep.failed
         try:
-            files = getattr(item, "_e2e_files", None)
+            files = item.stash.get(FILES, None)
             if files is None:  # the test body never finished (interrupted)
                 files = gather(sc, item.nodeid)
                 attach(files)

@@ -5,6 +5,12 @@ resourceVersion, then watches from there, so no change after the list is missed.
 is kept with the time this process received it (``time.time()``, seconds since the epoch):
 the client's clock, which on kind is the node's kernel clock too (see CASES.md "Measuring
 timings honestly"). API timestamps inside the objects keep their own 1 s resolution.
+
+A watch that drops (API server restarting, connection reset) is reconnected from the last
+resourceVersion it saw (re-listed when that is too old, 410); the time without a watch is kept
+as a ``GAP`` change (kind ``Recorder``) — a gap is reported, never filled in. A watch thread
+that ends for any other reason makes the recorder *dead*: :meth:`Recorder.check` raises
+:class:`RecorderDied`, so no absence check can pass on a recording that stopped.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Callable, Iterable
 
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError as urllib3_errors
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +43,17 @@ class Change:
     type: str
     name: str
     obj: dict
+
+
+class RecorderDied(RuntimeError):
+    """The recording is incomplete: a watch thread ended, or (for a checked window) the watch
+    was down for part of it. The message carries the watch errors."""
+
+
+# the recorder's own entries in a recording: a GAP (kind Recorder, name = the watched kind,
+# obj = {"from": epoch s, "to": epoch s, "error": text}); after a gap the watch resumes from
+# its last resourceVersion, or re-lists (LISTED changes) when the API answers 410
+GAP_KIND = "Recorder"
 
 
 def _list_functions(api_client: client.ApiClient) -> dict[str, Callable]:
@@ -69,6 +87,9 @@ class Recorder:
         self._threads: list[threading.Thread] = []
         self.errors: list[str] = []
         self.started_at: float | None = None
+        self._dead: dict[str, str] = {}
+        self._down_since: dict[str, tuple[float, str]] = {}
+        self._kill: dict[str, str] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "Recorder":
@@ -102,9 +123,28 @@ class Recorder:
         return body["metadata"]["resourceVersion"]
 
     def _watch(self, kind: str, rv: str) -> None:
+        try:
+            self._watch_loop(kind, rv)
+        except BaseException as e:  # noqa: BLE001 - a thread that ends must be known, not silent
+            msg = f"{kind} watch ended: {type(e).__name__}: {e}"
+            log.error("recorder %s: %s", self.namespace, msg)
+            with self._lock:
+                self.errors.append(msg)
+                self._dead[kind] = msg
+
+    def _watch_loop(self, kind: str, rv: str) -> None:
         while not self._stop.is_set():
+            if kind in self._kill:
+                raise RuntimeError(self._kill[kind])
             w = watch.Watch()
             try:
+                if kind in self._down_since:
+                    try:
+                        self._list[kind](self.namespace, limit=1, _request_timeout=5)  # the API answers again
+                    except ApiException as e:
+                        if e.status != 410:
+                            raise
+                    self._close_gap(kind)
                 for ev in w.stream(
                     self._list[kind],
                     self.namespace,
@@ -119,13 +159,13 @@ class Recorder:
                         if raw.get("code") == 410:
                             rv = self._relist(kind)
                             break
-                        raise RuntimeError(f"watch error: {raw}")
+                        raise ApiException(status=raw.get("code") or 0, reason=f"watch error: {raw}")
                     rv = raw.get("metadata", {}).get("resourceVersion", rv)
                     if etype == "BOOKMARK":
                         continue
                     raw.setdefault("kind", kind)
                     self._add(Change(now, kind, etype, raw["metadata"]["name"], raw))
-                    if self._stop.is_set():
+                    if self._stop.is_set() or kind in self._kill:
                         break
             except ApiException as e:
                 if e.status == 410:
@@ -135,17 +175,57 @@ class Recorder:
                         self._error(kind, relist_error)
                     continue
                 self._error(kind, e)
-            except Exception as e:  # noqa: BLE001 - a recorder thread must not die silently
+            except (OSError, ValueError, urllib3_errors) as e:  # connection refused/reset, truncated stream
                 self._error(kind, e)
             finally:
                 w.stop()
 
     def _error(self, kind: str, err: Exception) -> None:
+        """A dropped watch: note when the outage began (the gap), then retry after 1 s."""
         msg = f"{kind} watch: {type(err).__name__}: {err}"
         log.warning("recorder %s: %s", self.namespace, msg)
         with self._lock:
             self.errors.append(msg)
+            self._down_since.setdefault(kind, (time.time(), msg))
         self._stop.wait(1)
+
+    def _close_gap(self, kind: str) -> None:
+        began, msg = self._down_since.pop(kind)
+        now = time.time()
+        log.warning("recorder %s: %s watch back after %.1f s", self.namespace, kind, now - began)
+        self._add(Change(now, GAP_KIND, "GAP", kind, {"from": began, "to": now, "error": msg}))
+
+    # -- health ------------------------------------------------------------------------------
+    def kill(self, kind: str, reason: str = "killed by a test") -> None:
+        """Test hook: make the ``kind`` watch thread end as if it had crashed (the recorder is
+        then dead; see :meth:`check`)."""
+        self._kill[kind] = reason
+
+    def gaps(self) -> list[Change]:
+        """The GAP changes so far, plus the ongoing outage of each kind (``to`` = now)."""
+        now = time.time()
+        done = self.changes(GAP_KIND)
+        with self._lock:
+            ongoing = [Change(now, GAP_KIND, "GAP", k, {"from": t, "to": now, "error": m})
+                       for k, (t, m) in self._down_since.items()]
+        return done + ongoing
+
+    def check(self, since: float | None = None) -> None:
+        """Raise :class:`RecorderDied` when a watch thread ended, or — with ``since`` (epoch s) —
+        when a watch was down at any time from ``since`` until now (an absence check over that
+        window would not be true)."""
+        with self._lock:
+            dead = dict(self._dead)
+        for t in self._threads:
+            if not t.is_alive() and not self._stop.is_set():
+                dead.setdefault(t.name.removeprefix("recorder-"), f"{t.name} is not running")
+        if dead:
+            raise RecorderDied("the recorder died, the recording is incomplete: " + "; ".join(dead.values()))
+        if since is not None:
+            gaps = [g for g in self.gaps() if g.obj["to"] >= since]
+            if gaps:
+                spans = "; ".join(f"{g.name} watch down {g.obj['to'] - g.obj['from']:.1f} s ({g.obj['error']})" for g in gaps)
+                raise RecorderDied(f"the recording has a gap in the checked window: {spans}")
 
     def _add(self, change: Change) -> None:
         with self._lock:

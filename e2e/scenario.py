@@ -73,19 +73,34 @@ class Scenario:
         """The newest recorded state of pod ``name``."""
         return self.recorder.latest("Pod", name)
 
-    def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25) -> T:
+    def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
+                 case: str | None = None, name: str | None = None) -> T:
         """Poll ``check`` until truthy (see :func:`e2e.waiting.wait_until`); on timeout the
-        error carries the end of the timeline."""
-        return wait_until(what, check, timeout_s, interval_s, describe=lambda: "\n" + self.timeline_excerpt())
+        error carries the end of the timeline. With ``case``/``name`` a timeout is also a judged
+        value: ``name`` is recorded as measured ``None`` (it never happened within
+        ``timeout_s``) against its documented expectation, so the hang has a verdict. Raises
+        ``RecorderDied`` instead of ``WaitTimeout`` when the recording stopped meanwhile."""
+        try:
+            return wait_until(what, check, timeout_s, interval_s, describe=lambda: "\n" + self.timeline_excerpt())
+        except WaitTimeout as e:
+            self.recorder.check()
+            if case and name:
+                self.judge.expect(case, name, None, details={"timed_out_after_s": timeout_s, "waited_for": what})
+                raise WaitTimeout(what, timeout_s, e.last, f"{case} {name} judged as never happening\n{e}") from None
+            raise
 
     def never_within(self, duration_s: float, what: str, check: Callable[[], object], interval_s: float = 0.25) -> bool:
         """Watch for ``duration_s`` seconds that ``check`` stays falsy (``what`` does not happen).
 
         Returns True when it never happened, False as soon as it did (the caller judges it).
+        Raises ``RecorderDied`` when the recording died or had a gap during the window: an
+        absence is only true on a complete recording.
         """
+        since = time.time()
         try:
             wait_until(what, check, duration_s, interval_s)
         except WaitTimeout:
+            self.recorder.check(since=since)
             return True
         return False
 

@@ -232,6 +232,11 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
                         " ".join(f"{k}={cond.get(k)}" for k in ("ready", "serving", "terminating")),
                     )
                 )
+        elif ch.kind == "Recorder" and ch.type == "GAP":
+            gap = ch.obj
+            out.append(Row(gap["from"] - t0, f"recorder/{ch.name}", f"GAP {gap['to'] - gap['from']:.1f} s",
+                           f"watch down, nothing recorded until t+{gap['to'] - t0:.3f}: {gap['error']}"))
+    out.sort(key=lambda r: r.t)  # a gap is received at its end and shown at its start
     return out
 
 

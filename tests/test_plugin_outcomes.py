@@ -1,0 +1,152 @@
+"""The plugin's one outcome policy (e2e.plugin.settle), run through real pytest sessions
+(``pytester``): every judged value is verified whatever the body did; undocumented values and
+a dead recorder are never a pass; a flake is an xfail; an environment limit a skip."""
+
+from __future__ import annotations
+
+import pytest
+
+CONFTEST = '''
+import pytest
+from e2e.expectations import Band, Expectation, Registry
+from e2e.measurements import Judge, MeasurementLog
+from e2e.plugin import SCENARIO
+from e2e.recorder import RecorderDied
+from e2e.scenario import Scenario
+
+
+class FakeRecorder:
+    """What the plugin reads of a recorder; ``dead`` makes check() raise like a dead watch."""
+    started_at = 0.0
+    errors = []
+    dead = False
+
+    def changes(self, kind=None, name=None):
+        return []
+
+    def check(self, since=None):
+        if self.dead:
+            raise RecorderDied("the recorder died, the recording is incomplete: Pod watch ended: RuntimeError: killed by a test")
+
+
+class NoCluster:
+    def pods(self, namespace):
+        raise ConnectionError("no cluster in this test")
+
+    events = pods
+
+
+REGISTRY = Registry()
+REGISTRY.add(
+    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), minors=(37, None)),
+    Expectation("OM-1", "reason_missing", 0, "[UP] test", unit="runs", band=Band(0, 0)),
+)
+
+
+@pytest.fixture
+def scenario(request, tmp_path):
+    judge = Judge(MeasurementLog(tmp_path / "m.json"), request.node.nodeid, "run", "v1.37.2", minor=37, registry=REGISTRY)
+    sc = Scenario(NoCluster(), "ns", FakeRecorder(), judge, tmp_path, 37, 1)
+    request.node.stash[SCENARIO] = sc
+    return sc
+'''
+
+
+@pytest.fixture
+def run(pytester):
+    pytester.makeconftest(CONFTEST)
+
+    def go(body: str, *args: str):
+        pytester.makepyfile(test_case="import pytest\n\n" + body)
+        return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA", *args)
+
+    return go
+
+
+def test_a_failed_value_fails_even_after_the_body_skipped(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.expect("CL-1", "restart_gap[1]", 25.0)
+    pytest.skip("the body gave up")
+''')
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*CL-1 restart_gap[[]1[]]: measured 25 s, expected 10 s within [[]9, 18[]] s*",
+                            "*judged at test_case.py:5*"])
+
+
+def test_a_failed_value_fails_a_body_that_passed(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.expect("CL-1", "restart_gap[1]", 25.0)
+''')
+    r.assert_outcomes(failed=1)
+
+
+def test_undocumented_values_end_the_test_as_undocumented_not_passed(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.minor = 34
+    assert scenario.judge.expect("CL-1", "restart_gap[1]", 12.0) is False
+''')
+    r.assert_outcomes(skipped=0, passed=0)
+    r.stdout.fnmatch_lines(["test_case.py U*",
+                            "*UNDOCUMENTED test_case.py::test_x: undocumented: 1 value(s)*CL-1 restart_gap[[]1[]] = 12 *nothing documented for 1.34*",
+                            "*= 1 undocumented in *"])
+    assert r.ret == 0  # not a failure: visible, counted apart
+
+
+def test_undocumented_is_a_skip_with_its_reason_in_junit(run, pytester):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.minor = 34
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+''', "--junitxml=j.xml")
+    xml = (pytester.path / "j.xml").read_text()
+    assert '<skipped type="pytest.skip" message="undocumented: 1 value(s)' in xml
+    assert 'name="outcome" value="undocumented"' in xml
+
+
+def test_a_flake_is_an_xfail_with_its_reason(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+    scenario.judge.set_aside("OM-1", "reason_missing", 1, "flake", "OOMKilled reason missing on a 137 exit")
+''')
+    r.assert_outcomes(xfailed=1)
+    r.stdout.fnmatch_lines(["*XFAIL*flake: OM-1 reason_missing = 1 runs: OOMKilled reason missing on a 137 exit*"])
+
+
+def test_an_environment_limit_is_a_skip_after_the_value_was_shown(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.set_aside("OM-1", "reason_missing", 0, "skipped", "clamped by the host")
+''')
+    r.assert_outcomes(skipped=1)
+    r.stdout.fnmatch_lines(["*SKIPPED*environment: OM-1 reason_missing = 0 runs: clamped by the host*"])
+
+
+def test_a_dead_recorder_fails_a_test_whose_values_held(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+    scenario.recorder.dead = True
+''')
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*RecorderDied: the recorder died*killed by a test*"])
+
+
+def test_a_misspelt_name_fails_at_the_line_that_judged_it(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.expect("CL-1", "restart_gpa[1]", 12.0)
+''')
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*UnknownMeasurement: CL-1 restart_gpa[[]1[]]: not a measurement the registry knows*"])
+
+
+def test_values_that_hold_pass(run):
+    r = run('''
+def test_x(scenario):
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+''')
+    r.assert_outcomes(passed=1)
