@@ -1,0 +1,88 @@
+"""Every measurement name the scenarios judge is one the registry knows (issue: unknown names
+are errors). Reads the scenario sources (no cluster): each call of ``expect``/``set_aside``/
+``expect_order`` whose case and name are written in the code — literal strings or f-strings,
+whose ``{fields}`` may stand for anything — must match a registered (case, name) the way
+``Registry.lookup`` matches (exact, or without a trailing ``[...]`` qualifier). A misspelt name
+fails ``make test`` here, before any cluster runs."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from e2e import documented  # noqa: F401  (registers every family)
+from e2e.expectations import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "scenarios").rglob("*.py")) + sorted((ROOT / "e2e").glob("*.py"))
+JUDGING = {"expect", "set_aside", "expect_order"}
+CASE_ID = re.compile(r"^[A-Z]{2}-\d+$")
+
+
+def _pattern(node: ast.expr) -> str | None:
+    """A regex for a string literal or f-string (fields → ``.*``); None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return re.escape(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(re.escape(v.value) if isinstance(v, ast.Constant) else ".*" for v in node.values)
+    return None
+
+
+def judged_names(path: Path) -> list[tuple[int, str | None, str]]:
+    """``(line, case or None when computed, name regex)`` of every judging call in ``path``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name not in JUDGING:
+            continue
+        args = node.args[1:] if name == "expect_order" else node.args  # expect_order(judge, case, name, ...)
+        if len(args) < 2:
+            continue
+        case = args[0].value if isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) else None
+        if case is not None and not CASE_ID.match(case):
+            continue
+        pattern = _pattern(args[1])
+        if pattern is not None:
+            out.append((node.lineno, case, pattern))
+    return out
+
+
+def known(case: str | None, pattern: str) -> bool:
+    """True when some registered name (of ``case``, or of any case) is what lookup would find
+    for a string matching ``pattern``."""
+    entries = [e for e in REGISTRY.entries if case is None or e.case == case]
+    stripped = pattern[: pattern.rindex(r"\[")] if pattern.endswith(r"\]") and r"\[" in pattern else pattern
+    for e in entries:
+        if re.fullmatch(pattern, e.name) or re.fullmatch(stripped, e.name):
+            return True
+    return False
+
+
+CALLS = [(path, line, case, pattern) for path in SOURCES for line, case, pattern in judged_names(path)]
+
+
+def test_the_scan_finds_the_scenarios_judging_calls():
+    assert len(CALLS) > 150
+    assert {p.parent.name for p, *_ in CALLS} >= {"crashloop", "sidecar", "termination", "storage", "memory", "api"}
+
+
+@pytest.mark.parametrize("path,line,case,pattern", CALLS, ids=[f"{p.relative_to(ROOT)}:{line}" for p, line, _, _ in CALLS])
+def test_every_judged_name_is_known_to_the_registry(path, line, case, pattern):
+    assert known(case, pattern), (
+        f"{path.relative_to(ROOT)}:{line}: {case or '<computed case>'} {pattern!r} is not a measurement the registry "
+        f"knows; {case} documents: {', '.join(REGISTRY.names(case)) if case else '...'}"
+    )
+
+
+def test_a_misspelt_name_is_caught(tmp_path):
+    src = tmp_path / "test_x.py"
+    src.write_text('def test(sc):\n    sc.expect("CL-1", f"restart_gpa[{i}]", 1)\n    sc.expect("CL-1", f"restart_gap[{i}]", 1)\n')
+    (bad_line, bad_case, bad), (_, _, good) = judged_names(src)
+    assert bad_line == 2 and bad_case == "CL-1"
+    assert not known("CL-1", bad) and known("CL-1", good)
