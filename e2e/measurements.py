@@ -29,6 +29,10 @@ from .expectations import REGISTRY, Expectation, NotDocumented, Registry, Unknow
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
+# A wait's budget (s) where the band it would use is not documented for this cluster
+# (Judge.wait_budget_s): generous, so the value is still measured and shown — as undocumented.
+UNDOCUMENTED_WAIT_S = 120.0
+
 
 @dataclass
 class Measurement:
@@ -174,14 +178,16 @@ class Judge:
         documented) or ``NotDocumented`` (not for this cluster's version/cgroup)."""
         return self.registry.lookup(case, name, self.minor, self.cgroup).fill(**params)
 
-    def wait_budget_s(self, case: str, name: str, fallback_s: float) -> float:
-        """The upper end of the band of ``case``/``name`` (s), for a wait's timeout; where
-        nothing is documented for this cluster, ``fallback_s`` — a named constant at the call
-        site — and the values judged later still end ``undocumented``."""
+    def wait_budget_s(self, case: str, name: str, fallback_s: float = UNDOCUMENTED_WAIT_S) -> float:
+        """The upper end of the band of ``case``/``name`` in seconds (a band in ``ms`` is
+        converted), for a wait's timeout; where nothing is documented for this cluster,
+        ``fallback_s`` (default :data:`UNDOCUMENTED_WAIT_S`) — the values judged later still end
+        ``undocumented``."""
         try:
-            return self.expectation(case, name).band.high
+            exp = self.expectation(case, name)
         except NotDocumented:
             return fallback_s
+        return exp.band.high / 1000.0 if exp.unit == "ms" else exp.band.high
 
     def expect(
         self,

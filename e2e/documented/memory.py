@@ -139,6 +139,18 @@ register(
         _exact("OM-2", "phase", "Succeeded", f"{S0_CGROUP_TABLE}; [S1] restartPolicy table", cgroup=1),
         _exact("OM-2", "phase", "Failed", f"{S0_CGROUP_TABLE}; [S1] restartPolicy table", cgroup=2, minors=OOM_GROUP_SINCE),
         _exact("OM-2", "terminated_reason", "OOMKilled", f"{S0_CGROUP_TABLE}; {S2_DESCRIBE}", cgroup=2, minors=OOM_GROUP_SINCE),
+        # cgroup v1: only the child dies and PID 1 exits 0, yet the reason is OOMKilled. The shim
+        # watches the container's cgroup (memory.oom_control) and sends TaskOOM for *any* OOM kill
+        # in it; containerd's CRI sets status.Reason = "OOMKilled" on that event whatever the exit
+        # code (internal/cri/server/events.go handleEvent TaskOOM; its own note: "an OOM kill of an
+        # exec process or a child process can still update status.Reason to OOMKilled"), and
+        # toCRIContainerStatus (container_status.go) keeps a set Reason instead of Completed/Error;
+        # the kubelet passes it through. Not racy: the TaskOOM event comes with the child's kill,
+        # HOLD_S before PID 1 exits, and is applied whichever event is handled first.
+        _exact("OM-2", "terminated_reason", "OOMKilled",
+               f"{S0_CGROUP_TABLE}; [UP] containerd v2.3.4 internal/cri/server/events.go handleEvent (TaskOOM → "
+               "status.Reason = OOMKilled), internal/cri/server/container_status.go toCRIContainerStatus",
+               cgroup=1),
     ]
 )
 

@@ -31,13 +31,7 @@ The mechanism, read in the kubelet of v1.37.2 and v1.34.4 (identical here):
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
-from .crashloop import (
-    CONTAINER_START_S,
-    KUBELET_SYNC_FREQUENCY_S,
-    PLEG_RELIST_S,
-    POD_WORKER_BACKOFF_PERIOD_S,
-    POD_WORKER_JITTER,
-)
+from .crashloop import CONTAINER_START_S, PLEG_RELIST_S, resync_late_s, resync_why
 
 SINCE = (33, None)  # native sidecars GA in 1.33
 
@@ -254,14 +248,13 @@ CONTROL_WATCH_S = JOB_RUN_S + _POD_START_S + _COMPLETE_AFTER_EXIT_S
 SIDECAR_BACKOFF_S = (0.0, 10.0)
 
 
-def _restart_gap(i: int, minors, late_s: float, late_why: str) -> Expectation:
+def _restart_gap(i: int, minors, minor_key: int) -> Expectation:
     d = SIDECAR_BACKOFF_S[i]
     return _s(
-        "SC-5", f"restart_gap_s[{i}]", d, max(0.0, d - STAMP_LAG_S), d + PLEG_RELIST_S + CONTAINER_START_S + late_s,
-        f"−{STAMP_LAG_S:g} s stamp lag; +{PLEG_RELIST_S:g} s PLEG relist +{CONTAINER_START_S:g} s container start"
-        + (f" +{late_s:g} s {late_why}" if late_s else ""),
+        "SC-5", f"restart_gap_s[{i}]", d, max(0.0, d - STAMP_LAG_S), d + CONTAINER_START_S + resync_late_s(minor_key, d),
+        f"−{STAMP_LAG_S:g} s stamp lag; +{CONTAINER_START_S:g} s container start {resync_why(minor_key, d)}",
         f"{S1_SIDECARS} «перезапускается при падении, независимо от restartPolicy пода»; "
-        "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; pkg/kubelet/pod_workers.go completeWork",
+        "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; pkg/kubelet/pod_workers.go completeWork; kubelet.go syncLoop",
         minors=minors,
     )
 
@@ -274,12 +267,10 @@ register(
                     minors=SINCE),
         _exact("SC-5", "pod_phase", "Running", f"{S1_SIDECARS} (the pod keeps running while its sidecar restarts)"),
         _exact("SC-5", "main_restart_count", 0, "[S1] restartPolicy table (Never: the main container is never restarted)"),
-        _restart_gap(0, (33, 34), 0.0, ""),
-        _restart_gap(0, (37, None), 0.0, ""),
-        _restart_gap(1, (33, 34), POD_WORKER_BACKOFF_PERIOD_S * (1 + POD_WORKER_JITTER),
-                     "pod-worker re-sync every 10 s × [1, 1.5) jitter (1.34)"),
-        _restart_gap(1, (37, None), POD_WORKER_JITTER * min(SIDECAR_BACKOFF_S[1], KUBELET_SYNC_FREQUENCY_S),
-                     "re-sync at the remaining back-off × [1, 1.5) jitter (1.37: MinBackoffExpiration)"),
+        _restart_gap(0, (33, 34), 34),
+        _restart_gap(0, (37, None), 37),
+        _restart_gap(1, (33, 34), 34),
+        _restart_gap(1, (37, None), 37),
     ]
 )
 

@@ -174,14 +174,17 @@ def _messages(case: str, variants: dict[str, tuple[str, bool, str]], minors) -> 
     return out
 
 
-ALL = (None, None)
+# ES-1 … ES-3 are keyed to the versions whose eviction manager source was read (v1.34.4 and
+# v1.37.2: pkg/kubelet/eviction/eviction_manager.go localStorageEviction and its helpers, the
+# same in both); older versions stay undocumented until read.
+READ = (34, None)
 
 # ES-1 — a container over its own limit (writable layer). "[single]": one container, either
 # message; "[sibling]": an idle second container with the same limit keeps the pod total under
 # the sum of limits, so only the container check can fire.
 register(
-    _timing("ES-1", WRITABLE_LAYER_LAG_S, WRITABLE_LAYER_WHY, ALL)
-    + _outcome("ES-1", S0_ES, ALL)
+    _timing("ES-1", WRITABLE_LAYER_LAG_S, WRITABLE_LAYER_WHY, READ)
+    + _outcome("ES-1", S0_ES, READ)
     + _messages(
         "ES-1",
         {
@@ -190,22 +193,22 @@ register(
             "[sibling]": (CONTAINER_MSG, False,
                           f"{S0_ES}; {UP_MSG.format(fmt='containerEphemeralStorageMessageFmt', func='containerEphemeralStorageLimitEviction')}"),
         },
-        ALL,
+        READ,
     )
 )
 
 # ES-2 — an emptyDir over its sizeLimit (volume stats).
 register(
-    _timing("ES-2", EMPTYDIR_LAG_S, EMPTYDIR_WHY, ALL)
-    + _outcome("ES-2", S0_ES, ALL)
-    + _messages("ES-2", {"": (EMPTYDIR_MSG, False, f"CASES.md ES-2; {S0_ES}; {UP_MSG.format(fmt='emptyDirMessageFmt', func='emptyDirLimitEviction')}")}, ALL)
+    _timing("ES-2", EMPTYDIR_LAG_S, EMPTYDIR_WHY, READ)
+    + _outcome("ES-2", S0_ES, READ)
+    + _messages("ES-2", {"": (EMPTYDIR_MSG, False, f"CASES.md ES-2; {S0_ES}; {UP_MSG.format(fmt='emptyDirMessageFmt', func='emptyDirLimitEviction')}")}, READ)
 )
 
 # ES-3 — the pod total over the sum of container limits (a writer with no limit of its own).
 register(
-    _timing("ES-3", WRITABLE_LAYER_LAG_S, WRITABLE_LAYER_WHY, ALL)
-    + _outcome("ES-3", S0_ES, ALL)
-    + _messages("ES-3", {"": (POD_MSG, False, f"CASES.md ES-3; {S0_ES}; {UP_MSG.format(fmt='podEphemeralStorageMessageFmt', func='podEphemeralStorageLimitEviction')}")}, ALL)
+    _timing("ES-3", WRITABLE_LAYER_LAG_S, WRITABLE_LAYER_WHY, READ)
+    + _outcome("ES-3", S0_ES, READ)
+    + _messages("ES-3", {"": (POD_MSG, False, f"CASES.md ES-3; {S0_ES}; {UP_MSG.format(fmt='podEphemeralStorageMessageFmt', func='podEphemeralStorageLimitEviction')}")}, READ)
 )
 
 # ES-4 — controls: under the limit, and a memory-backed emptyDir, are not evicted.

@@ -177,7 +177,7 @@ def test_startup_probe_budget(scenario: Scenario):
     sc = scenario
     for name, policy, after in (NEVER_ALWAYS, NEVER_NEVER, IN_TIME):
         _startup_pod(sc, name, policy, after)
-    kill_high = sc.judge.expectation("PR-1", "startup_kill_after_start_s").band.high
+    kill_high = sc.judge.wait_budget_s("PR-1", "startup_kill_after_start_s")
 
     name = NEVER_ALWAYS[0]
     killed = _previous_run_stamps(sc, name, WAIT_SLACK_S + kill_high, WAIT_SLACK_S + kill_high)
@@ -197,7 +197,7 @@ def test_startup_probe_budget(scenario: Scenario):
     sc.wait_for(f"{name} ready", lambda: _container_status(sc.pod(name)).get("ready") is True, WAIT_SLACK_S + kill_high)
     # readiness has run (the pod is ready); give liveness the upper end of its band to show up
     # in the log (returns as soon as it does; a run that never came is judged below as None)
-    wait_high = sc.judge.expectation("PR-1", "liveness_wait_after_startup_s").band.high
+    wait_high = sc.judge.wait_budget_s("PR-1", "liveness_wait_after_startup_s")
     sc.never_within(wait_high, f"a liveness probe run in {name}'s log",
                     lambda: probelog.labelled(_stamps(sc, name), "probe:liveness"), interval_s=0.5)
     stamps = _stamps(sc, name)
@@ -245,11 +245,11 @@ def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
     name = "ready"
     sc.apply("readiness.yaml", name=name, period_s=doc.READINESS_PERIOD_S, failure_threshold=doc.READINESS_FAILURE_THRESHOLD,
              ready_for_s=doc.READY_FOR_S)
-    band = sc.judge.expectation("PR-2", "not_ready_after_removal_s").band
+    band_high = sc.judge.wait_budget_s("PR-2", "not_ready_after_removal_s")
     # ready first, then not ready: the file goes READY_FOR_S after the start
     sc.wait_for("endpoint ready=true", lambda: endpoints.first(_endpoint_history(sc, name), name, ready=True), WAIT_SLACK_S)
     sc.wait_for("endpoint ready=false after ready=true",
-                lambda: _endpoint_history(sc, name)[-1].ready is False, doc.READY_FOR_S + band.high + WAIT_SLACK_S)
+                lambda: _endpoint_history(sc, name)[-1].ready is False, doc.READY_FOR_S + band_high + WAIT_SLACK_S)
     stamps = _stamps(sc, name)
     removed = probelog.first(stamps, "readiness-file-removed")
     assert removed, f"{name}: the endpoint went not ready but the container never stamped the removal: {stamps}"

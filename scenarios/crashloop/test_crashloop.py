@@ -30,7 +30,7 @@ def crash_pod(sc: Scenario, name: str, restart_policy: str, exit_code: int, run_
 def wait_for_runs(sc: Scenario, case: str, pod: str, runs: int) -> list:
     """Wait until ``runs`` runs of ``app`` started; the timeout is the sum of the upper ends of
     the documented gap bands before them, plus run time and slack."""
-    budget = sum(sc.judge.expectation(case, f"restart_gap[{i}]").band.high for i in range(runs - 1))
+    budget = sum(sc.judge.wait_budget_s(case, f"restart_gap[{i}]") for i in range(runs - 1))
     timeout = budget + runs * RUN_BUDGET_S + WAIT_SLACK_S
     return sc.wait_for(f"{runs} runs of {pod}/app", lambda: len(sc.attempts(pod, "app")) >= runs or None, timeout)
 
@@ -147,7 +147,7 @@ def test_restart_policies(scenario: Scenario, policy: str, exit_code: int):
     crash_pod(sc, "policy", policy, exit_code=exit_code)
     if policy == "OnFailure" and exit_code == 1:
         sc.wait_for("policy waiting after a restart", lambda: _backoff_reason(sc, "policy"),
-                    sc.judge.expectation("CL-1", "restart_gap[1]").band.high + 2 * RUN_BUDGET_S + WAIT_SLACK_S)
+                    sc.judge.wait_budget_s("CL-1", "restart_gap[1]") + 2 * RUN_BUDGET_S + WAIT_SLACK_S)
         sc.expect("CL-4", f"waiting_reason{key}", _backoff_reason(sc, "policy"))
         sc.expect("CL-4", f"restart_count{key}", _max_restarts(sc, "policy"))
         return
@@ -205,7 +205,7 @@ def test_failing_init_container_always(scenario: Scenario):
     """CL-8: STATUS Init:Error then Init:CrashLoopBackOff; the main container never starts."""
     sc = scenario
     sc.apply("init-fails.yaml", name="init", restart_policy="Always")
-    budget = sc.judge.expectation("CL-1", "restart_gap[1]").band.high + 3 * RUN_BUDGET_S + WAIT_SLACK_S
+    budget = sc.judge.wait_budget_s("CL-1", "restart_gap[1]") + 3 * RUN_BUDGET_S + WAIT_SLACK_S
     sc.wait_for("STATUS Init:CrashLoopBackOff", lambda: "Init:CrashLoopBackOff" in status_sequence(sc.recorder.changes("Pod"), "init"), budget)
     sc.expect("CL-8", "status_sequence[Always]", " → ".join(status_sequence(sc.recorder.changes("Pod"), "init")))
     sc.expect("CL-8", "main_started[Always]", _main_started(sc, "init"))

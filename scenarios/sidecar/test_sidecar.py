@@ -131,9 +131,8 @@ def since_ms(stamp: Stamp | None, t: float) -> float | None:
 
 
 def high_s(sc: Scenario, case: str, name: str) -> float:
-    """The upper end of a registry band, in seconds."""
-    exp = sc.judge.expectation(case, name)
-    return exp.band.high / 1000.0 if exp.unit == "ms" else exp.band.high
+    """The upper end of a registry band, in seconds (a wait's budget; see Judge.wait_budget_s)."""
+    return sc.judge.wait_budget_s(case, name)
 
 
 # -- SC-1 / SC-2: start ------------------------------------------------------------------------

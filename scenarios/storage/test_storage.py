@@ -207,8 +207,8 @@ def run_eviction(sc: Scenario, case: str, manifest: str, pod: str, writer: str, 
     status of ``pod``; return the eviction and the writer's marks. Timeouts: the upper ends of
     the case's bands plus start and write budgets."""
     sc.apply(manifest, name=pod, **values)
-    to_event = sc.judge.expectation(case, "crossing_to_evicted_event_s").band.high
-    to_failed = sc.judge.expectation(case, "evicted_event_to_failed_s").band.high
+    to_event = sc.judge.wait_budget_s(case, "crossing_to_evicted_event_s")
+    to_failed = sc.judge.wait_budget_s(case, "evicted_event_to_failed_s")
     marks = MarkWatch(sc, pod, writer, "crossed")
 
     def evicted() -> Eviction | None:
@@ -317,7 +317,7 @@ def no_eviction_window_s(sc: Scenario) -> float:
     """How long after its write a pod that must not be evicted is watched (s): the upper end of
     the ES-1 crossing → Evicted event band (writable-layer stats lag + monitoring period + one
     pass + event delivery), so an eviction that the mechanism would produce is seen."""
-    return sc.judge.expectation("ES-1", "crossing_to_evicted_event_s").band.high
+    return sc.judge.wait_budget_s("ES-1", "crossing_to_evicted_event_s")
 
 
 @pytest.mark.case("ES-4")
@@ -353,7 +353,7 @@ def test_memory_emptydir_not_counted(scenario: Scenario, node_storage: NodeStora
     sc.apply("memory-emptydir.yaml", name="tmpfs", limit="8Mi", memory="64Mi", blocks=16, cross_mib=8)
     watch = UsageWatch(sc, "tmpfs", lambda s: s.volumes.get("ram"), 16 * MIB - 1)
     # the volume stats appear within the ES-2 lag (volumeStatsAggPeriod × 2) after the write
-    stats_wait = sc.judge.expectation("ES-2", "crossing_to_evicted_event_s").band.high + WAIT_SLACK_S
+    stats_wait = sc.judge.wait_budget_s("ES-2", "crossing_to_evicted_event_s") + WAIT_SLACK_S
 
     def volume_seen_or_evicted():
         watch.poll()
