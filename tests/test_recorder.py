@@ -1,0 +1,113 @@
+"""The recorder outlives a dropped watch (reconnects from its last resourceVersion and marks the
+gap) and a dead recorder is never silent (Recorder.check raises). The API is faked at the
+watch stream; no cluster."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+from urllib3.exceptions import ProtocolError
+
+import e2e.recorder as recorder_module
+from e2e.recorder import GAP_KIND, Recorder, RecorderDied
+from e2e.timeline import format_table, rows
+
+
+def pod(name: str, rv: str) -> dict:
+    return {"kind": "Pod", "metadata": {"name": name, "resourceVersion": rv}, "status": {"phase": "Running"}}
+
+
+class Script:
+    """What successive watch streams do: raise, yield events, or idle."""
+
+    def __init__(self, steps):
+        self.steps = list(steps)
+        self.calls: list[str | None] = []
+        self.lock = threading.Lock()
+
+    def next(self, rv):
+        with self.lock:
+            self.calls.append(rv)
+            return self.steps.pop(0) if self.steps else "idle"
+
+
+def fake_watch(script: Script):
+    class FakeWatch:
+        def stream(self, func, namespace, resource_version=None, **kw):
+            step = script.next(resource_version)
+            if isinstance(step, BaseException):
+                raise step
+            if step == "idle":
+                time.sleep(0.05)
+                return
+            yield from step
+
+        def stop(self):
+            pass
+
+    return FakeWatch
+
+
+def make(monkeypatch, steps) -> tuple[Recorder, Script]:
+    script = Script(steps)
+    monkeypatch.setattr(recorder_module.watch, "Watch", fake_watch(script))
+    monkeypatch.setattr(recorder_module.Recorder, "_error", _fast_error(recorder_module.Recorder._error))
+    rec = Recorder(SimpleNamespace(), "ns", ["Pod"])
+
+    def list_pods(namespace, _preload_content=True, limit=None, _request_timeout=None):
+        return SimpleNamespace(data=json.dumps({"metadata": {"resourceVersion": "10"}, "items": [pod("a", "10")]}))
+
+    rec._list = {"Pod": list_pods}
+    return rec, script
+
+
+def _fast_error(original):
+    def error(self, kind, err):
+        msg = f"{kind} watch: {type(err).__name__}: {err}"
+        with self._lock:
+            self.errors.append(msg)
+            self._down_since.setdefault(kind, (time.time(), msg))
+        time.sleep(0.2)
+    return error
+
+
+def wait(cond, timeout=5.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_dropped_watch_reconnects_from_its_resource_version_and_marks_the_gap(monkeypatch):
+    event = {"type": "MODIFIED", "raw_object": pod("a", "11")}
+    rec, script = make(monkeypatch, [[event], ProtocolError("connection reset"), ConnectionRefusedError("refused"), []])
+    before = time.time()
+    with rec:
+        assert wait(lambda: len(rec.changes(GAP_KIND)) >= 2)
+    first, second = rec.changes(GAP_KIND)[:2]
+    assert first.name == "Pod" and first.obj["to"] - first.obj["from"] >= 0.15  # retried after 0.2 s
+    assert "ProtocolError" in first.obj["error"] and "ConnectionRefusedError" in second.obj["error"]
+    # watched from the list's version, then resumed from the last event's, never from scratch
+    assert script.calls[:4] == ["10", "11", "11", "11"]
+    assert [c.type for c in rec.changes("Pod")] == ["LISTED", "MODIFIED"]
+    rec.check()  # reconnected: alive
+    with pytest.raises(RecorderDied, match="gap in the checked window: Pod watch down"):
+        rec.check(since=before)
+    table = format_table(rows(rec.changes(), before))
+    assert "recorder/Pod" in table and "GAP" in table
+
+
+def test_a_killed_watch_thread_makes_the_recorder_dead(monkeypatch):
+    rec, _ = make(monkeypatch, [])
+    with rec:
+        rec.check()
+        rec.kill("Pod", "killed by a test")
+        assert wait(lambda: not rec._threads[0].is_alive())
+        with pytest.raises(RecorderDied, match="the recorder died.*Pod watch ended: RuntimeError: killed by a test"):
+            rec.check()
