@@ -56,7 +56,8 @@ class Run:
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
-    """``{nodeid-ish: passed|failed|error|skipped}`` from a pytest junit.xml."""
+    """``{nodeid-ish: passed|failed|error|skipped|undocumented|xfailed}`` from a pytest junit.xml
+    (``undocumented``: skipped by the plugin for values with nothing documented, e2e.plugin.settle)."""
     out = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
         classname, name = tc.get("classname", ""), tc.get("name", "")
@@ -65,6 +66,10 @@ def _outcomes(junit: Path) -> dict[str, str]:
         for child in tc:
             if child.tag in ("failure", "error", "skipped"):
                 status = {"failure": "failed"}.get(child.tag, child.tag)
+                if child.tag == "skipped" and child.get("type") == "pytest.xfail":
+                    status = "xfailed"
+                elif child.tag == "skipped" and (child.get("message") or "").startswith("undocumented:"):
+                    status = "undocumented"
         out[test] = status
     return out
 
@@ -118,7 +123,8 @@ def _expected(m: dict | None) -> str:
         return "undocumented"
     unit = f" {m['unit']}" if m.get("unit") else ""
     if m.get("band"):
-        return f"{m['documented']}{unit} in [{m['band'][0]:g}, {m['band'][1]:g}]"
+        low, high = m["band"]
+        return f"{m['documented']}{unit} in [{low:g}, {'∞)' if high is None else f'{high:g}]'}"
     return repr(m["documented"])
 
 

@@ -133,3 +133,18 @@ def test_a_flake_is_shown_as_such(tmp_path):
     a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "exit_code", 137, 137, None)])
     b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "exit_code", 137, 137, None, verdict="flake")])
     assert [r.change for r in compare(load_run(a), load_run(b))] == ["flake"]
+
+
+def test_undocumented_and_xfailed_tests_are_their_own_outcomes(tmp_path):
+    from e2e.compare import _outcomes
+
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite>'
+        '<testcase classname="scenarios.x.test_x" name="test_u"><skipped type="pytest.skip" message="undocumented: 1 value(s)"/></testcase>'
+        '<testcase classname="scenarios.x.test_x" name="test_f"><skipped type="pytest.xfail" message="flake: OM-1 ..."/></testcase>'
+        '<testcase classname="scenarios.x.test_x" name="test_s"><skipped type="pytest.skip" message="environment: ..."/></testcase>'
+        '</testsuite></testsuites>')
+    assert _outcomes(junit) == {"scenarios/x/test_x.py::test_u": "undocumented",
+                                "scenarios/x/test_x.py::test_f": "xfailed",
+                                "scenarios/x/test_x.py::test_s": "skipped"}
