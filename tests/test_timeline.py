@@ -8,7 +8,7 @@ from helpers import change, cstatus, epoch, event, pod, running, terminated, ts,
 
 from e2e.recorder import Change, dump_changes, load_changes
 from e2e.timeline import (
-    Attempt, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows, status_sequence,
+    Attempt, Row, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows, status_sequence,
 )
 
 BACKOFF_MSG = "back-off 10s restarting failed container=app pod=crash_ns(uid-1)"
@@ -167,6 +167,17 @@ def test_excerpt_around_a_moment_and_at_the_end(crashloop):
     tail = excerpt(table, limit=2)
     assert len(tail.splitlines()) == 3  # header + 2 rows
     assert "+34.400" in tail
+
+
+def test_excerpt_keeps_the_rows_nearest_the_moment():
+    # issue 20 (1): 60 rows at t = 0...59 s, around=40 used to show t = 10...34 (row 40 cut)
+    table = [Row(float(t), "pod/p", f"row {t}") for t in range(60)]
+    shown = [float(line.split()[0]) for line in excerpt(table, around=40).splitlines()[1:]]
+    assert 40.0 in shown
+    assert shown == [float(t) for t in range(28, 53)]  # 25 rows centred on 40, in time order
+    # near the edge of the recording the window keeps the nearest rows that exist
+    early = [float(line.split()[0]) for line in excerpt(table, around=1, width_s=30).splitlines()[1:]]
+    assert early == [float(t) for t in range(0, 25)]
 
 
 def test_dump_and_load_changes_round_trip(crashloop, tmp_path):
