@@ -108,7 +108,8 @@ class Scenario:
         return attempts(self.recorder.changes("Pod"), pod, container)
 
     def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
-        """The recorded table near ``around`` (epoch s), or its last rows."""
+        """The recorded table: the 25 rows nearest ``around`` (epoch s) within ``width_s``
+        seconds of it, in time order (see :func:`e2e.timeline.excerpt`), or its last 25 rows."""
         t0 = self.t0 or self.recorder.started_at or 0.0
         table = rows(self.recorder.changes(), t0)
         return excerpt(table, None if around is None else around - t0, width_s)

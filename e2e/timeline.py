@@ -253,8 +253,15 @@ def format_table(table: Sequence[Row]) -> str:
 
 
 def excerpt(table: Sequence[Row], around: float | None = None, width_s: float = 30.0, limit: int = 25) -> str:
-    """The part of ``table`` within ``width_s`` of ``around`` (relative seconds), or its end."""
-    picked = [r for r in table if around is None or abs(r.t - around) <= width_s]
+    """At most ``limit`` rows of ``table``, formatted by :func:`format_table`.
+
+    With ``around`` (seconds relative to the table's ``t0``): the rows within ``width_s``
+    seconds of it, and of those the ``limit`` nearest to it, in time order — a window centred
+    on the moment, so the row at ``around`` and its neighbours on both sides are always there.
+    Without ``around``: the last ``limit`` rows (the end of the recording).
+    """
     if around is None:
-        picked = picked[-limit:]
-    return format_table(picked[:limit])
+        return format_table(list(table)[-limit:])
+    near = [r for r in table if abs(r.t - around) <= width_s]
+    nearest = sorted(range(len(near)), key=lambda i: (abs(near[i].t - around), i))[:limit]
+    return format_table([near[i] for i in sorted(nearest)])
