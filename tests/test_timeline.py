@@ -123,7 +123,7 @@ def test_rows_show_status_changes_container_states_and_events(crashloop):
         "STATUS CrashLoopBackOff",
         "STATUS Running",
     ]
-    container_rows = [r for r in table if r.subject.strip() == "container/app"]
+    container_rows = [r for r in table if r.subject.strip() == "container crash/app"]
     assert len(container_rows) == 7
     events = [r for r in table if r.subject.startswith("event")]
     assert len(events) == 1
@@ -146,6 +146,39 @@ def test_rows_mark_deletion_and_endpoint_slices():
     (ep,) = [r for r in table if r.subject == "endpointslice/web-abc"]
     assert ep.what == "endpoint web"
     assert ep.detail == "ready=False serving=True terminating=True"
+
+
+def test_container_rows_name_their_pod():
+    # issue 20 (7): with three pods, "container/app running restarts=1" was ambiguous
+    changes = [change(i, pod(name, phase="Running", statuses=[cstatus("app", running(i), restarts=1)])) for i, name in enumerate("abc")]
+    changes.append(change(4, pod("d", init=("setup",), init_statuses=[cstatus("setup", running(4))], statuses=[cstatus("app", waiting("PodInitializing"))])))
+    subjects = [r.subject.strip() for r in rows(changes, epoch(0)) if "container" in r.subject]
+    assert subjects == ["container a/app", "container b/app", "container c/app", "init container d/setup", "container d/app"]
+
+
+def test_pod_conditions_are_rows_on_change():
+    # issue 20 (7): DisruptionTarget, PodResizeInProgress, Ready=False with its reason
+    def with_conditions(*conds: dict) -> dict:
+        p = pod("web", phase="Running", statuses=[cstatus("app", running(0), ready=True)])
+        p["status"]["conditions"] = list(conds)
+        return p
+
+    ready = {"type": "Ready", "status": "True"}
+    not_ready = {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": "containers with unready status: [app]"}
+    target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}
+    changes = [
+        change(0, with_conditions(ready)),
+        change(1, with_conditions(ready)),  # no change: no row
+        change(2, with_conditions(ready, target)),
+        change(3, with_conditions(not_ready, target)),
+    ]
+    conds = [(r.t, r.what, r.detail) for r in rows(changes, epoch(0)) if r.what.startswith("condition")]
+    assert conds == [
+        (0, "condition Ready=True", ""),
+        (2, "condition DisruptionTarget=True", "reason=EvictionByEvictionAPI message='Eviction API: evicting'"),
+        (3, "condition Ready=False", "reason=ContainersNotReady message='containers with unready status: [app]'"),
+    ]
+    assert all(r.subject == "pod/web" for r in rows(changes, epoch(0)) if r.what.startswith("condition"))
 
 
 def test_format_table(crashloop):
