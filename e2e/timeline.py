@@ -179,11 +179,33 @@ class Row:
     detail: str = ""
 
 
+def _condition_rows(last: dict[tuple[str, str, str], tuple], ch: Change, t0: float, subject: str) -> list[Row]:
+    """A row for each of ``ch.obj``'s ``status.conditions`` whose status, reason or message
+    changed since ``last`` (updated in place; keyed by kind, name and condition type)."""
+    out = []
+    for cond in (ch.obj.get("status") or {}).get("conditions") or []:
+        key = (ch.kind, ch.name, cond.get("type", "?"))
+        value = (cond.get("status"), cond.get("reason") or "", cond.get("message") or "")
+        if last.get(key) == value:
+            continue
+        last[key] = value
+        detail = []
+        if value[1]:
+            detail.append(f"reason={value[1]}")
+        if value[2]:
+            detail.append(f"message={value[2]!r}")
+        out.append(Row(ch.received_at - t0, subject, f"condition {key[2]}={value[0]}", " ".join(detail)))
+    return out
+
+
 def rows(changes: Sequence[Change], t0: float) -> list[Row]:
-    """Pod STATUS/READY changes, container state changes and events, in receive order."""
+    """The table of a recording, in receive order: pod STATUS/READY changes, pod conditions
+    (type=status, reason, message) when they change, container state changes (subject
+    ``container <pod>/<container>``), events and EndpointSlice endpoints."""
     out: list[Row] = []
     last_pod: dict[str, tuple] = {}
     last_container: dict[tuple[str, str], tuple] = {}
+    last_condition: dict[tuple[str, str, str], tuple] = {}
     for ch in changes:
         if ch.kind == "Pod":
             cols = pod_columns(ch.obj)
@@ -207,7 +229,8 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
                     if s.message:
                         detail.append(f"message={s.message!r}")
                     prefix = "init " if init else ""
-                    out.append(Row(ch.received_at - t0, f"  {prefix}container/{s.container}", s.label, " ".join(detail)))
+                    out.append(Row(ch.received_at - t0, f"  {prefix}container {ch.name}/{s.container}", s.label, " ".join(detail)))
+            out.extend(_condition_rows(last_condition, ch, t0, f"pod/{ch.name}"))
         elif ch.kind == "Event" and ch.type in ("ADDED", "LISTED", "MODIFIED"):
             ev = ch.obj
             inv = ev.get("involvedObject") or {}

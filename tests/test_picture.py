@@ -6,6 +6,7 @@ import matplotlib.axes
 from helpers import change, cstatus, epoch, pod, running, terminated
 
 from e2e import picture
+from e2e.timeline import Attempt
 
 
 def _five_back_to_back_runs() -> list:
@@ -47,3 +48,12 @@ def test_back_to_back_runs_are_separate_bars(tmp_path, monkeypatch):
     assert (tmp_path / "t.png").stat().st_size > 0
     assert len(drawn) == 5
     assert _separate_bars(drawn) == 5
+
+
+def test_run_bars_keep_time_order_and_space():
+    runs = [Attempt(epoch(1), epoch(2), 1, "Error"), Attempt(epoch(5), None, None, ""), Attempt(epoch(9), None, None, "")]
+    bars = picture.run_bars(runs, epoch(0), end=20.0)
+    space = picture.RUN_SPACE_S
+    # the run whose end was never seen reaches the next start; that one starts a space later
+    assert bars == [(1.0, 1.0), (5.0, 4.0), (9.0 + space, 11.0 - space)]
+    assert picture.run_bars([], epoch(0), 10.0) == []
