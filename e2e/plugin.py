@@ -8,7 +8,9 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --kubeconfig FILE        use an existing cluster instead of kind (with --context)
   --keep-cluster           do not delete the kind cluster at the end
   --keep-namespaces        keep the namespaces of failed tests
-  --reports-dir DIR        where measurements.json and artifacts go (default: reports)
+  --reports-dir DIR        where measurements.json and artifacts go (default: reports); a run
+                           with a cluster also writes junit.xml and allure-results/ there
+                           (cleaned per run) unless --junitxml / --alluredir say otherwise
 
 The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist workers) labels
 every namespace and measurement. The cluster is created lazily by the first test that needs
@@ -57,10 +59,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--context", default=None, help="kubeconfig context (with --kubeconfig)")
     g.addoption("--keep-cluster", action="store_true", help="keep the kind cluster after the run")
     g.addoption("--keep-namespaces", action="store_true", help="keep the namespaces of failed tests")
-    g.addoption("--reports-dir", default="reports", help="directory for measurements.json and artifacts")
+    g.addoption(
+        "--reports-dir",
+        default="reports",
+        help="directory for measurements.json, artifacts and (unless --junitxml/--alluredir) junit.xml and allure-results/",
+    )
 
 
+@pytest.hookimpl(tryfirst=True)  # before junitxml's and allure's own pytest_configure read the options
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--node-image") or config.getoption("--kubeconfig"):
+        # a run with a cluster writes the same reports however it is started (make e2e, or
+        # pytest directly): junit.xml and allure-results/ in --reports-dir unless given
+        reports = _reports(config)
+        if not config.option.xmlpath:
+            config.option.xmlpath = str(reports / "junit.xml")
+        if not config.option.allure_report_dir:
+            config.option.allure_report_dir = str(reports / "allure-results")
+            config.option.clean_alluredir = True
     if not os.environ.get("E2E_RUN_ID"):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
