@@ -15,13 +15,21 @@ from typing import Callable, TypeVar
 
 from .cluster import Kind
 from .images import workload_images
-from .kube import Kube, load_manifests
+from .kube import ApiAnswer, ExecResult, Kube, load_manifests
 from .measurements import Judge
 from .recorder import Recorder
 from .timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
+
+
+def condition(obj: dict | None, type_: str) -> dict | None:
+    """The ``status.conditions`` entry of ``obj`` (API JSON) with type ``type_``, or ``None``."""
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return cond
+    return None
 
 
 @dataclass
@@ -103,6 +111,68 @@ class Scenario:
             self.recorder.check(since=since)
             return True
         return False
+
+    # -- acting on objects (each action is a mark on the picture) --------------------------
+    def get(self, kind: str, name: str, api_version: str | None = None) -> dict | None:
+        """``kind``/``name`` as the API's JSON (namespaced kinds: in this namespace): the
+        recorder's newest copy when it records ``kind``, else read from the API; ``None`` if
+        it does not exist."""
+        if kind in self.recorder.kinds:
+            return self.recorder.latest(kind, name)
+        return self.kube.get(kind, name, self.namespace, api_version)
+
+    def patch(self, kind: str, name: str, body: dict | list, patch_type: str = "strategic",
+              subresource: str | None = None, api_version: str | None = None) -> dict:
+        """Patch ``kind``/``name`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
+        ``subresource`` such as ``status``); returns the patched object. See :meth:`e2e.kube.Kube.patch`."""
+        self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
+        return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version)
+
+    def resize(self, pod: str, container: str, requests: dict[str, str] | None = None,
+               limits: dict[str, str] | None = None) -> dict:
+        """In-place resize of ``container``'s resources through the pod's ``resize``
+        subresource (Kubernetes 1.33+), e.g. ``resize("app", "app", limits={"memory": "64Mi"})``;
+        returns the pod. Whether the kubelet applied it shows in ``status.containerStatuses[].resources``
+        and the ``PodResizePending``/``PodResizeInProgress`` conditions."""
+        if not (requests or limits):
+            raise ValueError("resize needs requests or limits")
+        resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+        body = {"spec": {"containers": [{"name": container, "resources": resources}]}}
+        return self.patch("Pod", pod, body, subresource="resize")
+
+    def evict(self, pod: str, dry_run: bool = False, grace_period_s: int | None = None) -> ApiAnswer:
+        """Ask the Eviction API to evict ``pod`` (``dry_run``: the server only checks, e.g.
+        the PodDisruptionBudgets). Returns the answer's status code and body: 201 evicted,
+        429 refused by a PodDisruptionBudget (its message says which)."""
+        self.mark(time.time(), f"evict pod/{pod}" + (" (dry run)" if dry_run else ""))
+        return self.kube.evict(self.namespace, pod, dry_run, grace_period_s)
+
+    def exec(self, pod: str, container: str, *command: str, timeout_s: float = 30) -> ExecResult:
+        """Run ``command`` in ``pod``'s running ``container`` through the API (as ``kubectl exec``;
+        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.kube.ExecError`
+        when it cannot run."""
+        self.mark(time.time(), f"exec {pod}/{container}: {' '.join(command)}"[:60])
+        return self.kube.exec(self.namespace, pod, container, list(command), timeout_s)
+
+    def delete(self, kind: str, name: str, grace_period_s: int | None = None, propagation: str | None = None,
+               dry_run: bool = False, api_version: str | None = None) -> dict:
+        """Delete ``kind``/``name`` with options (grace period in s, ``Foreground``/``Background``/
+        ``Orphan`` propagation, server-side dry run); returns the server's answer."""
+        if not dry_run:
+            self.mark(time.time(), f"delete {kind.lower()}/{name}")
+        return self.kube.delete(kind, name, self.namespace, grace_period_s, propagation, dry_run, api_version)
+
+    def wait_for_condition(self, kind: str, name: str, type_: str, status: str = "True", timeout_s: float = 60,
+                           api_version: str | None = None, interval_s: float = 0.25) -> dict:
+        """Wait until ``kind``/``name`` has condition ``type_`` with ``status`` (Job ``Complete``,
+        Deployment ``Available``, PodDisruptionBudget ``DisruptionAllowed``, Pod ``Ready``...);
+        returns the condition (``reason``, ``message``, ``lastTransitionTime``). ``WaitTimeout``
+        after ``timeout_s`` seconds, with the end of the timeline."""
+        def check() -> dict | None:
+            found = condition(self.get(kind, name, api_version), type_)
+            return found if found and found.get("status") == status else None
+
+        return self.wait_for(f"{kind}/{name} condition {type_}={status}", check, timeout_s, interval_s)
 
     def attempts(self, pod: str, container: str) -> list[Attempt]:
         return attempts(self.recorder.changes("Pod"), pod, container)

@@ -198,14 +198,49 @@ def _condition_rows(last: dict[tuple[str, str, str], tuple], ch: Change, t0: flo
     return out
 
 
+# What the table shows of each further recorded kind (``@pytest.mark.record(...)``), besides
+# its conditions: (status field paths, spec field paths) printed when any of them changes.
+OBJECT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "Job": (("active", "ready", "succeeded", "failed", "terminating"), ()),
+    "Deployment": (("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"), ("replicas",)),
+    "ReplicaSet": (("replicas", "readyReplicas", "availableReplicas"), ("replicas",)),
+    "PodDisruptionBudget": (("expectedPods", "currentHealthy", "desiredHealthy", "disruptionsAllowed"), ()),
+    "Node": ((), ("unschedulable", "taints")),
+}
+
+
+def _field_text(name: str, value: object) -> str:
+    if name == "taints":
+        value = ",".join(f"{t.get('key')}:{t.get('effect')}" for t in value or []) or "none"
+    return f"{name}={value}"
+
+
+def _object_rows(last: dict[tuple[str, str], tuple], ch: Change, t0: float) -> list[Row]:
+    """Rows of a recorded Job, Deployment, ReplicaSet, PodDisruptionBudget or Node: its
+    :data:`OBJECT_FIELDS` when they change (``last`` updated in place), ``deleted``."""
+    subject = f"{ch.kind.lower()}/{ch.name}"
+    if ch.type == "DELETED":
+        return [Row(ch.received_at - t0, subject, "deleted")]
+    status_fields, spec_fields = OBJECT_FIELDS.get(ch.kind, ((), ()))
+    status, spec = ch.obj.get("status") or {}, ch.obj.get("spec") or {}
+    shown = tuple(["spec." + _field_text(f, spec.get(f)) for f in spec_fields]
+                  + [_field_text(f, status.get(f, 0)) for f in status_fields])
+    if not shown or last.get((ch.kind, ch.name)) == shown:
+        return []
+    last[(ch.kind, ch.name)] = shown
+    return [Row(ch.received_at - t0, subject, "status", " ".join(shown))]
+
+
 def rows(changes: Sequence[Change], t0: float) -> list[Row]:
     """The table of a recording, in receive order: pod STATUS/READY changes, pod conditions
     (type=status, reason, message) when they change, container state changes (subject
-    ``container <pod>/<container>``), events and EndpointSlice endpoints."""
+    ``container <pod>/<container>``), events, EndpointSlice endpoints, and of the further
+    kinds of :data:`OBJECT_FIELDS` their fields and conditions when they change."""
     out: list[Row] = []
     last_pod: dict[str, tuple] = {}
     last_container: dict[tuple[str, str], tuple] = {}
     last_condition: dict[tuple[str, str, str], tuple] = {}
+    last_object: dict[tuple[str, str], tuple] = {}
     for ch in changes:
         if ch.kind == "Pod":
             cols = pod_columns(ch.obj)
@@ -259,6 +294,10 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
             gap = ch.obj
             out.append(Row(gap["from"] - t0, f"recorder/{ch.name}", f"GAP {gap['to'] - gap['from']:.1f} s",
                            f"watch down, nothing recorded until t+{gap['to'] - t0:.3f}: {gap['error']}"))
+        elif ch.kind in OBJECT_FIELDS:
+            out.extend(_object_rows(last_object, ch, t0))
+            if ch.type != "DELETED":
+                out.extend(_condition_rows(last_condition, ch, t0, f"{ch.kind.lower()}/{ch.name}"))
     out.sort(key=lambda r: r.t)  # a gap is received at its end and shown at its start
     return out
 

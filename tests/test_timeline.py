@@ -238,3 +238,28 @@ def test_status_sequence_follows_kubectl_and_drops_repeats():
     other = pod("q", phase="Running", statuses=[cstatus("app", running(1), ready=True)])
     changes = [change(1, init_run), change(1.5, init_run), change(2, init_err), change(2.1, other), change(3, backoff)]
     assert status_sequence(changes, "p") == ["Init:0/1", "Init:Error", "Init:CrashLoopBackOff"]
+
+
+def test_rows_of_further_kinds_show_fields_and_conditions_on_change():
+    # issue 20 (8): Jobs, Deployments, PDBs and Nodes recorded on request appear in the timeline
+    job = {"kind": "Job", "metadata": {"name": "once"}, "status": {"active": 1}}
+    done = {"kind": "Job", "metadata": {"name": "once"},
+            "status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}}
+    pdb = {"kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+           "status": {"expectedPods": 1, "currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 0,
+                      "conditions": [{"type": "DisruptionAllowed", "status": "False", "reason": "InsufficientPods"}]}}
+    node = {"kind": "Node", "metadata": {"name": "n1"}, "spec": {"unschedulable": True,
+            "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+    table = rows([change(0, job, "ADDED"), change(1, job), change(2, done), change(3, pdb), change(4, node), change(5, done, "DELETED")], epoch(0))
+    got = [(r.t, r.subject, r.what, r.detail) for r in table]
+    assert got == [
+        (0, "job/once", "status", "active=1 ready=0 succeeded=0 failed=0 terminating=0"),
+        (2, "job/once", "status", "active=0 ready=0 succeeded=1 failed=0 terminating=0"),
+        (2, "job/once", "condition Complete=True", ""),
+        (3, "poddisruptionbudget/web", "status", "expectedPods=1 currentHealthy=1 desiredHealthy=1 disruptionsAllowed=0"),
+        (3, "poddisruptionbudget/web", "condition DisruptionAllowed=False", "reason=InsufficientPods"),
+        (4, "node/n1", "status", "spec.unschedulable=True spec.taints=node.kubernetes.io/unschedulable:NoSchedule"),
+        (4, "node/n1", "condition Ready=True", "reason=KubeletReady"),
+        (5, "job/once", "deleted", ""),
+    ]
