@@ -163,16 +163,19 @@ class Scenario:
         return self.kube.delete(kind, name, self.namespace, grace_period_s, propagation, dry_run, api_version)
 
     def wait_for_condition(self, kind: str, name: str, type_: str, status: str = "True", timeout_s: float = 60,
-                           api_version: str | None = None, interval_s: float = 0.25) -> dict:
+                           api_version: str | None = None, interval_s: float = 0.25,
+                           case: str | None = None, measurement: str | None = None) -> dict:
         """Wait until ``kind``/``name`` has condition ``type_`` with ``status`` (Job ``Complete``,
         Deployment ``Available``, PodDisruptionBudget ``DisruptionAllowed``, Pod ``Ready``...);
         returns the condition (``reason``, ``message``, ``lastTransitionTime``). ``WaitTimeout``
-        after ``timeout_s`` seconds, with the end of the timeline."""
+        after ``timeout_s`` seconds, with the end of the timeline; with ``case``/``measurement``
+        the timeout is judged as that value never happening (see :meth:`wait_for`)."""
         def check() -> dict | None:
             found = condition(self.get(kind, name, api_version), type_)
             return found if found and found.get("status") == status else None
 
-        return self.wait_for(f"{kind}/{name} condition {type_}={status}", check, timeout_s, interval_s)
+        return self.wait_for(f"{kind}/{name} condition {type_}={status}", check, timeout_s, interval_s,
+                             case=case, name=measurement)
 
     def attempts(self, pod: str, container: str) -> list[Attempt]:
         return attempts(self.recorder.changes("Pod"), pod, container)
