@@ -53,6 +53,17 @@ PATCH_TYPES = {
 }
 
 
+def foreign_finalizer(name: str) -> bool:
+    """Whether finalizer ``name`` belongs to neither Kubernetes nor its garbage collector:
+    ``example.com/hold`` is foreign; ``kubernetes.io/pvc-protection``,
+    ``batch.kubernetes.io/job-tracking``, ``foregroundDeletion`` and ``orphan`` are not
+    (their controllers remove them)."""
+    if "/" not in name:
+        return False
+    domain = name.split("/", 1)[0]
+    return not any(domain == d or domain.endswith("." + d) for d in ("kubernetes.io", "k8s.io"))
+
+
 @dataclass(frozen=True)
 class ApiAnswer:
     """What the API server answered a request: HTTP ``status`` (201, 429...) and its JSON
@@ -239,6 +250,36 @@ class Kube:
             options["dryRun"] = ["All"]
         res = self.resource(kind, api_version)
         return res.delete(name=name, namespace=namespace if res.namespaced else None, body=options).to_dict()
+
+    def delete_if_exists(self, kind: str, name: str, api_version: str | None = None, namespace: str | None = None) -> bool:
+        """Delete ``kind``/``name`` (cluster-scoped unless ``namespace``); False if it was gone."""
+        try:
+            self.delete(kind, name, namespace, api_version=api_version)
+            return True
+        except NotFoundError:
+            return False
+
+    def release_finalizers(self, namespace: str, kinds: list[tuple[str, str]]) -> list[str]:
+        """Remove foreign finalizers (:func:`foreign_finalizer`) from every object of ``kinds``
+        (``(apiVersion, kind)`` pairs) in ``namespace``: they would keep the namespace
+        ``Terminating`` for ever. Returns ``kind/name (finalizer, ...)`` of each released object."""
+        released = []
+        for api_version, kind in kinds:
+            res = self.resource(kind, api_version)
+            for obj in res.get(namespace=namespace).to_dict().get("items") or []:
+                meta = obj.get("metadata") or {}
+                finalizers = meta.get("finalizers") or []
+                foreign = [f for f in finalizers if foreign_finalizer(f)]
+                if not foreign:
+                    continue
+                kept = [f for f in finalizers if f not in foreign]
+                body = {"metadata": {"finalizers": kept, "resourceVersion": meta.get("resourceVersion")}}
+                try:
+                    res.patch(body=body, name=meta["name"], namespace=namespace, content_type=PATCH_TYPES["merge"])
+                except NotFoundError:
+                    continue
+                released.append(f"{kind.lower()}/{meta['name']} ({', '.join(foreign)})")
+        return released
 
     def evict(self, namespace: str, pod: str, dry_run: bool = False, grace_period_s: int | None = None) -> ApiAnswer:
         """POST the pod's ``eviction`` subresource (policy/v1 ``Eviction``), as ``kubectl drain``

@@ -349,10 +349,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
                     files = {**files, "failure.txt": str(rep.longrepr)}
                 write(files, _reports(request.config) / run_id() / slug(item.nodeid))
         finally:
-            if failed and request.config.getoption("--keep-namespaces"):
-                log.warning("keeping namespace %s of failed test %s", ns, item.nodeid)
-            else:
-                cluster.kube.delete_namespace(ns)
+            sc.clean_up(keep_namespace=failed and request.config.getoption("--keep-namespaces"))
 
 
 def _is_controller(config: pytest.Config) -> bool:

@@ -6,7 +6,9 @@ the namespace exists and the recorder watches it before the test applies anythin
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 
 import pytest
 from dataclasses import dataclass, field
@@ -22,6 +24,11 @@ from .timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+class CleanupWarning(UserWarning):
+    """The test left something that cleanup had to force (a finalizer of its own)."""
 
 
 def condition(obj: dict | None, type_: str) -> dict | None:
@@ -51,6 +58,10 @@ class Scenario:
     kind: Kind | None = None
     t0: float = 0.0
     marks: list[tuple[float, str]] = field(default_factory=list)
+    # what apply created: (apiVersion, kind) of namespaced objects; (apiVersion, kind, name) of
+    # cluster-scoped ones (deleted by clean_up)
+    applied_kinds: set[tuple[str, str]] = field(default_factory=set)
+    cluster_objects: list[tuple[str, str, str]] = field(default_factory=list)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``
@@ -58,14 +69,30 @@ class Scenario:
         return load_manifests(self.manifest_dir / filename, {**workload_images(), **values})
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
-        """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``."""
+        """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``.
+
+        Cluster-scoped objects (RuntimeClass, PriorityClass...) are created too and deleted by
+        :meth:`clean_up` after the test, like the namespace."""
         objs = self.manifests(filename, **values)
         when = time.time()
-        created = self.kube.apply(objs, self.namespace, dry_run=dry_run)
-        if not dry_run:
-            if not self.t0:
-                self.t0 = when
-            self.mark(when, f"apply {filename}")
+        created = []
+        try:
+            for obj in objs:  # one by one: what was created before a refusal is still cleaned up
+                (answer,) = self.kube.apply([obj], self.namespace, dry_run=dry_run)
+                created.append(answer)
+                if dry_run:
+                    continue
+                meta = answer.get("metadata") or {}
+                key = (answer.get("apiVersion") or obj["apiVersion"], answer.get("kind") or obj["kind"])
+                if meta.get("namespace"):
+                    self.applied_kinds.add(key)
+                else:
+                    self.cluster_objects.append((*key, meta.get("name") or obj["metadata"]["name"]))
+        finally:
+            if not dry_run and created:
+                if not self.t0:
+                    self.t0 = when
+                self.mark(when, f"apply {filename}")
         return created
 
     def node_exec(self, *cmd: str, timeout: float = 30) -> str:
@@ -111,6 +138,34 @@ class Scenario:
             self.recorder.check(since=since)
             return True
         return False
+
+    def clean_up(self, keep_namespace: bool = False) -> None:
+        """After the test: release objects held by foreign finalizers, delete the namespace,
+        delete the cluster-scoped objects :meth:`apply` created (newest first).
+
+        A finalizer of the test's own (not ``*kubernetes.io/``, ``*k8s.io/`` or a garbage
+        collector one) on a pod or on an object of a kind the test applied would leave the
+        namespace stuck in ``Terminating``: it is removed with a :class:`CleanupWarning` naming
+        the objects. ``keep_namespace`` (``--keep-namespaces`` of a failed test) keeps the
+        namespace and the cluster-scoped objects its pods may need, and says so.
+        """
+        if keep_namespace:
+            kept = ", ".join(f"{kind.lower()}/{name}" for _, kind, name in self.cluster_objects)
+            log.warning("keeping namespace %s%s", self.namespace, f" and cluster-scoped {kept}" if kept else "")
+            return
+        try:
+            released = self.kube.release_finalizers(self.namespace, sorted({("v1", "Pod"), *self.applied_kinds}))
+            if released:
+                msg = (f"namespace {self.namespace}: removed finalizers that would keep it Terminating: "
+                       + "; ".join(released))
+                log.warning("%s", msg)
+                warnings.warn(CleanupWarning(msg), stacklevel=2)
+        finally:
+            try:
+                self.kube.delete_namespace(self.namespace)
+            finally:
+                for api_version, kind, name in reversed(self.cluster_objects):
+                    self.kube.delete_if_exists(kind, name, api_version)
 
     # -- acting on objects (each action is a mark on the picture) --------------------------
     def get(self, kind: str, name: str, api_version: str | None = None) -> dict | None:
