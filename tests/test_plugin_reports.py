@@ -54,3 +54,32 @@ def test_a_run_without_a_cluster_writes_no_reports(pytester, monkeypatch):
     result = pytester.runpytest()
     result.assert_outcomes(passed=1)
     assert not (pytester.path / "reports").exists()
+
+
+class NodesWithoutImages:
+    """A cluster that answers but whose one node holds only busybox."""
+
+    def __init__(self, kubeconfig, context=None):
+        pass
+
+    def version(self, timeout_s=10):
+        return None
+
+    def nodes(self):
+        return [{"metadata": {"name": "worker"}, "spec": {},
+                 "status": {"images": [{"names": ["docker.io/library/busybox:1.36.1"]}]}}]
+
+
+def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester, monkeypatch, tmp_path):
+    # issue 20 (11): each test timed out on ErrImageNeverPull instead
+    monkeypatch.setattr(plugin, "Kube", NodesWithoutImages)
+    monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
+    pytester.makepyfile(test_one=PASSING, test_two=PASSING)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
+    assert result.ret == 4
+    result.stdout.fnmatch_lines(["*pod-lifecycle-e2e cannot run: workload image(s) not on the cluster's nodes: "
+                                 "my/app:1 (E2E_APP_IMAGE) missing on worker*"])
+    assert "kind load docker-image" in result.stdout.str()
+    assert "busybox" not in result.stdout.str().split("cannot run:")[1].split("\n")[0]
