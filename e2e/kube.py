@@ -334,6 +334,11 @@ class Kube:
             pod, namespace, container=container, previous=previous, _request_timeout=self.request_timeout_s
         )
 
+    def nodes(self) -> list[dict]:
+        """Every node as the API's JSON (``status.images`` lists what its runtime holds)."""
+        return [self.api_client.sanitize_for_serialization(n)
+                for n in self.core.list_node(_request_timeout=self.request_timeout_s).items]
+
     def pods(self, namespace: str) -> list[dict]:
         return [self.api_client.sanitize_for_serialization(p) for p in self.core.list_namespaced_pod(namespace).items]
 

@@ -32,10 +32,11 @@ from pathlib import Path
 
 import allure
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from . import documented  # noqa: F401  (registers every family's expectations)
 from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
-from .images import workload_images
+from .images import ENV_VARS, missing_on_nodes, workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import ExpectationFailed, Judge, MeasurementLog
 from .recorder import Recorder, RecorderDied
@@ -82,13 +83,39 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
 
 
+def _check_workload_images(kube: Kube) -> None:
+    """On a ``--kubeconfig`` cluster the workload images must already be on the nodes
+    (manifests use ``imagePullPolicy: Never``): one ``PreflightError`` naming what is missing
+    where, instead of every test timing out on ``ErrImageNeverPull``."""
+    images = workload_images()
+    try:
+        nodes = kube.nodes()
+    except ApiException as e:  # e.g. 403: this user may not list nodes; the tests will tell
+        log.warning("cannot list nodes to check the workload images (%s %s); not checked", e.status, e.reason)
+        return
+    missing = missing_on_nodes(nodes, images)
+    if not missing:
+        return
+    env = {ref: ENV_VARS[name] for name, ref in images.items()}
+    what = "; ".join(f"{ref} ({env[ref]}) missing on {', '.join(nodes)}" for ref, nodes in missing.items())
+    raise PreflightError(
+        f"workload image(s) not on the cluster's nodes: {what}. Manifests use imagePullPolicy: Never, so load "
+        "them onto every node first (a kind cluster: `kind load docker-image IMAGE --name CLUSTER`; other clusters: "
+        "`docker save IMAGE | ctr -n k8s.io images import -` on each node), or point "
+        f"{' / '.join(ENV_VARS.values())} at images the nodes have"
+    )
+
+
 def _preflight(config: pytest.Config) -> None:
     """Fail fast, once, in the controller (before any xdist worker starts) when Docker, kind
-    or an existing cluster is missing: a clear message and exit code 4, no test errors."""
+    or an existing cluster is missing, or that cluster's nodes lack the workload images: a
+    clear message and exit code 4, no test errors."""
     try:
         profile = profile_of(config)
         if profile is None:
-            Kube(config.getoption("--kubeconfig"), config.getoption("--context")).version()
+            kube = Kube(config.getoption("--kubeconfig"), config.getoption("--context"))
+            kube.version()
+            _check_workload_images(kube)
         else:
             profile.config()
             check_docker()
