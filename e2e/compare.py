@@ -24,6 +24,8 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
 a test that ran in only one of the runs otherwise is ``not run``, never a change.
 
+Standard library only: ``make compare`` runs it with the system Python, no venv needed.
+
 Usage: ``python -m e2e.compare A B [--json OUT]``; prints a table, writes the JSON (default:
 ``compare.json`` next to B's measurements), and exits 1 when anything is unexplained (for CI),
 2 on bad input.
