@@ -306,17 +306,21 @@ class Kube:
         not end within ``timeout_s``; a non-zero exit is a result, not an error."""
         # stream() swaps the client's request function while it connects: a client of its own
         # keeps the recorder's watches (same configuration) untouched
-        api = client.CoreV1Api(client.ApiClient(self.api_client.configuration))
-        ws = stream(api.connect_get_namespaced_pod_exec, pod, namespace, container=container, command=list(command),
-                    stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
-        try:
-            ws.run_forever(timeout=timeout_s)
-            if ws.is_open():
-                raise ExecError(f"exec {command} in {pod}/{container}: still running after {timeout_s:g} s")
-            stdout, stderr = ws.read_stdout(), ws.read_stderr()
-            status = yaml.safe_load(ws.read_channel(ERROR_CHANNEL) or "{}") or {}
-        finally:
-            ws.close()
+        with client.ApiClient(self.api_client.configuration) as api_client:
+            api = client.CoreV1Api(api_client)
+            try:
+                ws = stream(api.connect_get_namespaced_pod_exec, pod, namespace, container=container, command=list(command),
+                            stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+            except ApiException as e:  # no such pod, pod not running...
+                raise ExecError(f"exec {command} in {pod}/{container}: {e.status} {e.reason}: {e.body}") from e
+            try:
+                ws.run_forever(timeout=timeout_s)
+                if ws.is_open():
+                    raise ExecError(f"exec {command} in {pod}/{container}: still running after {timeout_s:g} s")
+                stdout, stderr = ws.read_stdout(), ws.read_stderr()
+                status = yaml.safe_load(ws.read_channel(ERROR_CHANNEL) or "{}") or {}
+            finally:
+                ws.close()
         if status.get("status") == "Success":
             return ExecResult(0, stdout, stderr)
         causes = (status.get("details") or {}).get("causes") or []

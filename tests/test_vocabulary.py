@@ -208,3 +208,12 @@ def test_condition_lookup():
     assert condition(obj, "Available") == {"type": "Available", "status": "True"}
     assert condition(obj, "Progressing") is None
     assert condition(None, "Available") is None
+
+
+def test_exec_refused_by_the_api_is_an_exec_error(kube, monkeypatch):
+    def refused(*a, **kw):
+        raise ApiException(status=404, reason="Not Found")
+
+    monkeypatch.setattr(kube_module, "stream", refused)
+    with pytest.raises(ExecError, match="404 Not Found"):
+        kube.exec("ns", "gone", "app", ["true"])
