@@ -83,3 +83,19 @@ def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester,
                                  "my/app:1 (E2E_APP_IMAGE) missing on worker*"])
     assert "kind load docker-image" in result.stdout.str()
     assert "busybox" not in result.stdout.str().split("cannot run:")[1].split("\n")[0]
+
+
+def test_the_plugin_registers_its_markers_outside_this_repository(pytester):
+    # a test folder of your own has no pyproject.toml listing case/serial/min_k8s/record
+    pytester.makepyfile(test_marked='''
+import pytest
+
+@pytest.mark.case("XX-1")
+@pytest.mark.serial
+@pytest.mark.min_k8s(33)
+@pytest.mark.record("Pod", "Job")
+def test_marked():
+    pass
+''')
+    result = pytester.runpytest("-W", "error::pytest.PytestUnknownMarkWarning", "--strict-markers")
+    result.assert_outcomes(passed=1)
