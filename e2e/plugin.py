@@ -67,8 +67,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# the markers a scenario test uses, registered wherever its file lives (your own test folder too)
+MARKERS = (
+    "case(*ids): CASES.md case IDs this test checks (CL-1, SC-3, ...)",
+    "serial: must not share a node with other scenarios",
+    "min_k8s(minor): needs Kubernetes 1.<minor> or newer",
+    "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
+    "ReplicaSet, PodDisruptionBudget, Node)",
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before junitxml's and allure's own pytest_configure read the options
 def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
     if config.getoption("--node-image") or config.getoption("--kubeconfig"):
         # a run with a cluster writes the same reports however it is started (make e2e, or
         # pytest directly): junit.xml and allure-results/ in --reports-dir unless given

@@ -209,6 +209,10 @@ OBJECT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# what an absent spec field means (the API omits false booleans)
+SPEC_DEFAULTS = {"unschedulable": False}
+
+
 def _field_text(name: str, value: object) -> str:
     if name == "taints":
         value = ",".join(f"{t.get('key')}:{t.get('effect')}" for t in value or []) or "none"
@@ -223,7 +227,7 @@ def _object_rows(last: dict[tuple[str, str], tuple], ch: Change, t0: float) -> l
         return [Row(ch.received_at - t0, subject, "deleted")]
     status_fields, spec_fields = OBJECT_FIELDS.get(ch.kind, ((), ()))
     status, spec = ch.obj.get("status") or {}, ch.obj.get("spec") or {}
-    shown = tuple(["spec." + _field_text(f, spec.get(f)) for f in spec_fields]
+    shown = tuple(["spec." + _field_text(f, spec.get(f, SPEC_DEFAULTS.get(f))) for f in spec_fields]
                   + [_field_text(f, status.get(f, 0)) for f in status_fields])
     if not shown or last.get((ch.kind, ch.name)) == shown:
         return []

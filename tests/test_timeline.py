@@ -251,7 +251,9 @@ def test_rows_of_further_kinds_show_fields_and_conditions_on_change():
     node = {"kind": "Node", "metadata": {"name": "n1"}, "spec": {"unschedulable": True,
             "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]},
             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
-    table = rows([change(0, job, "ADDED"), change(1, job), change(2, done), change(3, pdb), change(4, node), change(5, done, "DELETED")], epoch(0))
+    schedulable = {"kind": "Node", "metadata": {"name": "n2"}, "spec": {}, "status": {}}
+    table = rows([change(0, job, "ADDED"), change(1, job), change(2, done), change(3, pdb), change(4, node), change(5, done, "DELETED"),
+                  change(6, schedulable)], epoch(0))
     got = [(r.t, r.subject, r.what, r.detail) for r in table]
     assert got == [
         (0, "job/once", "status", "active=1 ready=0 succeeded=0 failed=0 terminating=0"),
@@ -262,4 +264,5 @@ def test_rows_of_further_kinds_show_fields_and_conditions_on_change():
         (4, "node/n1", "status", "spec.unschedulable=True spec.taints=node.kubernetes.io/unschedulable:NoSchedule"),
         (4, "node/n1", "condition Ready=True", "reason=KubeletReady"),
         (5, "job/once", "deleted", ""),
+        (6, "node/n2", "status", "spec.unschedulable=False spec.taints=none"),
     ]
