@@ -89,7 +89,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.xmlpath = str(reports / "junit.xml")
         if not config.option.allure_report_dir:
             config.option.allure_report_dir = str(reports / "allure-results")
-            config.option.clean_alluredir = True
+            # cleaned once, by the controller, before any xdist worker writes its results
+            config.option.clean_alluredir = _is_controller(config)
     if not os.environ.get("E2E_RUN_ID"):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
