@@ -8,6 +8,8 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 
 - ``same``: the expectation is the same and the new value holds — any change is within the
   documented band;
+- ``not run``: the test did not run in one of the two runs (no outcome in its junit.xml and
+  no measurement) — e.g. a full run compared with a run of one test;
 - ``new``: measured only in B; ``skipped in B`` / ``missing (test failed)``: gone from B because
   its test was skipped or failed (the failure is its own ``unexplained`` outcome row);
 - ``documented change``: the expectation itself differs (keyed by another version or cgroup)
@@ -19,7 +21,10 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
   tolerates (its reason in the details).
 
-A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not.
+A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
+a test that ran in only one of the runs otherwise is ``not run``, never a change.
+
+Standard library only: ``make compare`` runs it with the system Python, no venv needed.
 
 Usage: ``python -m e2e.compare A B [--json OUT]``; prints a table, writes the JSON (default:
 ``compare.json`` next to B's measurements), and exits 1 when anything is unexplained (for CI),
@@ -53,6 +58,10 @@ class Run:
     kubernetes: str
     measurements: dict[tuple[str, str, str], dict]
     outcomes: dict[str, str] = field(default_factory=dict)
+
+    def ran(self, test: str) -> bool:
+        """Whether ``test`` ran in this run: it has an outcome in junit.xml or a measurement."""
+        return test in self.outcomes or any(t == test for t, _, _ in self.measurements)
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
@@ -141,7 +150,9 @@ def compare(a: Run, b: Run) -> list[Row]:
     for key in sorted(set(a.measurements) | set(b.measurements)):
         ma, mb = a.measurements.get(key), b.measurements.get(key)
         test, case, name = key
-        if ma is None:
+        if not (a.ran(test) and b.ran(test)):
+            change = "not run"
+        elif ma is None:
             change = "new"
         elif mb is None:
             change = {"skipped": "skipped in B", "failed": "missing (test failed)", "error": "missing (test error)"}.get(
@@ -168,7 +179,14 @@ def compare(a: Run, b: Run) -> list[Row]:
     for test in sorted(set(a.outcomes) | set(b.outcomes)):
         oa, ob = a.outcomes.get(test, "—"), b.outcomes.get(test, "—")
         if oa != ob or ob in ("failed", "error"):
-            change = "unexplained" if ob in ("failed", "error") else "outcome changed"
+            if ob in ("failed", "error"):
+                change = "unexplained"
+            elif not (a.ran(test) and b.ran(test)):
+                change = "not run"
+            elif test not in a.outcomes or test not in b.outcomes:
+                continue  # ran in both, one run has no junit.xml: no outcome to compare
+            else:
+                change = "outcome changed"
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))
     return rows
 

@@ -9,6 +9,7 @@ manifests keep ``$var`` and ``$(cmd)``. A missing value or a YAML error is a
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -17,6 +18,9 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config, dynamic
 from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic.exceptions import NotFoundError
+from kubernetes.stream import stream
+from kubernetes.stream.ws_client import ERROR_CHANNEL
 
 from .waiting import wait_until
 
@@ -35,6 +39,47 @@ class ManifestError(ValueError):
 
 class ClusterUnreachable(RuntimeError):
     """The API server did not answer."""
+
+
+class ExecError(RuntimeError):
+    """An exec could not run the command (no such container, command not found, timeout)."""
+
+
+# Content types of the patch kinds the API server takes (kubectl patch --type).
+PATCH_TYPES = {
+    "strategic": "application/strategic-merge-patch+json",
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+
+def foreign_finalizer(name: str) -> bool:
+    """Whether finalizer ``name`` belongs to neither Kubernetes nor its garbage collector:
+    ``example.com/hold`` is foreign; ``kubernetes.io/pvc-protection``,
+    ``batch.kubernetes.io/job-tracking``, ``foregroundDeletion`` and ``orphan`` are not
+    (their controllers remove them)."""
+    if "/" not in name:
+        return False
+    domain = name.split("/", 1)[0]
+    return not any(domain == d or domain.endswith("." + d) for d in ("kubernetes.io", "k8s.io"))
+
+
+@dataclass(frozen=True)
+class ApiAnswer:
+    """What the API server answered a request: HTTP ``status`` (201, 429...) and its JSON
+    ``body`` (a ``Status`` object for an eviction)."""
+
+    status: int
+    body: dict
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """A command run in a container: its ``exit_code``, ``stdout`` and ``stderr`` text."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
 
 
 def load_manifests(path: Path, values: dict[str, object] | None = None) -> list[dict]:
@@ -164,6 +209,126 @@ class Kube:
             out.append(created.to_dict())
         return out
 
+    def resource(self, kind: str, api_version: str | None = None):
+        """The dynamic client's resource of ``kind`` (``api_version`` only where the kind
+        exists in several groups, e.g. Event)."""
+        return self.dynamic.resources.get(kind=kind, **({"api_version": api_version} if api_version else {}))
+
+    def get(self, kind: str, name: str, namespace: str | None, api_version: str | None = None) -> dict | None:
+        """The object ``kind``/``name`` as the API's JSON, or ``None`` if it does not exist."""
+        res = self.resource(kind, api_version)
+        try:
+            return res.get(name=name, namespace=namespace if res.namespaced else None).to_dict()
+        except NotFoundError:
+            return None
+
+    def patch(self, kind: str, name: str, namespace: str | None, body: dict | list, patch_type: str = "strategic",
+              subresource: str | None = None, api_version: str | None = None) -> dict:
+        """Patch ``kind``/``name`` (or its ``subresource``: ``status``, ``resize``...) with
+        ``body``; ``patch_type`` one of :data:`PATCH_TYPES`. Returns the object the server
+        answered; ``kubernetes.dynamic.exceptions.DynamicApiError`` on a refusal."""
+        if patch_type not in PATCH_TYPES:
+            raise ValueError(f"patch_type {patch_type!r}: one of {', '.join(PATCH_TYPES)}")
+        res = self.resource(kind, api_version)
+        target = res.subresources[subresource] if subresource else res
+        return target.patch(body=body, name=name, namespace=namespace if res.namespaced else None,
+                            content_type=PATCH_TYPES[patch_type]).to_dict()
+
+    def delete(self, kind: str, name: str, namespace: str | None, grace_period_s: int | None = None,
+               propagation: str | None = None, dry_run: bool = False, api_version: str | None = None) -> dict:
+        """Delete ``kind``/``name`` with ``DeleteOptions``: ``grace_period_s`` (``None``: the
+        object's own), ``propagation`` (``Foreground``, ``Background``, ``Orphan``), server-side
+        ``dry_run``. Returns what the server answered (the object, or a ``Status``)."""
+        if propagation not in (None, "Foreground", "Background", "Orphan"):
+            raise ValueError(f"propagation {propagation!r}: Foreground, Background or Orphan")
+        options: dict = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if grace_period_s is not None:
+            options["gracePeriodSeconds"] = grace_period_s
+        if propagation:
+            options["propagationPolicy"] = propagation
+        if dry_run:
+            options["dryRun"] = ["All"]
+        res = self.resource(kind, api_version)
+        return res.delete(name=name, namespace=namespace if res.namespaced else None, body=options).to_dict()
+
+    def delete_if_exists(self, kind: str, name: str, api_version: str | None = None, namespace: str | None = None) -> bool:
+        """Delete ``kind``/``name`` (cluster-scoped unless ``namespace``); False if it was gone."""
+        try:
+            self.delete(kind, name, namespace, api_version=api_version)
+            return True
+        except NotFoundError:
+            return False
+
+    def release_finalizers(self, namespace: str, kinds: list[tuple[str, str]]) -> list[str]:
+        """Remove foreign finalizers (:func:`foreign_finalizer`) from every object of ``kinds``
+        (``(apiVersion, kind)`` pairs) in ``namespace``: they would keep the namespace
+        ``Terminating`` for ever. Returns ``kind/name (finalizer, ...)`` of each released object."""
+        released = []
+        for api_version, kind in kinds:
+            res = self.resource(kind, api_version)
+            for obj in res.get(namespace=namespace).to_dict().get("items") or []:
+                meta = obj.get("metadata") or {}
+                finalizers = meta.get("finalizers") or []
+                foreign = [f for f in finalizers if foreign_finalizer(f)]
+                if not foreign:
+                    continue
+                kept = [f for f in finalizers if f not in foreign]
+                body = {"metadata": {"finalizers": kept, "resourceVersion": meta.get("resourceVersion")}}
+                try:
+                    res.patch(body=body, name=meta["name"], namespace=namespace, content_type=PATCH_TYPES["merge"])
+                except NotFoundError:
+                    continue
+                released.append(f"{kind.lower()}/{meta['name']} ({', '.join(foreign)})")
+        return released
+
+    def evict(self, namespace: str, pod: str, dry_run: bool = False, grace_period_s: int | None = None) -> ApiAnswer:
+        """POST the pod's ``eviction`` subresource (policy/v1 ``Eviction``), as ``kubectl drain``
+        does. A refusal is an answer, not an error: 429 when a PodDisruptionBudget forbids it,
+        404 for no such pod. Other transport errors propagate."""
+        body: dict = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": namespace}}
+        if grace_period_s is not None:
+            body["deleteOptions"] = {"gracePeriodSeconds": grace_period_s}
+        kwargs = {"dry_run": "All"} if dry_run else {}
+        try:
+            resp = self.core.create_namespaced_pod_eviction(pod, namespace, body, _preload_content=False,
+                                                            _request_timeout=self.request_timeout_s, **kwargs)
+            return ApiAnswer(resp.status, json.loads(resp.data or b"{}"))
+        except ApiException as e:
+            try:
+                answer = json.loads(e.body or "{}")
+            except ValueError:
+                answer = {"message": str(e.body)}
+            return ApiAnswer(e.status, answer)
+
+    def exec(self, namespace: str, pod: str, container: str, command: list[str], timeout_s: float = 30) -> ExecResult:
+        """Run ``command`` in a running container through the API's ``exec`` subresource
+        (websocket, as ``kubectl exec``). Raises :class:`ExecError` when it cannot run or does
+        not end within ``timeout_s``; a non-zero exit is a result, not an error."""
+        # stream() swaps the client's request function while it connects: a client of its own
+        # keeps the recorder's watches (same configuration) untouched
+        with client.ApiClient(self.api_client.configuration) as api_client:
+            api = client.CoreV1Api(api_client)
+            try:
+                ws = stream(api.connect_get_namespaced_pod_exec, pod, namespace, container=container, command=list(command),
+                            stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+            except ApiException as e:  # no such pod, pod not running...
+                raise ExecError(f"exec {command} in {pod}/{container}: {e.status} {e.reason}: {e.body}") from e
+            try:
+                ws.run_forever(timeout=timeout_s)
+                if ws.is_open():
+                    raise ExecError(f"exec {command} in {pod}/{container}: still running after {timeout_s:g} s")
+                stdout, stderr = ws.read_stdout(), ws.read_stderr()
+                status = yaml.safe_load(ws.read_channel(ERROR_CHANNEL) or "{}") or {}
+            finally:
+                ws.close()
+        if status.get("status") == "Success":
+            return ExecResult(0, stdout, stderr)
+        causes = (status.get("details") or {}).get("causes") or []
+        code = next((c.get("message") for c in causes if c.get("reason") == "ExitCode"), None)
+        if code is None:
+            raise ExecError(f"exec {command} in {pod}/{container}: {status.get('message') or status or 'no status'}")
+        return ExecResult(int(code), stdout, stderr)
+
     def pod(self, namespace: str, name: str) -> dict:
         return self.api_client.sanitize_for_serialization(self.core.read_namespaced_pod(name, namespace))
 
@@ -172,6 +337,11 @@ class Kube:
         return self.core.read_namespaced_pod_log(
             pod, namespace, container=container, previous=previous, _request_timeout=self.request_timeout_s
         )
+
+    def nodes(self) -> list[dict]:
+        """Every node as the API's JSON (``status.images`` lists what its runtime holds)."""
+        return [self.api_client.sanitize_for_serialization(n)
+                for n in self.core.list_node(_request_timeout=self.request_timeout_s).items]
 
     def pods(self, namespace: str) -> list[dict]:
         return [self.api_client.sanitize_for_serialization(p) for p in self.core.list_namespaced_pod(namespace).items]

@@ -2,7 +2,7 @@
 
 Each lane shows the state the recorder saw (coloured by state and reason, from receive
 times) and, as black bars, each run of the container from its API ``startedAt`` to
-``finishedAt``. Marks (a delete, a signal...) are vertical lines across all lanes.
+``finishedAt`` — one separate bar per run, also for back-to-back runs (:func:`run_bars`). Marks (a delete, a signal...) are vertical lines across all lanes.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from .recorder import Change  # noqa: E402
-from .timeline import attempts, container_history, container_samples, restart_gaps  # noqa: E402
+from .timeline import Attempt, attempts, container_history, container_samples, restart_gaps  # noqa: E402
 
 COLOURS = {
     "running": "#4caf50",
@@ -33,6 +33,37 @@ COLOURS = {
 
 def _colour(label: str) -> str:
     return COLOURS.get(label) or COLOURS.get(label.split("(")[0], "#9e9e9e")
+
+
+# Seconds: the shortest run bar drawn, and the clear space kept between two runs' bars.
+RUN_MIN_WIDTH_S = 0.3
+RUN_SPACE_S = 0.15
+
+
+def run_bars(runs: Sequence[Attempt], t0: float, end: float) -> list[tuple[float, float]]:
+    """``(x0, width)`` of each run's bar (seconds after ``t0``), one separate bar per run.
+
+    API ``startedAt``/``finishedAt`` have 1 s resolution, so back-to-back runs share a
+    second (one ends at 3, the next starts at 3; a short run starts and ends at 3): drawn
+    as they are, their bars touch or overlap and read as one. Each bar is at least
+    ``RUN_MIN_WIDTH_S`` wide and starts ``RUN_SPACE_S`` after the previous one ends (shifted
+    right by at most a few tenths, within the timestamps' own resolution); a run still
+    running ends at ``end``, one whose end was never seen at the next run's start.
+    """
+    bars: list[tuple[float, float]] = []
+    prev_end = None
+    for i, run in enumerate(runs):
+        x0 = run.started_at - t0
+        if prev_end is not None:
+            x0 = max(x0, prev_end + RUN_SPACE_S)
+        if run.finished_at is not None:
+            x1 = run.finished_at - t0
+        else:  # still running, or its end was never seen: up to the next run's start
+            x1 = runs[i + 1].started_at - t0 if i + 1 < len(runs) else end
+        x1 = max(x1, x0 + RUN_MIN_WIDTH_S)
+        bars.append((x0, x1 - x0))
+        prev_end = x1
+    return bars
 
 
 def render(
@@ -65,10 +96,7 @@ def render(
             seen_labels.setdefault(s.label, colour)
             ax.broken_barh([(x0, max(x1 - x0, 0.05))], (y - 0.35, 0.5), facecolors=colour)
         runs = attempts(changes, pod, container)
-        for run in runs:
-            x0 = run.started_at - t0
-            x1 = (run.finished_at - t0) if run.finished_at is not None else end
-            ax.broken_barh([(x0, max(x1 - x0, 0.3))], (y + 0.2, 0.15), facecolors="black")
+        ax.broken_barh(run_bars(runs, t0, end), (y + 0.2, 0.15), facecolors="black")
         for prev, gap in zip(runs, restart_gaps(runs)):
             if gap >= 3:  # label the gaps wide enough to hold their text
                 ax.text(prev.finished_at - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)

@@ -8,7 +8,9 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --kubeconfig FILE        use an existing cluster instead of kind (with --context)
   --keep-cluster           do not delete the kind cluster at the end
   --keep-namespaces        keep the namespaces of failed tests
-  --reports-dir DIR        where measurements.json and artifacts go (default: reports)
+  --reports-dir DIR        where measurements.json and artifacts go (default: reports); a run
+                           with a cluster also writes junit.xml and allure-results/ there
+                           (cleaned per run) unless --junitxml / --alluredir say otherwise
 
 The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist workers) labels
 every namespace and measurement. The cluster is created lazily by the first test that needs
@@ -30,10 +32,11 @@ from pathlib import Path
 
 import allure
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from . import documented  # noqa: F401  (registers every family's expectations)
 from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
-from .images import workload_images
+from .images import ENV_VARS, missing_on_nodes, workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import ExpectationFailed, Judge, MeasurementLog
 from .recorder import Recorder, RecorderDied
@@ -57,22 +60,75 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--context", default=None, help="kubeconfig context (with --kubeconfig)")
     g.addoption("--keep-cluster", action="store_true", help="keep the kind cluster after the run")
     g.addoption("--keep-namespaces", action="store_true", help="keep the namespaces of failed tests")
-    g.addoption("--reports-dir", default="reports", help="directory for measurements.json and artifacts")
+    g.addoption(
+        "--reports-dir",
+        default="reports",
+        help="directory for measurements.json, artifacts and (unless --junitxml/--alluredir) junit.xml and allure-results/",
+    )
 
 
+# the markers a scenario test uses, registered wherever its file lives (your own test folder too)
+MARKERS = (
+    "case(*ids): CASES.md case IDs this test checks (CL-1, SC-3, ...)",
+    "serial: must not share a node with other scenarios",
+    "min_k8s(minor): needs Kubernetes 1.<minor> or newer",
+    "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
+    "ReplicaSet, PodDisruptionBudget, Node)",
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before junitxml's and allure's own pytest_configure read the options
 def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    if config.getoption("--node-image") or config.getoption("--kubeconfig"):
+        # a run with a cluster writes the same reports however it is started (make e2e, or
+        # pytest directly): junit.xml and allure-results/ in --reports-dir unless given
+        reports = _reports(config)
+        if not config.option.xmlpath:
+            config.option.xmlpath = str(reports / "junit.xml")
+        if not config.option.allure_report_dir:
+            config.option.allure_report_dir = str(reports / "allure-results")
+            # cleaned once, by the controller, before any xdist worker writes its results
+            config.option.clean_alluredir = _is_controller(config)
     if not os.environ.get("E2E_RUN_ID"):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
 
 
+def _check_workload_images(kube: Kube) -> None:
+    """On a ``--kubeconfig`` cluster the workload images must already be on the nodes
+    (manifests use ``imagePullPolicy: Never``): one ``PreflightError`` naming what is missing
+    where, instead of every test timing out on ``ErrImageNeverPull``."""
+    images = workload_images()
+    try:
+        nodes = kube.nodes()
+    except ApiException as e:  # e.g. 403: this user may not list nodes; the tests will tell
+        log.warning("cannot list nodes to check the workload images (%s %s); not checked", e.status, e.reason)
+        return
+    missing = missing_on_nodes(nodes, images)
+    if not missing:
+        return
+    env = {ref: ENV_VARS[name] for name, ref in images.items()}
+    what = "; ".join(f"{ref} ({env[ref]}) missing on {', '.join(nodes)}" for ref, nodes in missing.items())
+    raise PreflightError(
+        f"workload image(s) not on the cluster's nodes: {what}. Manifests use imagePullPolicy: Never, so load "
+        "them onto every node first (a kind cluster: `kind load docker-image IMAGE --name CLUSTER`; other clusters: "
+        "`docker save IMAGE | ctr -n k8s.io images import -` on each node), or point "
+        f"{' / '.join(ENV_VARS.values())} at images the nodes have"
+    )
+
+
 def _preflight(config: pytest.Config) -> None:
     """Fail fast, once, in the controller (before any xdist worker starts) when Docker, kind
-    or an existing cluster is missing: a clear message and exit code 4, no test errors."""
+    or an existing cluster is missing, or that cluster's nodes lack the workload images: a
+    clear message and exit code 4, no test errors."""
     try:
         profile = profile_of(config)
         if profile is None:
-            Kube(config.getoption("--kubeconfig"), config.getoption("--context")).version()
+            kube = Kube(config.getoption("--kubeconfig"), config.getoption("--context"))
+            kube.version()
+            _check_workload_images(kube)
         else:
             profile.config()
             check_docker()
@@ -333,10 +389,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
                     files = {**files, "failure.txt": str(rep.longrepr)}
                 write(files, _reports(request.config) / run_id() / slug(item.nodeid))
         finally:
-            if failed and request.config.getoption("--keep-namespaces"):
-                log.warning("keeping namespace %s of failed test %s", ns, item.nodeid)
-            else:
-                cluster.kube.delete_namespace(ns)
+            sc.clean_up(keep_namespace=failed and request.config.getoption("--keep-namespaces"))
 
 
 def _is_controller(config: pytest.Config) -> bool:

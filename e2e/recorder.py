@@ -1,4 +1,5 @@
-"""Watch a namespace's pods, events (and EndpointSlices) and keep every change.
+"""Watch a namespace's pods and events (and, when a test asks, EndpointSlices, Jobs,
+Deployments, ReplicaSets, PodDisruptionBudgets and the cluster's Nodes) and keep every change.
 
 The recorder starts *before* a scenario applies its manifests: it lists each kind to get a
 resourceVersion, then watches from there, so no change after the list is missed. Each change
@@ -57,12 +58,26 @@ GAP_KIND = "Recorder"
 
 
 def _list_functions(api_client: client.ApiClient) -> dict[str, Callable]:
+    """Kind -> its list function, called ``f(namespace, **kwargs)``; cluster-scoped kinds
+    (Node) take the namespace and ignore it: they are recorded cluster-wide."""
     core = client.CoreV1Api(api_client)
     discovery = client.DiscoveryV1Api(api_client)
+    batch = client.BatchV1Api(api_client)
+    apps = client.AppsV1Api(api_client)
+    policy = client.PolicyV1Api(api_client)
+
+    def list_node(_namespace: str, **kwargs):
+        return core.list_node(**kwargs)
+
     return {
         "Pod": core.list_namespaced_pod,
         "Event": core.list_namespaced_event,
         "EndpointSlice": discovery.list_namespaced_endpoint_slice,
+        "Job": batch.list_namespaced_job,
+        "Deployment": apps.list_namespaced_deployment,
+        "ReplicaSet": apps.list_namespaced_replica_set,
+        "PodDisruptionBudget": policy.list_namespaced_pod_disruption_budget,
+        "Node": list_node,
     }
 
 

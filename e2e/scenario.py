@@ -6,7 +6,9 @@ the namespace exists and the recorder watches it before the test applies anythin
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 
 import pytest
 from dataclasses import dataclass, field
@@ -15,13 +17,26 @@ from typing import Callable, TypeVar
 
 from .cluster import Kind
 from .images import workload_images
-from .kube import Kube, load_manifests
+from .kube import ApiAnswer, ExecResult, Kube, load_manifests
 from .measurements import Judge
 from .recorder import Recorder
 from .timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+class CleanupWarning(UserWarning):
+    """The test left something that cleanup had to force (a finalizer of its own)."""
+
+
+def condition(obj: dict | None, type_: str) -> dict | None:
+    """The ``status.conditions`` entry of ``obj`` (API JSON) with type ``type_``, or ``None``."""
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == type_:
+            return cond
+    return None
 
 
 @dataclass
@@ -43,6 +58,10 @@ class Scenario:
     kind: Kind | None = None
     t0: float = 0.0
     marks: list[tuple[float, str]] = field(default_factory=list)
+    # what apply created: (apiVersion, kind) of namespaced objects; (apiVersion, kind, name) of
+    # cluster-scoped ones (deleted by clean_up)
+    applied_kinds: set[tuple[str, str]] = field(default_factory=set)
+    cluster_objects: list[tuple[str, str, str]] = field(default_factory=list)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``
@@ -50,14 +69,30 @@ class Scenario:
         return load_manifests(self.manifest_dir / filename, {**workload_images(), **values})
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
-        """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``."""
+        """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``.
+
+        Cluster-scoped objects (RuntimeClass, PriorityClass...) are created too and deleted by
+        :meth:`clean_up` after the test, like the namespace."""
         objs = self.manifests(filename, **values)
         when = time.time()
-        created = self.kube.apply(objs, self.namespace, dry_run=dry_run)
-        if not dry_run:
-            if not self.t0:
-                self.t0 = when
-            self.mark(when, f"apply {filename}")
+        created = []
+        try:
+            for obj in objs:  # one by one: what was created before a refusal is still cleaned up
+                (answer,) = self.kube.apply([obj], self.namespace, dry_run=dry_run)
+                created.append(answer)
+                if dry_run:
+                    continue
+                meta = answer.get("metadata") or {}
+                key = (answer.get("apiVersion") or obj["apiVersion"], answer.get("kind") or obj["kind"])
+                if meta.get("namespace"):
+                    self.applied_kinds.add(key)
+                else:
+                    self.cluster_objects.append((*key, meta.get("name") or obj["metadata"]["name"]))
+        finally:
+            if not dry_run and created:
+                if not self.t0:
+                    self.t0 = when
+                self.mark(when, f"apply {filename}")
         return created
 
     def node_exec(self, *cmd: str, timeout: float = 30) -> str:
@@ -104,11 +139,105 @@ class Scenario:
             return True
         return False
 
+    def clean_up(self, keep_namespace: bool = False) -> None:
+        """After the test: release objects held by foreign finalizers, delete the namespace,
+        delete the cluster-scoped objects :meth:`apply` created (newest first).
+
+        A finalizer of the test's own (not ``*kubernetes.io/``, ``*k8s.io/`` or a garbage
+        collector one) on a pod or on an object of a kind the test applied would leave the
+        namespace stuck in ``Terminating``: it is removed with a :class:`CleanupWarning` naming
+        the objects. ``keep_namespace`` (``--keep-namespaces`` of a failed test) keeps the
+        namespace and the cluster-scoped objects its pods may need, and says so.
+        """
+        if keep_namespace:
+            kept = ", ".join(f"{kind.lower()}/{name}" for _, kind, name in self.cluster_objects)
+            log.warning("keeping namespace %s%s", self.namespace, f" and cluster-scoped {kept}" if kept else "")
+            return
+        try:
+            released = self.kube.release_finalizers(self.namespace, sorted({("v1", "Pod"), *self.applied_kinds}))
+            if released:
+                msg = (f"namespace {self.namespace}: removed finalizers that would keep it Terminating: "
+                       + "; ".join(released))
+                log.warning("%s", msg)
+                warnings.warn(CleanupWarning(msg), stacklevel=2)
+        finally:
+            try:
+                self.kube.delete_namespace(self.namespace)
+            finally:
+                for api_version, kind, name in reversed(self.cluster_objects):
+                    self.kube.delete_if_exists(kind, name, api_version)
+
+    # -- acting on objects (each action is a mark on the picture) --------------------------
+    def get(self, kind: str, name: str, api_version: str | None = None) -> dict | None:
+        """``kind``/``name`` as the API's JSON (namespaced kinds: in this namespace): the
+        recorder's newest copy when it records ``kind``, else read from the API; ``None`` if
+        it does not exist."""
+        if kind in self.recorder.kinds:
+            return self.recorder.latest(kind, name)
+        return self.kube.get(kind, name, self.namespace, api_version)
+
+    def patch(self, kind: str, name: str, body: dict | list, patch_type: str = "strategic",
+              subresource: str | None = None, api_version: str | None = None) -> dict:
+        """Patch ``kind``/``name`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
+        ``subresource`` such as ``status``); returns the patched object. See :meth:`e2e.kube.Kube.patch`."""
+        self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
+        return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version)
+
+    def resize(self, pod: str, container: str, requests: dict[str, str] | None = None,
+               limits: dict[str, str] | None = None) -> dict:
+        """In-place resize of ``container``'s resources through the pod's ``resize``
+        subresource (Kubernetes 1.33+), e.g. ``resize("app", "app", limits={"memory": "64Mi"})``;
+        returns the pod. Whether the kubelet applied it shows in ``status.containerStatuses[].resources``
+        and the ``PodResizePending``/``PodResizeInProgress`` conditions."""
+        if not (requests or limits):
+            raise ValueError("resize needs requests or limits")
+        resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+        body = {"spec": {"containers": [{"name": container, "resources": resources}]}}
+        return self.patch("Pod", pod, body, subresource="resize")
+
+    def evict(self, pod: str, dry_run: bool = False, grace_period_s: int | None = None) -> ApiAnswer:
+        """Ask the Eviction API to evict ``pod`` (``dry_run``: the server only checks, e.g.
+        the PodDisruptionBudgets). Returns the answer's status code and body: 201 evicted,
+        429 refused by a PodDisruptionBudget (its message says which)."""
+        self.mark(time.time(), f"evict pod/{pod}" + (" (dry run)" if dry_run else ""))
+        return self.kube.evict(self.namespace, pod, dry_run, grace_period_s)
+
+    def exec(self, pod: str, container: str, *command: str, timeout_s: float = 30) -> ExecResult:
+        """Run ``command`` in ``pod``'s running ``container`` through the API (as ``kubectl exec``;
+        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.kube.ExecError`
+        when it cannot run."""
+        self.mark(time.time(), f"exec {pod}/{container}: {' '.join(command)}"[:60])
+        return self.kube.exec(self.namespace, pod, container, list(command), timeout_s)
+
+    def delete(self, kind: str, name: str, grace_period_s: int | None = None, propagation: str | None = None,
+               dry_run: bool = False, api_version: str | None = None) -> dict:
+        """Delete ``kind``/``name`` with options (grace period in s, ``Foreground``/``Background``/
+        ``Orphan`` propagation, server-side dry run); returns the server's answer."""
+        if not dry_run:
+            self.mark(time.time(), f"delete {kind.lower()}/{name}")
+        return self.kube.delete(kind, name, self.namespace, grace_period_s, propagation, dry_run, api_version)
+
+    def wait_for_condition(self, kind: str, name: str, type_: str, status: str = "True", timeout_s: float = 60,
+                           api_version: str | None = None, interval_s: float = 0.25,
+                           case: str | None = None, measurement: str | None = None) -> dict:
+        """Wait until ``kind``/``name`` has condition ``type_`` with ``status`` (Job ``Complete``,
+        Deployment ``Available``, PodDisruptionBudget ``DisruptionAllowed``, Pod ``Ready``...);
+        returns the condition (``reason``, ``message``, ``lastTransitionTime``). ``WaitTimeout``
+        after ``timeout_s`` seconds, with the end of the timeline; with ``case``/``measurement``
+        the timeout is judged as that value never happening (see :meth:`wait_for`)."""
+        def check() -> dict | None:
+            found = condition(self.get(kind, name, api_version), type_)
+            return found if found and found.get("status") == status else None
+
+        return self.wait_for(f"{kind}/{name} condition {type_}={status}", check, timeout_s, interval_s,
+                             case=case, name=measurement)
+
     def attempts(self, pod: str, container: str) -> list[Attempt]:
         return attempts(self.recorder.changes("Pod"), pod, container)
 
     def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
-        """The recorded table near ``around`` (epoch s), or its last rows."""
+        """The recorded table: the 25 rows nearest ``around`` (epoch s) within ``width_s``
+        seconds of it, in time order (see :func:`e2e.timeline.excerpt`), or its last 25 rows."""
         t0 = self.t0 or self.recorder.started_at or 0.0
         table = rows(self.recorder.changes(), t0)
         return excerpt(table, None if around is None else around - t0, width_s)

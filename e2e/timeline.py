@@ -179,11 +179,72 @@ class Row:
     detail: str = ""
 
 
+def _condition_rows(last: dict[tuple[str, str, str], tuple], ch: Change, t0: float, subject: str) -> list[Row]:
+    """A row for each of ``ch.obj``'s ``status.conditions`` whose status, reason or message
+    changed since ``last`` (updated in place; keyed by kind, name and condition type)."""
+    out = []
+    for cond in (ch.obj.get("status") or {}).get("conditions") or []:
+        key = (ch.kind, ch.name, cond.get("type", "?"))
+        value = (cond.get("status"), cond.get("reason") or "", cond.get("message") or "")
+        if last.get(key) == value:
+            continue
+        last[key] = value
+        detail = []
+        if value[1]:
+            detail.append(f"reason={value[1]}")
+        if value[2]:
+            detail.append(f"message={value[2]!r}")
+        out.append(Row(ch.received_at - t0, subject, f"condition {key[2]}={value[0]}", " ".join(detail)))
+    return out
+
+
+# What the table shows of each further recorded kind (``@pytest.mark.record(...)``), besides
+# its conditions: (status field paths, spec field paths) printed when any of them changes.
+OBJECT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "Job": (("active", "ready", "succeeded", "failed", "terminating"), ()),
+    "Deployment": (("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"), ("replicas",)),
+    "ReplicaSet": (("replicas", "readyReplicas", "availableReplicas"), ("replicas",)),
+    "PodDisruptionBudget": (("expectedPods", "currentHealthy", "desiredHealthy", "disruptionsAllowed"), ()),
+    "Node": ((), ("unschedulable", "taints")),
+}
+
+
+# what an absent spec field means (the API omits false booleans)
+SPEC_DEFAULTS = {"unschedulable": False}
+
+
+def _field_text(name: str, value: object) -> str:
+    if name == "taints":
+        value = ",".join(f"{t.get('key')}:{t.get('effect')}" for t in value or []) or "none"
+    return f"{name}={value}"
+
+
+def _object_rows(last: dict[tuple[str, str], tuple], ch: Change, t0: float) -> list[Row]:
+    """Rows of a recorded Job, Deployment, ReplicaSet, PodDisruptionBudget or Node: its
+    :data:`OBJECT_FIELDS` when they change (``last`` updated in place), ``deleted``."""
+    subject = f"{ch.kind.lower()}/{ch.name}"
+    if ch.type == "DELETED":
+        return [Row(ch.received_at - t0, subject, "deleted")]
+    status_fields, spec_fields = OBJECT_FIELDS.get(ch.kind, ((), ()))
+    status, spec = ch.obj.get("status") or {}, ch.obj.get("spec") or {}
+    shown = tuple(["spec." + _field_text(f, spec.get(f, SPEC_DEFAULTS.get(f))) for f in spec_fields]
+                  + [_field_text(f, status.get(f, 0)) for f in status_fields])
+    if not shown or last.get((ch.kind, ch.name)) == shown:
+        return []
+    last[(ch.kind, ch.name)] = shown
+    return [Row(ch.received_at - t0, subject, "status", " ".join(shown))]
+
+
 def rows(changes: Sequence[Change], t0: float) -> list[Row]:
-    """Pod STATUS/READY changes, container state changes and events, in receive order."""
+    """The table of a recording, in receive order: pod STATUS/READY changes, pod conditions
+    (type=status, reason, message) when they change, container state changes (subject
+    ``container <pod>/<container>``), events, EndpointSlice endpoints, and of the further
+    kinds of :data:`OBJECT_FIELDS` their fields and conditions when they change."""
     out: list[Row] = []
     last_pod: dict[str, tuple] = {}
     last_container: dict[tuple[str, str], tuple] = {}
+    last_condition: dict[tuple[str, str, str], tuple] = {}
+    last_object: dict[tuple[str, str], tuple] = {}
     for ch in changes:
         if ch.kind == "Pod":
             cols = pod_columns(ch.obj)
@@ -207,7 +268,8 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
                     if s.message:
                         detail.append(f"message={s.message!r}")
                     prefix = "init " if init else ""
-                    out.append(Row(ch.received_at - t0, f"  {prefix}container/{s.container}", s.label, " ".join(detail)))
+                    out.append(Row(ch.received_at - t0, f"  {prefix}container {ch.name}/{s.container}", s.label, " ".join(detail)))
+            out.extend(_condition_rows(last_condition, ch, t0, f"pod/{ch.name}"))
         elif ch.kind == "Event" and ch.type in ("ADDED", "LISTED", "MODIFIED"):
             ev = ch.obj
             inv = ev.get("involvedObject") or {}
@@ -236,6 +298,10 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
             gap = ch.obj
             out.append(Row(gap["from"] - t0, f"recorder/{ch.name}", f"GAP {gap['to'] - gap['from']:.1f} s",
                            f"watch down, nothing recorded until t+{gap['to'] - t0:.3f}: {gap['error']}"))
+        elif ch.kind in OBJECT_FIELDS:
+            out.extend(_object_rows(last_object, ch, t0))
+            if ch.type != "DELETED":
+                out.extend(_condition_rows(last_condition, ch, t0, f"{ch.kind.lower()}/{ch.name}"))
     out.sort(key=lambda r: r.t)  # a gap is received at its end and shown at its start
     return out
 
@@ -253,8 +319,15 @@ def format_table(table: Sequence[Row]) -> str:
 
 
 def excerpt(table: Sequence[Row], around: float | None = None, width_s: float = 30.0, limit: int = 25) -> str:
-    """The part of ``table`` within ``width_s`` of ``around`` (relative seconds), or its end."""
-    picked = [r for r in table if around is None or abs(r.t - around) <= width_s]
+    """At most ``limit`` rows of ``table``, formatted by :func:`format_table`.
+
+    With ``around`` (seconds relative to the table's ``t0``): the rows within ``width_s``
+    seconds of it, and of those the ``limit`` nearest to it, in time order — a window centred
+    on the moment, so the row at ``around`` and its neighbours on both sides are always there.
+    Without ``around``: the last ``limit`` rows (the end of the recording).
+    """
     if around is None:
-        picked = picked[-limit:]
-    return format_table(picked[:limit])
+        return format_table(list(table)[-limit:])
+    near = [r for r in table if abs(r.t - around) <= width_s]
+    nearest = sorted(range(len(near)), key=lambda i: (abs(near[i].t - around), i))[:limit]
+    return format_table([near[i] for i in sorted(nearest)])

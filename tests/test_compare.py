@@ -148,3 +148,25 @@ def test_undocumented_and_xfailed_tests_are_their_own_outcomes(tmp_path):
     assert _outcomes(junit) == {"scenarios/x/test_x.py::test_u": "undocumented",
                                 "scenarios/x/test_x.py::test_f": "xfailed",
                                 "scenarios/x/test_x.py::test_s": "skipped"}
+
+
+def test_tests_that_did_not_run_in_one_run_are_not_run(tmp_path, capsys):
+    # issue 20 (5): a full run against a run of one test gave 74 "unexplained" + 8 "outcome changed"
+    def test_id(n):
+        return f"scenarios/crashloop/test_crashloop.py::{n}"
+
+    names = ["test_a", "test_b", "test_c"]
+    full = [m("r1", "v1.37.2", "x", 1.0, 1.0, [0, 2], test=test_id(n)) for n in names]
+    a = write_run(tmp_path / "a", full, [(n, "") for n in names] + [("test_skipped", '<skipped message="needs 1.38"/>')])
+    one = [m("r2", "v1.37.2", "x", 1.5, 1.0, [0, 2], test=test_id("test_b"))]
+    for b in (write_run(tmp_path / "b", one, [("test_b", "")]), write_run(tmp_path / "b-no-junit", one)):
+        rows = compare(load_run(a), load_run(b))
+        changes = {(r.test.split("::")[-1], r.name): r.change for r in rows}
+        assert changes[("test_b", "x")] == "same"
+        assert changes[("test_a", "x")] == changes[("test_c", "x")] == "not run"
+        assert {c for (t, n), c in changes.items() if n == "outcome"} <= {"not run"}
+        assert main([str(a), str(b)]) == 0
+        assert "unexplained" not in capsys.readouterr().out
+    # the other way round (the one-test run first) the same tests did not run in A
+    rows = compare(load_run(tmp_path / "b"), load_run(a))
+    assert {r.change for r in rows if r.test != test_id("test_b")} == {"not run"}

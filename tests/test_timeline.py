@@ -8,7 +8,7 @@ from helpers import change, cstatus, epoch, event, pod, running, terminated, ts,
 
 from e2e.recorder import Change, dump_changes, load_changes
 from e2e.timeline import (
-    Attempt, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows, status_sequence,
+    Attempt, Row, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows, status_sequence,
 )
 
 BACKOFF_MSG = "back-off 10s restarting failed container=app pod=crash_ns(uid-1)"
@@ -114,7 +114,7 @@ def test_container_history_keeps_only_changes(crashloop):
 
 def test_rows_show_status_changes_container_states_and_events(crashloop):
     table = rows(crashloop, epoch(0))
-    statuses = [r.what for r in table if r.subject == "pod/crash"]
+    statuses = [r.what for r in table if r.subject == "pod/crash" and not r.what.startswith("condition")]
     assert statuses == [
         "STATUS ContainerCreating",
         "STATUS Running",
@@ -123,7 +123,7 @@ def test_rows_show_status_changes_container_states_and_events(crashloop):
         "STATUS CrashLoopBackOff",
         "STATUS Running",
     ]
-    container_rows = [r for r in table if r.subject.strip() == "container/app"]
+    container_rows = [r for r in table if r.subject.strip() == "container crash/app"]
     assert len(container_rows) == 7
     events = [r for r in table if r.subject.startswith("event")]
     assert len(events) == 1
@@ -142,10 +142,43 @@ def test_rows_mark_deletion_and_endpoint_slices():
         "endpoints": [{"targetRef": {"name": "web"}, "conditions": {"ready": False, "serving": True, "terminating": True}}],
     }
     table = rows([change(0, p), change(1, slice_), change(2, p, "DELETED")], epoch(0))
-    assert [r.what for r in table if r.subject == "pod/web"] == ["STATUS Running", "deleted"]
+    assert [r.what for r in table if r.subject == "pod/web"] == ["STATUS Running", "condition Ready=True", "deleted"]
     (ep,) = [r for r in table if r.subject == "endpointslice/web-abc"]
     assert ep.what == "endpoint web"
     assert ep.detail == "ready=False serving=True terminating=True"
+
+
+def test_container_rows_name_their_pod():
+    # issue 20 (7): with three pods, "container/app running restarts=1" was ambiguous
+    changes = [change(i, pod(name, phase="Running", statuses=[cstatus("app", running(i), restarts=1)])) for i, name in enumerate("abc")]
+    changes.append(change(4, pod("d", init=("setup",), init_statuses=[cstatus("setup", running(4))], statuses=[cstatus("app", waiting("PodInitializing"))])))
+    subjects = [r.subject.strip() for r in rows(changes, epoch(0)) if "container" in r.subject]
+    assert subjects == ["container a/app", "container b/app", "container c/app", "init container d/setup", "container d/app"]
+
+
+def test_pod_conditions_are_rows_on_change():
+    # issue 20 (7): DisruptionTarget, PodResizeInProgress, Ready=False with its reason
+    def with_conditions(*conds: dict) -> dict:
+        p = pod("web", phase="Running", statuses=[cstatus("app", running(0), ready=True)])
+        p["status"]["conditions"] = list(conds)
+        return p
+
+    ready = {"type": "Ready", "status": "True"}
+    not_ready = {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": "containers with unready status: [app]"}
+    target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}
+    changes = [
+        change(0, with_conditions(ready)),
+        change(1, with_conditions(ready)),  # no change: no row
+        change(2, with_conditions(ready, target)),
+        change(3, with_conditions(not_ready, target)),
+    ]
+    conds = [(r.t, r.what, r.detail) for r in rows(changes, epoch(0)) if r.what.startswith("condition")]
+    assert conds == [
+        (0, "condition Ready=True", ""),
+        (2, "condition DisruptionTarget=True", "reason=EvictionByEvictionAPI message='Eviction API: evicting'"),
+        (3, "condition Ready=False", "reason=ContainersNotReady message='containers with unready status: [app]'"),
+    ]
+    assert all(r.subject == "pod/web" for r in rows(changes, epoch(0)) if r.what.startswith("condition"))
 
 
 def test_format_table(crashloop):
@@ -167,6 +200,17 @@ def test_excerpt_around_a_moment_and_at_the_end(crashloop):
     tail = excerpt(table, limit=2)
     assert len(tail.splitlines()) == 3  # header + 2 rows
     assert "+34.400" in tail
+
+
+def test_excerpt_keeps_the_rows_nearest_the_moment():
+    # issue 20 (1): 60 rows at t = 0...59 s, around=40 used to show t = 10...34 (row 40 cut)
+    table = [Row(float(t), "pod/p", f"row {t}") for t in range(60)]
+    shown = [float(line.split()[0]) for line in excerpt(table, around=40).splitlines()[1:]]
+    assert 40.0 in shown
+    assert shown == [float(t) for t in range(28, 53)]  # 25 rows centred on 40, in time order
+    # near the edge of the recording the window keeps the nearest rows that exist
+    early = [float(line.split()[0]) for line in excerpt(table, around=1, width_s=30).splitlines()[1:]]
+    assert early == [float(t) for t in range(0, 25)]
 
 
 def test_dump_and_load_changes_round_trip(crashloop, tmp_path):
@@ -194,3 +238,31 @@ def test_status_sequence_follows_kubectl_and_drops_repeats():
     other = pod("q", phase="Running", statuses=[cstatus("app", running(1), ready=True)])
     changes = [change(1, init_run), change(1.5, init_run), change(2, init_err), change(2.1, other), change(3, backoff)]
     assert status_sequence(changes, "p") == ["Init:0/1", "Init:Error", "Init:CrashLoopBackOff"]
+
+
+def test_rows_of_further_kinds_show_fields_and_conditions_on_change():
+    # issue 20 (8): Jobs, Deployments, PDBs and Nodes recorded on request appear in the timeline
+    job = {"kind": "Job", "metadata": {"name": "once"}, "status": {"active": 1}}
+    done = {"kind": "Job", "metadata": {"name": "once"},
+            "status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}}
+    pdb = {"kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+           "status": {"expectedPods": 1, "currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 0,
+                      "conditions": [{"type": "DisruptionAllowed", "status": "False", "reason": "InsufficientPods"}]}}
+    node = {"kind": "Node", "metadata": {"name": "n1"}, "spec": {"unschedulable": True,
+            "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+    schedulable = {"kind": "Node", "metadata": {"name": "n2"}, "spec": {}, "status": {}}
+    table = rows([change(0, job, "ADDED"), change(1, job), change(2, done), change(3, pdb), change(4, node), change(5, done, "DELETED"),
+                  change(6, schedulable)], epoch(0))
+    got = [(r.t, r.subject, r.what, r.detail) for r in table]
+    assert got == [
+        (0, "job/once", "status", "active=1 ready=0 succeeded=0 failed=0 terminating=0"),
+        (2, "job/once", "status", "active=0 ready=0 succeeded=1 failed=0 terminating=0"),
+        (2, "job/once", "condition Complete=True", ""),
+        (3, "poddisruptionbudget/web", "status", "expectedPods=1 currentHealthy=1 desiredHealthy=1 disruptionsAllowed=0"),
+        (3, "poddisruptionbudget/web", "condition DisruptionAllowed=False", "reason=InsufficientPods"),
+        (4, "node/n1", "status", "spec.unschedulable=True spec.taints=node.kubernetes.io/unschedulable:NoSchedule"),
+        (4, "node/n1", "condition Ready=True", "reason=KubeletReady"),
+        (5, "job/once", "deleted", ""),
+        (6, "node/n2", "status", "spec.unschedulable=False spec.taints=none"),
+    ]

@@ -1,0 +1,59 @@
+"""e2e.picture draws the container lanes of a synthetic recording (no cluster)."""
+
+from __future__ import annotations
+
+import matplotlib.axes
+from helpers import change, cstatus, epoch, pod, running, terminated
+
+from e2e import picture
+from e2e.timeline import Attempt
+
+
+def _five_back_to_back_runs() -> list:
+    """Five runs of ``app``, each starting in the second the previous one finished (API
+    timestamps have 1 s resolution): 1–2, 2–3, 3–3, 3–4, 4–(running)."""
+    spans = [(1, 2), (2, 3), (3, 3), (3, 4)]
+    out, last = [], None
+    for i, (s, f) in enumerate(spans):
+        run = terminated(1, "Error", s, f, cid=f"containerd://{i}")
+        out.append(change(f + 0.5, pod("crash", phase="Running", statuses=[cstatus("app", run, restarts=i, last=last, cid=f"containerd://{i}")])))
+        last = run
+    out.append(change(4.5, pod("crash", phase="Running", statuses=[cstatus("app", running(4), restarts=4, last=last, cid="containerd://4")])))
+    return out
+
+
+def _separate_bars(xranges: list[tuple[float, float]]) -> int:
+    """How many bars a reader sees: touching or overlapping ranges look like one."""
+    count, end = 0, None
+    for x0, width in sorted(xranges):
+        if end is None or x0 > end:
+            count += 1
+        end = max(end if end is not None else x0, x0 + width)
+    return count
+
+
+def test_back_to_back_runs_are_separate_bars(tmp_path, monkeypatch):
+    # issue 20 (7): 5 runs of a container were drawn as touching/overlapping bars
+    drawn: list[tuple[float, float]] = []
+    real = matplotlib.axes.Axes.broken_barh
+
+    def spy(self, xranges, yrange, **kw):
+        if kw.get("facecolors") == "black":
+            drawn.extend(xranges)
+        return real(self, xranges, yrange, **kw)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "broken_barh", spy)
+    changes = _five_back_to_back_runs()
+    assert picture.render(changes, epoch(0), tmp_path / "t.png") == tmp_path / "t.png"
+    assert (tmp_path / "t.png").stat().st_size > 0
+    assert len(drawn) == 5
+    assert _separate_bars(drawn) == 5
+
+
+def test_run_bars_keep_time_order_and_space():
+    runs = [Attempt(epoch(1), epoch(2), 1, "Error"), Attempt(epoch(5), None, None, ""), Attempt(epoch(9), None, None, "")]
+    bars = picture.run_bars(runs, epoch(0), end=20.0)
+    space = picture.RUN_SPACE_S
+    # the run whose end was never seen reaches the next start; that one starts a space later
+    assert bars == [(1.0, 1.0), (5.0, 4.0), (9.0 + space, 11.0 - space)]
+    assert picture.run_bars([], epoch(0), 10.0) == []

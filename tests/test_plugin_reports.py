@@ -1,0 +1,101 @@
+"""e2e.plugin: every way of running the suite writes the same reports (pytester runs)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from e2e import plugin
+
+PASSING = "def test_ok():\n    assert True\n"
+
+
+@pytest.fixture
+def no_preflight(monkeypatch):
+    """The runs below name a cluster they never use: skip the preflight that would dial it."""
+    monkeypatch.setattr(plugin, "_preflight", lambda config: None)
+
+
+def _results(allure_dir):
+    return [json.loads(p.read_text()) for p in allure_dir.glob("*-result.json")]
+
+
+def test_a_cluster_run_writes_junit_and_allure_into_the_reports_dir(pytester, no_preflight, tmp_path):
+    # issue 20 (5): `pytest scenarios/... --keep-cluster --reports-dir R` wrote only measurements.json
+    pytester.makepyfile(test_one=PASSING)
+    reports = tmp_path / "R"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--keep-cluster", "--reports-dir", str(reports))
+    result.assert_outcomes(passed=1)
+    (case,) = ET.parse(reports / "junit.xml").getroot().iter("testcase")
+    assert case.get("name") == "test_ok"
+    assert [r["status"] for r in _results(reports / "allure-results")] == ["passed"]
+
+
+def test_explicit_junitxml_and_alluredir_win(pytester, no_preflight, tmp_path):
+    pytester.makepyfile(test_one=PASSING)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    junit, allure_dir = tmp_path / "elsewhere.xml", tmp_path / "allure-elsewhere"
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"),
+                                "--junitxml", str(junit), "--alluredir", str(allure_dir))
+    result.assert_outcomes(passed=1)
+    assert junit.exists() and _results(allure_dir)
+    assert not (tmp_path / "R" / "junit.xml").exists() and not (tmp_path / "R" / "allure-results").exists()
+
+
+def test_a_run_without_a_cluster_writes_no_reports(pytester, monkeypatch):
+    # `make test` (the framework's own tests) must not write reports/junit.xml over a scenario run's
+    monkeypatch.delenv("E2E_NODE_IMAGE", raising=False)
+    pytester.makepyfile(test_one=PASSING)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / "reports").exists()
+
+
+class NodesWithoutImages:
+    """A cluster that answers but whose one node holds only busybox."""
+
+    def __init__(self, kubeconfig, context=None):
+        pass
+
+    def version(self, timeout_s=10):
+        return None
+
+    def nodes(self):
+        return [{"metadata": {"name": "worker"}, "spec": {},
+                 "status": {"images": [{"names": ["docker.io/library/busybox:1.36.1"]}]}}]
+
+
+def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester, monkeypatch, tmp_path):
+    # issue 20 (11): each test timed out on ErrImageNeverPull instead
+    monkeypatch.setattr(plugin, "Kube", NodesWithoutImages)
+    monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
+    pytester.makepyfile(test_one=PASSING, test_two=PASSING)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
+    assert result.ret == 4
+    result.stdout.fnmatch_lines(["*pod-lifecycle-e2e cannot run: workload image(s) not on the cluster's nodes: "
+                                 "my/app:1 (E2E_APP_IMAGE) missing on worker*"])
+    assert "kind load docker-image" in result.stdout.str()
+    assert "busybox" not in result.stdout.str().split("cannot run:")[1].split("\n")[0]
+
+
+def test_the_plugin_registers_its_markers_outside_this_repository(pytester):
+    # a test folder of your own has no pyproject.toml listing case/serial/min_k8s/record
+    pytester.makepyfile(test_marked='''
+import pytest
+
+@pytest.mark.case("XX-1")
+@pytest.mark.serial
+@pytest.mark.min_k8s(33)
+@pytest.mark.record("Pod", "Job")
+def test_marked():
+    pass
+''')
+    result = pytester.runpytest("-W", "error::pytest.PytestUnknownMarkWarning", "--strict-markers")
+    result.assert_outcomes(passed=1)

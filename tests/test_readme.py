@@ -1,0 +1,42 @@
+"""README's instructions hold: what it tells a user to do works as written (no cluster)."""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import e2e.documented
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert match, f"README has no section {title!r}"
+    return match.group(1)
+
+
+def test_adding_a_case_family_needs_no_edit_of_the_documented_package():
+    # issue 20 (12): README said to import the new module in e2e/documented/__init__.py
+    modules = {m.name for m in pkgutil.iter_modules(e2e.documented.__path__)}
+    assert modules and all(f"e2e.documented.{m}" in sys.modules for m in modules)  # imported by the package itself
+    section = _section("Adding a case family")
+    assert "e2e/documented/<family>.py" in section
+    assert "import it in" not in section and "e2e/documented/__init__.py" not in section
+
+
+def test_make_compare_never_builds_a_venv():
+    # issue 20 (12): `make compare` rebuilt .venv when its stamp was missing or older than pyproject.toml;
+    # e2e.compare needs only the standard library
+    plan = subprocess.run(["make", "-n", "-W", "pyproject.toml", "compare", "A=a", "B=b"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    assert "-m venv" not in plan and "pip install" not in plan
+    assert "-m e2e.compare a b" in plan
+    stdlib = set(sys.stdlib_module_names) | {"e2e", "__future__"}
+    source = (ROOT / "e2e" / "compare.py").read_text()
+    imported = {m.split(".")[0] for m in re.findall(r"^(?:from|import) ([\w.]+)", source, re.M)}
+    assert imported <= stdlib, imported - stdlib
