@@ -397,7 +397,7 @@ def test_oom_score_adj(scenario: Scenario, request: pytest.FixtureRequest, targe
         name=f"oom_score_adj {target}.txt", attachment_type=allure.attachment_type.TEXT)
     clamped = floor.restricted and expected < floor.runtime_oom_score_adj and observed == floor.applied(expected)
     if clamped:
-        reason = (f"environment: containerd restrict_oom_score_adj=true and its own oom_score_adj is "
+        reason = (f"containerd restrict_oom_score_adj=true and its own oom_score_adj is "
                   f"{floor.runtime_oom_score_adj}, so it cannot set {expected}: the kernel applies {observed} "
                   f"(containerd CAP_SYS_RESOURCE: {floor.cap_sys_resource}); expected {expected}, observed {observed}")
         sc.judge.set_aside("OM-5", name, value, "skipped", reason, details=details)
