@@ -113,15 +113,16 @@ class Scenario:
         """Poll ``check`` until truthy (see :func:`e2e.waiting.wait_until`); on timeout the
         error carries the end of the timeline. With ``case``/``name`` a timeout is also a judged
         value: ``name`` is recorded as measured ``None`` (it never happened within
-        ``timeout_s``) against its documented expectation, so the hang has a verdict. Raises
-        ``RecorderDied`` instead of ``WaitTimeout`` when the recording stopped meanwhile."""
+        ``timeout_s``) against its documented expectation, and ``ExpectationFailed`` is raised
+        explaining it (case, documented value, band, source, the wait) like any failed value.
+        Raises ``RecorderDied`` instead when the recording stopped meanwhile."""
         try:
             return wait_until(what, check, timeout_s, interval_s, describe=lambda: "\n" + self.timeline_excerpt())
         except WaitTimeout as e:
             self.recorder.check()
             if case and name:
-                self.judge.expect(case, name, None, details={"timed_out_after_s": timeout_s, "waited_for": what})
-                raise WaitTimeout(what, timeout_s, e.last, f"{case} {name} judged as never happening\n{e}") from None
+                self.judge.expect(case, name, None, context=str(e), details={"timed_out_after_s": timeout_s, "waited_for": what})
+                self.judge.verify()
             raise
 
     def never_within(self, duration_s: float, what: str, check: Callable[[], object], interval_s: float = 0.25) -> bool:
