@@ -164,6 +164,14 @@ def _reports(config: pytest.Config) -> Path:
     return Path(config.getoption("--reports-dir")).resolve()
 
 
+def _default_kind_config(config: pytest.Config) -> str:
+    """``kind-config.yaml`` of the rootdir, else the suite's own (a folder of your own cases
+    run from anywhere uses the suite's default profile)."""
+    here = config.rootpath / "kind-config.yaml"
+    suite = Path(__file__).resolve().parent.parent / "kind-config.yaml"
+    return str(here if here.exists() or not suite.exists() else suite)
+
+
 def profile_of(config: pytest.Config) -> Profile | None:
     """The kind profile from the options, or ``None`` when ``--kubeconfig`` names a cluster."""
     if config.getoption("--kubeconfig"):
@@ -171,7 +179,7 @@ def profile_of(config: pytest.Config) -> Profile | None:
     image = config.getoption("--node-image")
     if not image:
         raise pytest.UsageError("--node-image (or E2E_NODE_IMAGE) is required unless --kubeconfig is given")
-    kind_config = config.getoption("--kind-config") or str(config.rootpath / "kind-config.yaml")
+    kind_config = config.getoption("--kind-config") or _default_kind_config(config)
     return Profile(Path(kind_config), image, tuple(Path(p) for p in config.getoption("--profile-patch")))
 
 

@@ -24,7 +24,7 @@ def test_adding_a_case_family_needs_no_edit_of_the_documented_package():
     # issue 20 (12): README said to import the new module in e2e/documented/__init__.py
     modules = {m.name for m in pkgutil.iter_modules(e2e.documented.__path__)}
     assert modules and all(f"e2e.documented.{m}" in sys.modules for m in modules)  # imported by the package itself
-    section = _section("Adding a case family")
+    section = _section("Write your own case")
     assert "e2e/documented/<family>.py" in section
     assert "import it in" not in section and "e2e/documented/__init__.py" not in section
 
@@ -40,3 +40,12 @@ def test_make_compare_never_builds_a_venv():
     source = (ROOT / "e2e" / "compare.py").read_text()
     imported = {m.split(".")[0] for m in re.findall(r"^(?:from|import) ([\w.]+)", source, re.M)}
     assert imported <= stdlib, imported - stdlib
+
+
+def test_the_worked_example_is_the_file_it_quotes():
+    # README's guide quotes examples/job_deadline: the quoted lines are the example's own
+    section = _section("Write your own case")
+    example = (ROOT / "examples" / "job_deadline" / "test_job_deadline.py").read_text()
+    for line in ('@pytest.mark.record("Pod", "Event", "Job")', 'sc.expect("JD-1", "failure_target_reason", target.get("reason"))',
+                 'Expectation("JD-1", "failure_target_reason", "DeadlineExceeded", SOURCE, minors=(37, None))'):
+        assert line in section and line in example, line

@@ -1,0 +1,44 @@
+"""JD-1 — a Job past its activeDeadlineSeconds fails (a case outside CASES.md: README's
+"Write your own case" walks through this file).
+
+Documented (read in v1.37.2, pkg/controller/job/job_controller.go): the controller requeues the
+Job for the moment its deadline passes (``syncJob``: ``queue.AddAfter(key, syncDuration)``);
+then ``pastActiveDeadline`` is true and it sets the interim condition ``FailureTarget`` with
+reason ``DeadlineExceeded`` and message "Job was active longer than specified deadline"
+(``newFailureCondition``), and ``Failed`` with the same reason once its pods are gone.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from e2e.expectations import Band, Expectation, register
+from e2e.scenario import Scenario
+from e2e.timeline import parse_time
+
+DEADLINE_S = 5
+SOURCE = "[UP] pkg/controller/job/job_controller.go syncJob, pastActiveDeadline, newFailureCondition (v1.37.2)"
+register([
+    Expectation("JD-1", "failure_target_after_start_s", DEADLINE_S, SOURCE, unit="s", minors=(37, None),
+                band=Band(DEADLINE_S - 1, DEADLINE_S + 3),
+                why="−1 s timestamp truncation; +1 s truncation +1 s queue wake-up and sync +1 s status write"),
+    Expectation("JD-1", "failure_target_reason", "DeadlineExceeded", SOURCE, minors=(37, None)),
+    Expectation("JD-1", "failure_target_message", "Job was active longer than specified deadline", SOURCE, minors=(37, None)),
+    Expectation("JD-1", "failed_reason", "DeadlineExceeded", SOURCE, minors=(37, None)),
+])
+
+
+@pytest.mark.case("JD-1")
+@pytest.mark.record("Pod", "Event", "Job")
+def test_job_past_its_deadline_fails(scenario: Scenario):
+    sc = scenario
+    sc.apply("job.yaml", name="deadline", deadline_s=DEADLINE_S)
+    target = sc.wait_for_condition("Job", "deadline", "FailureTarget", timeout_s=DEADLINE_S + 30,
+                                   case="JD-1", measurement="failure_target_after_start_s")
+    job = sc.get("Job", "deadline")
+    started = parse_time(job["status"]["startTime"])
+    sc.expect("JD-1", "failure_target_after_start_s", parse_time(target["lastTransitionTime"]) - started)
+    sc.expect("JD-1", "failure_target_reason", target.get("reason"))
+    sc.expect("JD-1", "failure_target_message", target.get("message"))
+    failed = sc.wait_for_condition("Job", "deadline", "Failed", timeout_s=60)
+    sc.expect("JD-1", "failed_reason", failed.get("reason"))
