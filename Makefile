@@ -14,7 +14,7 @@ E2E_MARKERS ?= not slow
 E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: e2e e2e-slow smoke test offline compare lint clean-reports
+.PHONY: e2e e2e-slow smoke test offline compare lint clean-reports interrupt-check
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ clean-reports:
 # the fast API-level cases (smoke marker): under a minute once the cluster is up
 smoke:
 	$(MAKE) e2e E2E_MARKERS=smoke
+
+# SIGINT at random moments of smoke-sized runs: nothing leaks, reports are written (after make e2e)
+INTERRUPTS ?= 10
+interrupt-check: $(BIN)/.installed
+	set -a; . $(REPORTS)/profile.env; set +a; $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) --out $(REPORTS)/interrupts.md
 
 # compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes);
 # e2e.compare needs only the standard library: no venv is built or rebuilt for it
