@@ -109,10 +109,10 @@ class Scenario:
         return self.recorder.latest("Pod", name)
 
     def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
-                 case: str | None = None, name: str | None = None) -> T:
+                 case: str | None = None, measurement: str | None = None) -> T:
         """Poll ``check`` until truthy (see :func:`e2e.waiting.wait_until`); on timeout the
-        error carries the end of the timeline. With ``case``/``name`` a timeout is also a judged
-        value: ``name`` is recorded as measured ``None`` (it never happened within
+        error carries the end of the timeline. With ``case``/``measurement`` a timeout is also a
+        judged value: ``measurement`` is recorded as measured ``None`` (it never happened within
         ``timeout_s``) against its documented expectation, and ``ExpectationFailed`` is raised
         explaining it (case, documented value, band, source, the wait) like any failed value.
         Raises ``RecorderDied`` instead when the recording stopped meanwhile."""
@@ -120,8 +120,8 @@ class Scenario:
             return wait_until(what, check, timeout_s, interval_s, describe=lambda: "\n" + self.timeline_excerpt())
         except WaitTimeout as e:
             self.recorder.check()
-            if case and name:
-                self.judge.expect(case, name, None, context=str(e), details={"timed_out_after_s": timeout_s, "waited_for": what})
+            if case and measurement:
+                self.judge.expect(case, measurement, None, context=str(e), details={"timed_out_after_s": timeout_s, "waited_for": what})
                 self.judge.verify()
             raise
 
@@ -231,7 +231,7 @@ class Scenario:
             return found if found and found.get("status") == status else None
 
         return self.wait_for(f"{kind}/{name} condition {type_}={status}", check, timeout_s, interval_s,
-                             case=case, name=measurement)
+                             case=case, measurement=measurement)
 
     def attempts(self, pod: str, container: str) -> list[Attempt]:
         return attempts(self.recorder.changes("Pod"), pod, container)

@@ -32,7 +32,7 @@ def sc(tmp_path) -> Scenario:
 
 def test_a_hang_on_a_judged_measurement_fails_with_its_case_and_band(sc, tmp_path):
     with pytest.raises(ExpectationFailed) as err:
-        sc.wait_for("job z complete", lambda: None, 0.3, interval_s=0.05, case="Z-1", name="job_complete_after_s")
+        sc.wait_for("job z complete", lambda: None, 0.3, interval_s=0.05, case="Z-1", measurement="job_complete_after_s")
     text = str(err.value)
     assert "Z-1 job_complete_after_s: measured nothing, expected 5 s within [4, 8] s" in text
     assert "timed out after 0.3 s waiting for job z complete" in text
