@@ -1,6 +1,6 @@
 """Ctrl-C at random moments of a smoke-sized run leaks nothing and still writes reports.
 
-Runs ``pytest scenarios -m smoke`` N times on a profile of its own (the default kind config
+Runs ``pytest scenarios -m smoke`` until N runs were interrupted, on a profile of its own (the default kind config
 without host ports, so it never collides with another cluster) and sends SIGINT at a random
 moment of each run: the first half of the runs own their cluster (created by the run, so the
 interrupted run must delete it — also when interrupted while creating it); the second half run
@@ -112,7 +112,7 @@ def one_run(i: int, keep: bool, kind_config: Path, at_s: float, work: Path) -> d
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--runs", type=int, default=10, help="how many runs to interrupt")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--out", default=None, help="write the table (markdown) here too")
     args = p.parse_args(argv)
@@ -127,16 +127,19 @@ def main(argv: list[str] | None = None) -> int:
     if containers(name):
         print(f"interrupt_check: cluster {name} already exists; delete it first", file=sys.stderr)
         return 2
-    owned = args.runs - args.runs // 2
-    rows = []
-    for i in range(1, args.runs + 1):
-        keep = i > owned
+    owned = args.runs - args.runs // 2  # interruptions of runs owning their cluster; the rest kept
+    rows: list[dict] = []
+    i = 0
+    # until --runs runs were really interrupted (one that ended before its moment does not count)
+    while sum(r["interrupted"] for r in rows) < args.runs and i < 2 * args.runs:
+        i += 1
+        keep = sum(r["interrupted"] for r in rows) >= owned
         if keep and not containers(name):  # the kept cluster the --keep-cluster runs find
             subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "scenarios"), "-m", "smoke", "-k", "conditions",
                             "-q", "-p", "no:cacheprovider", "--kind-config", str(kind_config), "--keep-cluster",
                             "--reports-dir", str(work / "keep-setup")], cwd=ROOT, check=True,
                            stdout=subprocess.DEVNULL)
-        row = one_run(i, keep, kind_config, rng.uniform(2, 70 if not keep else 40), work)
+        row = one_run(i, keep, kind_config, rng.uniform(2, 50 if not keep else 30), work)
         if keep:
             kubeconfig = work / "kubeconfig"
             kubeconfig.write_text(subprocess.run([kind, "get", "kubeconfig", "--name", name], capture_output=True,
