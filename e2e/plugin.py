@@ -11,6 +11,10 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --reports-dir DIR        where measurements.json and artifacts go (default: reports); a run
                            with a cluster also writes junit.xml and allure-results/ there
                            (cleaned per run) unless --junitxml / --alluredir say otherwise
+  --case IDS               only the tests judging these case IDs or families (CL-1,SC-3 / CL)
+
+Case IDs are keywords too: ``-k CL-1``, ``-k CL`` select exactly the tests judging them
+(:mod:`e2e.selection`). ``--collect-only`` and ``--help`` need no cluster and no Docker.
 
 The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist workers) labels
 every namespace and measurement. The cluster is created lazily by the first test that needs
@@ -42,6 +46,7 @@ from .measurements import ExpectationFailed, Judge, MeasurementLog
 from .recorder import Recorder, RecorderDied
 from .report import attach, gather, slug, write
 from .scenario import Scenario
+from .selection import cases_of, label, select_cases, select_keyword
 
 log = logging.getLogger("e2e")
 
@@ -65,6 +70,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="reports",
         help="directory for measurements.json, artifacts and (unless --junitxml/--alluredir) junit.xml and allure-results/",
     )
+    g.addoption("--case", default=None, metavar="IDS",
+                help="only tests judging these CASES.md case IDs or families, comma-separated (CL-1,SC-3 or CL)")
 
 
 # the markers a scenario test uses, registered wherever its file lives (your own test folder too)
@@ -141,11 +148,17 @@ def _preflight(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     configured = config.getoption("--node-image") or config.getoption("--kubeconfig")
-    if _is_controller(config) and configured:
+    if _is_controller(config) and configured and not config.option.collectonly:
         _preflight(config)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -k (see e2e.selection)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    label(items)
+    select_cases(config, items)
+    select_keyword(config, items)
+    if config.option.collectonly:
+        return
     if any("cluster" in getattr(item, "fixturenames", ()) for item in items):
         if not (config.getoption("--node-image") or config.getoption("--kubeconfig")):
             raise pytest.UsageError(
@@ -346,14 +359,10 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
     """A fresh namespace (labelled with the run id and case), a recorder already watching it,
     and a judge for this test; reports and cleanup afterwards, also on failure and Ctrl-C."""
     item = request.node
-    cases = [c for m in item.iter_markers("case") for c in m.args]
+    cases = cases_of(item)
     for m in item.iter_markers("min_k8s"):
         if cluster.minor < m.args[0]:
             pytest.skip(f"needs Kubernetes 1.{m.args[0]}+, cluster is {cluster.kubernetes}")
-    for case in cases:
-        allure.dynamic.label("case", case)
-        allure.dynamic.tag(case)
-        item.user_properties.append(("case", case))
     allure.dynamic.parameter("kubernetes", cluster.kubernetes)
     item.user_properties.append(("kubernetes", cluster.kubernetes))
 
