@@ -43,10 +43,12 @@ from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
 from .images import ENV_VARS, missing_on_nodes, workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import ExpectationFailed, Judge, MeasurementLog
+from .progress import LiveProgress
 from .recorder import Recorder, RecorderDied
 from .report import attach, gather, slug, write
 from .scenario import Scenario
 from .selection import cases_of, label, select_cases, select_keyword
+from .waiting import set_observer
 
 log = logging.getLogger("e2e")
 
@@ -101,6 +103,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("E2E_RUN_ID"):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
+    live = LiveProgress(config)
+    config.pluginmanager.register(live, "e2e-live-progress")
+    set_observer(live)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    set_observer(None)
 
 
 def _check_workload_images(kube: Kube) -> None:
