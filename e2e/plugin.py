@@ -48,6 +48,7 @@ from .recorder import Recorder, RecorderDied
 from .report import attach, gather, slug, write
 from .scenario import Scenario
 from .selection import cases_of, label, select_cases, select_keyword
+from .summary import RunSummary
 from .waiting import set_observer
 
 log = logging.getLogger("e2e")
@@ -106,6 +107,8 @@ def pytest_configure(config: pytest.Config) -> None:
     live = LiveProgress(config)
     config.pluginmanager.register(live, "e2e-live-progress")
     set_observer(live)
+    if _is_controller(config) and not config.option.collectonly:
+        config.pluginmanager.register(RunSummary(_reports(config), run_id()), "e2e-run-summary")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
