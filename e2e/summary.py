@@ -149,12 +149,18 @@ def _case_key(case: str) -> tuple:
 
 
 def key_values(s: CaseSummary, limit: int | None = None) -> str:
-    """The case's numeric values with bands: ``restart_gap[0] 0 s [0, 3] · …`` (at most ``limit``)."""
+    """The case's numeric values against their documented value and band:
+    ``restart_gap[1] 11 s vs 10 [9, 23] · …`` (at most ``limit``)."""
     shown = [m for m in s.values if m.get("band")]
     more = len(shown) - limit if limit is not None and len(shown) > limit else 0
     shown = shown[:limit] if limit is not None else shown
-    text = " · ".join(f"{m['name']} {value(m)} [{m['band'][0]:g}, {m['band'][1]:g}]" for m in shown)
+    text = " · ".join(f"{m['name']} {value(m)} vs {_number(m['documented'])} [{m['band'][0]:g}, {m['band'][1]:g}]"
+                      for m in shown)
     return text + (f" · … {more} more" if more else "")
+
+
+def _number(x: object) -> str:
+    return f"{x:g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
 
 
 def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> list[str]:

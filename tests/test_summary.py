@@ -68,8 +68,8 @@ def test_terminal_lines_and_markdown():
     outcomes = [Outcome(TEST, "passed", ["CL-1"])]
     summaries = build(GAPS, outcomes)
     assert terminal_lines(summaries, outcomes) == [
-        "CL-1   PASS         3 pass                   restart_gap[0] 0 s [0, 3] · restart_gap[1] 11 s [9, 23] · "
-        "restart_gap[2] 21 s [19, 33]",
+        "CL-1   PASS         3 pass                   restart_gap[0] 0 s vs 0 [0, 3] · restart_gap[1] 11 s vs 10 [9, 23] · "
+        "restart_gap[2] 21 s vs 20 [19, 33]",
         "tests: 1 passed",
     ]
     md = markdown(summaries, outcomes, "Run run-1")
@@ -102,7 +102,7 @@ def test_summary_at_the_end_of_a_run(pytester: pytest.Pytester, monkeypatch, tmp
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines([
         "*= pod-lifecycle-e2e: cases =*",
-        "CL-1   PASS         1 pass                   restart_gap[0] 1 s [0, 3]",
+        "CL-1   PASS         1 pass                   restart_gap[0] 1 s vs 0 [0, 3]",
         "SC-1   SKIPPED      no values",
         "         test skipped: test_x.py::test_sidecar — needs Kubernetes 1.33+, cluster is v1.32.0",
         "tests: 1 passed, 1 skipped",
