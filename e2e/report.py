@@ -29,7 +29,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from . import picture
-from .measurements import Judge, Verdict
+from .measurements import Judge, Verdict, shown
 from .scenario import Scenario
 from .recorder import dump_changes
 from .timeline import Row, format_table, rows
@@ -162,17 +162,12 @@ def _error(v: Verdict) -> BaseException | None:
     return pytest.skip.Exception(f"{verdict}: {reason}" if reason else verdict)
 
 
-def _shown(value: object, unit: str) -> str:
-    text = f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else str(value)
-    return f"{text} {unit}" if unit and isinstance(value, (int, float)) and not isinstance(value, bool) else text
-
-
 def judged_steps(judge: Judge) -> None:
     """One allure step per judged value of ``judge``, under a step ``judged values: 4 pass,
     1 fail``; each titled ``CL-1 restart_gap[2] = 41 s (expected 20 s within [19, 33] s)``
     with its status from the verdict and the parameters measured, documented, band (why),
     source, versions and the reason of a value set aside. Values with nothing documented
-    for the cluster's version are listed as skipped steps with the registry's message."""
+    for the cluster's version are skipped steps with the registry's message."""
     counts = Counter(v.measurement.verdict for v in judge.verdicts)
     counts.update("undocumented" for _ in judge.undocumented)
     if not counts:
@@ -180,13 +175,14 @@ def judged_steps(judge: Judge) -> None:
     head = _step("judged values: " + ", ".join(f"{n} {k}" for k, n in counts.most_common()), {})
     for v in judge.verdicts:
         m, e = v.measurement, v.expectation
-        params = {"measured": _shown(m.value, m.unit), "documented": e.describe(), "verdict": m.verdict,
+        params = {"measured": shown(m.value, m.unit), "documented": e.describe(), "verdict": m.verdict,
                   "band": e.why or "-", "source": e.source, "versions": e.versions()}
         if "reason" in m.details:
             params["reason"] = m.details["reason"]
         step = _step(f"{m.case} {m.name} = {params['measured']} (expected {e.describe()})", params)
         _stop(step, _error(v))
-    for text in judge.undocumented:
-        step = _step(text, {"verdict": "undocumented"})
-        _stop(step, pytest.skip.Exception(f"undocumented: {text}"))
+    for m in judge.undocumented:
+        step = _step(f"{m.case} {m.name} = {shown(m.value, m.unit)} (nothing documented)",
+                     {"measured": shown(m.value, m.unit), "verdict": "undocumented", "why": m.why})
+        _stop(step, pytest.skip.Exception(f"undocumented: {m.why}"))
     _stop(head, AssertionError(f"{counts['fail']} values failed") if counts["fail"] else None)

@@ -23,6 +23,8 @@ import pytest
 
 # most telling first; verdict strings not listed here rank right after "fail"
 ORDER = ("fail", "undocumented", "flake", "skipped", "pass")
+# a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
+UNDOCUMENTED_PREFIX = "undocumented:"
 # values per case shown on the terminal line (summary.md lists them all)
 TERMINAL_VALUES = 4
 
@@ -30,7 +32,8 @@ TERMINAL_VALUES = 4
 @dataclass
 class Outcome:
     """One test's result: ``outcome`` passed, failed, error (setup or teardown failed),
-    skipped, xfailed or xpassed; ``reason`` of a skip or xfail, or the first line of a failure."""
+    skipped, undocumented (skipped with a reason starting ``undocumented:``), xfailed or
+    xpassed; ``reason`` of a skip or xfail, or the first line of a failure."""
 
     test: str
     outcome: str
@@ -112,7 +115,8 @@ def outcome_of(reports: list) -> Outcome | None:
         elif rep.skipped:
             longrepr = rep.longrepr
             text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-            outcome, reason = "skipped", text.removeprefix("Skipped: ")
+            reason = text.removeprefix("Skipped: ")
+            outcome = "undocumented" if reason.startswith(UNDOCUMENTED_PREFIX) else "skipped"
         elif rep.failed:
             crash = getattr(rep.longrepr, "reprcrash", None)
             text = crash.message if crash is not None else str(rep.longrepr)
@@ -138,7 +142,7 @@ def build(measurements: list[dict], outcomes: list[Outcome]) -> list[CaseSummary
         verdicts = [m["verdict"] for m in s.values]
         verdicts += ["fail" for t in s.tests if t.outcome in ("failed", "error")]
         if not s.values:
-            verdicts += ["skipped" for t in s.tests if t.outcome == "skipped"]
+            verdicts += [t.outcome for t in s.tests if t.outcome in ("skipped", "undocumented")]
         s.verdict = min(verdicts, key=rank) if verdicts else "no values"
     return sorted(cases.values(), key=lambda s: _case_key(s.case))
 
@@ -274,12 +278,15 @@ def read_allure_results(results: Path) -> list[AllureTest]:
         labels: dict[str, list[str]] = defaultdict(list)
         for label in r.get("labels", []):
             labels[label["name"]].append(label["value"])
-        message = ((r.get("statusDetails") or {}).get("message") or "").strip()
+        message = ((r.get("statusDetails") or {}).get("message") or "").strip().removeprefix("Skipped: ")
+        status = _ALLURE_STATUS.get(r.get("status", ""), r.get("status", "unknown"))
+        if status == "skipped" and message.startswith(UNDOCUMENTED_PREFIX):
+            status = "undocumented"
         outcome = Outcome(
             (labels.get("_nodeid") or [r.get("fullName", r["name"])])[0],
-            _ALLURE_STATUS.get(r.get("status", ""), r.get("status", "unknown")),
+            status,
             labels.get("case", []),
-            message.removeprefix("Skipped: ").splitlines()[0] if message else "",
+            message.splitlines()[0] if message else "",
         )
         pictures = [(a["name"], results / a["source"]) for a in _attachments(r) if a.get("type") == "image/png"]
         tests.append((r.get("start", 0), AllureTest(outcome, r["name"], (labels.get("parentSuite") or [""])[0], pictures)))

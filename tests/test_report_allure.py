@@ -21,12 +21,13 @@ def test_judged(tmp_path):
         Expectation("CL-1", "restart_gap[1]", 10.0, "[S1] CASES.md CL-1", unit="s", band=Band(9, 23),
                     why="1 s truncation, +10 s re-sync"),
         Expectation("OM-1", "last_terminated_reason", "OOMKilled", "[S0] CASES.md OM-1"),
+        Expectation("CL-1", "restart_gap[2]", 20.0, "[S1]", unit="s", band=Band(19, 33), minors=(38, None)),
     )
     judge = Judge(MeasurementLog(tmp_path / "m.json"), "t", "run", "v1.37.2", 37, registry=registry)
     judge.expect("CL-1", "restart_gap[1]", 11.0)
     judge.expect("CL-1", "restart_gap[1]", 41.0)
     judge.set_aside("OM-1", "last_terminated_reason", "Error", "flake", "OOMKilled missing on a 137 exit")
-    judge.expect("CL-1", "restart_gap[9]", 300.0)
+    judge.expect("CL-1", "restart_gap[2]", 21.0)  # documented from 1.38 on
     judged_steps(judge)
 """
 
@@ -51,7 +52,8 @@ def test_every_judged_value_is_a_step_with_band_and_source(pytester: pytest.Pyte
     flake = steps["OM-1 last_terminated_reason = 'Error' (expected 'OOMKilled')"]
     assert {p["name"]: p["value"] for p in flake["parameters"]}["reason"] == "OOMKilled missing on a 137 exit"
     undocumented = head["steps"][3]
-    assert undocumented["name"].startswith("CL-1 restart_gap[9]: nothing documented for 1.37")
+    assert undocumented["name"] == "CL-1 restart_gap[2] = 21 (nothing documented)"
+    assert "nothing documented for 1.37" in {p["name"]: p["value"] for p in undocumented["parameters"]}["why"]
 
 
 def test_description_has_the_docstring_and_pictures_inline():
