@@ -45,7 +45,7 @@ from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import ExpectationFailed, Judge, MeasurementLog
 from .progress import LiveProgress
 from .recorder import Recorder, RecorderDied
-from .report import attach, gather, judged_steps, slug, write
+from .report import gather, publish, slug, write
 from .scenario import Scenario
 from .selection import cases_of, label, select_cases, select_keyword
 from .summary import RunSummary
@@ -335,9 +335,8 @@ def pytest_runtest_call(item: pytest.Item):
     if sc is None:
         return
     settle(outcome, sc, item)
-    judged_steps(sc.judge)
     item.stash[FILES] = gather(sc, item.nodeid)
-    attach(item.stash[FILES], item.obj.__doc__)
+    publish(sc.judge, item.stash[FILES], item.obj.__doc__)
 
 
 UNDOCUMENTED_PREFIX = "undocumented:"
@@ -412,9 +411,8 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
         try:
             files = item.stash.get(FILES, None)
             if files is None:  # the test body never finished (interrupted)
-                judged_steps(sc.judge)
                 files = gather(sc, item.nodeid)
-                attach(files, item.obj.__doc__)
+                publish(sc.judge, files, item.obj.__doc__)
             if failed:
                 if rep is not None:
                     files = {**files, "failure.txt": str(rep.longrepr)}

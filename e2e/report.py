@@ -6,8 +6,9 @@ Files: ``timeline.txt`` (the table), ``timeline.png`` (the picture), ``recording
 ``events.txt``, ``measurements.txt`` (the judge's summary), ``recorder-errors.txt`` when a
 watch failed, and ``logs/<pod>.<container>[.previous].log``.
 
-Every judged value is also an allure step (:func:`judged_steps`), so the report shows each
-one with its status, measured and documented value, band, why and source.
+Every judged value is also an allure step (:func:`judged_steps`) and a row of the test's
+description (:func:`publish`), so the report shows each one with its status, measured and
+documented value, band, why and source.
 """
 
 from __future__ import annotations
@@ -102,22 +103,45 @@ _TYPES = {
 }
 
 
-def attach(files: dict[str, str | bytes], description: str | None = None) -> None:
-    """Attach every file to the running allure test; its description (HTML) becomes
-    ``description`` (the test's docstring) followed by every ``.png`` of ``files`` inline."""
+def publish(judge: Judge, files: dict[str, str | bytes], doc: str | None) -> None:
+    """What the running allure test shows: a step per judged value (:func:`judged_steps`),
+    every file attached, and a description (:func:`description_html`)."""
+    judged_steps(judge)
+    attach(files)
+    allure.dynamic.description_html(description_html(doc or "", files, judge))
+
+
+def attach(files: dict[str, str | bytes]) -> None:
+    """Attach every file to the running allure test."""
     for name, content in files.items():
         allure.attach(content, name=name, attachment_type=_TYPES.get(Path(name).suffix, allure.attachment_type.TEXT))
-    allure.dynamic.description_html(description_html(description or "", files))
 
 
-def description_html(text: str, files: dict[str, str | bytes]) -> str:
-    """``text`` as paragraphs, then each PNG of ``files`` as an inline ``<img>`` (data URI)."""
+def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None = None) -> str:
+    """``text`` (the test's docstring) as paragraphs, each PNG of ``files`` inline (data URI),
+    then a table of ``judge``'s values: case, value, measured, documented, verdict, band (why),
+    source, in full."""
     parts = [f"<p>{html.escape(p.strip())}</p>" for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
     for name, content in files.items():
         if name.endswith(".png") and isinstance(content, bytes):
             data = base64.b64encode(content).decode()
             parts.append(f'<figure><img alt="{html.escape(name)}" style="max-width:100%" '
                          f'src="data:image/png;base64,{data}"><figcaption>{html.escape(name)}</figcaption></figure>')
+    rows = []
+    for v in judge.verdicts if judge else []:
+        m, e = v.measurement, v.expectation
+        rows.append((m.case, m.name, shown(m.value, m.unit), e.describe(), m.verdict,
+                     e.why + (f" — {m.details['reason']}" if "reason" in m.details else ""), e.source))
+    for m in judge.undocumented if judge else []:
+        rows.append((m.case, m.name, shown(m.value, m.unit), "-", m.verdict, m.why, ""))
+    if rows:
+        head = ("case", "value", "measured", "documented", "verdict", "band", "source")
+        cell = 'style="border:1px solid #ccc;padding:2px 6px;vertical-align:top"'
+        parts.append('<table class="judged-values" style="border-collapse:collapse">'
+                     + "<tr>" + "".join(f"<th {cell}>{h}</th>" for h in head) + "</tr>"
+                     + "".join("<tr>" + "".join(f"<td {cell}>{html.escape(str(c))}</td>" for c in row) + "</tr>"
+                               for row in rows)
+                     + "</table>")
     return "\n".join(parts)
 
 

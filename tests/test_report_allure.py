@@ -13,7 +13,7 @@ from e2e.report import description_html
 JUDGING_TEST = """
 from e2e.expectations import Band, Expectation, Registry
 from e2e.measurements import Judge, MeasurementLog
-from e2e.report import judged_steps
+from e2e.report import publish
 
 def test_judged(tmp_path):
     registry = Registry()
@@ -28,11 +28,11 @@ def test_judged(tmp_path):
     judge.expect("CL-1", "restart_gap[1]", 41.0)
     judge.set_aside("OM-1", "last_terminated_reason", "Error", "flake", "OOMKilled missing on a 137 exit")
     judge.expect("CL-1", "restart_gap[2]", 21.0)  # documented from 1.38 on
-    judged_steps(judge)
+    publish(judge, {"timeline.txt": "t (s)"}, "CL-1 gaps.")
 """
 
 
-def test_every_judged_value_is_a_step_with_band_and_source(pytester: pytest.Pytester, monkeypatch, tmp_path):
+def test_every_judged_value_is_a_step_and_a_row_with_band_and_source(pytester: pytest.Pytester, monkeypatch, tmp_path):
     monkeypatch.setenv("E2E_RUN_ID", "run-steps")
     pytester.makepyfile(test_j=JUDGING_TEST)
     results = tmp_path / "allure-results"
@@ -54,6 +54,13 @@ def test_every_judged_value_is_a_step_with_band_and_source(pytester: pytest.Pyte
     undocumented = head["steps"][3]
     assert undocumented["name"] == "CL-1 restart_gap[2] = 21 (nothing documented)"
     assert "nothing documented for 1.37" in {p["name"]: p["value"] for p in undocumented["parameters"]}["why"]
+    # the description: the docstring, then every value in full (the steps' parameters are cut on screen)
+    page = result["descriptionHtml"]
+    assert page.startswith("<p>CL-1 gaps.</p>\n<table class=\"judged-values\"")
+    assert page.count("<tr>") == 1 + 4
+    assert ">41 s</td>" in page and ">1 s truncation, +10 s re-sync</td>" in page and ">[S1] CASES.md CL-1</td>" in page
+    assert ">flake</td>" in page and "OOMKilled missing on a 137 exit" in page
+    assert [a["name"] for a in result["attachments"]] == ["timeline.txt"]
 
 
 def test_description_has_the_docstring_and_pictures_inline():
