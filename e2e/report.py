@@ -119,8 +119,8 @@ def attach(files: dict[str, str | bytes]) -> None:
 
 def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None = None) -> str:
     """``text`` (the test's docstring) as paragraphs, each PNG of ``files`` inline (data URI),
-    then a table of ``judge``'s values: case, value, measured, documented, verdict, band (why),
-    source, in full."""
+    then a table of ``judge``'s values: per value a row (case and name, measured, documented,
+    verdict) and a row with its band (why) and source, in full."""
     parts = [f"<p>{html.escape(p.strip())}</p>" for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
     for name, content in files.items():
         if name.endswith(".png") and isinstance(content, bytes):
@@ -130,18 +130,20 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     rows = []
     for v in judge.verdicts if judge else []:
         m, e = v.measurement, v.expectation
-        rows.append((m.case, m.name, shown(m.value, m.unit), e.describe(), m.verdict,
-                     e.why + (f" — {m.details['reason']}" if "reason" in m.details else ""), e.source))
+        notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source)]
+        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), e.describe(), m.verdict, notes))
     for m in judge.undocumented if judge else []:
-        rows.append((m.case, m.name, shown(m.value, m.unit), "-", m.verdict, m.why, ""))
+        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), "-", m.verdict, [("why", m.why)]))
     if rows:
-        head = ("case", "value", "measured", "documented", "verdict", "band", "source")
-        cell = 'style="border:1px solid #ccc;padding:2px 6px;vertical-align:top"'
-        parts.append('<table class="judged-values" style="border-collapse:collapse">'
-                     + "<tr>" + "".join(f"<th {cell}>{h}</th>" for h in head) + "</tr>"
-                     + "".join("<tr>" + "".join(f"<td {cell}>{html.escape(str(c))}</td>" for c in row) + "</tr>"
-                               for row in rows)
-                     + "</table>")
+        cell = "border:1px solid #ccc;padding:2px 6px;vertical-align:top;overflow-wrap:anywhere"
+        out = ['<table class="judged-values" style="border-collapse:collapse;width:100%;font-size:90%">',
+               "<tr>" + "".join(f'<th style="{cell};text-align:left">{h}</th>'
+                                for h in ("value", "measured", "documented", "verdict")) + "</tr>"]
+        for *row, notes in rows:
+            out.append("<tr>" + "".join(f'<td style="{cell}">{html.escape(c)}</td>' for c in row) + "</tr>")
+            text = "<br>".join(f"<b>{k}</b>: {html.escape(t)}" for k, t in notes if t)
+            out.append(f'<tr><td colspan="4" style="{cell};color:#555;font-size:90%">{text}</td></tr>')
+        parts.append("".join(out) + "</table>")
     return "\n".join(parts)
 
 

@@ -57,9 +57,10 @@ def test_every_judged_value_is_a_step_and_a_row_with_band_and_source(pytester: p
     # the description: the docstring, then every value in full (the steps' parameters are cut on screen)
     page = result["descriptionHtml"]
     assert page.startswith("<p>CL-1 gaps.</p>\n<table class=\"judged-values\"")
-    assert page.count("<tr>") == 1 + 4
-    assert ">41 s</td>" in page and ">1 s truncation, +10 s re-sync</td>" in page and ">[S1] CASES.md CL-1</td>" in page
-    assert ">flake</td>" in page and "OOMKilled missing on a 137 exit" in page
+    assert page.count("<tr>") == 1 + 2 * 4
+    assert ">CL-1 restart_gap[1]</td>" in page and ">41 s</td>" in page and ">10 s within [9, 23] s</td>" in page
+    assert "<b>band</b>: 1 s truncation, +10 s re-sync<br><b>source</b>: [S1] CASES.md CL-1</td>" in page
+    assert ">flake</td>" in page and "<b>reason</b>: OOMKilled missing on a 137 exit" in page
     assert [a["name"] for a in result["attachments"]] == ["timeline.txt"]
 
 
