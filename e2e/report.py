@@ -135,8 +135,9 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     for m in judge.undocumented if judge else []:
         rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), "-", m.verdict, [("why", m.why)]))
     if rows:
-        cell = "border:1px solid #ccc;padding:2px 6px;vertical-align:top;overflow-wrap:anywhere"
-        out = ['<table class="judged-values" style="border-collapse:collapse;width:100%;font-size:90%">',
+        # inline styles: the report's description frame sets tables to nowrap and max-content
+        cell = "border:1px solid #ccc;padding:2px 6px;vertical-align:top;white-space:normal;overflow-wrap:break-word"
+        out = ['<table class="judged-values" style="display:table;border-collapse:collapse;width:100%;font-size:90%">',
                "<tr>" + "".join(f'<th style="{cell};text-align:left">{h}</th>'
                                 for h in ("value", "measured", "documented", "verdict")) + "</tr>"]
         for *row, notes in rows:
