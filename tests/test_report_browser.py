@@ -82,15 +82,14 @@ class Dom(HTMLParser):
 def chromium(url: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=15000", *args, url],
+         "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=10000", *args, url],
         capture_output=True, text=True, timeout=180, check=True)
 
 
 def render(url: str, screenshot: Path, size: str) -> Dom:
     """The DOM of ``url`` after its scripts ran, and a screenshot of it."""
     screenshot.parent.mkdir(parents=True, exist_ok=True)
-    chromium(url, f"--window-size={size}", f"--screenshot={screenshot}")
-    return Dom(chromium(url, f"--window-size={size}", "--dump-dom").stdout)
+    return Dom(chromium(url, f"--window-size={size}", f"--screenshot={screenshot}", "--dump-dom").stdout)
 
 
 @pytest.fixture(scope="module")
