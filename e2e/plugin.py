@@ -91,9 +91,10 @@ MARKERS = (
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
-    if config.getoption("--node-image") or config.getoption("--kubeconfig"):
+    if (config.getoption("--node-image") or config.getoption("--kubeconfig")) and not config.option.collectonly:
         # a run with a cluster writes the same reports however it is started (make e2e, or
         # pytest directly): junit.xml and allure-results/ in --reports-dir unless given
+        # (--collect-only lists the cases without touching the last run's reports)
         reports = _reports(config)
         if not config.option.xmlpath:
             config.option.xmlpath = str(reports / "junit.xml")

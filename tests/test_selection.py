@@ -96,13 +96,17 @@ def test_collect_only_needs_no_cluster_but_a_run_does(suite, monkeypatch):
     run.stderr.fnmatch_lines(["*scenarios need a cluster*"])
 
 
-def test_collect_only_with_a_profile_but_no_docker(suite, monkeypatch):
-    """E2E_NODE_IMAGE set (as profile.env does) and Docker unreachable: no preflight stop."""
+def test_collect_only_with_a_profile_but_no_docker(suite, monkeypatch, tmp_path):
+    """E2E_NODE_IMAGE set (as profile.env does) and Docker unreachable: no preflight stop,
+    and the last run's reports stay as they are."""
     monkeypatch.setenv("E2E_NODE_IMAGE", "kindest/node:v1.37.2")
     monkeypatch.setenv("PATH", "/nonexistent")
-    result = suite.runpytest("--collect-only", "-q", "--case", "CL")
+    (tmp_path / "junit.xml").write_text("<last-run/>")
+    result = suite.runpytest("--collect-only", "-q", "--case", "CL", f"--reports-dir={tmp_path}")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     assert collected(result) == ["test_backoff_gaps", "test_tenth"]
+    assert (tmp_path / "junit.xml").read_text() == "<last-run/>"
+    assert not (tmp_path / "allure-results").exists()
 
 
 def test_every_case_is_a_junit_property_and_allure_label(pytester, monkeypatch, tmp_path):
