@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from .expectations import number
+
 # most telling first; verdict strings not listed here rank right after "fail"
 ORDER = ("fail", "undocumented", "flake", "skipped", "pass")
 # a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
@@ -81,7 +83,7 @@ def value(m: dict) -> str:
     """``"11 s"``, ``"'CrashLoopBackOff'"``: a measurement's value with its unit."""
     v = m["value"]
     if isinstance(v, float):
-        v = f"{v:g}"
+        v = number(v)
     elif isinstance(v, str):
         v = repr(v if len(v) <= 60 else v[:57] + "...")
     return f"{v} {m['unit']}".strip() if m.get("unit") and not isinstance(m["value"], str) else str(v)
@@ -91,10 +93,8 @@ def expected(m: dict) -> str:
     """``"10 s within [9, 23] s"`` or the documented value; ``"-"`` when nothing is documented."""
     if m.get("band"):
         unit = f" {m['unit']}" if m.get("unit") else ""
-        low, high = m["band"]
         doc = m["documented"]
-        doc = f"{doc:g}" if isinstance(doc, float) else doc
-        return f"{doc}{unit} within [{low:g}, {high:g}]{unit}"
+        return f"{_number(doc)}{unit} within {band(m['band'])}{unit}"
     if m.get("documented") is None:
         return "-"
     doc = m["documented"]
@@ -158,13 +158,19 @@ def key_values(s: CaseSummary, limit: int | None = None) -> str:
     shown = [m for m in s.values if m.get("band")]
     more = len(shown) - limit if limit is not None and len(shown) > limit else 0
     shown = shown[:limit] if limit is not None else shown
-    text = " · ".join(f"{m['name']} {value(m)} vs {_number(m['documented'])} [{m['band'][0]:g}, {m['band'][1]:g}]"
+    text = " · ".join(f"{m['name']} {value(m)} vs {_number(m['documented'])} {band(m['band'])}"
                       for m in shown)
     return text + (f" · … {more} more" if more else "")
 
 
 def _number(x: object) -> str:
-    return f"{x:g}" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+    return number(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+
+def band(low_high: list) -> str:
+    """``[9, 18]``, or ``[1, ∞)`` for an open end (``None`` in measurements.json)."""
+    low, high = low_high
+    return f"[{number(low)}, ∞)" if high is None else f"[{number(low)}, {number(high)}]"
 
 
 def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> list[str]:

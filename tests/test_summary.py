@@ -62,6 +62,11 @@ def test_values_and_expectations_read_like_the_judge():
     assert expected(GAPS[1]) == "10 s within [9, 23] s"
     assert value(m("CL-2", "waiting_reason", "CrashLoopBackOff")) == "'CrashLoopBackOff'"
     assert expected(m("PS-9", "grace", 3, verdict="undocumented")) == "-"
+    # numbers in full, an open end as measurements.json writes it (None)
+    restarts = m("CL-4", "restart_count[OnFailure,exit1]", 1, band=[1, None], documented=1, unit="restarts")
+    assert expected(restarts) == "1 restarts within [1, ∞) restarts"
+    assert expected(m("ES-1", "x", 1.0, band=[0, 104857000.0], documented=0, unit="B")) == "0 B within [0, 104857000] B"
+    assert value(m("CL-2", "visible", 0.127, unit="s")) == "0.127 s"
 
 
 def test_terminal_lines_and_markdown():
