@@ -1,5 +1,6 @@
 # `make e2e`  — the main job: set-up (venv, Docker engine, kind, node and workload images,
-#               pulled or built offline), a kind cluster, the scenarios, reports in reports/.
+#               pulled or built offline), a kind cluster, the scenarios, reports in reports/
+#               (and the HTML report, `make report`, also when tests failed).
 # `make test` — the framework's own tests (no cluster).
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -14,7 +15,7 @@ E2E_MARKERS ?= not slow
 E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: e2e e2e-slow smoke test offline compare lint clean-reports interrupt-check
+.PHONY: e2e e2e-slow smoke test offline compare lint clean-reports interrupt-check report
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,11 +27,21 @@ $(BIN)/.installed: pyproject.toml
 test: $(BIN)/.installed
 	env -u E2E_NODE_IMAGE $(BIN)/pytest tests -q
 
+# pytest's exit status is the target's; a report that cannot be made fails only a passing run
 e2e: $(BIN)/.installed
 	@mkdir -p $(REPORTS)
 	K8S_VERSION=$(K8S_VERSION) hack/prepare.sh > $(REPORTS)/profile.env
-	set -a; . $(REPORTS)/profile.env; set +a; \
-	$(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
+	set -a; . $(REPORTS)/profile.env; set +a; status=0; \
+	$(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS) \
+	  || status=$$?; \
+	$(BIN)/python -m e2e.htmlreport $(REPORTS) || { [ $$status -ne 0 ] || status=1; }; \
+	exit $$status
+
+# the HTML report of $(REPORTS)/allure-results: Allure 3 (pinned in hack/report, npm ci into
+# ~/.cache/pod-lifecycle-e2e) in $(REPORTS)/allure-report/index.html; without Node.js/npm the
+# plain page $(REPORTS)/summary.html
+report: $(BIN)/.installed
+	$(BIN)/python -m e2e.htmlreport $(REPORTS)
 
 # the slow tail of CL-1 (back-off up to the 300 s cap): about 11 minutes
 e2e-slow:
@@ -41,7 +52,7 @@ offline:
 	hack/offline/build.sh $(K8S_VERSION)
 
 clean-reports:
-	rm -rf $(REPORTS)/allure-results $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/*/
+	rm -rf $(REPORTS)/allure-results $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
 
 # the fast API-level cases (smoke marker): under a minute once the cluster is up
 smoke:

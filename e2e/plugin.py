@@ -11,6 +11,10 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --reports-dir DIR        where measurements.json and artifacts go (default: reports); a run
                            with a cluster also writes junit.xml and allure-results/ there
                            (cleaned per run) unless --junitxml / --alluredir say otherwise
+  --case IDS               only the tests judging these case IDs or families (CL-1,SC-3 / CL)
+
+Case IDs are keywords too: ``-k CL-1``, ``-k CL`` select exactly the tests judging them
+(:mod:`e2e.selection`). ``--collect-only`` and ``--help`` need no cluster and no Docker.
 
 The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist workers) labels
 every namespace and measurement. The cluster is created lazily by the first test that needs
@@ -39,9 +43,13 @@ from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
 from .images import ENV_VARS, missing_on_nodes, workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import ExpectationFailed, Judge, MeasurementLog
+from .progress import LiveProgress
 from .recorder import Recorder, RecorderDied
-from .report import attach, gather, slug, write
+from .report import gather, publish, slug, write
 from .scenario import Scenario
+from .selection import cases_of, label, select_cases, select_keyword
+from .summary import RunSummary
+from .waiting import set_observer
 
 log = logging.getLogger("e2e")
 
@@ -65,6 +73,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="reports",
         help="directory for measurements.json, artifacts and (unless --junitxml/--alluredir) junit.xml and allure-results/",
     )
+    g.addoption("--case", default=None, metavar="IDS",
+                help="only tests judging these CASES.md case IDs or families, comma-separated (CL-1,SC-3 or CL)")
 
 
 # the markers a scenario test uses, registered wherever its file lives (your own test folder too)
@@ -81,9 +91,10 @@ MARKERS = (
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
-    if config.getoption("--node-image") or config.getoption("--kubeconfig"):
+    if (config.getoption("--node-image") or config.getoption("--kubeconfig")) and not config.option.collectonly:
         # a run with a cluster writes the same reports however it is started (make e2e, or
         # pytest directly): junit.xml and allure-results/ in --reports-dir unless given
+        # (--collect-only lists the cases without touching the last run's reports)
         reports = _reports(config)
         if not config.option.xmlpath:
             config.option.xmlpath = str(reports / "junit.xml")
@@ -94,6 +105,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("E2E_RUN_ID"):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
+    live = LiveProgress(config)
+    config.pluginmanager.register(live, "e2e-live-progress")
+    set_observer(live)
+    if _is_controller(config) and not config.option.collectonly:
+        config.pluginmanager.register(RunSummary(_reports(config), run_id()), "e2e-run-summary")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    set_observer(None)
 
 
 def _check_workload_images(kube: Kube) -> None:
@@ -141,11 +161,17 @@ def _preflight(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     configured = config.getoption("--node-image") or config.getoption("--kubeconfig")
-    if _is_controller(config) and configured:
+    if _is_controller(config) and configured and not config.option.collectonly:
         _preflight(config)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -k (see e2e.selection)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    label(items)
+    select_cases(config, items)
+    select_keyword(config, items)
+    if config.option.collectonly:
+        return
     if any("cluster" in getattr(item, "fixturenames", ()) for item in items):
         if not (config.getoption("--node-image") or config.getoption("--kubeconfig")):
             raise pytest.UsageError(
@@ -311,7 +337,7 @@ def pytest_runtest_call(item: pytest.Item):
         return
     settle(outcome, sc, item)
     item.stash[FILES] = gather(sc, item.nodeid)
-    attach(item.stash[FILES])
+    publish(sc.judge, item.stash[FILES], item.obj.__doc__)
 
 
 UNDOCUMENTED_PREFIX = "undocumented:"
@@ -346,14 +372,10 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
     """A fresh namespace (labelled with the run id and case), a recorder already watching it,
     and a judge for this test; reports and cleanup afterwards, also on failure and Ctrl-C."""
     item = request.node
-    cases = [c for m in item.iter_markers("case") for c in m.args]
+    cases = cases_of(item)
     for m in item.iter_markers("min_k8s"):
         if cluster.minor < m.args[0]:
             pytest.skip(f"needs Kubernetes 1.{m.args[0]}+, cluster is {cluster.kubernetes}")
-    for case in cases:
-        allure.dynamic.label("case", case)
-        allure.dynamic.tag(case)
-        item.user_properties.append(("case", case))
     allure.dynamic.parameter("kubernetes", cluster.kubernetes)
     item.user_properties.append(("kubernetes", cluster.kubernetes))
 
@@ -391,7 +413,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
             files = item.stash.get(FILES, None)
             if files is None:  # the test body never finished (interrupted)
                 files = gather(sc, item.nodeid)
-                attach(files)
+                publish(sc.judge, files, item.obj.__doc__)
             if failed:
                 if rep is not None:
                     files = {**files, "failure.txt": str(rep.longrepr)}

@@ -5,20 +5,32 @@ Files: ``timeline.txt`` (the table), ``timeline.png`` (the picture), ``recording
 (every recorded change, replayable with ``e2e.recorder.load_changes``), ``pods.yaml``,
 ``events.txt``, ``measurements.txt`` (the judge's summary), ``recorder-errors.txt`` when a
 watch failed, and ``logs/<pod>.<container>[.previous].log``.
+
+Every judged value is also an allure step (:func:`judged_steps`) and a row of the test's
+description (:func:`publish`), so the report shows each one with its status, measured and
+documented value, band, why and source.
 """
 
 from __future__ import annotations
 
+import base64
+import html
+import inspect
 import logging
 import re
 import tempfile
+import uuid
+from collections import Counter
 from pathlib import Path
 
 import allure
+import pytest
 import yaml
+from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from . import picture
+from .measurements import Judge, Verdict, shown
 from .scenario import Scenario
 from .recorder import dump_changes
 from .timeline import Row, format_table, rows
@@ -55,7 +67,7 @@ def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     """
     t0 = sc.t0 or sc.recorder.started_at or 0.0
     changes = sc.recorder.changes()
-    files: dict[str, str | bytes] = {}
+    files: dict[str, str | bytes] = dict(sc.files)
     table = sorted(rows(changes, t0) + [Row(when - t0, "mark", label) for when, label in sc.marks], key=lambda r: r.t)
     files["timeline.txt"] = f"t0 = {t0:.3f} (epoch s; first manifest applied)\n\n" + format_table(table)
     files["recording.json"] = dump_changes(changes)
@@ -91,10 +103,49 @@ _TYPES = {
 }
 
 
+def publish(judge: Judge, files: dict[str, str | bytes], doc: str | None) -> None:
+    """What the running allure test shows: a step per judged value (:func:`judged_steps`),
+    every file attached, and a description (:func:`description_html`)."""
+    judged_steps(judge)
+    attach(files)
+    allure.dynamic.description_html(description_html(doc or "", files, judge))
+
+
 def attach(files: dict[str, str | bytes]) -> None:
     """Attach every file to the running allure test."""
     for name, content in files.items():
         allure.attach(content, name=name, attachment_type=_TYPES.get(Path(name).suffix, allure.attachment_type.TEXT))
+
+
+def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None = None) -> str:
+    """``text`` (the test's docstring) as paragraphs, each PNG of ``files`` inline (data URI),
+    then a table of ``judge``'s values: per value a row (case and name, measured, documented,
+    verdict) and a row with its band (why) and source, in full."""
+    parts = [f"<p>{html.escape(p.strip())}</p>" for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
+    for name, content in files.items():
+        if name.endswith(".png") and isinstance(content, bytes):
+            data = base64.b64encode(content).decode()
+            parts.append(f'<figure><img alt="{html.escape(name)}" style="max-width:100%" '
+                         f'src="data:image/png;base64,{data}"><figcaption>{html.escape(name)}</figcaption></figure>')
+    rows = []
+    for v in judge.verdicts if judge else []:
+        m, e = v.measurement, v.expectation
+        notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source)]
+        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), e.describe(), m.verdict, notes))
+    for m in judge.undocumented if judge else []:
+        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), "-", m.verdict, [("why", m.why)]))
+    if rows:
+        # inline styles: the report's description frame sets tables to nowrap and max-content
+        cell = "border:1px solid #ccc;padding:2px 6px;vertical-align:top;white-space:normal;overflow-wrap:break-word"
+        out = ['<table class="judged-values" style="display:table;border-collapse:collapse;width:100%;font-size:90%">',
+               "<tr>" + "".join(f'<th style="{cell};text-align:left">{h}</th>'
+                                for h in ("value", "measured", "documented", "verdict")) + "</tr>"]
+        for *row, notes in rows:
+            out.append("<tr>" + "".join(f'<td style="{cell}">{html.escape(c)}</td>' for c in row) + "</tr>")
+            text = "<br>".join(f"<b>{k}</b>: {html.escape(t)}" for k, t in notes if t)
+            out.append(f'<tr><td colspan="4" style="{cell};color:#555;font-size:90%">{text}</td></tr>')
+        parts.append("".join(out) + "</table>")
+    return "\n".join(parts)
 
 
 def write(files: dict[str, str | bytes], dest: Path) -> None:
@@ -107,3 +158,58 @@ def write(files: dict[str, str | bytes], dest: Path) -> None:
         else:
             path.write_text(content)
     log.info("artifacts in %s", dest)
+
+
+def _step(title: str, params: dict[str, str]) -> str:
+    """Start an allure step (a child of the running one); ``_stop(uuid, error)`` ends it."""
+    step = uuid.uuid4().hex
+    plugin_manager.hook.start_step(uuid=step, title=title, params=params)
+    return step
+
+
+def _stop(step: str, error: BaseException | None) -> None:
+    plugin_manager.hook.stop_step(uuid=step, exc_type=type(error) if error else None, exc_val=error, exc_tb=None)
+
+
+class _Flake(Exception):
+    """A value set aside as a flake (allure shows it as broken)."""
+
+
+def _error(v: Verdict) -> BaseException | None:
+    """What ends the value's step: nothing (pass), an AssertionError with the explanation
+    (failed), a skip with the reason (skipped) or a :class:`_Flake` (broken)."""
+    verdict = v.measurement.verdict
+    if verdict == "pass":
+        return None
+    if verdict == "fail":
+        return AssertionError(v.explain())
+    reason = v.measurement.details.get("reason", "")
+    if verdict == "flake":
+        return _Flake(reason)
+    return pytest.skip.Exception(f"{verdict}: {reason}" if reason else verdict)
+
+
+def judged_steps(judge: Judge) -> None:
+    """One allure step per judged value of ``judge``, under a step ``judged values: 4 pass,
+    1 fail``; each titled ``CL-1 restart_gap[2] = 41 s (expected 20 s within [19, 33] s)``
+    with its status from the verdict and the parameters measured, documented, band (why),
+    source, versions and the reason of a value set aside. Values with nothing documented
+    for the cluster's version are skipped steps with the registry's message."""
+    counts = Counter(v.measurement.verdict for v in judge.verdicts)
+    counts.update("undocumented" for _ in judge.undocumented)
+    if not counts:
+        return
+    head = _step("judged values: " + ", ".join(f"{n} {k}" for k, n in counts.most_common()), {})
+    for v in judge.verdicts:
+        m, e = v.measurement, v.expectation
+        params = {"measured": shown(m.value, m.unit), "documented": e.describe(), "verdict": m.verdict,
+                  "band": e.why or "-", "source": e.source, "versions": e.versions()}
+        if "reason" in m.details:
+            params["reason"] = m.details["reason"]
+        step = _step(f"{m.case} {m.name} = {params['measured']} (expected {e.describe()})", params)
+        _stop(step, _error(v))
+    for m in judge.undocumented:
+        step = _step(f"{m.case} {m.name} = {shown(m.value, m.unit)} (nothing documented)",
+                     {"measured": shown(m.value, m.unit), "verdict": "undocumented", "why": m.why})
+        _stop(step, pytest.skip.Exception(f"undocumented: {m.why}"))
+    _stop(head, AssertionError(f"{counts['fail']} values failed") if counts["fail"] else None)

@@ -45,6 +45,7 @@ class Scenario:
 
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
+    ``files`` are the test's own report files (:meth:`add_file`);
     ``cgroup`` the node's cgroup version (1 or 2; None on a ``--kubeconfig`` cluster).
     """
 
@@ -62,6 +63,7 @@ class Scenario:
     # cluster-scoped ones (deleted by clean_up)
     applied_kinds: set[tuple[str, str]] = field(default_factory=set)
     cluster_objects: list[tuple[str, str, str]] = field(default_factory=list)
+    files: dict[str, str | bytes] = field(default_factory=dict)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``
@@ -100,6 +102,11 @@ class Scenario:
         if self.kind is None:
             pytest.skip("needs a kind node to exec into (not available with --kubeconfig)")
         return self.kind.node_exec(*cmd, timeout=timeout)
+
+    def add_file(self, name: str, content: str | bytes) -> None:
+        """Add a file to the test's report (allure attachment, artifacts of a failure); a
+        ``.png`` is also shown inline on the report's test page. Kept however the test ends."""
+        self.files[name] = content
 
     def mark(self, when: float, label: str) -> None:
         self.marks.append((when, label))

@@ -1,16 +1,51 @@
 """The one polling helper for every wait (tenacity): explicit timeout, interval, what it
-waits for, and progress logged."""
+waits for, and progress logged and shown.
+
+Progress: every poll of :func:`wait_until` (and its end) is passed as a :class:`WaitState`
+to the observer set with :func:`set_observer` (the plugin's live terminal line,
+:mod:`e2e.progress`); without one, only the log gets a line about every 10 s.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class WaitState:
+    """One poll of a wait: ``what`` it waits for, seconds ``elapsed_s`` of ``timeout_s``;
+    ``done`` on the last call, with ``ok`` True when it happened, False when it timed out
+    (or ``check`` raised)."""
+
+    what: str
+    elapsed_s: float
+    timeout_s: float
+    done: bool = False
+    ok: bool = False
+
+
+Observer = Callable[[WaitState], None]
+_observer: Observer | None = None
+
+
+def set_observer(observer: Observer | None) -> Observer | None:
+    """Make ``observer`` receive every :class:`WaitState` of this process; returns the previous one."""
+    global _observer
+    previous, _observer = _observer, observer
+    return previous
+
+
+def _notify(state: WaitState) -> None:
+    if _observer is not None:
+        _observer(state)
 
 
 class WaitTimeout(AssertionError):
@@ -34,13 +69,15 @@ def wait_until(
     """Call ``check`` every ``interval_s`` seconds until it returns a truthy value; return it.
 
     Raises :class:`WaitTimeout` after ``timeout_s`` seconds, with ``describe()`` (what was
-    last observed) in its message. Progress is logged about every 10 s.
+    last observed) in its message. Progress is logged about every 10 s and every poll goes
+    to the observer (see module doc).
     """
     started = time.monotonic()
     last_log = [started]
 
     def progress(state) -> None:
         now = time.monotonic()
+        _notify(WaitState(what, now - started, timeout_s))
         if now - last_log[0] >= 10:
             last_log[0] = now
             log.info("still waiting for %s (%.0f/%.0f s)%s", what, now - started, timeout_s,
@@ -53,8 +90,12 @@ def wait_until(
         after=progress,
         reraise=True,
     )
+    ok = False
     try:
         result = retrying(check)
+        ok = True
     except RetryError as e:
         raise WaitTimeout(what, timeout_s, e.last_attempt.result(), describe() if describe else "") from None
+    finally:
+        _notify(WaitState(what, time.monotonic() - started, timeout_s, done=True, ok=ok))
     return result

@@ -339,8 +339,7 @@ def _no_lost_requests(sc: Scenario, follow, variant: str, trigger: str) -> None:
     pod_events = [_pod_events(sc, pod, t_delete, logs[pod], variant == "prestop-drain") for pod, t_delete in ordered]
     title = (f"PS-4 {variant}, {trigger}: HTTP load on new connections through 127.0.0.1:30080 "
              f"({LOAD_RATE_PER_S}/s, each request held {REQUEST_DELAY})")
-    allure.attach(traffic_picture.render(result.requests, all_states, pod_events, t0, title), name="traffic.png",
-                  attachment_type=allure.attachment_type.PNG)
+    sc.add_file("traffic.png", traffic_picture.render(result.requests, all_states, pod_events, t0, title))
     allure.attach(result.to_text(t0), name="requests.txt", attachment_type=allure.attachment_type.TEXT)
 
     per_pod = {}

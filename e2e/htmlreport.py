@@ -1,0 +1,132 @@
+"""``make report``: one HTML page of a run's ``allure-results`` (``python -m e2e.htmlreport REPORTS``).
+
+With Node.js and npm: the Allure 3 report (Awesome plugin, one self-contained
+``REPORTS/allure-report/index.html`` that opens from disk). The Allure CLI is pinned by
+``hack/report/package.json`` + ``package-lock.json`` and installed with ``npm ci`` into
+``~/.cache/pod-lifecycle-e2e/allure/<hash of the lock>`` (``E2E_CACHE`` overrides the cache),
+never globally; its configuration is ``hack/report/allurerc.mjs``. The history of earlier runs
+(``REPORTS/allure-history.jsonl``, one entry per run: a second ``make report`` of the same
+results reads it without adding the run again) gives the trend and each test's previous results.
+
+Without Node.js or npm: ``REPORTS/summary.html``, a plain page written by :mod:`e2e.summary`.
+
+The Awesome template always embeds Google Analytics (plugin-awesome ``generators.js``:
+``analyticsEnable: true``); the report is for reading offline and must not call out, so the
+tag is removed from the generated page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import summary
+
+HERE = Path(__file__).resolve().parent.parent / "hack" / "report"
+PACKAGE_FILES = ("package.json", "package-lock.json")
+_ANALYTICS = re.compile(
+    r'\s*<script async src="https://www\.googletagmanager\.com/[^"]*"></script>\s*<script>.*?</script>', re.S
+)
+
+
+class ReportError(RuntimeError):
+    """The report could not be made; the message says why."""
+
+
+def cache_dir() -> Path:
+    base = Path(os.environ.get("E2E_CACHE") or Path.home() / ".cache" / "pod-lifecycle-e2e")
+    return base / "allure"
+
+
+def allure_cli(npm: str = "npm") -> Path:
+    """The pinned Allure CLI, installed with ``npm ci`` on first use (see module doc)."""
+    lock = (HERE / "package-lock.json").read_bytes()
+    dest = cache_dir() / hashlib.sha256(lock).hexdigest()[:16]
+    cli = dest / "node_modules" / ".bin" / "allure"
+    if cli.exists():
+        return cli
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in PACKAGE_FILES:
+        shutil.copy2(HERE / name, dest / name)
+    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=dest,
+                          capture_output=True, text=True)
+    if done.returncode != 0 or not cli.exists():
+        raise ReportError(f"npm ci in {dest} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return cli
+
+
+def strip_analytics(html: str) -> str:
+    """``html`` without the Awesome template's Google Analytics tag (see module doc)."""
+    return _ANALYTICS.sub("", html)
+
+
+def generate(results: Path, output: Path, history: Path | None, name: str) -> Path:
+    """Write the Allure report of ``results`` into ``output``; return its ``index.html``.
+
+    ``history`` (a ``.jsonl`` file, created when missing) gets this run appended; ``None``:
+    no history. Raises :class:`ReportError` when ``results`` holds no result or the CLI fails.
+    """
+    if not any(results.glob("*-result.json")):
+        raise ReportError(f"{results}: no allure results (run the scenarios with --alluredir {results})")
+    env = {**os.environ, "E2E_REPORT_NAME": name, "E2E_ALLURE_OUTPUT": str(output.resolve())}
+    if output.exists():
+        shutil.rmtree(output)
+    digest = hashlib.sha256("\n".join(sorted(p.name for p in results.glob("*-result.json"))).encode()).hexdigest()
+    last = history.with_name(history.name + ".last") if history is not None else None
+    with tempfile.TemporaryDirectory() as tmp:
+        if history is not None:
+            # results reported before (their digest in <history>.last) read a copy: no second entry
+            if last.exists() and last.read_text().strip() == digest:
+                if history.exists():
+                    history = Path(shutil.copy2(history, Path(tmp) / history.name))
+                else:
+                    history = Path(tmp) / history.name
+                last = None
+            env["E2E_ALLURE_HISTORY"] = str(history.resolve())
+        done = subprocess.run([str(allure_cli()), "generate", "--config", str(HERE / "allurerc.mjs"),
+                               str(results.resolve())], env=env, capture_output=True, text=True)
+    index = output / "index.html"
+    if done.returncode != 0 or not index.exists():
+        raise ReportError(f"allure generate failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-2000:]}")
+    index.write_text(strip_analytics(index.read_text()))
+    if last is not None:
+        last.write_text(digest + "\n")
+    return index
+
+
+def have_node() -> bool:
+    return shutil.which("node") is not None and shutil.which("npm") is not None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m e2e.htmlreport", description=__doc__.splitlines()[0])
+    p.add_argument("reports", type=Path, help="the run's reports directory (with allure-results/)")
+    p.add_argument("--name", default=None, help="report title (default: pod-lifecycle-e2e — <reports dir>)")
+    p.add_argument("--no-history", action="store_true", help="do not read or append REPORTS/allure-history.jsonl")
+    args = p.parse_args(argv)
+    reports: Path = args.reports
+    name = args.name or f"pod-lifecycle-e2e — {reports.resolve().name}"
+    try:
+        if not have_node():
+            page = summary.write_html(reports, name)
+            print(f"node/npm not found: wrote the plain summary page {page} "
+                  "(install Node.js and npm for the Allure report)")
+            return 0
+        history = None if args.no_history else reports / "allure-history.jsonl"
+        index = generate(reports / "allure-results", reports / "allure-report", history, name)
+    except (ReportError, OSError) as e:
+        print(f"make report: {e}", file=sys.stderr)
+        return 1
+    print(f"report: {index}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Live progress of long waits in pytest's terminal: case ID, what the test waits for,
+elapsed / timeout.
+
+Every wait of :func:`e2e.waiting.wait_until` reports its polls here (the plugin registers a
+:class:`LiveProgress` as the waits' observer and as a pytest plugin). A wait shows up once it
+has lasted :data:`SHOW_AFTER_S`; how depends on where the output goes:
+
+- ``live`` (a terminal, ``CI`` unset): one line rewritten in place about every second,
+  ``CL-1 CL-2 · waiting for 5 runs of crashloop/app · 23/93 s``, left as a record line when
+  the wait ends (``… · done after 88 s of 93 s``);
+- ``lines`` (no terminal, ``CI=true``, or an xdist worker): a new line every
+  :data:`LINE_EVERY_S` of a wait and one at its end; a worker writes to its stderr, which
+  pytest-xdist passes to the terminal, prefixed ``[gw0]``;
+- ``off`` under ``-q``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import nullcontext
+
+import pytest
+
+from .selection import cases_of
+from .waiting import WaitState
+
+SHOW_AFTER_S = 10.0
+LIVE_EVERY_S = 1.0
+LINE_EVERY_S = 10.0
+
+
+def output_mode(verbosity: int, isatty: bool, ci: str | None, worker: bool) -> str:
+    """``off``, ``lines`` or ``live`` (see module doc); ``ci`` is the ``CI`` variable."""
+    if verbosity < 0:
+        return "off"
+    if worker or not isatty or (ci or "").lower() in ("1", "true", "yes"):
+        return "lines"
+    return "live"
+
+
+def describe(cases: list[str], state: WaitState) -> str:
+    """The progress text of ``state`` for a test judging ``cases``."""
+    head = " ".join(cases) or "(no case)"
+    if not state.done:
+        return f"{head} · waiting for {state.what} · {state.elapsed_s:.0f}/{state.timeout_s:.0f} s"
+    end = "done after" if state.ok else "gave up after"
+    return f"{head} · {state.what} · {end} {state.elapsed_s:.0f} s of {state.timeout_s:.0f} s"
+
+
+class LiveProgress:
+    """The waits' observer and a pytest plugin knowing the running test's cases."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.tr = self.capman = None
+        self.worker = getattr(config, "workerinput", {}).get("workerid")
+        self.mode = "off"  # until the session starts
+        self.cases: list[str] = []
+        self._shown_at: float | None = None  # elapsed seconds of the last line shown of this wait
+        self._open = False  # a progress line without its newline is on the terminal
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """The terminal reporter exists from here on (whatever order plugins configured in)."""
+        config = self.config
+        self.tr = config.pluginmanager.getplugin("terminalreporter")
+        self.capman = config.pluginmanager.getplugin("capturemanager")
+        isatty = bool(self.tr and self.tr.isatty())
+        self.mode = output_mode(config.get_verbosity(), isatty, os.environ.get("CI"), self.worker is not None)
+        if self.tr is None and self.worker is None:
+            self.mode = "off"
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        self.cases = cases_of(item) or [item.name]
+        yield
+        self.cases = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report) -> None:
+        """Before pytest writes the test's result letter after our line: its file's path first,
+        on a new line (the verbose output rewrites its own test line)."""
+        if self._open and self.worker is None and self.tr.verbosity <= 0:
+            with self.capman.global_and_fixture_disabled() if self.capman else nullcontext():
+                self.tr.write_fspath_result(report.nodeid, "")
+        self._open = False
+
+    def __call__(self, state: WaitState) -> None:
+        if self.mode == "off":
+            return
+        if state.done:
+            if self._shown_at is not None:
+                self._show(describe(self.cases, state))
+            self._shown_at = None
+            return
+        if state.elapsed_s < SHOW_AFTER_S:
+            return
+        every = LIVE_EVERY_S if self.mode == "live" else LINE_EVERY_S
+        if self._shown_at is not None and state.elapsed_s - self._shown_at < every:
+            return
+        self._shown_at = state.elapsed_s
+        self._show(describe(self.cases, state))
+
+    def _show(self, text: str) -> None:
+        with self.capman.global_and_fixture_disabled() if self.capman else nullcontext():
+            if self.worker is not None:
+                sys.stderr.write(f"[{self.worker}] {text}\n")
+                sys.stderr.flush()
+                return
+            tr = self.tr
+            if tr.currentfspath:  # end pytest's line of dots (or the verbose test line)
+                tr.write("\n")
+            elif self._open and self.mode == "lines":
+                tr.write("\n")
+            # pytest starts a new line (with the file's path) for its next result
+            tr.currentfspath = None
+            if self.mode == "live":
+                tr.rewrite(text[: tr._tw.fullwidth - 1], erase=True)
+            else:
+                tr.write(text, flush=True)
+            self._open = True

@@ -1,0 +1,380 @@
+"""The run summary: per case ID its verdict, the measured values against their documented
+ones, and every flake, skip or undocumented value with its reason.
+
+Read from ``measurements.json`` (the values of one run, :mod:`e2e.measurements`) and the
+tests' outcomes. :class:`RunSummary` is the plugin part: it collects the outcomes (also from
+xdist workers), prints the summary at the end of pytest's terminal output and writes
+``<reports>/summary.md``.
+
+A case's verdict is the most telling verdict among its values and tests, in the order
+``fail`` (a value or a test failed), then any verdict string this module does not know (shown
+as it is), ``undocumented``, ``flake``, ``skipped``, ``pass``; a case whose tests ran without
+judging a value says ``no values``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from .expectations import number
+
+# most telling first; verdict strings not listed here rank right after "fail"
+ORDER = ("fail", "undocumented", "flake", "skipped", "pass")
+# a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
+UNDOCUMENTED_PREFIX = "undocumented:"
+# values per case shown on the terminal line (summary.md lists them all)
+TERMINAL_VALUES = 4
+
+
+@dataclass
+class Outcome:
+    """One test's result: ``outcome`` passed, failed, error (setup or teardown failed),
+    skipped, undocumented (skipped with a reason starting ``undocumented:``), xfailed or
+    xpassed; ``reason`` of a skip or xfail, or the first line of a failure."""
+
+    test: str
+    outcome: str
+    cases: list[str]
+    reason: str = ""
+
+
+@dataclass
+class CaseSummary:
+    case: str
+    verdict: str
+    values: list[dict] = field(default_factory=list)
+    tests: list[Outcome] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for m in self.values:
+            out[m["verdict"]] += 1
+        return dict(out)
+
+    def notes(self) -> list[str]:
+        """Why a value or test is not a plain pass: failed, flake, skipped, undocumented, with reasons."""
+        out = []
+        for m in self.values:
+            if m["verdict"] == "pass":
+                continue
+            reason = (m.get("details") or {}).get("reason") or (m["why"] if m["verdict"] == "undocumented" else "")
+            if m["verdict"] == "fail":
+                reason = f"expected {expected(m)}"
+            out.append(f"{m['verdict']}: {m['name']} = {value(m)}" + (f" — {reason}" if reason else ""))
+        for t in self.tests:
+            if t.outcome != "passed":
+                out.append(f"test {t.outcome}: {t.test}" + (f" — {t.reason}" if t.reason else ""))
+        return out
+
+
+def rank(verdict: str) -> int:
+    """Sort key: the most telling verdict first (see module doc)."""
+    if verdict == "fail":
+        return 0
+    return ORDER.index(verdict) + 1 if verdict in ORDER else 1
+
+
+def value(m: dict) -> str:
+    """``"11 s"``, ``"'CrashLoopBackOff'"``: a measurement's value with its unit."""
+    v = m["value"]
+    if isinstance(v, float):
+        v = number(v)
+    elif isinstance(v, str):
+        v = repr(v if len(v) <= 60 else v[:57] + "...")
+    return f"{v} {m['unit']}".strip() if m.get("unit") and not isinstance(m["value"], str) else str(v)
+
+
+def expected(m: dict) -> str:
+    """``"10 s within [9, 23] s"`` or the documented value; ``"-"`` when nothing is documented."""
+    if m.get("band"):
+        unit = f" {m['unit']}" if m.get("unit") else ""
+        doc = m["documented"]
+        return f"{_number(doc)}{unit} within {band(m['band'])}{unit}"
+    if m.get("documented") is None:
+        return "-"
+    doc = m["documented"]
+    return repr(doc if not isinstance(doc, str) or len(doc) <= 60 else doc[:57] + "...")
+
+
+def outcome_of(reports: list) -> Outcome | None:
+    """The :class:`Outcome` of one test from its setup/call/teardown reports (pytest's
+    ``TestReport``), or None before any report."""
+    if not reports:
+        return None
+    first = reports[0]
+    cases = [v for k, v in first.user_properties if k == "case"]
+    outcome, reason = "passed", ""
+    for rep in reports:
+        if hasattr(rep, "wasxfail"):
+            outcome, reason = ("xfailed" if rep.skipped else "xpassed"), rep.wasxfail
+        elif rep.skipped:
+            longrepr = rep.longrepr
+            text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+            reason = text.removeprefix("Skipped: ")
+            outcome = "undocumented" if reason.startswith(UNDOCUMENTED_PREFIX) else "skipped"
+        elif rep.failed:
+            crash = getattr(rep.longrepr, "reprcrash", None)
+            text = crash.message if crash is not None else str(rep.longrepr)
+            outcome, reason = ("failed" if rep.when == "call" else "error"), (text.strip().splitlines() or [""])[0]
+            break
+    return Outcome(first.nodeid, outcome, cases, reason)
+
+
+def build(measurements: list[dict], outcomes: list[Outcome]) -> list[CaseSummary]:
+    """One :class:`CaseSummary` per case ID seen in ``measurements`` or ``outcomes``, sorted by
+    case family and number."""
+    cases: dict[str, CaseSummary] = {}
+
+    def get(case: str) -> CaseSummary:
+        return cases.setdefault(case, CaseSummary(case, ""))
+
+    for m in measurements:
+        get(m["case"]).values.append(m)
+    for o in outcomes:
+        for case in o.cases:
+            get(case).tests.append(o)
+    for s in cases.values():
+        verdicts = [m["verdict"] for m in s.values]
+        verdicts += ["fail" for t in s.tests if t.outcome in ("failed", "error")]
+        if not s.values:
+            verdicts += [t.outcome for t in s.tests if t.outcome in ("skipped", "undocumented")]
+        s.verdict = min(verdicts, key=rank) if verdicts else "no values"
+    return sorted(cases.values(), key=lambda s: _case_key(s.case))
+
+
+def _case_key(case: str) -> tuple:
+    family, _, number = case.partition("-")
+    return (family, int(number) if number.isdigit() else 0, number)
+
+
+def key_values(s: CaseSummary, limit: int | None = None) -> str:
+    """The case's numeric values against their documented value and band:
+    ``restart_gap[1] 11 s vs 10 [9, 23] · …`` (at most ``limit``)."""
+    shown = [m for m in s.values if m.get("band")]
+    more = len(shown) - limit if limit is not None and len(shown) > limit else 0
+    shown = shown[:limit] if limit is not None else shown
+    text = " · ".join(f"{m['name']} {value(m)} vs {_number(m['documented'])} {band(m['band'])}"
+                      for m in shown)
+    return text + (f" · … {more} more" if more else "")
+
+
+def _number(x: object) -> str:
+    return number(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+
+def band(low_high: list) -> str:
+    """``[9, 18]``, or ``[1, ∞)`` for an open end (``None`` in measurements.json)."""
+    low, high = low_high
+    return f"[{number(low)}, ∞)" if high is None else f"[{number(low)}, {number(high)}]"
+
+
+def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> list[str]:
+    """The summary printed at the end of the run."""
+    lines = []
+    for s in summaries:
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
+        kv = key_values(s, TERMINAL_VALUES)
+        lines.append(f"{s.case:6} {s.verdict.upper():12} {counts or 'no values':24} {kv}".rstrip())
+        lines.extend(f"         {note}" for note in s.notes())
+    totals = defaultdict(int)
+    for o in outcomes:
+        totals[o.outcome] += 1
+    lines.append("tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"))
+    return lines
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str) -> str:
+    """``summary.md``: the case table, then per case every value and every test."""
+    out = [f"# {title}", "", "| case | verdict | values | key values |", "| --- | --- | --- | --- |"]
+    for s in summaries:
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
+        out.append(f"| {s.case} | **{s.verdict}** | {counts or 'no values'} | {_cell(key_values(s, TERMINAL_VALUES))} |")
+    totals = defaultdict(int)
+    for o in outcomes:
+        totals[o.outcome] += 1
+    out += ["", "Tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"), ""]
+    for s in summaries:
+        out += [f"## {s.case}: {s.verdict}", ""]
+        if s.values:
+            out += ["| value | measured | documented | verdict | source |", "| --- | --- | --- | --- | --- |"]
+            out += [f"| {_cell(m['name'])} | {_cell(value(m))} | {_cell(expected(m))} | {m['verdict']} | {_cell(m.get('source', ''))} |"
+                    for m in s.values]
+            out.append("")
+        notes = s.notes()
+        if notes:
+            out += [f"- {_cell(n)}" for n in notes] + [""]
+        # the other tests are in the notes, with their reasons
+        out += [f"- test `{t.test}`: {t.outcome}" for t in s.tests if t.outcome == "passed"] + [""]
+    return "\n".join(out)
+
+
+def read_measurements(path: Path, run_id: str | None = None) -> list[dict]:
+    """The measurements of ``path`` (``measurements.json``) of run ``run_id`` (all when None);
+    ``[]`` when the file does not exist."""
+    if not path.exists():
+        return []
+    items = json.loads(path.read_text())["measurements"]
+    return [m for m in items if run_id is None or m["run_id"] == run_id]
+
+
+class RunSummary:
+    """Plugin part (controller only): outcomes of every test, summary at the end."""
+
+    def __init__(self, reports_dir: Path, run_id: str):
+        self.reports_dir, self.run_id = reports_dir, run_id
+        self._reports: dict[str, list] = defaultdict(list)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._reports[report.nodeid].append(report)
+
+    def outcomes(self) -> list[Outcome]:
+        return [o for o in (outcome_of(r) for r in self._reports.values()) if o is not None]
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        outcomes = self.outcomes()
+        if not outcomes:
+            return
+        measurements = read_measurements(self.reports_dir / "measurements.json", self.run_id)
+        summaries = build(measurements, outcomes)
+        if not any(s.tests or s.values for s in summaries):
+            return
+        terminalreporter.write_sep("=", "pod-lifecycle-e2e: cases")
+        for line in terminal_lines(summaries, outcomes):
+            terminalreporter.write_line(line)
+        kubernetes = sorted({m["kubernetes"] for m in measurements})
+        title = f"Run {self.run_id}" + (f" — Kubernetes {', '.join(kubernetes)}" if kubernetes else "")
+        self.reports_dir.mkdir(parents=True, exist_ok=True)
+        path = self.reports_dir / "summary.md"
+        path.write_text(markdown(summaries, outcomes, title))
+        terminalreporter.write_line(f"summary: {path}")
+
+
+# -- the plain HTML page (make report without Node.js) ------------------------------------
+
+_ALLURE_STATUS = {"passed": "passed", "failed": "failed", "broken": "error", "skipped": "skipped"}
+
+
+@dataclass
+class AllureTest:
+    """One test of ``allure-results``: its outcome, family (``parentSuite``) and PNG pictures."""
+
+    outcome: Outcome
+    name: str
+    family: str
+    pictures: list[tuple[str, Path]]
+
+
+def read_allure_results(results: Path) -> list[AllureTest]:
+    """The tests of an ``allure-results`` directory (files ``*-result.json``), in start order.
+
+    The test's node ID comes from its hidden ``_nodeid`` label (set by the plugin), else
+    its allure ``fullName``; its cases from its ``case`` labels."""
+    tests = []
+    for path in results.glob("*-result.json"):
+        r = json.loads(path.read_text())
+        labels: dict[str, list[str]] = defaultdict(list)
+        for label in r.get("labels", []):
+            labels[label["name"]].append(label["value"])
+        message = ((r.get("statusDetails") or {}).get("message") or "").strip().removeprefix("Skipped: ")
+        status = _ALLURE_STATUS.get(r.get("status", ""), r.get("status", "unknown"))
+        if status == "skipped" and message.startswith(UNDOCUMENTED_PREFIX):
+            status = "undocumented"
+        outcome = Outcome(
+            (labels.get("_nodeid") or [r.get("fullName", r["name"])])[0],
+            status,
+            labels.get("case", []),
+            message.splitlines()[0] if message else "",
+        )
+        pictures = [(a["name"], results / a["source"]) for a in _attachments(r) if a.get("type") == "image/png"]
+        tests.append((r.get("start", 0), AllureTest(outcome, r["name"], (labels.get("parentSuite") or [""])[0], pictures)))
+    return [t for _, t in sorted(tests, key=lambda st: st[0])]
+
+
+def _attachments(result: dict) -> list[dict]:
+    out = list(result.get("attachments", []))
+    for step in result.get("steps", []):
+        out += _attachments(step)
+    return out
+
+
+def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
+    """The plain page: counts by status, the case table, then per family every test with its
+    outcome, judged values and pictures (embedded, so the page is one file)."""
+    import base64
+    from html import escape
+
+    outcomes = [t.outcome for t in tests]
+    summaries = build(measurements, outcomes)
+    totals = defaultdict(int)
+    for o in outcomes:
+        totals[o.outcome] += 1
+    by_test: dict[str, list[dict]] = defaultdict(list)
+    for m in measurements:
+        by_test[m["test"]].append(m)
+    out = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{escape(title)}</title>",
+        "<style>body{font:14px sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;margin:.5em 0}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}"
+        ".pass,.passed{color:#15803d}.fail,.failed,.error{color:#b91c1c;font-weight:bold}"
+        ".skipped,.undocumented,.flake{color:#92400e}img{max-width:100%;border:1px solid #ddd}</style>",
+        "</head><body>", f"<h1>{escape(title)}</h1>",
+        '<p id="counts">' + ", ".join(f'<span class="{escape(k)}" data-status="{escape(k)}">{n} {escape(k)}</span>'
+                                      for k, n in sorted(totals.items())) + "</p>",
+        "<table><tr><th>case</th><th>verdict</th><th>values</th><th>key values</th></tr>",
+    ]
+    for s in summaries:
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
+        out.append(f'<tr><td>{escape(s.case)}</td><td class="{escape(s.verdict)}">{escape(s.verdict)}</td>'
+                   f"<td>{escape(counts or 'no values')}</td><td>{escape(key_values(s))}</td></tr>")
+    out.append("</table>")
+    families: dict[str, list[AllureTest]] = defaultdict(list)
+    for t in tests:
+        families[t.family].append(t)
+    for family_name, members in families.items():
+        out.append(f"<h2>{escape(family_name or 'other tests')}</h2>")
+        for t in members:
+            o = t.outcome
+            out.append(f'<h3>{escape(", ".join(o.cases))} · {escape(t.name)} · <span class="{escape(o.outcome)}">'
+                       f"{escape(o.outcome)}</span></h3>")
+            if o.reason:
+                out.append(f"<pre>{escape(o.reason)}</pre>")
+            values = by_test.get(o.test, [])
+            if values:
+                out.append("<table><tr><th>case</th><th>value</th><th>measured</th><th>documented</th>"
+                           "<th>verdict</th><th>source</th></tr>")
+                out += [f"<tr><td>{escape(m['case'])}</td><td>{escape(m['name'])}</td><td>{escape(value(m))}</td>"
+                        f"<td>{escape(expected(m))}</td><td class=\"{escape(m['verdict'])}\">{escape(m['verdict'])}</td>"
+                        f"<td>{escape(m.get('source') or '')}</td></tr>" for m in values]
+                out.append("</table>")
+            for name, path in t.pictures:
+                if path.exists():
+                    data = base64.b64encode(path.read_bytes()).decode()
+                    out.append(f'<p><img alt="{escape(name)}" src="data:image/png;base64,{data}"></p>')
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def newest_run(measurements: list[dict]) -> str | None:
+    return measurements[-1]["run_id"] if measurements else None
+
+
+def write_html(reports: Path, title: str) -> Path:
+    """``reports/summary.html`` from ``reports/allure-results`` and the newest run of
+    ``reports/measurements.json``; returns its path. ``FileNotFoundError`` without results."""
+    results = reports / "allure-results"
+    if not results.is_dir():
+        raise FileNotFoundError(f"{results}: no allure results (run the scenarios with --alluredir {results})")
+    measurements = read_measurements(reports / "measurements.json")
+    measurements = [m for m in measurements if m["run_id"] == newest_run(measurements)]
+    page = reports / "summary.html"
+    page.write_text(html(read_allure_results(results), measurements, title))
+    return page

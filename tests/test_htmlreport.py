@@ -1,0 +1,69 @@
+"""make report (e2e.htmlreport): the Allure report without its analytics tag, one history entry
+per run, and the plain summary.html page when Node.js is missing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from e2e import htmlreport
+from e2e.htmlreport import generate, have_node, strip_analytics
+
+# a real run's reports directory, trimmed: allure-results/ and measurements.json (see its README)
+FIXTURE = Path(__file__).resolve().parent / "data" / "report-cl"
+
+TEMPLATE_END = """    <script>
+      window.allure = window.allure || {};
+    </script>
+    <script async src="https://www.googletagmanager.com/gtag/js?id=G-LNDJ3J7WT0"></script>
+    <script>
+        window.dataLayer = window.dataLayer || [];
+        function gtag(){dataLayer.push(arguments);}
+        gtag('js', new Date());
+    </script>
+    <script>window.allureReportData = {};</script>
+</body>"""
+
+
+def test_strip_analytics_keeps_the_report_scripts():
+    page = strip_analytics(TEMPLATE_END)
+    assert "googletagmanager" not in page and "gtag" not in page
+    assert "window.allure = window.allure || {};" in page and "window.allureReportData" in page
+
+
+@pytest.fixture
+def reports(tmp_path) -> Path:
+    shutil.copytree(FIXTURE / "allure-results", tmp_path / "allure-results")
+    shutil.copy2(FIXTURE / "measurements.json", tmp_path)
+    return tmp_path
+
+
+def test_without_node_the_plain_page(reports, monkeypatch, capsys):
+    monkeypatch.setattr(htmlreport, "have_node", lambda: False)
+    assert htmlreport.main([str(reports)]) == 0
+    page = (reports / "summary.html").read_text()
+    assert "node/npm not found: wrote the plain summary page" in capsys.readouterr().out
+    assert "CL — crash loop back-off" in page
+    assert 'alt="timeline.png" src="data:image/png;base64,' in page
+    assert "restart_gap[1]" in page and "within [" in page  # the values from measurements.json
+    assert not (reports / "allure-report").exists()
+
+
+def test_no_results_is_an_error(tmp_path, capsys):
+    (tmp_path / "allure-results").mkdir()
+    assert htmlreport.main([str(tmp_path)]) == 1
+    assert "no allure results" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not have_node(), reason="node/npm not installed: the Allure report needs them")
+def test_history_gets_one_entry_per_run(reports):
+    history = reports / "allure-history.jsonl"
+    for _ in range(2):  # the same results twice: one entry
+        index = generate(reports / "allure-results", reports / "allure-report", history, "t")
+    assert len(history.read_text().splitlines()) == 1
+    assert "googletagmanager" not in index.read_text()
+    (next(reports.glob("allure-results/*-result.json"))).rename(reports / "allure-results" / "0-result.json")
+    generate(reports / "allure-results", reports / "allure-report", history, "t")  # "another run"
+    assert len(history.read_text().splitlines()) == 2

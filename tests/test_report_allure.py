@@ -1,0 +1,76 @@
+"""What the allure report gets per test (e2e.report): one step per judged value with its band
+and source, the test's docstring and pictures inline in its description."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from e2e.report import description_html
+
+JUDGING_TEST = """
+from e2e.expectations import Band, Expectation, Registry
+from e2e.measurements import Judge, MeasurementLog
+from e2e.report import publish
+
+def test_judged(tmp_path):
+    registry = Registry()
+    registry.add(
+        Expectation("CL-1", "restart_gap[1]", 10.0, "[S1] CASES.md CL-1", unit="s", band=Band(9, 23),
+                    why="1 s truncation, +10 s re-sync"),
+        Expectation("OM-1", "last_terminated_reason", "OOMKilled", "[S0] CASES.md OM-1"),
+        Expectation("CL-1", "restart_gap[2]", 20.0, "[S1]", unit="s", band=Band(19, 33), minors=(38, None)),
+    )
+    judge = Judge(MeasurementLog(tmp_path / "m.json"), "t", "run", "v1.37.2", 37, registry=registry)
+    judge.expect("CL-1", "restart_gap[1]", 11.0)
+    judge.expect("CL-1", "restart_gap[1]", 41.0)
+    judge.set_aside("OM-1", "last_terminated_reason", "Error", "flake", "OOMKilled missing on a 137 exit")
+    judge.expect("CL-1", "restart_gap[2]", 21.0)  # documented from 1.38 on
+    publish(judge, {"timeline.txt": "t (s)"}, "CL-1 gaps.")
+"""
+
+
+def test_every_judged_value_is_a_step_and_a_row_with_band_and_source(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    monkeypatch.setenv("E2E_RUN_ID", "run-steps")
+    pytester.makepyfile(test_j=JUDGING_TEST)
+    results = tmp_path / "allure-results"
+    pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}").assert_outcomes(passed=1)
+    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    (head,) = result["steps"]
+    assert head["name"] == "judged values: 1 pass, 1 fail, 1 flake, 1 undocumented"
+    assert head["status"] == "failed"
+    steps = {s["name"]: s for s in head["steps"]}
+    assert [s["status"] for s in head["steps"]] == ["passed", "failed", "broken", "skipped"]
+    ok = steps["CL-1 restart_gap[1] = 11 s (expected 10 s within [9, 23] s)"]
+    assert {p["name"]: p["value"] for p in ok["parameters"]} == {
+        "measured": "11 s", "documented": "10 s within [9, 23] s", "verdict": "pass",
+        "band": "1 s truncation, +10 s re-sync", "source": "[S1] CASES.md CL-1", "versions": "all versions"}
+    failed = steps["CL-1 restart_gap[1] = 41 s (expected 10 s within [9, 23] s)"]
+    assert "CL-1 restart_gap[1]: measured 41 s, expected 10 s within [9, 23] s" in failed["statusDetails"]["message"]
+    flake = steps["OM-1 last_terminated_reason = 'Error' (expected 'OOMKilled')"]
+    assert {p["name"]: p["value"] for p in flake["parameters"]}["reason"] == "OOMKilled missing on a 137 exit"
+    undocumented = head["steps"][3]
+    assert undocumented["name"] == "CL-1 restart_gap[2] = 21 (nothing documented)"
+    assert "nothing documented for 1.37" in {p["name"]: p["value"] for p in undocumented["parameters"]}["why"]
+    # the description: the docstring, then every value in full (the steps' parameters are cut on screen)
+    page = result["descriptionHtml"]
+    assert page.startswith("<p>CL-1 gaps.</p>\n<table class=\"judged-values\"")
+    assert page.count("<tr>") == 1 + 2 * 4
+    assert ">CL-1 restart_gap[1]</td>" in page and ">41 s</td>" in page and ">10 s within [9, 23] s</td>" in page
+    assert "<b>band</b>: 1 s truncation, +10 s re-sync<br><b>source</b>: [S1] CASES.md CL-1</td>" in page
+    assert ">flake</td>" in page and "<b>reason</b>: OOMKilled missing on a 137 exit" in page
+    assert [a["name"] for a in result["attachments"]] == ["timeline.txt"]
+
+
+def test_description_has_the_docstring_and_pictures_inline():
+    png = b"\x89PNG\r\n\x1a\nfake"
+    page = description_html("""CL-1 gaps 0, 10, 20, 40 s;
+        CL-2 waiting <state>.
+
+        Second paragraph.""", {"timeline.png": png, "timeline.txt": "t (s)", "traffic.png": png})
+    assert page.startswith("<p>CL-1 gaps 0, 10, 20, 40 s;\nCL-2 waiting &lt;state&gt;.</p>\n<p>Second paragraph.</p>\n")
+    assert page.count("<img ") == 2
+    assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in page
+    assert "<figcaption>traffic.png</figcaption>" in page

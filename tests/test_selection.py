@@ -1,0 +1,144 @@
+"""Selecting by case ID (e2e.selection through the plugin): -k with case IDs and families,
+--case, --collect-only without a cluster, every case ID as junit property and allure label."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from e2e.selection import parse_case_option
+
+SCENARIOS = """
+import pytest
+
+@pytest.mark.case("CL-1", "CL-2")
+def test_backoff_gaps(scenario):
+    pass
+
+@pytest.mark.case("CL-10")
+def test_tenth(scenario):
+    pass
+
+@pytest.mark.case("PS-1")
+def test_budget_includes_prestop(scenario):
+    pass
+
+@pytest.mark.case("SC-3")
+def test_sidecar(scenario):
+    pass
+"""
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A scenarios module needing the cluster fixture, no cluster options, no Docker."""
+    for var in ("E2E_NODE_IMAGE", "E2E_PROFILE_PATCH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("E2E_RUN_ID", "run-selection")
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_scenarios=SCENARIOS)
+    return pytester
+
+
+def collected(result: pytest.RunResult) -> list[str]:
+    return sorted(line.split("::")[1] for line in result.outlines if "::" in line)
+
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["-k", "CL"], ["test_backoff_gaps", "test_tenth"]),  # not "inCLudes"
+        (["-k", "CL-1"], ["test_backoff_gaps"]),  # not CL-10
+        (["-k", "CL-2"], ["test_backoff_gaps"]),  # the second case of a test
+        (["-k", "CL-1 or SC-3"], ["test_backoff_gaps", "test_sidecar"]),
+        (["-k", "CL and not tenth"], ["test_backoff_gaps"]),  # other words keep pytest's matching
+        (["-k", "includes"], ["test_budget_includes_prestop"]),
+        (["-k", "cl-10"], ["test_tenth"]),  # lower case: pytest's substring matching, case IDs are keywords
+        (["--case", "CL-1,SC-3"], ["test_backoff_gaps", "test_sidecar"]),
+        (["--case", "PS"], ["test_budget_includes_prestop"]),
+    ],
+)
+def test_selection_by_case(suite, args, names):
+    result = suite.runpytest("--collect-only", "-q", *args)
+    assert result.ret == 0, result.stdout.str()
+    assert collected(result) == names
+
+
+def test_selection_then_run_reports_deselected(suite):
+    result = suite.runpytest("-k", "CL-1", "--collect-only")
+    result.stdout.fnmatch_lines(["*1/4 tests collected (3 deselected)*"])
+
+
+def test_unknown_case_is_a_usage_error(suite):
+    result = suite.runpytest("--collect-only", "--case", "XX-9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--case: no collected test judges XX-9 (collected: CL-1, CL-10, CL-2, PS-1, SC-3)*"])
+
+
+@pytest.mark.parametrize("text", ["cl-1", "CL-1,, x", "", "CL_1"])
+def test_case_option_needs_case_ids(text):
+    with pytest.raises(pytest.UsageError, match="give case IDs or families"):
+        parse_case_option(text)
+
+
+def test_case_option_accepts_ids_and_families():
+    assert parse_case_option(" CL-1, SC-3 ,OM") == ["CL-1", "SC-3", "OM"]
+
+
+def test_collect_only_needs_no_cluster_but_a_run_does(suite, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")  # no docker, no kind
+    assert suite.runpytest("--collect-only", "-q").ret == 0
+    run = suite.runpytest("-q")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines(["*scenarios need a cluster*"])
+
+
+def test_collect_only_with_a_profile_but_no_docker(suite, monkeypatch, tmp_path):
+    """E2E_NODE_IMAGE set (as profile.env does) and Docker unreachable: no preflight stop,
+    and the last run's reports stay as they are."""
+    monkeypatch.setenv("E2E_NODE_IMAGE", "kindest/node:v1.37.2")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    (tmp_path / "junit.xml").write_text("<last-run/>")
+    result = suite.runpytest("--collect-only", "-q", "--case", "CL", f"--reports-dir={tmp_path}")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    assert collected(result) == ["test_backoff_gaps", "test_tenth"]
+    assert (tmp_path / "junit.xml").read_text() == "<last-run/>"
+    assert not (tmp_path / "allure-results").exists()
+
+
+def test_every_case_is_a_junit_property_and_allure_label(pytester, monkeypatch, tmp_path):
+    """Also for a test skipped before its body runs."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-junit")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.mark.case("CL-1", "CL-2")
+        def test_two_cases():
+            pass
+
+        @pytest.mark.case("SC-1")
+        @pytest.mark.skip(reason="needs Kubernetes 1.33+")
+        def test_skipped():
+            pass
+    """)
+    junit, results = tmp_path / "junit.xml", tmp_path / "allure-results"
+    result = pytester.runpytest(f"--junitxml={junit}", f"--alluredir={results}", f"--reports-dir={tmp_path}")
+    result.assert_outcomes(passed=1, skipped=1)
+    props = {tc.get("name"): [(p.get("name"), p.get("value")) for p in tc.iter("property")]
+             for tc in ET.parse(junit).getroot().iter("testcase")}
+    assert props == {"test_two_cases": [("case", "CL-1"), ("case", "CL-2")], "test_skipped": [("case", "SC-1")]}
+    labels = {}
+    for path in results.glob("*-result.json"):
+        r = json.loads(path.read_text())
+        labels[r["name"]] = sorted((label["name"], label["value"]) for label in r["labels"]
+                                   if label["name"] in ("case", "parentSuite", "suite", "_nodeid"))
+    assert labels == {
+        "test_two_cases": [("_nodeid", "test_x.py::test_two_cases"), ("case", "CL-1"), ("case", "CL-2"),
+                           ("parentSuite", "test_x"), ("suite", "CL-1, CL-2")],
+        "test_skipped": [("_nodeid", "test_x.py::test_skipped"), ("case", "SC-1"),
+                         ("parentSuite", "test_x"), ("suite", "SC-1")],
+    }

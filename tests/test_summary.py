@@ -1,0 +1,124 @@
+"""The run summary (e2e.summary): per case the most telling verdict, the values against their
+bands, flakes/skips/undocumented with reasons; at the end of the terminal output, in
+summary.md, and as the plain summary.html page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from e2e.summary import Outcome, build, expected, markdown, rank, terminal_lines, value
+
+TEST = "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"
+
+
+def m(case: str, name: str, val, verdict: str = "pass", band=None, documented=None, unit: str = "", test: str = TEST,
+      run_id: str = "run-1", **details) -> dict:
+    """A measurements.json entry (the fields the summary reads)."""
+    return {"case": case, "name": name, "value": val, "unit": unit, "documented": documented, "band": band,
+            "why": details.pop("why", ""), "source": "[S1] CASES.md", "verdict": verdict, "test": test,
+            "run_id": run_id, "kubernetes": "v1.37.2", "details": details}
+
+
+GAPS = [m("CL-1", f"restart_gap[{i}]", v, band=b, documented=d, unit="s")
+        for i, (v, d, b) in enumerate([(0.0, 0.0, [0, 3]), (11.0, 10.0, [9, 23]), (21.0, 20.0, [19, 33])])]
+
+
+def test_case_verdict_is_the_most_telling():
+    values = GAPS + [
+        m("CL-2", "waiting_reason", "CrashLoopBackOff", documented="CrashLoopBackOff"),
+        m("CL-2", "phase_while_waiting", "Pending", verdict="fail", documented="Running"),
+        m("OM-1", "last_terminated_reason", "Error", verdict="flake", documented="OOMKilled",
+          reason="OOMKilled missing on a 137 exit (upstream race)"),
+        m("OM-5", "oom_score_adj", 0, verdict="skipped", documented=-997, reason="clamped by the node"),
+        m("PS-9", "grace", 3, verdict="undocumented", why="PS-9 grace: nothing documented for 1.37"),
+        m("PS-9", "other", 1, verdict="surprising"),  # a verdict this module does not know: shown as it is
+    ]
+    outcomes = [Outcome(TEST, "failed", ["CL-1", "CL-2"], "ExpectationFailed: 1 of 5 measured values"),
+                Outcome("t::om1", "passed", ["OM-1"]), Outcome("t::om5", "passed", ["OM-5"]),
+                Outcome("t::sc1", "skipped", ["SC-1"], "needs Kubernetes 1.33+, cluster is v1.32.0")]
+    summaries = {s.case: s for s in build(values, outcomes)}
+    assert [s for s in summaries] == ["CL-1", "CL-2", "OM-1", "OM-5", "PS-9", "SC-1"]
+    # CL-1's values pass but its test failed (through CL-2): the case is not a pass
+    assert {c: s.verdict for c, s in summaries.items()} == {
+        "CL-1": "fail", "CL-2": "fail", "OM-1": "flake", "OM-5": "skipped", "PS-9": "surprising", "SC-1": "skipped"}
+    assert summaries["OM-1"].notes() == [
+        "flake: last_terminated_reason = 'Error' — OOMKilled missing on a 137 exit (upstream race)"]
+    assert summaries["PS-9"].notes()[0] == "undocumented: grace = 3 — PS-9 grace: nothing documented for 1.37"
+    assert summaries["CL-2"].notes() == [
+        "fail: phase_while_waiting = 'Pending' — expected 'Running'",
+        f"test failed: {TEST} — ExpectationFailed: 1 of 5 measured values"]
+    assert summaries["SC-1"].notes() == ["test skipped: t::sc1 — needs Kubernetes 1.33+, cluster is v1.32.0"]
+
+
+def test_rank_puts_unknown_verdicts_after_fail():
+    assert sorted(["pass", "skipped", "odd", "fail", "flake", "undocumented"], key=rank) == \
+        ["fail", "odd", "undocumented", "flake", "skipped", "pass"]
+
+
+def test_values_and_expectations_read_like_the_judge():
+    assert value(GAPS[1]) == "11 s"
+    assert expected(GAPS[1]) == "10 s within [9, 23] s"
+    assert value(m("CL-2", "waiting_reason", "CrashLoopBackOff")) == "'CrashLoopBackOff'"
+    assert expected(m("PS-9", "grace", 3, verdict="undocumented")) == "-"
+    # numbers in full, an open end as measurements.json writes it (None)
+    restarts = m("CL-4", "restart_count[OnFailure,exit1]", 1, band=[1, None], documented=1, unit="restarts")
+    assert expected(restarts) == "1 restarts within [1, ∞) restarts"
+    assert expected(m("ES-1", "x", 1.0, band=[0, 104857000.0], documented=0, unit="B")) == "0 B within [0, 104857000] B"
+    assert value(m("CL-2", "visible", 0.127, unit="s")) == "0.127 s"
+
+
+def test_terminal_lines_and_markdown():
+    outcomes = [Outcome(TEST, "passed", ["CL-1"])]
+    summaries = build(GAPS, outcomes)
+    assert terminal_lines(summaries, outcomes) == [
+        "CL-1   PASS         3 pass                   restart_gap[0] 0 s vs 0 [0, 3] · restart_gap[1] 11 s vs 10 [9, 23] · "
+        "restart_gap[2] 21 s vs 20 [19, 33]",
+        "tests: 1 passed",
+    ]
+    md = markdown(summaries, outcomes, "Run run-1")
+    assert "| CL-1 | **pass** | 3 pass |" in md
+    assert "| restart_gap[1] | 11 s | 10 s within [9, 23] s | pass | [S1] CASES.md |" in md
+    assert f"- test `{TEST}`: passed" in md
+
+
+def test_summary_at_the_end_of_a_run(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """The plugin prints the summary from this run's measurements and writes summary.md."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-now")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.mark.case("CL-1")
+        def test_gaps():
+            pass
+
+        @pytest.mark.case("SC-1")
+        def test_sidecar():
+            pytest.skip("needs Kubernetes 1.33+, cluster is v1.32.0")
+
+        @pytest.mark.case("PS-9")
+        def test_new():
+            pytest.skip("undocumented: 1 value(s) with nothing documented for this cluster: PS-9 grace = 3 s")
+    """)
+    old = m("CL-1", "restart_gap[0]", 99.0, verdict="fail", band=[0, 3], documented=0.0, unit="s",
+            test="test_x.py::test_gaps", run_id="run-before")
+    now = m("CL-1", "restart_gap[0]", 1.0, band=[0, 3], documented=0.0, unit="s", test="test_x.py::test_gaps",
+            run_id="run-now")
+    (tmp_path / "measurements.json").write_text(json.dumps({"measurements": [old, now]}))
+    result = pytester.runpytest(f"--reports-dir={tmp_path}")
+    assert result.parseoutcomes() == {"passed": 1, "skipped": 1, "undocumented": 1}
+    result.stdout.fnmatch_lines([
+        "*= pod-lifecycle-e2e: cases =*",
+        "CL-1   PASS         1 pass                   restart_gap[0] 1 s vs 0 [0, 3]",
+        "PS-9   UNDOCUMENTED no values",
+        "         test undocumented: test_x.py::test_new — undocumented: 1 value(s) with nothing documented *",
+        "SC-1   SKIPPED      no values",
+        "         test skipped: test_x.py::test_sidecar — needs Kubernetes 1.33+, cluster is v1.32.0",
+        "tests: 1 passed, 1 skipped, 1 undocumented",
+        f"summary: {tmp_path / 'summary.md'}",
+    ])
+    md = (tmp_path / "summary.md").read_text()
+    assert md.startswith("# Run run-now — Kubernetes v1.37.2\n")
+    assert "99" not in md  # another run's value
