@@ -48,7 +48,7 @@ from .recorder import Recorder, RecorderDied
 from .report import gather, publish, slug, write
 from .scenario import Scenario
 from .selection import cases_of, label, select_cases, select_keyword
-from .summary import RunSummary
+from .summary import UNDOCUMENTED_PREFIX, RunSummary
 from .waiting import set_observer
 
 log = logging.getLogger("e2e")
@@ -338,9 +338,6 @@ def pytest_runtest_call(item: pytest.Item):
     settle(outcome, sc, item)
     item.stash[FILES] = gather(sc, item.nodeid)
     publish(sc.judge, item.stash[FILES], item.obj.__doc__)
-
-
-UNDOCUMENTED_PREFIX = "undocumented:"
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
