@@ -149,6 +149,30 @@ def deployment_status(sc: Scenario, field: str, since: float, until: float, name
     return over
 
 
+def apply_pdb(sc: Scenario, name: str, app: str = "web", **budget: object) -> None:
+    sc.apply("pdb.yaml", name=name, budget=json.dumps({"selector": {"matchLabels": {"app": app}}, **budget}))
+
+
+def pdb_status(sc: Scenario, name: str) -> dict:
+    return (sc.get("PodDisruptionBudget", name) or {}).get("status") or {}
+
+
+def wait_pdb(sc: Scenario, name: str, **want: int) -> dict:
+    """Wait until the PDB controller has observed the PDB's newest generation and its status
+    has the ``want`` values (``currentHealthy=3``...); its status."""
+    def check():
+        obj = sc.get("PodDisruptionBudget", name) or {}
+        status = obj.get("status") or {}
+        if (status.get("observedGeneration") or 0) < (obj.get("metadata") or {}).get("generation", 1):
+            return None
+        return status if all(status.get(k, 0) == v for k, v in want.items()) else None
+    return sc.wait_for(f"PDB {name} observed with {want}", check, WAIT_SLACK_S)
+
+
+def budget_cause(causes: list[dict]) -> dict:
+    return next((c for c in causes if c.get("reason", c.get("type")) == "DisruptionBudget"), causes[0] if causes else {})
+
+
 def kubeconfig_of(cluster) -> str:
     if cluster.kind is None:
         pytest.skip("environment: the kubectl scenarios use the kind cluster's kubeconfig")
@@ -165,6 +189,3 @@ def status_of(answer) -> tuple[int, str, list[dict], int]:
     details = body.get("details") or {}
     return answer.status, body.get("message", ""), details.get("causes") or [], details.get("retryAfterSeconds") or 0
 
-
-def dumps(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True)

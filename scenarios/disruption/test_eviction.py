@@ -8,14 +8,13 @@ the evicted pod's DisruptionTarget condition. Values: e2e/documented/disruption.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from e2e.documented import disruption as doc
 from e2e.scenario import Scenario, condition
 
-from disruption_helpers import WAIT_SLACK_S, make_unready, status_of, wait_ready, web_values
+from disruption_helpers import (WAIT_SLACK_S, apply_pdb, budget_cause, make_unready, pdb_status, status_of, wait_pdb,
+                                wait_ready, web_values)
 
 RECORD = ("Pod", "Event", "PodDisruptionBudget", "ReplicaSet")
 
@@ -25,35 +24,11 @@ def apply_web(sc: Scenario) -> list[str]:
     return wait_ready(sc, doc.DR1_REPLICAS, app="web")
 
 
-def apply_pdb(sc: Scenario, name: str, app: str = "web", **budget: object) -> None:
-    sc.apply("pdb.yaml", name=name, budget=json.dumps({"selector": {"matchLabels": {"app": app}}, **budget}))
-
-
-def pdb_status(sc: Scenario, name: str) -> dict:
-    return (sc.get("PodDisruptionBudget", name) or {}).get("status") or {}
-
-
-def wait_pdb(sc: Scenario, name: str, **want: int) -> dict:
-    """Wait until the PDB controller has observed the PDB's newest generation and its status
-    has the ``want`` values (``currentHealthy=3``...); its status."""
-    def check():
-        obj = sc.get("PodDisruptionBudget", name) or {}
-        status = obj.get("status") or {}
-        if (status.get("observedGeneration") or 0) < (obj.get("metadata") or {}).get("generation", 1):
-            return None
-        return status if all(status.get(k, 0) == v for k, v in want.items()) else None
-    return sc.wait_for(f"PDB {name} observed with {want}", check, WAIT_SLACK_S)
-
-
 def judge_pdb(sc: Scenario, variant: str, status: dict, *fields: str) -> None:
     names = {"expectedPods": "pdb_expected_pods", "desiredHealthy": "pdb_desired_healthy",
              "currentHealthy": "pdb_current_healthy", "disruptionsAllowed": "pdb_disruptions_allowed"}
     for f in fields:
         sc.expect("DR-1", f"{names[f]}[{variant}]", status.get(f, 0), details={"pdb_status": status})
-
-
-def budget_cause(causes: list[dict]) -> dict:
-    return next((c for c in causes if c.get("reason", c.get("type")) == "DisruptionBudget"), causes[0] if causes else {})
 
 
 def wait_unready(sc: Scenario, pod: str) -> None:
