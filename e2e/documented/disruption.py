@@ -230,7 +230,7 @@ DR2 = [
     Expectation("DR-2", "timeout_after_s", float(DRAIN_TIMEOUT_S), f"{UP_DRAIN} (ctx.Done checked at the top of each attempt)",
                 unit="s", band=Band(DRAIN_TIMEOUT_S, DRAIN_TIMEOUT_S + DRAIN_RETRY_S + DRAIN_CALLS_S),
                 why="the timeout is noticed at the first attempt after 30 s: at most one retry period (5 s + the calls) late"),
-    _exact("DR-2", "exit_code", 1, UP_CMDUTIL),
+    _exact("DR-2", "exit_code", 1, UP_CMDUTIL, why="CheckErr exits DefaultErrorExitCode 1 on the aggregate error"),
     _text("DR-2", "node_unschedulable_after_drain", True, f"{UP_DRAIN_CMD}; CASES-faults.md DR-2 (the node stays cordoned)"),
 ]
 
@@ -279,7 +279,8 @@ DR4 = [
     _exact("DR-4", "old_replicaset_replicas[never-ready]", DR4_REPLICAS, f"{S2_DEADLINE} (nothing more happens)",
            why="maxUnavailable 0: no new pod is available, so no old one is scaled down"),
     _text("DR-4", "rolled_back[never-ready]", False, f"{S2_DEADLINE}: no rollback"),
-    _exact("DR-4", "rollout_status_exit_code[never-ready]", 1, f"{UP_ROLLOUT_STATUS}; {UP_CMDUTIL}"),
+    _exact("DR-4", "rollout_status_exit_code[never-ready]", 1, f"{UP_ROLLOUT_STATUS}; {UP_CMDUTIL}",
+           why="the status viewer returns an error; CheckErr exits 1"),
     _text("DR-4", "rollout_status_error[never-ready]", 'error: deployment "{deployment}" exceeded its progress deadline',
           UP_ROLLOUT_STATUS),
     Expectation("DR-4", "rollout_s[steady]", float(PROGRESS_DEADLINE_S), f"{S2_DEADLINE}; the scenario's own steps", unit="s",
@@ -287,7 +288,7 @@ DR4 = [
                 why=f"the premise: the rollout takes longer than the deadline ({DR4_REPLICAS} steps of {DR4_STEP_S} s)"),
     _text("DR-4", "timed_out[steady]", False, f"{S2_DEADLINE}: the deadline counts from the last progress; {UP_PROGRESS}"),
     _text("DR-4", "progressing_reason[steady]", "NewReplicaSetAvailable", UP_PROGRESS),
-    _exact("DR-4", "rollout_status_exit_code[steady]", 0, UP_ROLLOUT_STATUS),
+    _exact("DR-4", "rollout_status_exit_code[steady]", 0, UP_ROLLOUT_STATUS, why="done, no error"),
     _text("DR-4", "rollout_status_last_line[steady]", 'deployment "{deployment}" successfully rolled out', UP_ROLLOUT_STATUS),
 ]
 
@@ -297,7 +298,8 @@ def _dr5_ignored(variant: str, reason: str, message: str, source: str) -> list[E
     return [
         _text("DR-5", f"disruption_target_reason[{variant}]", reason, source),
         _text("DR-5", f"disruption_target_message[{variant}]", message, source),
-        _exact("DR-5", f"old_pod_exit_code[{variant}]", 143, "the container's TERM trap exits 128 + 15 (not 0: R10)"),
+        _exact("DR-5", f"old_pod_exit_code[{variant}]", 143, "the scenario's container (job.yaml)",
+               why="its TERM trap exits 128 + 15, as a process killed by SIGTERM would (not 0: R10)"),
         _exact("DR-5", f"max_terminating[{variant}]", 1, f"{UP_JOB} (status.terminating; JobPodReplacementPolicy)",
                why="the disrupted pod while it terminates"),
         _exact("DR-5", f"max_active_while_terminating[{variant}]", 0, f"{UP_JOB_DEFAULTS} (podReplacementPolicy Failed with a podFailurePolicy); {UP_E2E_JOB}",
@@ -342,7 +344,7 @@ DR6 = [
     _text("DR-6", "job_condition", "Failed", UP_JOB),
     _text("DR-6", "job_failed_reason", "BackoffLimitExceeded", UP_JOB),
     _text("DR-6", "job_failed_message", "Job has reached the specified backoff limit", UP_JOB),
-    _exact("DR-6", "default_backoff_limit", 6, f"{S2_JOB}; {UP_JOB_DEFAULTS}"),
+    _exact("DR-6", "default_backoff_limit", 6, f"{S2_JOB}; {UP_JOB_DEFAULTS}", why="6 when neither backoffLimit nor backoffLimitPerIndex is set"),
 ]
 
 register([*DR1, *DR2, *DR3, *DR4, *DR5, *DR6])
