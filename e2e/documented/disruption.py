@@ -259,7 +259,7 @@ DR3 = [
                "(longer than endpoint removal + kube-proxy sync), then finishes in-flight requests"),
     _exact("DR-3", "rejected_status[zero-zero]", 422, UP_VALIDATION, why="Invalid"),
     _text("DR-3", "rejected_message[zero-zero]",
-          'Deployment.apps "{name}" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: '
+          'Deployment.apps "{deployment}" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: '
           "may not be 0 when `maxSurge` is 0", f"{S2_ROLLOUT} (C19); {UP_VALIDATION}"),
     _exact("DR-3", "max_pods[terminating]", 2 * DR3_TERMINATING_REPLICAS, f"{S2_ROLLOUT} (C23); [UP] pkg/controller/replicaset FilterActivePods",
            why="terminating pods are not counted: 2 new + 2 old still Terminating (they ignore SIGTERM, grace 60 s) > replicas + maxSurge = 3"),

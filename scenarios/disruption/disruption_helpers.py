@@ -69,14 +69,15 @@ def wait_ready(sc: Scenario, count: int, what: str = "web", **labels: str) -> li
                        WAIT_SLACK_S)
 
 
-def rollout_complete(dep: dict | None) -> bool:
-    """What ``kubectl rollout status`` waits for: the controller saw the newest generation and
+def rollout_complete(dep: dict | None, generation: int = 0) -> bool:
+    """What ``kubectl rollout status`` waits for: the controller saw the newest generation (at
+    least ``generation``, the one a patch returned: the recorder may not have seen it yet) and
     every replica is updated and available, no old one left."""
     if not dep:
         return False
     spec, status = dep.get("spec") or {}, dep.get("status") or {}
     want = spec.get("replicas", 1)
-    return ((status.get("observedGeneration") or 0) >= dep["metadata"].get("generation", 0)
+    return ((status.get("observedGeneration") or 0) >= max(dep["metadata"].get("generation", 0), generation)
             and status.get("updatedReplicas") == want and status.get("replicas") == want
             and status.get("availableReplicas") == want)
 
@@ -92,12 +93,13 @@ def make_unready(sc: Scenario, pod: str) -> None:
     assert result.exit_code == 0, f"rm /tmp/ready in {pod}: {result}"
 
 
-def start_rollout(sc: Scenario, stepped: bool = True, marker: str = "2") -> None:
+def start_rollout(sc: Scenario, stepped: bool = True, marker: str = "2") -> int:
     """Change web's template (label rev=marker); with ``stepped`` the new pods wait for
-    :func:`make_ready`."""
+    :func:`make_ready`. Returns the Deployment's new ``metadata.generation``."""
     command = ["sh", "-c", STEPPED if stepped else "touch /tmp/ready; " + STEPPED]
-    sc.patch("Deployment", "web", {"spec": {"template": {"metadata": {"labels": {"rev": marker}},
-                                                         "spec": {"containers": [{"name": "app", "command": command}]}}}})
+    patched = sc.patch("Deployment", "web", {"spec": {"template": {"metadata": {"labels": {"rev": marker}},
+                                                                   "spec": {"containers": [{"name": "app", "command": command}]}}}})
+    return patched["metadata"]["generation"]
 
 
 @dataclass
