@@ -54,6 +54,8 @@ UP_JOB = "[UP] pkg/controller/job/job_controller.go syncJob, matchPodFailurePoli
 UP_JOB_DEFAULTS = "[UP] pkg/apis/batch/v1/defaults.go SetDefaults_Job"
 UP_JOB_BACKOFF = ("[UP] pkg/controller/job/job_controller.go DefaultJobPodFailureBackOff 10 s, MaxJobPodFailureBackOff 10 min; "
                   "backoff_utils.go getFinishedTime, getRemainingTimeForFailuresCount")
+UP_JOB_BACKOFF_IGNORED = ("[UP] pkg/controller/job/job_controller.go syncJob: newBackoffRecord(key, newSucceededPods, newFailedPods) "
+                          "takes every new failed pod (only jobCtx.failed uses nonIgnoredFailedPodsCount); backoff_utils.go getRemainingTime")
 UP_TAINT = "[UP] pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod; CASES-faults.md §1.4"
 UP_E2E_JOB = "[UP] test/e2e/apps/job.go (Conformance 1.32: ignore failure matching on DisruptionTarget)"
 
@@ -88,6 +90,9 @@ DR4_REPLICAS = 3
 DR4_STEP_S = 20
 # DR-5/DR-6: Job settings.
 DR5_GRACE_S = 5
+# DR-5: the disrupted Job pod stays this long after SIGTERM (< grace), long enough for the Job
+# controller to report it in status.terminating.
+DR5_TERM_DELAY_S = 3
 DR6_BACKOFF_LIMIT = 3
 JOB_BACKOFF_S = 10
 
@@ -306,6 +311,13 @@ def _dr5_ignored(variant: str, reason: str, message: str, source: str) -> list[E
                why="no replacement until the old pod is Failed"),
         Expectation("DR-5", f"replacement_after_old_failed_s[{variant}]", 0.0, f"{UP_JOB_DEFAULTS}; {UP_JOB}", unit="s",
                     band=Band.at_least(0.0), why="podReplacementPolicy Failed: the replacement comes after the old pod is Failed"),
+        # Not in the catalogue (it says the replacement "then starts"): the ignored failure is
+        # still a failure for the pod back-off — syncJob passes every new failed pod, ignored or
+        # not, to newBackoffRecord — so the replacement waits DefaultJobPodFailureBackOff.
+        Expectation("DR-5", f"replacement_gap_s[{variant}]", float(JOB_BACKOFF_S), UP_JOB_BACKOFF_IGNORED, unit="s",
+                    band=Band(JOB_BACKOFF_S - API_TIMESTAMP_RESOLUTION_S,
+                              JOB_BACKOFF_S + API_TIMESTAMP_RESOLUTION_S + JOB_SYNC_S + JOB_STATUS_S),
+                    why="replacement creationTimestamp − old finishedAt (API time): the first back-off, banded as DR-6's first gap"),
         _exact("DR-5", f"failed[{variant}]", 0, src, why="Ignore: the failure is not counted (status.failed stays 0)"),
         _exact("DR-5", f"succeeded[{variant}]", 1, src, why="the replacement finds the hostPath marker and exits 0"),
         _text("DR-5", f"job_condition[{variant}]", "Complete", src),
