@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -85,13 +86,14 @@ def _read(pipe: IO[str], stream: str, out: list[Line], lock: threading.Lock) -> 
 
 def run(args: list[str], timeout_s: float, env: dict[str, str] | None = None) -> Transcript:
     """Run ``args`` (no shell), reading stdout and stderr line by line as they come; kill it
-    after ``timeout_s`` seconds (then ``exit_code`` is ``None``). ``env`` is added to the
+    and its process group after ``timeout_s`` seconds (then ``exit_code`` is ``None``). ``env`` is added to the
     environment. Raises ``FileNotFoundError`` for a missing program."""
     lines: list[Line] = []
     lock = threading.Lock()
     started = time.time()
+    # its own process group: a timeout kills whatever it started too (they hold the pipes)
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-                            env={**os.environ, **(env or {})})
+                            env={**os.environ, **(env or {})}, start_new_session=True)
     readers = [threading.Thread(target=_read, args=(proc.stdout, "stdout", lines, lock), daemon=True),
                threading.Thread(target=_read, args=(proc.stderr, "stderr", lines, lock), daemon=True)]
     for r in readers:
@@ -99,9 +101,12 @@ def run(args: list[str], timeout_s: float, env: dict[str, str] | None = None) ->
     try:
         code: int | None = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         code = None
+    except BaseException:  # Ctrl-C: the group is not in the terminal's foreground group, stop it here
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     for r in readers:
         r.join(timeout=5)
     with lock:
