@@ -235,6 +235,12 @@ DR2 = [
     Expectation("DR-2", "timeout_after_s", float(DRAIN_TIMEOUT_S), f"{UP_DRAIN} (ctx.Done checked at the top of each attempt)",
                 unit="s", band=Band(DRAIN_TIMEOUT_S, DRAIN_TIMEOUT_S + DRAIN_RETRY_S + DRAIN_CALLS_S),
                 why="the timeout is noticed at the first attempt after 30 s: at most one retry period (5 s + the calls) late"),
+    # Not in §2.7: after the summary, CheckErr prints the (nested, unwrapped) aggregate as one
+    # line per error, with no "error: " prefix (MultipleErrors(``, …)).
+    Expectation("DR-2", "final_error_line", TIMEOUT_ERROR, f"{UP_CMDUTIL} checkErr case utilerrors.Aggregate → MultipleErrors",
+                pattern=True),
+    _exact("DR-2", "final_error_lines[max-unavailable-0]", 2, UP_CMDUTIL, why="one line per pod that timed out"),
+    _exact("DR-2", "final_error_lines[max-unavailable-1]", 1, UP_CMDUTIL, why="one line per pod that timed out"),
     _exact("DR-2", "exit_code", 1, UP_CMDUTIL, why="CheckErr exits DefaultErrorExitCode 1 on the aggregate error"),
     _text("DR-2", "node_unschedulable_after_drain", True, f"{UP_DRAIN_CMD}; CASES-faults.md DR-2 (the node stays cordoned)"),
 ]

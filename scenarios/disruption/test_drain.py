@@ -116,6 +116,10 @@ def test_drain_against_pdb(scenario: Scenario, cluster, kubectl: str, max_unavai
     header = next((i for i, s in enumerate(stderr) if s == "There are pending nodes to be drained:"), None)
     sc.expect("DR-2", f"pending_nodes_lines[{variant}]", "\n".join(stderr[header:header + 2]) if header is not None else None,
               details=details, node=node)
+    final = stderr[header + 2:] if header is not None else []
+    sc.expect("DR-2", f"final_error_lines[{variant}]", len(final), details=details)
+    for i, line in enumerate(final, 1):
+        sc.expect("DR-2", f"final_error_line[{variant}/{i}]", line, details=details, namespace=sc.namespace)
     if pending_line is not None:
         sc.expect("DR-2", f"timeout_after_s[{variant}]", round(pending_line.at - min(first_evicting.values()), 3), details=details)
     sc.expect("DR-2", f"exit_code[{variant}]", t.exit_code, details=details)
