@@ -191,6 +191,12 @@ class Kind:
             self._owner_file.unlink(missing_ok=True)
             self.kubeconfig.unlink(missing_ok=True)
 
+    def copy_from_node(self, src: str, dest: Path) -> None:
+        """Copy file ``src`` out of the control-plane node container to ``dest`` (``docker cp``)."""
+        r = _run(["docker", "cp", f"{self.name}-control-plane:{src}", str(dest)], timeout=120)
+        if r.returncode != 0:
+            raise PreflightError(f"docker cp {self.name}-control-plane:{src}: {r.stderr.strip()}")
+
     def node_exec(self, *cmd: str, timeout: float = 30) -> str:
         """Run ``cmd`` inside the control-plane node container (``docker exec``)."""
         r = _run(["docker", "exec", f"{self.name}-control-plane", *cmd], timeout=timeout)

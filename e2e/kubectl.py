@@ -1,0 +1,148 @@
+"""The real ``kubectl``, of the cluster's own version, run with every output line timestamped.
+
+Some documented behaviour lives in kubectl, not in the API server: ``kubectl drain`` cordons,
+evicts in parallel and retries a refused eviction every 5 s (CASES-faults.md DR-2),
+``kubectl rollout status`` turns ``ProgressDeadlineExceeded`` into an error (DR-4). A scenario
+checks those with the kubectl that matches the cluster (kubectl v0.Y.Z is built from the same
+tree as Kubernetes 1.Y.Z), talking to the API server through the cluster's kubeconfig
+(127.0.0.1, the published API port).
+
+- :func:`kubectl_for` finds that binary: ``$E2E_KUBECTL``, else a copy taken out of the kind
+  node (every kind node image carries the kubectl of its Kubernetes at ``/usr/bin/kubectl``),
+  cached per version; its ``version --client`` must say the cluster's ``gitVersion``.
+- :func:`run` runs a command and keeps each stdout/stderr line with the host time it was read
+  (epoch s) — a :class:`Transcript`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from .cluster import STATE_DIR, Kind
+
+# Where the node's kubectl is in every kind node image (kind pkg/build/nodeimage installs it there).
+NODE_KUBECTL = "/usr/bin/kubectl"
+
+
+class KubectlNotFound(RuntimeError):
+    """No kubectl of the cluster's version could be found or taken from the node."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One output line: ``at`` (epoch s, host clock, when the test read it), ``stream``
+    (``stdout``/``stderr``) and ``text`` (without the newline)."""
+
+    at: float
+    stream: str
+    text: str
+
+
+@dataclass
+class Transcript:
+    """A finished command: ``args``, ``started_at``/``ended_at`` (epoch s), ``exit_code``
+    (``None`` if it was killed at its timeout) and every output line in the order read."""
+
+    args: list[str]
+    started_at: float
+    ended_at: float = 0.0
+    exit_code: int | None = None
+    lines: list[Line] = field(default_factory=list)
+
+    def stdout(self) -> list[Line]:
+        return [ln for ln in self.lines if ln.stream == "stdout"]
+
+    def stderr(self) -> list[Line]:
+        return [ln for ln in self.lines if ln.stream == "stderr"]
+
+    def matching(self, prefix: str, stream: str | None = None) -> list[Line]:
+        """Lines starting with ``prefix`` (of ``stream`` only, when given)."""
+        return [ln for ln in self.lines if ln.text.startswith(prefix) and (stream is None or ln.stream == stream)]
+
+    def to_text(self, t0: float | None = None) -> str:
+        """The transcript as a report shows it: ``+s.mmm stream text`` per line, relative to
+        ``t0`` (default: the start)."""
+        t0 = self.started_at if t0 is None else t0
+        head = f"$ {' '.join(self.args)}\n# started {self.started_at:.3f}, exit code {self.exit_code}"
+        body = [f"{ln.at - t0:+9.3f} {ln.stream:6} {ln.text}" for ln in self.lines]
+        return "\n".join([head, *body])
+
+
+def _read(pipe: IO[str], stream: str, out: list[Line], lock: threading.Lock) -> None:
+    for raw in iter(pipe.readline, ""):
+        at = time.time()
+        with lock:
+            out.append(Line(at, stream, raw.rstrip("\n")))
+    pipe.close()
+
+
+def run(args: list[str], timeout_s: float, env: dict[str, str] | None = None) -> Transcript:
+    """Run ``args`` (no shell), reading stdout and stderr line by line as they come; kill it
+    and its process group after ``timeout_s`` seconds (then ``exit_code`` is ``None``). ``env`` is added to the
+    environment. Raises ``FileNotFoundError`` for a missing program."""
+    lines: list[Line] = []
+    lock = threading.Lock()
+    started = time.time()
+    # its own process group: a timeout kills whatever it started too (they hold the pipes)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+    readers = [threading.Thread(target=_read, args=(proc.stdout, "stdout", lines, lock), daemon=True),
+               threading.Thread(target=_read, args=(proc.stderr, "stderr", lines, lock), daemon=True)]
+    for r in readers:
+        r.start()
+    try:
+        code: int | None = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        code = None
+    except BaseException:  # Ctrl-C: the group is not in the terminal's foreground group, stop it here
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    for r in readers:
+        r.join(timeout=5)
+    with lock:
+        ordered = sorted(lines, key=lambda ln: ln.at)
+    return Transcript(list(args), started, time.time(), code, ordered)
+
+
+def client_version(binary: Path) -> str:
+    """``gitVersion`` of ``binary version --client`` (e.g. ``v1.37.2``)."""
+    out = subprocess.run([str(binary), "version", "--client", "-o", "json"], capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise KubectlNotFound(f"{binary} version --client failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)["clientVersion"]["gitVersion"]
+
+
+def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR / "kubectl") -> Path:
+    """A kubectl binary whose ``gitVersion`` is ``kubernetes`` (the cluster's, e.g. ``v1.37.2``).
+
+    ``$E2E_KUBECTL`` when set, else ``cache_dir/<version>/kubectl`` copied out of the kind node
+    (``docker cp``) on first use. Raises :class:`KubectlNotFound` when none is at hand (a
+    ``--kubeconfig`` cluster without ``$E2E_KUBECTL``) or the version differs.
+    """
+    given = os.environ.get("E2E_KUBECTL")
+    if given:
+        path = Path(given)
+    else:
+        path = cache_dir / kubernetes / "kubectl"
+        if not path.exists():
+            if kind is None:
+                raise KubectlNotFound(f"no kubectl {kubernetes}: set E2E_KUBECTL (a --kubeconfig cluster has no kind node to copy it from)")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.partial")
+            kind.copy_from_node(NODE_KUBECTL, partial)
+            partial.chmod(0o755)
+            partial.replace(path)
+    found = client_version(path)
+    if found != kubernetes:
+        raise KubectlNotFound(f"{path} is kubectl {found}, the cluster is {kubernetes}")
+    return path

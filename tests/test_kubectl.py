@@ -1,0 +1,80 @@
+"""e2e.kubectl: a command's lines kept with host times as they come, its exit code and
+timeout; finding the cluster's kubectl (E2E_KUBECTL, a copy out of the kind node) and
+refusing one of another version — with fake kubectl scripts, no cluster."""
+
+from __future__ import annotations
+
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from e2e import kubectl as kubectl_module
+from e2e.kubectl import KubectlNotFound, Line, Transcript, kubectl_for, run
+
+
+def fake_kubectl(path: Path, version: str) -> Path:
+    path.write_text("#!/bin/sh\n"
+                    f"echo '{{\"clientVersion\": {{\"gitVersion\": \"{version}\"}}}}'\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_lines_are_kept_per_stream_with_the_time_they_came():
+    t = run(["sh", "-c", "echo first; echo oops >&2; sleep 0.5; echo second; exit 3"], timeout_s=10)
+    assert [(ln.stream, ln.text) for ln in t.lines] == [("stdout", "first"), ("stderr", "oops"), ("stdout", "second")]
+    assert t.exit_code == 3
+    gap = t.stdout()[1].at - t.stdout()[0].at
+    assert 0.4 <= gap < 2.0, gap
+    assert t.started_at <= t.lines[0].at <= t.ended_at
+
+
+def test_a_command_past_its_timeout_is_killed_and_has_no_exit_code():
+    started = time.monotonic()
+    t = run(["sh", "-c", "echo started; sleep 30"], timeout_s=0.5)
+    assert time.monotonic() - started < 10
+    assert t.exit_code is None
+    assert [ln.text for ln in t.lines] == ["started"]
+
+
+def test_matching_and_the_report_text():
+    t = Transcript(["kubectl", "drain", "n"], started_at=100.0, exit_code=1,
+                   lines=[Line(100.5, "stdout", "node/n cordoned"), Line(105.75, "stderr", "error when evicting pods/x")])
+    assert [ln.text for ln in t.matching("error when", stream="stderr")] == ["error when evicting pods/x"]
+    assert t.matching("error when", stream="stdout") == []
+    text = t.to_text()
+    assert "$ kubectl drain n" in text and "exit code 1" in text
+    assert "   +5.750 stderr error when evicting pods/x" in text
+
+
+def test_e2e_kubectl_of_the_clusters_version_is_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("E2E_KUBECTL", str(fake_kubectl(tmp_path / "kubectl", "v1.37.2")))
+    assert kubectl_for("v1.37.2", kind=None, cache_dir=tmp_path / "cache") == tmp_path / "kubectl"
+
+
+def test_a_kubectl_of_another_version_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("E2E_KUBECTL", str(fake_kubectl(tmp_path / "kubectl", "v1.34.4")))
+    with pytest.raises(KubectlNotFound, match="kubectl v1.34.4, the cluster is v1.37.2"):
+        kubectl_for("v1.37.2", kind=None, cache_dir=tmp_path / "cache")
+
+
+def test_without_a_kind_node_or_e2e_kubectl_it_says_what_to_set(tmp_path, monkeypatch):
+    monkeypatch.delenv("E2E_KUBECTL", raising=False)
+    with pytest.raises(KubectlNotFound, match="set E2E_KUBECTL"):
+        kubectl_for("v1.37.2", kind=None, cache_dir=tmp_path / "cache")
+
+
+def test_the_nodes_kubectl_is_copied_once_and_cached_per_version(tmp_path, monkeypatch):
+    monkeypatch.delenv("E2E_KUBECTL", raising=False)
+    copies = []
+
+    class FakeKind:
+        def copy_from_node(self, src: str, dest: Path) -> None:
+            copies.append(src)
+            fake_kubectl(dest, "v1.37.2")
+
+    first = kubectl_for("v1.37.2", kind=FakeKind(), cache_dir=tmp_path)
+    second = kubectl_for("v1.37.2", kind=FakeKind(), cache_dir=tmp_path)
+    assert first == second == tmp_path / "v1.37.2" / "kubectl"
+    assert copies == [kubectl_module.NODE_KUBECTL]
