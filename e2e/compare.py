@@ -17,6 +17,9 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``unexplained``: the new value fails its expectation, or a value disappeared/appeared while
   its test still ran, or a test's outcome went from passed to failed/error;
 - ``undocumented``: one side has no documented value for its version (shown, not judged);
+- ``known bug: <A> → <B>`` / ``known bug: <state>``: a known upstream bug's state (``present``,
+  ``fixed``, or A's verdict) changed, or stayed (listed either way: its own class, never
+  unexplained);
 - ``set aside`` / ``holds now``: the value was skipped with an environment reason in B / only
   in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
   tolerates (its reason in the details).
@@ -40,6 +43,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .measurements import BUG_FIXED_PREFIX, KNOWN_BUG_VERDICTS
 
 # verdicts of values set aside with a reason (e2e.measurements.Judge.set_aside)
 SET_ASIDE = ("skipped", "flake")
@@ -65,8 +69,9 @@ class Run:
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
-    """``{nodeid-ish: passed|failed|error|skipped|undocumented|xfailed}`` from a pytest junit.xml
-    (``undocumented``: skipped by the plugin for values with nothing documented, e2e.plugin.settle)."""
+    """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|xfailed}`` from a pytest
+    junit.xml (``undocumented``: skipped by the plugin for values with nothing documented;
+    ``bug fixed?``: for a known bug's correct value, e2e.plugin.settle)."""
     out = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
         classname, name = tc.get("classname", ""), tc.get("name", "")
@@ -79,6 +84,8 @@ def _outcomes(junit: Path) -> dict[str, str]:
                     status = "xfailed"
                 elif child.tag == "skipped" and (child.get("message") or "").startswith("undocumented:"):
                     status = "undocumented"
+                elif child.tag == "skipped" and (child.get("message") or "").startswith(BUG_FIXED_PREFIX):
+                    status = "bug fixed?"
         out[test] = status
     return out
 
@@ -157,6 +164,8 @@ def compare(a: Run, b: Run) -> list[Row]:
         elif mb is None:
             change = {"skipped": "skipped in B", "failed": "missing (test failed)", "error": "missing (test error)"}.get(
                 b.outcomes.get(test, "passed"), "unexplained")
+        elif mb["verdict"] in KNOWN_BUG_VERDICTS:
+            change = _known_bug_change(ma["verdict"], mb["verdict"])
         elif "undocumented" in (ma["verdict"], mb["verdict"]):
             change = "undocumented"
         elif mb["verdict"] == "flake":
@@ -189,6 +198,14 @@ def compare(a: Run, b: Run) -> list[Row]:
                 change = "outcome changed"
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))
     return rows
+
+
+def _known_bug_change(a: str, b: str) -> str:
+    """``known bug: present → fixed`` (a changed state; A's verdict when A was not judged as the
+    known bug) or ``known bug: present`` (unchanged)."""
+    state = {"bug-present": "present", "bug-fixed": "fixed"}
+    sa, sb = state.get(a, a), state[b]
+    return f"known bug: {sb}" if sa == sb else f"known bug: {sa} → {sb}"
 
 
 def _fmt(v: object) -> str:

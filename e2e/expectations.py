@@ -13,6 +13,11 @@ equality, or by ``re.fullmatch`` when ``pattern`` is true.
 
 Lookup is by case ID, measurement name and the cluster's Kubernetes minor version
 (``1.<minor>``); an entry may also be keyed by the node's cgroup version.
+
+A **known upstream bug** (``Expectation.known_bug``, :class:`KnownBug`) documents today's buggy
+behaviour as the expectation and names the upstream issue, the correct value and the mechanism in
+the source: the judge calls a value that holds the documented (buggy) expectation ``bug-present``
+and one that holds the correct value ``bug-fixed`` (e2e.measurements).
 """
 
 from __future__ import annotations
@@ -61,6 +66,24 @@ class Band:
         return [self.low, None if math.isinf(self.high) else self.high]
 
 
+@dataclass(frozen=True)
+class KnownBug:
+    """An upstream bug behind an expectation: the expectation documents what the cluster does
+    today (the bug); ``correct`` (with ``correct_band`` for a number, in the expectation's unit) is
+    what it would do without the bug. ``issue`` names the upstream issue as found there
+    (``"kubernetes/kubernetes#134338 (open)"``), ``mechanism`` the source that causes it (file and
+    function)."""
+
+    issue: str
+    correct: float | str | bool
+    mechanism: str
+    correct_band: Band | None = None
+
+    def __post_init__(self) -> None:
+        if not self.issue or not self.mechanism:
+            raise ValueError("a known bug needs its upstream issue and the mechanism in the source")
+
+
 # a placeholder of a documented string: {name} (never a regex quantifier such as {1,3})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -83,6 +106,20 @@ class Expectation:
     pattern: bool = False
     minors: tuple[int | None, int | None] = (None, None)
     cgroup: int | None = None
+    known_bug: KnownBug | None = None
+
+    def __post_init__(self) -> None:
+        if self.known_bug is not None and (self.band is None) != (self.known_bug.correct_band is None):
+            raise ValueError(f"{self.case} {self.name}: the correct value of a known bug is judged like the documented one "
+                             "(both with a band, or neither)")
+
+    def correct(self) -> "Expectation":
+        """The expectation of the correct behaviour of a known bug (same unit, versions and
+        source); raises ``ValueError`` when this expectation documents no known bug."""
+        if self.known_bug is None:
+            raise ValueError(f"{self.case} {self.name}: not a known bug")
+        kb = self.known_bug
+        return replace(self, documented=kb.correct, band=kb.correct_band, pattern=False, known_bug=None)
 
     def applies_to(self, minor: int, cgroup: int | None = None) -> bool:
         low, high = self.minors

@@ -29,6 +29,13 @@ from .expectations import REGISTRY, Expectation, NotDocumented, Registry, Unknow
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
+# Verdicts of a known upstream bug's value (Expectation.known_bug) and the reason a test with a
+# bug-fixed value ends with (e2e.plugin counts it apart, e2e.compare reads it from junit.xml).
+BUG_PRESENT, BUG_FIXED = "bug-present", "bug-fixed"
+KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
+BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
+BUG_PRESENT_PREFIX = "known bug present:"
+
 # A wait's budget (s) where the band it would use is not documented for this cluster
 # (Judge.wait_budget_s): generous, so the value is still measured and shown — as undocumented.
 UNDOCUMENTED_WAIT_S = 120.0
@@ -42,7 +49,11 @@ class Measurement:
     (:meth:`Judge.set_aside`): ``skipped`` (the environment prevents the documented behaviour,
     e.g. clamped OOM scores, OM-5) or ``flake`` (a race upstream tolerates, e.g. OOMKilled
     missing on a 137 exit, OM-1: the test ends xfailed). ``band`` is ``[low, high]`` (``high``
-    ``None`` for an open end); ``cgroup`` the node's cgroup version the value was judged for
+    ``None`` for an open end). A known upstream bug's value (``Expectation.known_bug``) is
+    ``bug-present`` (it holds the documented, buggy expectation: counts as holding) or
+    ``bug-fixed`` (it holds the correct value instead: not a failure, never a silent pass — the
+    test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
+    in ``details.known_bug``; any other value fails. ``cgroup`` the node's cgroup version the value was judged for
     (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
 
     case: str
@@ -219,13 +230,17 @@ class Judge:
             self.undocumented.append(m)
             return False
         ok = exp.holds_for(value)
+        verdict = "pass" if ok else "fail"
+        if exp.known_bug is not None:
+            verdict = BUG_PRESENT if ok else BUG_FIXED if exp.correct().holds_for(value) else "fail"
+            details = {**(details or {}), "known_bug": _known_bug_details(exp)}
         m = self._measurement(
             case, name, value, exp.unit, exp.documented, exp.band.as_list() if exp.band else None,
-            exp.why, exp.source, exp.versions(), "pass" if ok else "fail", details, where,
+            exp.why, exp.source, exp.versions(), verdict, details, where,
         )
         m.template = template
         self.log.append(m)
-        if context is None and not ok and self.context is not None:
+        if context is None and verdict == "fail" and self.context is not None:
             context = self.context()
         self.verdicts.append(Verdict(m, exp, context or ""))
         return ok
@@ -298,16 +313,37 @@ class Judge:
 
     def outcome(self) -> tuple[str, str] | None:
         """What the judged values make of a test whose body ended without failing, after
-        :meth:`verify`: ``("undocumented", reason)`` (skip), ``("skipped", reason)`` (an
-        environment limit, skip), ``("flake", reason)`` (xfail), or ``None`` (a pass). The
-        reason lists every such value with its measured value and why."""
+        :meth:`verify`: ``("undocumented", reason)`` (skip), ``("bug-fixed", reason)`` (a known
+        bug's correct value was measured: skip, counted apart), ``("skipped", reason)`` (an
+        environment limit, skip), ``("flake", reason)`` (xfail), ``("bug-present", reason)``
+        (a pass marked "known bug present"), or ``None`` (a pass). The reason lists every such
+        value with its measured value and why (a known bug: buggy and correct value, issue)."""
         if self.undocumented:
             items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.why})" for m in self.undocumented)
             return "undocumented", f"undocumented: {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"
+        fixed = [v for v in self.verdicts if v.measurement.verdict == BUG_FIXED]
+        if fixed:
+            return BUG_FIXED, f"{BUG_FIXED_PREFIX} " + "; ".join(_known_bug_item(v) for v in fixed)
         for verdict in ("skipped", "flake"):
             found = self.set_aside_values(verdict)
             if found:
                 items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)}: {m.details.get('reason', '')}" for m in found)
                 label = "environment" if verdict == "skipped" else "flake"
                 return verdict, f"{label}: {items}"
+        present = [v for v in self.verdicts if v.measurement.verdict == BUG_PRESENT]
+        if present:
+            return BUG_PRESENT, f"{BUG_PRESENT_PREFIX} " + "; ".join(_known_bug_item(v) for v in present)
         return None
+
+
+def _known_bug_details(exp: Expectation) -> dict:
+    """What ``details.known_bug`` of a known bug's measurement holds."""
+    kb, correct = exp.known_bug, exp.correct()
+    return {"issue": kb.issue, "buggy": exp.describe(), "correct": correct.describe(), "mechanism": kb.mechanism}
+
+
+def _known_bug_item(v: Verdict) -> str:
+    """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``."""
+    m, e = v.measurement, v.expectation
+    return (f"{m.case} {m.name} = {shown(m.value, m.unit)} (buggy: {e.describe()}; correct: {e.correct().describe()}; "
+            f"{e.known_bug.issue})")

@@ -42,7 +42,7 @@ from . import documented  # noqa: F401  (registers every family's expectations)
 from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
 from .images import ENV_VARS, missing_on_nodes, workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
-from .measurements import ExpectationFailed, Judge, MeasurementLog
+from .measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
 from .progress import LiveProgress
 from .recorder import Recorder, RecorderDied
 from .report import gather, publish, slug, write
@@ -300,9 +300,12 @@ def settle(outcome, sc: Scenario, item: pytest.Item) -> None:
     ``pytest.skip``/``pytest.xfail`` after judging values — in this order:
     a dead recorder fails the test (``RecorderDied``); any failed value fails it
     (``ExpectationFailed``, every value explained); a value with nothing documented for this
-    cluster ends it **skipped**, reason ``undocumented: …`` (shown as UNDOCUMENTED); a value set
-    aside for the environment ends it skipped (``environment: …``); a flake ends it xfailed
-    (``flake: …``); else the body's own skip/xfail or pass stands.
+    cluster ends it **skipped**, reason ``undocumented: …`` (shown as UNDOCUMENTED); a known
+    bug's correct value ends it skipped, reason ``bug no longer present — fixed on this
+    version? …`` (shown as BUG FIXED?); a value set aside for the environment ends it skipped
+    (``environment: …``); a flake ends it xfailed (``flake: …``); else the body's own
+    skip/xfail or pass stands — a pass with known bugs present marked so (``known_bug``
+    property, allure label, terminal section).
     """
     excinfo = outcome.excinfo
     body_exc = excinfo[1] if excinfo else None
@@ -318,6 +321,11 @@ def settle(outcome, sc: Scenario, item: pytest.Item) -> None:
     if verdict is None:
         return
     kind, reason = verdict
+    if kind == BUG_PRESENT:
+        item.user_properties.append(("known_bug", reason))
+        allure.dynamic.label("known_bug", "present")
+        allure.dynamic.tag("known bug present")
+        return
     if body_exc is not None:
         reason += f" (the test also said: {body_exc})"
     item.user_properties.append(("outcome", kind))
@@ -349,10 +357,13 @@ def _skip_reason(report: pytest.TestReport) -> str:
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     """A test skipped for undocumented values counts as ``undocumented`` (letter U) in the
-    progress and the final line, apart from environment skips."""
+    progress and the final line, apart from environment skips; one that measured a known bug's
+    correct value as ``bug fixed?`` (letter B)."""
     if report.when == "call" and report.skipped and not hasattr(report, "wasxfail"):
         if _skip_reason(report).startswith(UNDOCUMENTED_PREFIX):
             return "undocumented", "U", "UNDOCUMENTED"
+        if _skip_reason(report).startswith(BUG_FIXED_PREFIX):
+            return "bug fixed?", "B", "BUG FIXED?"
     return None
 
 
@@ -362,6 +373,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.section("undocumented values (measured, nothing documented for this cluster: not a pass)")
         for rep in reports:
             terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {_skip_reason(rep)}")
+    fixed = terminalreporter.stats.get("bug fixed?", [])
+    if fixed:
+        terminalreporter.section("known upstream bugs no longer present (the correct behaviour was measured: check the fix)")
+        for rep in fixed:
+            terminalreporter.line(f"BUG FIXED? {rep.nodeid}: {_skip_reason(rep)}")
+    present = [(rep.nodeid, value) for rep in terminalreporter.stats.get("passed", []) if rep.when == "call"
+               for name, value in rep.user_properties if name == "known_bug"]
+    if present:
+        terminalreporter.section("known upstream bugs present (today's documented behaviour: passed)")
+        for nodeid, reason in present:
+            terminalreporter.line(f"KNOWN BUG {nodeid}: {reason}")
 
 
 @pytest.fixture

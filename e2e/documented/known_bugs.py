@@ -1,0 +1,216 @@
+"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-3).
+
+Each entry with a :class:`~e2e.expectations.KnownBug` documents what the cluster does today (the
+bug) as its expectation, and names the upstream issue (as found on GitHub, state when read), the
+correct value and the mechanism in the source. The judge calls a measured value ``bug-present``
+(holds today's behaviour: the test passes, marked "known bug present"), ``bug-fixed`` (holds the
+correct value: a loud outcome of its own, "bug no longer present — fixed on this version?") or
+``fail`` (neither). The entries around them (exit codes, events, invariants of a race) are
+ordinary expectations. Versions: read in v1.34.4 and v1.37.2 (the mechanisms below are the same in
+both); the known-bug entries are open-ended so that a newer version is judged too — a fix shows
+there as ``bug-fixed``.
+
+KB-1 — a preStop ``sleep`` action outlives its container (kubernetes/kubernetes#134338, open;
+proposed fixes #141484 (open) and #134839 (closed)). ``killContainer`` runs the preStop hook first
+and waits for it up to the grace period (pkg/kubelet/kuberuntime/kuberuntime_container.go
+``killContainer`` → ``executePreStopHook``: ``select`` on the hook's ``done`` or the grace timer);
+the sleep action is ``runSleepHandler`` (pkg/kubelet/lifecycle/handlers.go), a ``time.After`` that
+ends early only when the pod worker's context is cancelled — nothing watches the container. So
+when the container exits by itself during the hook, the kubelet still sleeps the full N s; the
+pod worker is busy in ``SyncTerminatingPod`` → ``killPod`` all that time, so the exit is not
+written to the API (no ``generateAPIPodStatus`` runs) and the pod is not removed until the hook
+ends. Correct (#134338, the KEP-3960 "container exit" test): the sleep ends when the container
+exits; the pod goes as soon as the exit is seen (PLEG relist).
+
+KB-2 — an evicted pod whose container exits 0 on SIGTERM ends ``Succeeded`` with no reason
+(kubernetes/kubernetes#141483, open; earlier #120182, closed: "keep it as changed"; the change
+itself #118310 / PR #115331, 1.27: a killed pod's phase comes from its exit codes). The eviction
+manager's ``evictPod`` (pkg/kubelet/eviction/eviction_manager.go) kills with grace 1 s and a
+status function that sets ``Failed`` / ``Evicted`` / the message; ``SyncTerminatingPod``
+(pkg/kubelet/kubelet.go) applies it to the status manager *before* the kill, but the status
+manager holds a terminal phase back while containers may run (status/status_manager.go
+``mergePodStatus``). After the kill ``SyncTerminatingPod`` recomputes the status with
+``generateAPIPodStatus(…, podIsTerminal=true)`` (kubelet_pods.go): ``getPhase`` derives the phase
+from the exit codes alone — the trapped SIGTERM's exit 0 gives ``Succeeded`` — and the reason and
+message are carried over only when the phase stays the same, so ``Evicted`` is dropped; the guard
+against leaving a terminal phase looks only at what the API server already shows, which the
+status manager withheld. The pod ends ``Failed`` / ``Evicted`` only when the status read after the
+kill has a non-zero exit: the container could not be read back as exited 0 (the
+``ContainerStatusUnknown`` / 137 placeholder of kubelet_pods.go ``convertToAPIContainerStatuses``
+and status_manager.go ``TerminatePod``) — a race of the runtime's exit event with the kubelet's
+status read, so both outcomes occur for the same manifest (seen on v1.37.2: Succeeded 5 of 7
+runs). Judged on what is invariant: the ``Evicted`` event and its message, no restart, a terminal
+phase; the number of runs that ended ``Succeeded`` (of N) is the known bug. Correct: every run
+``Failed`` / ``Evicted`` (the eviction is the kubelet's decision, #141483).
+
+KB-3 — an init container whose child is OOM-killed while the init container itself exits 0
+leaves the pod ``Pending`` forever, its sandbox stopped (kubernetes/kubernetes#116676, closed
+as rotten, not fixed; the fix PR #117712 was closed unmerged; background #104454 / PR #104650).
+On cgroup v1 only the child dies (the kubelet forces ``singleProcessOOMKill``, see OM-2);
+containerd's CRI still sets ``reason: OOMKilled`` on the init container for any OOM kill in its
+cgroup (containerd v2.3.4 internal/cri/server/events.go ``handleEvent`` TaskOOM). Two kubelet
+parts then disagree: the runtime manager counts an ``OOMKilled`` init container as failed
+(pkg/kubelet/kuberuntime/helpers.go ``isInitContainerFailed``), so with ``restartPolicy: Never``
+``computeInitContainerActions`` sets ``KillPod`` and the sandbox is stopped (and on every later
+sync ``computePodActions`` finds the sandbox gone and, for a pod that must not restart, creates
+nothing); the status side counts an init container failed only by a non-zero exit code
+(kubelet_pods.go ``getPhase``) and calls it ready (terminated, exit 0), so ``Initialized=True``,
+the main containers wait (``PodInitializing``) and the phase stays ``Pending`` — a non-terminal
+pod the kubelet never finishes. Nothing in the re-syncs changes it. Correct: ``Failed`` (what
+PR #117712 proposed). cgroup v2 (``memory.oom.group``) kills the whole init container (137): the
+input cannot arise there.
+"""
+
+from __future__ import annotations
+
+from ..expectations import Band, Expectation, KnownBug, register
+from .crashloop import KUBELET_SYNC_FREQUENCY_S, POD_WORKER_JITTER, SYNC_TICKER_S
+from .storage import POD_MSG
+from .termination import KUBELET_REACTION_S, PLEG_RELIST_S, STATUS_UPDATE_S
+
+# Versions whose source was read for every entry here (v1.34.4, v1.37.2); open-ended (module doc).
+READ = (34, None)
+
+# -- KB-1 scenario settings (the documented values follow from them) -------------------------
+KB1_GRACE_S = 30          # terminationGracePeriodSeconds
+KB1_PRESTOP_SLEEP_S = 20  # lifecycle.preStop.sleep.seconds
+KB1_RUN_S = 8             # the container: `sleep 8; exit 0`
+KB1_DELETE_AT_S = 2       # the test deletes the pod this long after the container's start stamp
+KB1_EXIT_AFTER_DELETE_S = KB1_RUN_S - KB1_DELETE_AT_S
+
+# -- KB-1 band constants (seconds) ------------------------------------------------------------
+# The test reads the container's start stamp by polling its log (every 0.25 s, plus the logs API
+# round trip) and deletes at start + 2 s, or at once when it read the stamp later: the delete is
+# up to 0.5 s late; the container's own exit stamp comes after busybox `sleep 8` (+ the stamp's
+# fork of adjtimex and awk): up to 0.5 s late.
+KB1_STAMP_S = 0.5
+# killPod after the last container stopped: StopPodSandbox (pause stop, CNI DEL of the static ptp
+# plugin) on a busy 2-core node (kuberuntime_manager.go killPodWithSyncResult).
+SANDBOX_STOP_S = 1.0
+# After SyncTerminatingPod: SyncTerminatedPod waits for the volume manager to unmount the
+# projected token volume (reconciler every 100 ms), status_manager.go TerminatePod → syncPod →
+# canBeDeleted → Delete with grace 0, and the recorder's watch (kubelet.go SyncTerminatedPod).
+POD_CLEANUP_S = 1.0
+
+KB1_SOURCE = ("CASES.md KB-1; [UP] pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer, executePreStopHook; "
+              "pkg/kubelet/lifecycle/handlers.go runSleepHandler; pkg/kubelet/kubelet.go SyncTerminatingPod")
+KB1_BUG = "kubernetes/kubernetes#134338 (open; fixes proposed: #141484 open, #134839 closed)"
+KB1_MECHANISM = ("kuberuntime_container.go killContainer → executePreStopHook waits for the hook (or the grace period); "
+                 "lifecycle/handlers.go runSleepHandler is time.After(N s) cancelled only by the pod worker's context, "
+                 "never by the container's exit; the pod worker sits in SyncTerminatingPod → killPod meanwhile, so the "
+                 "exit reaches the API and the pod is removed only after the full sleep")
+
+_HOOK_END_WHY = (f"the hook sleeps {KB1_PRESTOP_SLEEP_S} s from the kubelet's reaction to the delete whatever the container "
+                 f"does: +{KUBELET_REACTION_S:g} s kubelet reaction +{SANDBOX_STOP_S:g} s sandbox stop")
+_AT_EXIT_WHY = (f"the container's own exit {KB1_EXIT_AFTER_DELETE_S} s after the delete (±{KB1_STAMP_S:g} s delete and "
+                f"stamp timing) +{PLEG_RELIST_S:g} s PLEG relist +{SANDBOX_STOP_S:g} s sandbox stop")
+
+
+def _kb1_known(name: str, last_step_s: float, last_step_why: str) -> Expectation:
+    """A KB-1 time after the delete: today at the hook's end, correct at the container's exit."""
+    return Expectation(
+        case="KB-1", name=name, documented=float(KB1_PRESTOP_SLEEP_S), unit="s",
+        band=Band(KB1_PRESTOP_SLEEP_S, KB1_PRESTOP_SLEEP_S + KUBELET_REACTION_S + SANDBOX_STOP_S + last_step_s),
+        why=f"{_HOOK_END_WHY} {last_step_why}", source=KB1_SOURCE, minors=READ,
+        known_bug=KnownBug(
+            KB1_BUG, correct=float(KB1_EXIT_AFTER_DELETE_S), mechanism=KB1_MECHANISM,
+            correct_band=Band(KB1_EXIT_AFTER_DELETE_S - KB1_STAMP_S,
+                              KB1_EXIT_AFTER_DELETE_S + KB1_STAMP_S + PLEG_RELIST_S + SANDBOX_STOP_S + last_step_s),
+        ),
+    )
+
+
+register(
+    [
+        Expectation(case="KB-1", name="container_exit_after_delete_s", documented=float(KB1_EXIT_AFTER_DELETE_S), unit="s",
+                    band=Band(KB1_EXIT_AFTER_DELETE_S - KB1_STAMP_S, KB1_EXIT_AFTER_DELETE_S + KB1_STAMP_S),
+                    why=f"`sleep {KB1_RUN_S}` from the start stamp, deleted at +{KB1_DELETE_AT_S} s: ±{KB1_STAMP_S:g} s "
+                        "delete and stamp timing (the container's own stamp: the API does not show it yet)",
+                    source=f"CASES.md KB-1 (≈ 6.5 s); {KB1_SOURCE} (the sleep action sends no signal)", minors=READ),
+        Expectation(case="KB-1", name="exit_code", documented=0,
+                    source="CASES.md KB-1 (`sleep 8; exit 0`: the container ends by itself, no signal)", minors=READ),
+        # when the API first shows the container not running (or the pod gone)
+        _kb1_known("api_shows_exit_after_delete_s", STATUS_UPDATE_S, f"+{STATUS_UPDATE_S:g} s status update"),
+        # when the pod object is gone
+        _kb1_known("pod_gone_after_delete_s", POD_CLEANUP_S,
+                   f"+{POD_CLEANUP_S:g} s volume unmount, TerminatePod and the delete with grace 0"),
+    ]
+)
+
+# -- KB-2 -------------------------------------------------------------------------------------
+KB2_LIMIT = "8Mi"    # limits.ephemeral-storage of the one container
+KB2_WRITE_MI = 20    # written into its writable layer
+KB2_RUNS = 10        # pods per test (in parallel)
+
+KB2_SOURCE = ("CASES.md KB-2; [UP] pkg/kubelet/eviction/eviction_manager.go evictPod; pkg/kubelet/kubelet.go "
+              "SyncTerminatingPod; pkg/kubelet/kubelet_pods.go generateAPIPodStatus, getPhase; "
+              "pkg/kubelet/status/status_manager.go mergePodStatus")
+KB2_BUG = ("kubernetes/kubernetes#141483 (open); #120182 (closed: kept as changed); phase from exit codes since 1.27: "
+           "#118310 / PR #115331")
+KB2_MECHANISM = ("evictPod's status function (Failed/Evicted) is held back by mergePodStatus until the containers "
+                 "stopped; after the kill generateAPIPodStatus(podIsTerminal) → getPhase takes the phase from the exit "
+                 "codes (exit 0 → Succeeded) and drops the reason of the phase it replaces; Failed/Evicted remains only "
+                 "when the status read after the kill has no exit 0 (ContainerStatusUnknown/137 placeholder): a race")
+
+register(
+    [
+        Expectation(case="KB-2", name="evicted_event_message", documented=POD_MSG,
+                    source=f"CASES.md KB-2; [UP] pkg/kubelet/eviction/helpers.go podEphemeralStorageMessageFmt; "
+                           "eviction_manager.go podEphemeralStorageLimitEviction (the pod check runs first; see ES-3)",
+                    minors=READ),
+        Expectation(case="KB-2", name="restart_count", documented=0, unit="restarts", band=Band(0, 0),
+                    why="exact: restartPolicy Never, and an evicted pod is never restarted",
+                    source="CASES.md KB-2 (invariant of the race)", minors=READ),
+        Expectation(case="KB-2", name="terminal_phase", documented="Succeeded|Failed", pattern=True,
+                    source=f"CASES.md KB-2 (either, by the race); {KB2_SOURCE}", minors=READ),
+        Expectation(
+            case="KB-2", name="runs_ended_succeeded", documented=1, unit="runs", band=Band.at_least(1),
+            why=f"a race (module doc): the exit-0 outcome shows in some of the {KB2_RUNS} runs — seen 5 of 7 on v1.37.2; "
+                "the frequency of each outcome is in the details",
+            source=KB2_SOURCE, minors=READ,
+            known_bug=KnownBug(KB2_BUG, correct=0, correct_band=Band(0, 0), mechanism=KB2_MECHANISM),
+        ),
+    ]
+)
+
+# -- KB-3 -------------------------------------------------------------------------------------
+KB3_LIMIT_MI = 64   # limits.memory of the init container
+KB3_ALLOC_MI = 128  # one dd block of its child: twice the limit
+# The pod stays Pending through one full pod-worker re-sync (syncFrequency × (1 + jitter), plus
+# the sync ticker) after its sandbox stopped: every sync finds the same state (module doc).
+KB3_WINDOW_S = KUBELET_SYNC_FREQUENCY_S * (1 + POD_WORKER_JITTER) + SYNC_TICKER_S
+
+KB3_SOURCE = ("CASES.md KB-3; [UP] pkg/kubelet/kuberuntime/helpers.go isInitContainerFailed; kuberuntime_container.go "
+              "computeInitContainerActions; kuberuntime_manager.go computePodActions; kubelet_pods.go getPhase")
+KB3_TASKOOM = ("[containerd v2.3.4] internal/cri/server/events.go handleEvent TaskOOM (status.Reason = OOMKilled for any "
+               "OOM kill in the container's cgroup); container_status.go toCRIContainerStatus")
+KB3_BUG = ("kubernetes/kubernetes#116676 (closed as rotten, not fixed; fix PR #117712 closed unmerged; "
+           "background #104454 / PR #104650)")
+KB3_MECHANISM = ("isInitContainerFailed counts reason OOMKilled as a failure → computeInitContainerActions sets KillPod "
+                 "(restartPolicy Never): the sandbox is stopped; getPhase counts an init container failed only by a "
+                 "non-zero exit code → main containers waiting → Pending, never terminal")
+
+register(
+    [
+        Expectation(case="KB-3", name="init_terminated_reason", documented="OOMKilled",
+                    source=f"CASES.md KB-3; {KB3_TASKOOM}; see OM-2", cgroup=1, minors=READ),
+        Expectation(case="KB-3", name="init_exit_code", documented=0,
+                    source="CASES.md KB-3 (the init container's own script exits 0; cgroup v1: only the child is killed)",
+                    cgroup=1, minors=READ),
+        Expectation(case="KB-3", name="kernel_killed_tasks", documented="dd",
+                    source="CASES.md KB-3 (dmesg: only the child); [UP] pkg/kubelet/kubelet.go NewMainKubelet "
+                           "(cgroup v1: singleProcessOOMKill)", cgroup=1, minors=READ),
+        Expectation(case="KB-3", name="main_started", documented=False,
+                    source=f"CASES.md KB-3; {KB3_SOURCE} (an OOMKilled init container counts as failed: no main start)",
+                    minors=READ),
+        Expectation(case="KB-3", name="ready_to_start_containers", documented="False",
+                    source=f"CASES.md KB-3 (PodSandboxNotReady: the kubelet stopped the sandbox); {KB3_SOURCE}; "
+                           "pkg/kubelet/status/generate.go GeneratePodReadyToStartContainersCondition",
+                    cgroup=1, minors=READ),
+        Expectation(
+            case="KB-3", name="phase", documented="Pending",
+            source=f"CASES.md KB-3 (Pending / PodInitializing for ≥ 7.5 min); {KB3_SOURCE}", cgroup=1, minors=READ,
+            known_bug=KnownBug(KB3_BUG, correct="Failed", mechanism=KB3_MECHANISM),
+        ),
+    ]
+)
