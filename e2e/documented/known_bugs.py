@@ -35,11 +35,12 @@ from the exit codes alone — the trapped SIGTERM's exit 0 gives ``Succeeded`` �
 message are carried over only when the phase stays the same, so ``Evicted`` is dropped; the guard
 against leaving a terminal phase looks only at what the API server already shows, which the
 status manager withheld. The pod ends ``Failed`` / ``Evicted`` only when the status read after the
-kill has no exit 0 to read: the runtime's status after the kill no longer lists the container,
-and kubelet_pods.go ``convertToAPIContainerStatuses`` publishes for a container that was running
-a ``waiting: ContainerCreating`` state, a ``ContainerStatusUnknown`` / 137 ``lastState`` and
-``restartCount`` + 1 (a placeholder: no second run), which ``getPhase`` counts as a failure — a
-race of the container's removal with the kubelet's status read, so both outcomes occur for the
+kill has no exit 0 to read: the kubelet no longer finds the container it saw running and
+publishes a ``ContainerStatusUnknown`` / 137 placeholder instead — as ``state`` (kubelet_pods.go
+``convertToAPIContainerStatuses`` for an unknown state, status_manager.go ``TerminatePod``), or as
+``lastState`` under a ``waiting: ContainerCreating`` state with ``restartCount`` + 1
+(``convertToAPIContainerStatuses`` for a missing container; no second run) — which ``getPhase``
+counts as a failure: a race with the kubelet's status read, so both outcomes occur for the
 same manifest (seen on v1.37.2: Succeeded 5 of 7 runs). Judged on what is invariant: the
 ``Evicted`` event and its message, one run of the container, a terminal phase; the number of
 runs that ended ``Succeeded`` (of N) is the known bug. Correct: every run
