@@ -53,8 +53,8 @@ class Measurement:
     ``bug-present`` (it holds the documented, buggy expectation: counts as holding) or
     ``bug-fixed`` (it holds the correct value instead: not a failure, never a silent pass — the
     test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
-    in ``details.known_bug``; any other value fails. ``cgroup`` the node's cgroup version the value was judged for
-    (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
+    in ``details.known_bug``; any other value fails. ``cgroup`` the node's cgroup version the
+    value was judged for (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
 
     case: str
     name: str
