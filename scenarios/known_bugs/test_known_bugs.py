@@ -82,7 +82,7 @@ def deleted_at(sc: Scenario, pod: str) -> float | None:
 
 
 @pytest.mark.case("KB-1")
-@pytest.mark.min_k8s(34)  # the sleep action is GA (on by default) since 1.30; read in 1.34 and 1.37
+@pytest.mark.min_k8s(34)  # the sleep action: on by default since 1.30, GA in 1.34; read in 1.34 and 1.37
 def test_prestop_sleep_outlives_its_container(scenario: Scenario):
     """KB-1: a preStop sleep action of 20 s keeps the pod (and the API's ``running``) for the full
     20 s after its only container exited by itself ~6 s after the delete (kubernetes#134338).
