@@ -25,7 +25,8 @@ from .kube import RUN_LABEL, Kube
 
 log = logging.getLogger(__name__)
 
-STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".lock", ".node.lock", ".use")
+# the longer suffix first: "x.node.lock" is cluster x's, not cluster "x.node"'s
+STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".lock", ".use")
 
 
 def _say(dry_run: bool, what: str) -> None:

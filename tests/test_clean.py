@@ -94,6 +94,7 @@ def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, cap
     for name in ("ple2e-kept", "ple2e-live", "ple2e-gone"):
         (state / f"{name}.json").write_text(json.dumps({"owner": "old-run"}))
         (state / f"{name}.lock").write_text("")
+        (state / f"{name}.node.lock").write_text("")
     (state / "cni").mkdir()
     (state / "cni" / "abc.conflist").write_text("{}")
     runs = state / "runs"
@@ -113,7 +114,8 @@ def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, cap
     assert "leaving kind cluster ple2e-stateless" in out
     assert not (state / "ple2e-kept.json").exists() and not (state / "ple2e-gone.json").exists()
     assert not (state / "ple2e-gone.lock").exists()
-    assert (state / "ple2e-live.json").exists()  # in use: stays
+    assert (state / "ple2e-live.json").exists() and (state / "ple2e-live.node.lock").exists()  # in use: stays
+    assert not (state / "ple2e-gone.node.lock").exists()
     assert not (runs / "dead-run.lock").exists()
     assert (runs / "live-run.lock").exists()
     assert not (state / "cni" / "abc.conflist").exists()
