@@ -256,9 +256,9 @@ def _judge_after_long_run(sc: Scenario, pod: str, long_s: int, after_reset: bool
     long_attempt = 4  # runs 1–3 take the back-off to the cap: gaps 0, 10, 20 (CL-6)
     sc.apply("long-run.yaml", name=pod, long_attempt=long_attempt, long_s=long_s, run_s=RUN_S)
     runs_needed = long_attempt + 1 + (1 if after_reset else 0)
-    budget = sum(sc.judge.expectation("CL-6", f"restart_gap[{i}]").band.high for i in range(long_attempt - 1))
+    budget = sum(sc.judge.wait_budget_s("CL-6", f"restart_gap[{i}]") for i in range(long_attempt - 1))
     for name in [f"restart_gap_after_run[{long_s}s]"] + (["restart_gap_after_reset"] if after_reset else []):
-        budget += sc.judge.expectation("CL-7", name).band.high
+        budget += sc.judge.wait_budget_s("CL-7", name)
     timeout = budget + long_s + runs_needed * RUN_BUDGET_S + WAIT_SLACK_S
     sc.wait_for(f"{runs_needed} runs of {pod}/app", lambda: len(sc.attempts(pod, "app")) >= runs_needed or None, timeout)
     runs = sc.attempts(pod, "app")
