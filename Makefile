@@ -43,7 +43,8 @@ e2e: $(BIN)/.installed
 report: $(BIN)/.installed
 	$(BIN)/python -m e2e.htmlreport $(REPORTS)
 
-# the slow tail of CL-1 (back-off up to the 300 s cap): about 11 minutes
+# the slow cases: the tail of CL-1 (back-off up to the 300 s cap) and the CL-7 reset after
+# 600 s (on its own profile cluster): about 11 minutes each
 e2e-slow:
 	$(MAKE) e2e E2E_MARKERS=slow
 

@@ -57,6 +57,7 @@ def clean(dry_run: bool = False) -> int:
         if not dry_run:
             try:
                 kind.delete()
+                existing.discard(name)  # its lock file goes below with the other leftovers
             except PreflightError as e:
                 print(f"  failed: {e}", file=sys.stderr)
                 failures += 1

@@ -113,6 +113,7 @@ def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, cap
     assert deleted == ["delete cluster --name ple2e-kept"]  # not the live one, not the stateless one
     assert "leaving kind cluster ple2e-stateless" in out
     assert not (state / "ple2e-kept.json").exists() and not (state / "ple2e-gone.json").exists()
+    assert not (state / "ple2e-kept.lock").exists()  # the deleted cluster's lock file too
     assert not (state / "ple2e-gone.lock").exists()
     assert (state / "ple2e-live.json").exists() and (state / "ple2e-live.node.lock").exists()  # in use: stays
     assert not (state / "ple2e-gone.node.lock").exists()
