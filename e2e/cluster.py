@@ -48,6 +48,8 @@ STATE_DIR = Path(os.environ.get("E2E_STATE_DIR", Path(tempfile.gettempdir()) / "
 DOCKER_TIMEOUT_S = 10
 # kind create --wait: how long kind waits for the control plane to be Ready.
 KIND_WAIT = "180s"
+# Seconds a new or reused cluster gets for all nodes Ready and CoreDNS available.
+READY_TIMEOUT_S = 180
 # Every cluster of the suite is named ple2e-<profile key>.
 CLUSTER_PREFIX = "ple2e-"
 DEFAULT_PROFILE = "default"
@@ -272,6 +274,7 @@ class Kind:
                 self._create(profile, run_id)
             self.write_kubeconfig()
             self._wire_nodes(profile)
+            self._wait_ready()
             for image in images:
                 self._kind("load", "docker-image", image, "--name", self.name)
         return self.kubeconfig
@@ -339,6 +342,15 @@ class Kind:
                 self._ensure_masquerade(n, pod_subnet(cfg))
         for n in nodes:
             self._confine_pod_subnet(n, pod_subnet(cfg))
+
+    def _wait_ready(self) -> None:
+        """Every node Ready and the cluster DNS available: ``kind create --wait`` waits for the
+        control plane only, and a fresh cluster's first tests must not race CoreDNS or a worker."""
+        kubectl = ["kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf"]
+        timeout = f"{READY_TIMEOUT_S}s"
+        self.node_exec(*kubectl, "wait", "--for=condition=Ready", "nodes", "--all", f"--timeout={timeout}", timeout=READY_TIMEOUT_S + 10)
+        self.node_exec(*kubectl, "-n", "kube-system", "rollout", "status", "deployment/coredns", f"--timeout={timeout}",
+                       timeout=READY_TIMEOUT_S + 10)
 
     def pod_subnet_of(self, node: str) -> str:
         """The pod subnet share of ``node`` in its static CNI conflist (offline image);
