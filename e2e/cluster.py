@@ -259,7 +259,7 @@ class Kind:
     def ensure(self, profile: Profile, run_id: str, images: list[str] = ()) -> Path:
         """Create the cluster of ``profile`` unless it exists (under the lock), wire its nodes,
         load ``images``, return the kubeconfig path. The creating run is recorded as the owner.
-        The calling process holds the cluster's use lock from then on (see :func:`in_use`)."""
+        The calling process holds the cluster's use lock from then on (see :func:`cluster_in_use`)."""
         if profile.cluster_name != self.name:
             raise ValueError(f"profile {profile.name} is cluster {profile.cluster_name}, not {self.name}")
         self._hold_use()
