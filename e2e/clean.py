@@ -56,8 +56,10 @@ def clean(dry_run: bool = False) -> int:
         _say(dry_run, f"kind cluster {name} (no live run uses it; created by run {kind.state().get('owner')})")
         if not dry_run:
             try:
-                kind.delete()
-                existing.discard(name)  # its lock file goes below with the other leftovers
+                if kind.delete_unless_used():  # a run that started using it meanwhile keeps it
+                    existing.discard(name)  # its lock file goes below with the other leftovers
+                else:
+                    remaining.add(name)
             except PreflightError as e:
                 print(f"  failed: {e}", file=sys.stderr)
                 failures += 1

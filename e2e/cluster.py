@@ -232,7 +232,6 @@ class Kind:
         self.kubeconfig = STATE_DIR / f"{self.name}.kubeconfig"
         self.state_file = STATE_DIR / f"{self.name}.json"
         self._lock = FileLock(str(STATE_DIR / f"{self.name}.lock"))
-        self._use: int | None = None
 
     @classmethod
     def of(cls, profile: Profile, kind: str | None = None) -> "Kind":
@@ -395,13 +394,31 @@ class Kind:
         return True
 
     def _hold_use(self) -> None:
-        """Hold a shared lock on ``<name>.use`` for the life of this process: ``make clean``
-        deletes only clusters nobody holds it on (a dead process holds nothing)."""
-        if self._use is None:
+        """Hold a shared lock on ``<name>.use`` for the life of this process (or until
+        :meth:`delete_unless_used`): ``make clean`` and the end of a run delete only clusters
+        nobody else holds it on (a dead process holds nothing)."""
+        if self.name not in _use_fds:
             fd = os.open(STATE_DIR / f"{self.name}.use", os.O_RDWR | os.O_CREAT, 0o644)
             fcntl.flock(fd, fcntl.LOCK_SH)
-            _held.append(fd)
-            self._use = fd
+            _use_fds[self.name] = fd
+
+    def delete_unless_used(self) -> bool:
+        """Delete the cluster unless another process uses it (e.g. a second run of the same
+        profile); True when deleted. This process stops using it either way."""
+        fd = _use_fds.pop(self.name, None)
+        if fd is not None:
+            os.close(fd)
+        fd = os.open(STATE_DIR / f"{self.name}.use", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log.warning("kind cluster %s is in use by another run: leaving it (`make clean` deletes it once unused)", self.name)
+                return False
+            self.delete()  # a process about to use it waits in _hold_use meanwhile
+            return True
+        finally:
+            os.close(fd)
 
     def owned_by(self, run_id: str) -> bool:
         return self.state().get("owner") == run_id
@@ -414,7 +431,8 @@ class Kind:
         """Delete the cluster and its state files (kubeconfig, state, kind config)."""
         with self._lock:
             self._kind("delete", "cluster", "--name", self.name, timeout=300)
-            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".use"):
+            # not .use: a process waiting on it must lock the same file a later user locks
+            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock"):
                 (STATE_DIR / f"{self.name}{suffix}").unlink(missing_ok=True)
 
     def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
@@ -464,6 +482,7 @@ def owned_clusters(run_id: str) -> list[str]:
 # (SIGKILL included). Whoever gets an exclusive lock knows that nobody holds them.
 _held: list[int] = []
 _runs_held: set[str] = set()
+_use_fds: dict[str, int] = {}  # cluster name -> this process's open, shared-locked <name>.use
 
 
 def _runs_dir() -> Path:

@@ -329,7 +329,7 @@ class Clusters:
             try:
                 if logs is not None:
                     info.kind.export_logs(logs / info.kind.name)
-                info.kind.delete()
+                info.kind.delete_unless_used()
             except PreflightError as e:
                 log.warning("deleting kind cluster %s failed (the end of the run tries again): %s", info.kind.name, e)
 
@@ -582,4 +582,4 @@ def _finish_cluster(config: pytest.Config, kind: Kind) -> None:
         except Exception as e:  # noqa: BLE001
             log.warning("sweeping namespaces of run %s failed: %s", run_id(), e)
         return
-    kind.delete()
+    kind.delete_unless_used()

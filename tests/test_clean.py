@@ -129,3 +129,21 @@ def test_dry_run_removes_nothing(state, fake_kind, capsys):
     assert "would remove kind cluster ple2e-kept" in capsys.readouterr().out
     assert (state / "ple2e-kept.json").exists()
     assert not [line for line in fake_kind.read_text().splitlines() if line.startswith("delete")]
+
+
+def test_a_run_deletes_its_cluster_only_when_no_other_process_uses_it(state, fake_kind):
+    kind = cluster.Kind("ple2e-shared")
+    kind._hold_use()  # this process uses it: that alone does not keep it
+    other = holder("import fcntl, os; fd = os.open(c.STATE_DIR / 'ple2e-shared.use', os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_SH)")
+    try:
+        assert kind.delete_unless_used() is False  # another run uses it
+    finally:
+        stop(other)
+    assert deletions(fake_kind) == []
+    kind._hold_use()
+    assert kind.delete_unless_used() is True
+    assert deletions(fake_kind) == ["delete cluster --name ple2e-shared"]
+
+
+def deletions(log: Path) -> list[str]:
+    return [line for line in log.read_text().splitlines() if line.startswith("delete")] if log.exists() else []
