@@ -491,6 +491,8 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
             pytest.skip(f"needs Kubernetes 1.{m.args[0]}+, cluster is {cluster.kubernetes}")
     allure.dynamic.parameter("kubernetes", cluster.kubernetes)
     item.user_properties.append(("kubernetes", cluster.kubernetes))
+    allure.dynamic.parameter("profile", cluster.profile)
+    item.user_properties.append(("profile", cluster.profile))
 
     with node_share(cluster, serial=item.get_closest_marker("serial") is not None):
         yield from _scenario(request, cluster, item, cases)
