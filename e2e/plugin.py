@@ -201,7 +201,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(str(e)) from None
     # each profile's tests together, the default's first (stable): one extra cluster at a time
     items.sort(key=lambda item: (profile_name(item) != DEFAULT_PROFILE, profile_name(item)))
-    config.stash[_TESTS_LEFT] = Counter(profile_name(i) for i in items if "cluster" in getattr(i, "fixturenames", ()))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count each profile's tests as finally selected (after -k, -m and every deselection)."""
+    session.config.stash[_TESTS_LEFT] = Counter(
+        profile_name(i) for i in session.items if "cluster" in getattr(i, "fixturenames", ()))
 
 
 # Tests left per profile in this process (for releasing a cluster after its last test).
