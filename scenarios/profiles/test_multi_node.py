@@ -54,6 +54,9 @@ def _lines(text: str, kind: str) -> list[str]:
 @pytest.mark.profile("multi-node")
 @pytest.mark.record("Pod", "Event", "EndpointSlice")
 def test_pods_services_and_dns_across_nodes(scenario: Scenario):
+    """A web pod and a client pod on each node: each client reaches both web pods by pod IP
+    (the web pod sees the client's own address), resolves the Service and is answered by both
+    of its endpoints, one per node."""
     sc = scenario
     nodes = sorted(n.metadata.name for n in sc.kube.core.list_node().items)
     assert len(nodes) == 2, f"profile multi-node has 2 nodes, the cluster has {nodes}"
