@@ -15,7 +15,7 @@ E2E_MARKERS ?= not slow
 E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: e2e e2e-slow smoke test offline compare lint clean-reports interrupt-check report
+.PHONY: e2e e2e-slow smoke test offline compare lint clean clean-reports interrupt-check report
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +43,8 @@ e2e: $(BIN)/.installed
 report: $(BIN)/.installed
 	$(BIN)/python -m e2e.htmlreport $(REPORTS)
 
-# the slow tail of CL-1 (back-off up to the 300 s cap): about 11 minutes
+# the slow cases: the tail of CL-1 (back-off up to the 300 s cap) and the CL-7 reset after
+# 600 s (on its own profile cluster): about 11 minutes each
 e2e-slow:
 	$(MAKE) e2e E2E_MARKERS=slow
 
@@ -74,3 +75,9 @@ $(ACTIONLINT):
 	mkdir -p $(dir $@) && GOBIN=$(dir $@)tmp go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 && mv $(dir $@)tmp/actionlint $@
 lint: $(ACTIONLINT)
 	$(ACTIONLINT) -color=false .github/workflows/*.yml
+
+# remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
+# files (DRY_RUN=1: only list them)
+clean: $(BIN)/.installed
+	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
+	$(BIN)/python -m e2e.clean $(if $(DRY_RUN),--dry-run)

@@ -1,23 +1,40 @@
-"""kind clusters keyed by profile, created once per run and shared by every test and worker.
+"""kind clusters keyed by profile, created on demand and shared by every test and worker.
 
-A :class:`Profile` is a kind config file, optional patch files merged over it (the offline
-profile adds ``hack/offline/kind-offline.yaml``) and a node image. Its cluster is named by a
-hash of the rendered config and the image, so two profiles never share a cluster and the same
-profile always finds its own. Creation runs under a file lock; the process that created a
-cluster records it, and only that run deletes it at the end (unless asked to keep it).
+A :class:`Profile` is a kind config file, patch files merged over it (the offline build's
+``hack/offline/kind-offline.yaml``, then ``profiles/<name>.yaml`` of a named profile) and a
+node image. Its cluster is named by a hash of the rendered config and the image, so two
+profiles never share a cluster and the same profile always finds its own. Creation runs under
+a file lock; the cluster's state file (``<STATE_DIR>/<cluster>.json``) records the run that
+created it (only that run deletes it at the end, unless asked to keep it) and the host ports
+it got.
+
+Host ports: an ``extraPortMappings`` entry without ``hostPort`` (or ``hostPort: 0``) gets a
+free port on its ``listenAddress`` (``127.0.0.1`` when none is given), chosen by kind at
+creation (``common.PortOrGetFreePort``, kind v0.33.0 pkg/cluster/internal/providers/docker/
+provision.go); :meth:`Kind.host_port` tells tests which one. Several clusters can therefore
+live side by side.
+
+More than one node with the offline image's static CNI (``networking.disableDefaultCNI``):
+each node gets its own /24 of the pod subnet in a ptp conflist mounted over the baked one
+(``extraMounts``), routes to the other nodes' /24 via their address on the Docker network,
+and one MASQUERADE rule for pod traffic leaving the pod subnet (CASES-faults.md §3a).
 
 Errors are :class:`PreflightError` with a message a person can act on: Docker missing or not
-answering, kind missing, a kind command failing (with its output).
+answering, kind missing, a kind command failing (with its output), an unknown profile.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import ipaddress
+import json
 import logging
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +48,20 @@ STATE_DIR = Path(os.environ.get("E2E_STATE_DIR", Path(tempfile.gettempdir()) / "
 DOCKER_TIMEOUT_S = 10
 # kind create --wait: how long kind waits for the control plane to be Ready.
 KIND_WAIT = "180s"
+# Seconds a new or reused cluster gets for all nodes Ready and CoreDNS available.
+READY_TIMEOUT_S = 180
+# Every cluster of the suite is named ple2e-<profile key>.
+CLUSTER_PREFIX = "ple2e-"
+DEFAULT_PROFILE = "default"
+# The offline image's CNI config (hack/offline): ptp + host-local on 10.244.0.0/24, baked into
+# every node; a multi-node cluster mounts a per-node copy over it.
+OFFLINE_CONFLIST = Path(__file__).resolve().parents[1] / "hack" / "offline" / "10-offline-ptp.conflist"
+CONFLIST_IN_NODE = "/etc/cni/net.d/10-offline-ptp.conflist"
+# kind's default pod subnet (kind v0.33.0 pkg/apis/config/v1alpha4/default.go).
+KIND_POD_SUBNET = "10.244.0.0/16"
+# Prefix length of each node's share of the pod subnet (as kube-controller-manager's
+# --node-cidr-mask-size default for IPv4: 24).
+NODE_POD_PREFIX = 24
 
 
 class PreflightError(RuntimeError):
@@ -49,23 +80,102 @@ def _merge(base: object, patch: object) -> object:
     return patch
 
 
+def profile_patches(profiles_dir: Path, name: str) -> tuple[Path, ...]:
+    """The patch files of profile ``name``: none for ``default``, else ``profiles_dir/<name>.yaml``.
+
+    Raises ``PreflightError`` naming the known profiles when the file does not exist.
+    """
+    if name == DEFAULT_PROFILE:
+        return ()
+    path = Path(profiles_dir) / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted([DEFAULT_PROFILE, *(p.stem for p in Path(profiles_dir).glob("*.yaml"))])
+        raise PreflightError(f"unknown cluster profile {name!r}: no {path} (known: {', '.join(known)})")
+    return (path,)
+
+
+def pod_subnet(cfg: dict) -> str:
+    """The cluster's IPv4 pod subnet (``networking.podSubnet``, kind's default otherwise)."""
+    subnets = (cfg.get("networking") or {}).get("podSubnet", KIND_POD_SUBNET)
+    v4 = [c.strip() for c in subnets.split(",") if ":" not in c]
+    if not v4:
+        raise PreflightError(f"podSubnet {subnets!r} has no IPv4 range (the suite's profiles are IPv4)")
+    return v4[0]
+
+
+def node_pod_subnets(cfg: dict) -> list[str]:
+    """One /24 of the pod subnet per node of ``cfg``, in the order of ``nodes``."""
+    nodes = cfg.get("nodes") or [{"role": "control-plane"}]
+    subnets = ipaddress.ip_network(pod_subnet(cfg)).subnets(new_prefix=NODE_POD_PREFIX)
+    return [str(next(subnets)) for _ in nodes]
+
+
+def static_ptp_conflist(subnet: str) -> str:
+    """The offline conflist for one node's ``subnet``: gateway = its first address, and no
+    per-pod masquerading (``ipMasq: false``: pod-to-pod traffic across nodes keeps its source;
+    one node-wide rule masquerades traffic leaving the pod subnet, see :meth:`Kind.ensure`)."""
+    conf = json.loads(OFFLINE_CONFLIST.read_text())
+    net = ipaddress.ip_network(subnet)
+    for plugin in conf["plugins"]:
+        if plugin.get("type") == "ptp":
+            plugin["ipMasq"] = False
+            plugin["ipam"]["ranges"] = [[{"subnet": str(net), "gateway": str(net.network_address + 1)}]]
+    return json.dumps(conf, indent=2, sort_keys=True) + "\n"
+
+
+def uses_static_cni(cfg: dict) -> bool:
+    """Whether nodes of ``cfg`` need the per-node static CNI: the default CNI is off (the
+    offline image's ptp conflist stands in for kindnetd) and there is more than one node."""
+    return bool((cfg.get("networking") or {}).get("disableDefaultCNI")) and len(cfg.get("nodes") or []) > 1
+
+
 @dataclass(frozen=True)
 class Profile:
-    """kind config + patches + node image; see module doc."""
+    """kind config + patches + node image; see module doc. ``name`` is what scenarios ask for
+    (``@pytest.mark.profile("name")``); the cluster follows the content, not the name."""
 
     kind_config: Path
     node_image: str
     patches: tuple[Path, ...] = field(default_factory=tuple)
+    name: str = DEFAULT_PROFILE
 
-    def config(self) -> dict:
-        """The kind config with every patch merged in. Raises ``PreflightError`` on bad YAML."""
+    def _merged(self) -> dict:
         merged: object = {}
         for path in (self.kind_config, *self.patches):
             try:
                 merged = _merge(merged, yaml.safe_load(Path(path).read_text()) or {})
             except (OSError, yaml.YAMLError) as e:
                 raise PreflightError(f"kind config {path}: {e}") from e
-        return merged  # type: ignore[return-value]
+        if not isinstance(merged, dict):
+            raise PreflightError(f"kind config {self.kind_config}: not a mapping")
+        return merged
+
+    def config(self) -> dict:
+        """The kind config with every patch merged in, host ports defaulted to 127.0.0.1 and,
+        for several nodes on the static CNI, each node's conflist mount (:meth:`files`).
+        Raises ``PreflightError`` on bad YAML."""
+        cfg = self._merged()
+        for node in cfg.get("nodes") or []:
+            for pm in node.get("extraPortMappings") or []:
+                pm.setdefault("listenAddress", "127.0.0.1")
+        if uses_static_cni(cfg):
+            for node, (path, _) in zip(cfg["nodes"], self._conflists(cfg)):
+                node["extraMounts"] = [*(node.get("extraMounts") or []),
+                                       {"hostPath": str(path), "containerPath": CONFLIST_IN_NODE, "readOnly": True}]
+        return cfg
+
+    def _conflists(self, cfg: dict) -> list[tuple[Path, str]]:
+        out = []
+        for subnet in node_pod_subnets(cfg):
+            text = static_ptp_conflist(subnet)
+            digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+            out.append((STATE_DIR / "cni" / f"{digest}.conflist", text))
+        return out
+
+    def files(self) -> dict[Path, str]:
+        """Host files the config mounts into nodes (content-addressed, so the key covers them)."""
+        cfg = self._merged()
+        return dict(self._conflists(cfg)) if uses_static_cni(cfg) else {}
 
     def rendered(self) -> str:
         return yaml.safe_dump(self.config(), sort_keys=True)
@@ -77,7 +187,7 @@ class Profile:
 
     @property
     def cluster_name(self) -> str:
-        return f"ple2e-{self.key}"
+        return f"{CLUSTER_PREFIX}{self.key}"
 
 
 def _run(cmd: list[str], timeout: float | None = None, input: str | None = None) -> subprocess.CompletedProcess:
@@ -111,16 +221,21 @@ def kind_binary() -> str:
 
 
 class Kind:
-    """The kind CLI for one profile's cluster."""
+    """The kind CLI for one cluster (by name) and the suite's state of it in ``STATE_DIR``:
+    ``<name>.json`` (owner run, profile, node image, host ports), ``<name>.kubeconfig``,
+    ``<name>.lock`` (creation), ``<name>.use`` (held shared by every process using it)."""
 
-    def __init__(self, profile: Profile, kind: str | None = None):
-        self.profile = profile
+    def __init__(self, name: str, kind: str | None = None):
         self.kind = kind or kind_binary()
-        self.name = profile.cluster_name
+        self.name = name
         STATE_DIR.mkdir(parents=True, exist_ok=True)
         self.kubeconfig = STATE_DIR / f"{self.name}.kubeconfig"
-        self._owner_file = STATE_DIR / f"{self.name}.owner"
+        self.state_file = STATE_DIR / f"{self.name}.json"
         self._lock = FileLock(str(STATE_DIR / f"{self.name}.lock"))
+
+    @classmethod
+    def of(cls, profile: Profile, kind: str | None = None) -> "Kind":
+        return cls(profile.cluster_name, kind)
 
     def _kind(self, *args: str, timeout: float | None = None) -> str:
         r = _run([self.kind, *args], timeout=timeout)
@@ -131,75 +246,286 @@ class Kind:
     def exists(self) -> bool:
         return self.name in self._kind("get", "clusters").split()
 
-    def ensure(self, run_id: str, images: list[str] = ()) -> Path:
-        """Create the cluster unless it exists (under the lock), load ``images``, return the
-        kubeconfig path. The creating run is recorded as the owner."""
+    def nodes(self) -> list[str]:
+        """The node containers, control plane first (``kind get nodes``)."""
+        names = self._kind("get", "nodes", "--name", self.name).split()
+        return sorted(names, key=lambda n: ("control-plane" not in n, n))
+
+    @property
+    def control_plane(self) -> str:
+        return f"{self.name}-control-plane"
+
+    def ensure(self, profile: Profile, run_id: str, images: list[str] = ()) -> Path:
+        """Create the cluster of ``profile`` unless it exists (under the lock), wire its nodes,
+        load ``images``, return the kubeconfig path. The creating run is recorded as the owner.
+        The calling process holds the cluster's use lock from then on (see :func:`cluster_in_use`)."""
+        if profile.cluster_name != self.name:
+            raise ValueError(f"profile {profile.name} is cluster {profile.cluster_name}, not {self.name}")
+        self._hold_use()
         with self._lock:
             if self.exists() and not self._nodes_running():
                 # e.g. after a reboot or a Docker restart: kind does not restart its nodes
-                log.warning("kind cluster %s exists but its node is not running: recreating it", self.name)
+                log.warning("kind cluster %s exists but a node is not running: recreating it", self.name)
                 self._kind("delete", "cluster", "--name", self.name, timeout=300)
             if self.exists():
-                log.info("reusing kind cluster %s", self.name)
+                log.info("reusing kind cluster %s (profile %s)", self.name, profile.name)
             else:
-                log.info("creating kind cluster %s (image %s)", self.name, self.profile.node_image)
-                cfg = STATE_DIR / f"{self.name}.kind-config.yaml"
-                cfg.write_text(self.profile.rendered())
-                try:
-                    self._kind("create", "cluster", "--name", self.name, "--image", self.profile.node_image,
-                               "--config", str(cfg), "--kubeconfig", str(self.kubeconfig), "--wait", KIND_WAIT)
-                except BaseException:
-                    # a half-created cluster (or Ctrl-C during creation) must not be left behind
-                    _run([self.kind, "delete", "cluster", "--name", self.name])
-                    raise
-                self._owner_file.write_text(run_id)
-            self.kubeconfig.write_text(self._kind("get", "kubeconfig", "--name", self.name))
-            self._confine_pod_subnet()
+                self._create(profile, run_id)
+            self.write_kubeconfig()
+            self._wire_nodes(profile)
+            self._wait_ready()
             for image in images:
                 self._kind("load", "docker-image", image, "--name", self.name)
         return self.kubeconfig
 
-    def _confine_pod_subnet(self) -> None:
-        """Never let a packet for a pod address leave the node.
+    def write_kubeconfig(self) -> Path:
+        """Write the cluster's kubeconfig (``kind get kubeconfig``) to :attr:`kubeconfig`."""
+        self.kubeconfig.write_text(self._kind("get", "kubeconfig", "--name", self.name))
+        return self.kubeconfig
 
-        The node routes its pod subnet only per live pod (a /32 per veth); a packet for a
-        released pod IP (kube-proxy still holding a stale endpoint, seen in PS-4) would
-        otherwise follow the node's default route off the machine. An ``unreachable`` route for
-        the whole subnet is less specific than every per-pod route, so it only catches those.
+    def _create(self, profile: Profile, run_id: str) -> None:
+        log.info("creating kind cluster %s (profile %s, image %s)", self.name, profile.name, profile.node_image)
+        for path, text in profile.files().items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        cfg = STATE_DIR / f"{self.name}.kind-config.yaml"
+        cfg.write_text(profile.rendered())
+        try:
+            self._kind("create", "cluster", "--name", self.name, "--image", profile.node_image,
+                       "--config", str(cfg), "--kubeconfig", str(self.kubeconfig), "--wait", KIND_WAIT)
+            state = {"owner": run_id, "profile": profile.name, "node_image": profile.node_image,
+                     "created": time.time(), "host_ports": self._published_ports()}
+            self.state_file.write_text(json.dumps(state, indent=2, sort_keys=True))
+        except BaseException:
+            # a half-created cluster (or Ctrl-C during creation) must not be left behind
+            _run([self.kind, "delete", "cluster", "--name", self.name])
+            self.state_file.unlink(missing_ok=True)
+            raise
+
+    def _published_ports(self) -> dict[str, int]:
+        """``{"<containerPort>/<proto>": hostPort}`` of the control-plane container, as Docker
+        published them (``docker port``; kind's API server port included)."""
+        r = _run(["docker", "port", self.control_plane], timeout=DOCKER_TIMEOUT_S)
+        if r.returncode != 0:
+            raise PreflightError(f"docker port {self.control_plane}: {r.stderr.strip()}")
+        return parse_docker_port(r.stdout)
+
+    def state(self) -> dict:
+        """The state file's content (``{}`` for a cluster made before state files existed)."""
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def host_port(self, container_port: int, protocol: str = "tcp") -> int:
+        """The port on 127.0.0.1 that the control-plane node's ``container_port`` is published
+        on (kind config ``extraPortMappings``); ``PreflightError`` if it is not published."""
+        key = f"{container_port}/{protocol}"
+        ports = self.state().get("host_ports") or self._published_ports()
+        if key not in ports:
+            raise PreflightError(f"cluster {self.name} publishes no {key} (extraPortMappings of its kind config); published: {sorted(ports)}")
+        return int(ports[key])
+
+    def _wire_nodes(self, profile: Profile) -> None:
+        """Per node: routes to the other nodes' pod subnets and the masquerade rule (static CNI,
+        several nodes), then the ``unreachable`` route for the whole pod subnet."""
+        cfg = profile.config()
+        nodes = self.nodes()
+        if uses_static_cni(cfg):
+            subnets = {n: self.pod_subnet_of(n) for n in nodes}
+            addresses = {n: self._node_address(n) for n in nodes}
+            for n in nodes:
+                for other in nodes:
+                    if other != n:
+                        self.node_exec("ip", "route", "replace", subnets[other], "via", addresses[other], node=n)
+                self._ensure_masquerade(n, pod_subnet(cfg))
+        for n in nodes:
+            self._confine_pod_subnet(n, pod_subnet(cfg))
+
+    def _wait_ready(self) -> None:
+        """Every node Ready and the cluster DNS available: ``kind create --wait`` waits for the
+        control plane only, and a fresh cluster's first tests must not race CoreDNS or a worker."""
+        kubectl = ["kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf"]
+        timeout = f"{READY_TIMEOUT_S}s"
+        self.node_exec(*kubectl, "wait", "--for=condition=Ready", "nodes", "--all", f"--timeout={timeout}", timeout=READY_TIMEOUT_S + 10)
+        self.node_exec(*kubectl, "-n", "kube-system", "rollout", "status", "deployment/coredns", f"--timeout={timeout}",
+                       timeout=READY_TIMEOUT_S + 10)
+
+    def pod_subnet_of(self, node: str) -> str:
+        """The pod subnet share of ``node`` in its static CNI conflist (offline image);
+        ``RuntimeError`` where the node has none (kindnetd)."""
+        conf = json.loads(self.node_exec("cat", CONFLIST_IN_NODE, node=node))
+        ptp = next(p for p in conf["plugins"] if p.get("type") == "ptp")
+        return ptp["ipam"]["ranges"][0][0]["subnet"]
+
+    def _node_address(self, node: str) -> str:
+        r = _run(["docker", "inspect", "-f", "{{.NetworkSettings.Networks.kind.IPAddress}}", node], timeout=DOCKER_TIMEOUT_S)
+        if r.returncode != 0 or not r.stdout.strip():
+            raise PreflightError(f"no address of node {node} on the kind network: {r.stderr.strip()}")
+        return r.stdout.strip()
+
+    def _ensure_masquerade(self, node: str, subnet: str) -> None:
+        """Pod traffic leaving the pod subnet gets the node's address (as kindnetd does);
+        traffic between pods keeps its source."""
+        rule = ["POSTROUTING", "-s", subnet, "!", "-d", subnet, "-j", "MASQUERADE"]
+        try:
+            self.node_exec("iptables", "-t", "nat", "-C", *rule, node=node)
+        except RuntimeError:
+            self.node_exec("iptables", "-t", "nat", "-A", *rule, node=node)
+
+    def _confine_pod_subnet(self, node: str, subnet: str) -> None:
+        """Never let a packet for a pod address leave the node, except to the node that has it.
+
+        The node routes its pod subnet only per live pod (a /32 per veth) and, with several
+        nodes, each other node's /24 via that node; a packet for a released pod IP (kube-proxy
+        still holding a stale endpoint, seen in PS-4) or an unused part of the subnet would
+        otherwise follow the default route off the machine. An ``unreachable`` route for the
+        whole subnet is less specific than all of those, so it only catches the rest.
         (Not for the Service range: host-network clients need the default route there until
         kube-proxy's NAT rewrites the destination.)
         """
-        subnet = (self.profile.config().get("networking") or {}).get("podSubnet", "10.244.0.0/16")
-        for cidr in subnet.split(","):
-            if ":" not in cidr:  # IPv4 only: the default profiles are single-stack IPv4
-                self.node_exec("ip", "route", "replace", "unreachable", cidr.strip())
+        self.node_exec("ip", "route", "replace", "unreachable", subnet, node=node)
 
     def _nodes_running(self) -> bool:
-        r = _run(["docker", "inspect", "-f", "{{.State.Running}}", f"{self.name}-control-plane"], timeout=DOCKER_TIMEOUT_S)
-        return r.returncode == 0 and r.stdout.strip() == "true"
+        for node in self.nodes() or [self.control_plane]:
+            r = _run(["docker", "inspect", "-f", "{{.State.Running}}", node], timeout=DOCKER_TIMEOUT_S)
+            if r.returncode != 0 or r.stdout.strip() != "true":
+                return False
+        return True
+
+    def _hold_use(self) -> None:
+        """Hold a shared lock on ``<name>.use`` for the life of this process (or until
+        :meth:`delete_unless_used`): ``make clean`` and the end of a run delete only clusters
+        nobody else holds it on (a dead process holds nothing)."""
+        if self.name not in _use_fds:
+            fd = os.open(STATE_DIR / f"{self.name}.use", os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            _use_fds[self.name] = fd
+
+    def delete_unless_used(self) -> bool:
+        """Delete the cluster unless another process uses it (e.g. a second run of the same
+        profile); True when deleted. This process stops using it either way."""
+        fd = _use_fds.pop(self.name, None)
+        if fd is not None:
+            os.close(fd)
+        fd = os.open(STATE_DIR / f"{self.name}.use", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                log.warning("kind cluster %s is in use by another run: leaving it (`make clean` deletes it once unused)", self.name)
+                return False
+            self.delete()  # a process about to use it waits in _hold_use meanwhile
+            return True
+        finally:
+            os.close(fd)
 
     def owned_by(self, run_id: str) -> bool:
-        return self._owner_file.exists() and self._owner_file.read_text().strip() == run_id
+        return self.state().get("owner") == run_id
 
     def export_logs(self, dest: Path) -> None:
         dest.mkdir(parents=True, exist_ok=True)
         self._kind("export", "logs", str(dest), "--name", self.name, timeout=300)
 
     def delete(self) -> None:
+        """Delete the cluster and its state files (kubeconfig, state, kind config)."""
         with self._lock:
             self._kind("delete", "cluster", "--name", self.name, timeout=300)
-            self._owner_file.unlink(missing_ok=True)
-            self.kubeconfig.unlink(missing_ok=True)
+            # not .use: a process waiting on it must lock the same file a later user locks
+            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock"):
+                (STATE_DIR / f"{self.name}{suffix}").unlink(missing_ok=True)
 
     def copy_from_node(self, src: str, dest: Path) -> None:
         """Copy file ``src`` out of the control-plane node container to ``dest`` (``docker cp``)."""
-        r = _run(["docker", "cp", f"{self.name}-control-plane:{src}", str(dest)], timeout=120)
+        r = _run(["docker", "cp", f"{self.control_plane}:{src}", str(dest)], timeout=120)
         if r.returncode != 0:
-            raise PreflightError(f"docker cp {self.name}-control-plane:{src}: {r.stderr.strip()}")
+            raise PreflightError(f"docker cp {self.control_plane}:{src}: {r.stderr.strip()}")
 
-    def node_exec(self, *cmd: str, timeout: float = 30) -> str:
-        """Run ``cmd`` inside the control-plane node container (``docker exec``)."""
-        r = _run(["docker", "exec", f"{self.name}-control-plane", *cmd], timeout=timeout)
+    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
+        """Run ``cmd`` inside a node container (``docker exec``; default: the control plane)."""
+        node = node or self.control_plane
+        r = _run(["docker", "exec", node, *cmd], timeout=timeout)
         if r.returncode != 0:
-            raise RuntimeError(f"docker exec {' '.join(cmd)}: {r.stderr.strip()}")
+            raise RuntimeError(f"docker exec {node} {' '.join(cmd)}: {r.stderr.strip()}")
         return r.stdout
+
+
+def kind_clusters(kind: str | None = None) -> list[str]:
+    """The suite's kind clusters (``ple2e-*``) that exist (``kind get clusters``)."""
+    r = _run([kind or kind_binary(), "get", "clusters"])
+    if r.returncode != 0:
+        raise PreflightError(f"`kind get clusters` failed ({r.returncode}): {(r.stderr or r.stdout).strip()}")
+    return sorted(n for n in r.stdout.split() if n.startswith(CLUSTER_PREFIX))
+
+
+def parse_docker_port(text: str) -> dict[str, int]:
+    """``docker port`` output (``30080/tcp -> 127.0.0.1:41234`` per line; IPv6 lines too) as
+    ``{"30080/tcp": 41234}``; the first binding of each container port wins."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        if "->" not in line:
+            continue
+        inner, outer = (s.strip() for s in line.split("->", 1))
+        out.setdefault(inner, int(outer.rsplit(":", 1)[1]))
+    return out
+
+
+def owned_clusters(run_id: str) -> list[str]:
+    """Names of the clusters whose state file says ``run_id`` created them."""
+    out = []
+    for path in sorted(STATE_DIR.glob(f"{CLUSTER_PREFIX}*.json")):
+        try:
+            if json.loads(path.read_text()).get("owner") == run_id:
+                out.append(path.name[: -len(".json")])
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+# -- liveness of runs and clusters (make clean) ----------------------------------------------
+# A process that runs tests holds a shared flock on its run's lock file, and one on the use
+# file of every cluster it uses, for as long as it lives; the kernel drops them when it dies
+# (SIGKILL included). Whoever gets an exclusive lock knows that nobody holds them.
+_held: list[int] = []
+_runs_held: set[str] = set()
+_use_fds: dict[str, int] = {}  # cluster name -> this process's open, shared-locked <name>.use
+
+
+def _runs_dir() -> Path:
+    return STATE_DIR / "runs"
+
+
+def hold_run(run_id: str) -> None:
+    """Mark run ``run_id`` alive for the life of this process (every worker of it calls this)."""
+    if run_id in _runs_held:
+        return
+    _runs_held.add(run_id)
+    _runs_dir().mkdir(parents=True, exist_ok=True)
+    fd = os.open(_runs_dir() / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    _held.append(fd)
+
+
+def unused(path: Path) -> bool:
+    """True when no process holds a lock on ``path`` (a missing file: nobody ever did)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # closing drops the probe's lock
+
+
+def run_alive(run_id: str) -> bool:
+    """Whether a process of run ``run_id`` is still running (see :func:`hold_run`)."""
+    return not unused(_runs_dir() / f"{run_id}.lock")
+
+
+def cluster_in_use(name: str) -> bool:
+    """Whether a live process uses cluster ``name`` (see :meth:`Kind.ensure`)."""
+    return not unused(STATE_DIR / f"{name}.use")

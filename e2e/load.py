@@ -1,11 +1,11 @@
 """A constant-rate HTTP load generator (httpx, threads) that records every request.
 
 Used by the traffic scenarios (CASES.md PS-4): requests go to a published port on the
-loopback address only (``127.0.0.1:30080``, DESIGN.md "host-side traffic"), at a constant
-rate, bounded in time *and* count, and stop by themselves. Every request is kept as a
-:class:`Request`: when it was sent (epoch seconds, the test process's clock, which on kind is
-the nodes' clock too), how long it took, and its outcome: the HTTP status code, or an error
-class:
+loopback address only (the cluster's NodePort on ``127.0.0.1:<host port>``, DESIGN.md
+"host-side traffic"), at a constant rate, bounded in time *and* count, and stop by
+themselves. Every request is kept as a :class:`Request`: when it was sent (epoch seconds,
+the test process's clock, which on kind is the nodes' clock too), how long it took, and its
+outcome: the HTTP status code, or an error class:
 
 - ``refused``: the TCP connection was refused (nothing listens: RST to the SYN);
 - ``reset``: the connection was reset or closed by the peer before a full response

@@ -17,9 +17,11 @@ Case IDs are keywords too: ``-k CL-1``, ``-k CL`` select exactly the tests judgi
 (:mod:`e2e.selection`). ``--collect-only`` and ``--help`` need no cluster and no Docker.
 
 The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist workers) labels
-every namespace and measurement. The cluster is created lazily by the first test that needs
-it, under a file lock, and deleted in the controller's ``pytest_sessionfinish`` by the run
-that created it.
+every namespace and measurement. A test runs on the cluster of its profile
+(``@pytest.mark.profile("name")``: ``profiles/<name>.yaml`` merged over the kind config and
+patches above; ``default`` without the marker). Each profile's cluster is created lazily by the
+first test that needs it, under a file lock, shared by every worker, and deleted in the
+controller's ``pytest_sessionfinish`` by the run that created it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import logging
 import os
 import secrets
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +42,17 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from . import documented  # noqa: F401  (registers every family's expectations)
-from .cluster import STATE_DIR, Kind, PreflightError, Profile, check_docker
+from .cluster import (
+    DEFAULT_PROFILE,
+    STATE_DIR,
+    Kind,
+    PreflightError,
+    Profile,
+    check_docker,
+    hold_run,
+    owned_clusters,
+    profile_patches,
+)
 from .images import ENV_VARS, missing_on_nodes, workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
@@ -84,6 +97,7 @@ MARKERS = (
     "min_k8s(minor): needs Kubernetes 1.<minor> or newer",
     "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
     "ReplicaSet, PodDisruptionBudget, Node)",
+    "profile(name): the cluster profile the test needs (profiles/<name>.yaml; default: kind-config.yaml as is)",
 )
 
 
@@ -152,7 +166,7 @@ def _preflight(config: pytest.Config) -> None:
         else:
             profile.config()
             check_docker()
-            Kind(profile)  # finds the kind binary
+            Kind.of(profile)  # finds the kind binary
     except (PreflightError, ClusterUnreachable) as e:
         pytest.exit(f"pod-lifecycle-e2e cannot run: {e}", returncode=4)
 
@@ -180,6 +194,43 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         if config.getoption("--context") and not config.getoption("--kubeconfig"):
             raise pytest.UsageError("--context goes with --kubeconfig")
+    for name in sorted({profile_name(item) for item in items}):
+        try:
+            profile_patches(_profiles_dir(config), name)
+        except PreflightError as e:
+            raise pytest.UsageError(str(e)) from None
+    # each profile's tests together, the default's first (stable): one extra cluster at a time
+    items.sort(key=lambda item: (profile_name(item) != DEFAULT_PROFILE, profile_name(item)))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count each profile's tests as finally selected (after -k, -m and every deselection)."""
+    session.config.stash[_TESTS_LEFT] = Counter(
+        profile_name(i) for i in session.items if "cluster" in getattr(i, "fixturenames", ()))
+
+
+# Tests left per profile in this process (for releasing a cluster after its last test).
+_TESTS_LEFT = pytest.StashKey[Counter]()
+_CLUSTERS = pytest.StashKey["Clusters"]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    """Without xdist: once the last test of a profile other than the default is torn down,
+    delete that profile's cluster if this run created it (unless --keep-cluster), so that a
+    run does not keep several clusters on the machine. With xdist the controller deletes them
+    at the end (no worker knows what the others still need)."""
+    yield
+    config = item.config
+    if not _is_controller(config) or "cluster" not in getattr(item, "fixturenames", ()):
+        return
+    name = profile_name(item)
+    left = config.stash[_TESTS_LEFT]
+    left[name] -= 1
+    clusters = config.stash.get(_CLUSTERS, None)
+    if left[name] == 0 and name != DEFAULT_PROFILE and clusters is not None and not config.getoption("--keep-cluster"):
+        logs = _reports(config) / run_id() / "kind-logs" if item.session.testsfailed else None
+        clusters.release(name, logs)
 
 
 def run_id() -> str:
@@ -198,26 +249,47 @@ def _default_kind_config(config: pytest.Config) -> str:
     return str(here if here.exists() or not suite.exists() else suite)
 
 
-def profile_of(config: pytest.Config) -> Profile | None:
-    """The kind profile from the options, or ``None`` when ``--kubeconfig`` names a cluster."""
+def profile_name(item: pytest.Item) -> str:
+    """The cluster profile a test asks for (``@pytest.mark.profile("name")``), else ``default``."""
+    marker = item.get_closest_marker("profile")
+    if marker is None:
+        return DEFAULT_PROFILE
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.profile takes one profile name, got {marker.args!r}")
+    return marker.args[0]
+
+
+def _profiles_dir(config: pytest.Config) -> Path:
+    """``profiles/`` of the rootdir, else the suite's own (like :func:`_default_kind_config`)."""
+    here = config.rootpath / "profiles"
+    suite = Path(__file__).resolve().parent.parent / "profiles"
+    return here if here.is_dir() or not suite.is_dir() else suite
+
+
+def profile_of(config: pytest.Config, name: str = DEFAULT_PROFILE) -> Profile | None:
+    """The kind profile ``name`` from the options (``profiles/<name>.yaml`` merged over the
+    kind config and ``--profile-patch`` files), or ``None`` when ``--kubeconfig`` names a
+    cluster. ``PreflightError`` for an unknown profile."""
     if config.getoption("--kubeconfig"):
         return None
     image = config.getoption("--node-image")
     if not image:
         raise pytest.UsageError("--node-image (or E2E_NODE_IMAGE) is required unless --kubeconfig is given")
     kind_config = config.getoption("--kind-config") or _default_kind_config(config)
-    return Profile(Path(kind_config), image, tuple(Path(p) for p in config.getoption("--profile-patch")))
+    patches = tuple(Path(p) for p in config.getoption("--profile-patch")) + profile_patches(_profiles_dir(config), name)
+    return Profile(Path(kind_config), image, patches, name)
 
 
 @dataclass
 class ClusterInfo:
-    """The cluster every test of the run uses."""
+    """The cluster of one profile, shared by every test of the run that asks for it."""
 
     kube: Kube
     kubernetes: str
     minor: int
     cgroup: int | None
     kind: Kind | None
+    profile: str = DEFAULT_PROFILE
 
 
 def _cgroup_version(kind: Kind | None) -> int | None:
@@ -227,31 +299,77 @@ def _cgroup_version(kind: Kind | None) -> int | None:
     return 2 if fs == "cgroup2fs" else 1
 
 
-@pytest.fixture(scope="session")
-def cluster(pytestconfig: pytest.Config) -> ClusterInfo:
-    """Create (or reuse) the profile's kind cluster, or connect to ``--kubeconfig``.
+class Clusters:
+    """The clusters of this process, one per profile, each made on first use (see module doc)."""
 
-    Stops the whole run with a clear message when Docker, kind or the cluster is missing.
-    """
-    try:
-        profile = profile_of(pytestconfig)
+    def __init__(self, config: pytest.Config):
+        self._config = config
+        self._ready: dict[str, ClusterInfo] = {}
+        self._failed: dict[str, str] = {}
+
+    def get(self, name: str) -> ClusterInfo:
+        """The cluster of profile ``name``. The default profile's failure stops the run (exit 4);
+        another profile's failure errors the tests that need it, each with the same message."""
+        if name in self._ready:
+            return self._ready[name]
+        if name in self._failed:
+            pytest.fail(self._failed[name], pytrace=False)
+        try:
+            self._ready[name] = self._connect(name)
+        except Exception as e:  # noqa: BLE001 - one clear message instead of one traceback per test
+            what = "cannot run" if isinstance(e, (PreflightError, ClusterUnreachable)) else f"cannot set up the cluster: {type(e).__name__}:"
+            msg = f"pod-lifecycle-e2e {what} {e}" if name == DEFAULT_PROFILE else f"profile {name}: pod-lifecycle-e2e {what} {e}"
+            if name == DEFAULT_PROFILE:
+                pytest.exit(msg, returncode=4)
+            self._failed[name] = msg
+            pytest.fail(msg, pytrace=False)
+        return self._ready[name]
+
+    def release(self, name: str, logs: Path | None = None) -> None:
+        """Delete profile ``name``'s cluster now if this run created it (see module doc),
+        after exporting its kind logs to ``logs/<cluster>`` when ``logs`` is given."""
+        info = self._ready.pop(name, None)
+        if info is not None and info.kind is not None and info.kind.owned_by(run_id()):
+            log.warning("profile %s: no test left, deleting kind cluster %s", name, info.kind.name)
+            try:
+                if logs is not None:
+                    info.kind.export_logs(logs / info.kind.name)
+                info.kind.delete_unless_used()
+            except PreflightError as e:
+                log.warning("deleting kind cluster %s failed (the end of the run tries again): %s", info.kind.name, e)
+
+    def _connect(self, name: str) -> ClusterInfo:
+        hold_run(run_id())  # `make clean` leaves this run's namespaces alone while it lives
+        profile = profile_of(self._config, name)
         kind = None
         if profile is None:
-            kubeconfig, context = pytestconfig.getoption("--kubeconfig"), pytestconfig.getoption("--context")
+            if name != DEFAULT_PROFILE:
+                pytest.skip(f"needs a kind cluster of profile {name} (not available with --kubeconfig)")
+            kubeconfig, context = self._config.getoption("--kubeconfig"), self._config.getoption("--context")
         else:
             check_docker()
-            kind = Kind(profile)
+            kind = Kind.of(profile)
             started = time.monotonic()
-            kubeconfig, context = str(kind.ensure(run_id(), list(workload_images().values()))), None
-            log.info("cluster %s ready in %.1f s", kind.name, time.monotonic() - started)
+            kubeconfig, context = str(kind.ensure(profile, run_id(), list(workload_images().values()))), None
+            log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
         kube = Kube(kubeconfig, context)
         version = kube.version()
-        cgroup = _cgroup_version(kind)
-    except (PreflightError, ClusterUnreachable) as e:
-        pytest.exit(f"pod-lifecycle-e2e cannot run: {e}", returncode=4)
-    except Exception as e:  # noqa: BLE001 - one clear stop instead of one traceback per test
-        pytest.exit(f"pod-lifecycle-e2e cannot set up the cluster: {type(e).__name__}: {e}", returncode=4)
-    return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind)
+        return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name)
+
+
+@pytest.fixture(scope="session")
+def clusters(pytestconfig: pytest.Config) -> Clusters:
+    """Every profile's cluster of this process (:class:`Clusters`)."""
+    pytestconfig.stash[_CLUSTERS] = Clusters(pytestconfig)
+    return pytestconfig.stash[_CLUSTERS]
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> ClusterInfo:
+    """The cluster of the test's profile (``@pytest.mark.profile``), created or reused; or the
+    ``--kubeconfig`` cluster. Stops the whole run with a clear message when Docker, kind or
+    the default cluster is missing."""
+    return clusters.get(profile_name(request.node))
 
 
 @contextmanager
@@ -397,6 +515,8 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
             pytest.skip(f"needs Kubernetes 1.{m.args[0]}+, cluster is {cluster.kubernetes}")
     allure.dynamic.parameter("kubernetes", cluster.kubernetes)
     item.user_properties.append(("kubernetes", cluster.kubernetes))
+    allure.dynamic.parameter("profile", cluster.profile)
+    item.user_properties.append(("profile", cluster.profile))
 
     with node_share(cluster, serial=item.get_closest_marker("serial") is not None):
         yield from _scenario(request, cluster, item, cases)
@@ -448,34 +568,33 @@ def _is_controller(config: pytest.Config) -> bool:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Controller only, after every worker: export kind logs when something failed (not
-    after Ctrl-C), then delete the cluster this run created (unless --keep-cluster, which
-    sweeps this run's namespaces instead)."""
+    after Ctrl-C), then delete every cluster this run created, whatever its profile (unless
+    --keep-cluster, which sweeps this run's namespaces instead)."""
     config = session.config
-    if not _is_controller(config):
+    if not _is_controller(config) or config.getoption("--kubeconfig"):
         return
     try:
-        profile = profile_of(config)
-    except pytest.UsageError:
-        return
-    if profile is None:
-        return
-    try:
-        kind = Kind(profile)
+        kinds = [Kind(name) for name in owned_clusters(run_id())]
     except PreflightError:
         return
-    if not kind.owned_by(run_id()):
+    if not kinds:
         return
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
     try:
         if (session.testsfailed > 0 or exitstatus not in (0, 5)) and not interrupted:
-            dest = _reports(config) / run_id() / "kind-logs"
+            for kind in kinds:
+                dest = _reports(config) / run_id() / "kind-logs" / kind.name
+                try:
+                    kind.export_logs(dest)
+                    log.warning("kind logs exported to %s", dest)
+                except Exception as e:  # noqa: BLE001
+                    log.warning("kind export logs of %s failed: %s", kind.name, e)
+    finally:  # a Ctrl-C during the export still deletes the clusters
+        for kind in kinds:
             try:
-                kind.export_logs(dest)
-                log.warning("kind logs exported to %s", dest)
-            except Exception as e:  # noqa: BLE001
-                log.warning("kind export logs failed: %s", e)
-    finally:  # a Ctrl-C during the export still deletes the cluster
-        _finish_cluster(config, kind)
+                _finish_cluster(config, kind)
+            except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
+                log.warning("finishing kind cluster %s failed: %s", kind.name, e)
 
 
 def _finish_cluster(config: pytest.Config, kind: Kind) -> None:
@@ -489,4 +608,4 @@ def _finish_cluster(config: pytest.Config, kind: Kind) -> None:
         except Exception as e:  # noqa: BLE001
             log.warning("sweeping namespaces of run %s failed: %s", run_id(), e)
         return
-    kind.delete()
+    kind.delete_unless_used()

@@ -97,11 +97,19 @@ class Scenario:
                 self.mark(when, f"apply {filename}")
         return created
 
-    def node_exec(self, *cmd: str, timeout: float = 30) -> str:
-        """Run ``cmd`` in the kind node container; skips the test on a ``--kubeconfig`` cluster."""
+    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
+        """Run ``cmd`` in a kind node container (default: the control plane); skips the test
+        on a ``--kubeconfig`` cluster."""
         if self.kind is None:
             pytest.skip("needs a kind node to exec into (not available with --kubeconfig)")
-        return self.kind.node_exec(*cmd, timeout=timeout)
+        return self.kind.node_exec(*cmd, timeout=timeout, node=node)
+
+    def node_port_url(self, node_port: int, path: str = "/") -> str:
+        """``http://127.0.0.1:<host port>/…`` where the cluster's ``node_port`` is published
+        (kind config ``extraPortMappings``, a free host port per cluster); on a ``--kubeconfig``
+        cluster the NodePort itself (it must be published 1:1 on 127.0.0.1)."""
+        port = self.kind.host_port(node_port) if self.kind else node_port
+        return f"http://127.0.0.1:{port}{path}"
 
     def add_file(self, name: str, content: str | bytes) -> None:
         """Add a file to the test's report (allure attachment, artifacts of a failure); a

@@ -1,7 +1,10 @@
-"""Profile (e2e.cluster): patch merging, the cluster key, config errors; Docker preflight."""
+"""Profile (e2e.cluster): patch merging, named profiles, host ports, per-node CNI, the cluster
+key, config errors, cluster state; Docker preflight."""
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import textwrap
 import time
 from pathlib import Path
@@ -10,7 +13,17 @@ import pytest
 import yaml
 
 from e2e import cluster
-from e2e.cluster import PreflightError, Profile, check_docker, kind_binary
+from e2e.cluster import (
+    CONFLIST_IN_NODE,
+    PreflightError,
+    Profile,
+    check_docker,
+    kind_binary,
+    node_pod_subnets,
+    owned_clusters,
+    parse_docker_port,
+    profile_patches,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = "kindest/node:v1.37.2"
@@ -87,8 +100,121 @@ def test_real_offline_profile_merges_over_the_default_config():
     assert cfg["kind"] == "Cluster"
     assert cfg["networking"]["disableDefaultCNI"] is True
     assert len(cfg["nodes"]) == 1
-    assert cfg["nodes"][0]["extraPortMappings"][0]["listenAddress"] == "127.0.0.1"
+    mapping = cfg["nodes"][0]["extraPortMappings"][0]
+    assert mapping["listenAddress"] == "127.0.0.1"
+    assert mapping.get("hostPort", 0) == 0  # a free host port per cluster, never a fixed one
     assert any("failCgroupV1: false" in p for p in cfg["kubeadmConfigPatches"])
+    assert "extraMounts" not in cfg["nodes"][0]  # one node: the baked conflist serves
+
+
+def test_port_mappings_listen_on_loopback_unless_told(tmp_path):
+    cfg_file = write(tmp_path, "kind.yaml", """\
+        kind: Cluster
+        nodes:
+          - role: control-plane
+            extraPortMappings:
+              - containerPort: 30080
+              - containerPort: 30081
+                listenAddress: "::1"
+    """)
+    mappings = Profile(cfg_file, IMAGE).config()["nodes"][0]["extraPortMappings"]
+    assert [m["listenAddress"] for m in mappings] == ["127.0.0.1", "::1"]
+
+
+# -- named profiles ------------------------------------------------------------------------
+
+
+def test_default_profile_has_no_patch_file(tmp_path):
+    assert profile_patches(tmp_path, "default") == ()
+
+
+def test_named_profile_is_its_file(tmp_path):
+    f = write(tmp_path, "fast.yaml", "kubeadmConfigPatches: []\n")
+    assert profile_patches(tmp_path, "fast") == (f,)
+
+
+def test_unknown_profile_names_the_known_ones(tmp_path):
+    write(tmp_path, "multi-node.yaml", "nodes: []\n")
+    with pytest.raises(PreflightError, match=r"unknown cluster profile 'nope'.*known: default, multi-node"):
+        profile_patches(tmp_path, "nope")
+
+
+def test_repo_profiles_render_and_differ_from_default():
+    offline = (ROOT / "hack/offline/kind-offline.yaml",)
+    default = Profile(ROOT / "kind-config.yaml", IMAGE, offline)
+    names = sorted(p.stem for p in (ROOT / "profiles").glob("*.yaml"))
+    assert "multi-node" in names
+    keys = {default.key}
+    for name in names:
+        prof = Profile(ROOT / "kind-config.yaml", IMAGE, offline + profile_patches(ROOT / "profiles", name), name)
+        assert prof.config()["kind"] == "Cluster"
+        keys.add(prof.key)
+    assert len(keys) == len(names) + 1  # every profile has its own cluster
+
+
+# -- several nodes on the offline (static ptp) CNI ------------------------------------------
+
+
+def multi_node(tmp_path, cni_off: bool = True) -> Profile:
+    base = write(tmp_path, "kind.yaml", """\
+        kind: Cluster
+        nodes:
+          - role: control-plane
+    """)
+    extra = write(tmp_path, "two.yaml", ("networking: {disableDefaultCNI: true}\n" if cni_off else "") + "nodes: [{role: worker}]\n")
+    return Profile(base, IMAGE, (extra,), "two")
+
+
+def test_node_pod_subnets_split_the_pod_subnet():
+    assert node_pod_subnets({"nodes": [{}, {}, {}]}) == ["10.244.0.0/24", "10.244.1.0/24", "10.244.2.0/24"]
+    assert node_pod_subnets({"networking": {"podSubnet": "10.10.0.0/16,fd00::/56"}, "nodes": [{}]}) == ["10.10.0.0/24"]
+
+
+def test_each_node_mounts_its_own_conflist(tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "state")
+    prof = multi_node(tmp_path)
+    cfg = prof.config()
+    files = prof.files()
+    assert [n["role"] for n in cfg["nodes"]] == ["control-plane", "worker"]
+    seen = []
+    for node, subnet in zip(cfg["nodes"], ["10.244.0.0/24", "10.244.1.0/24"]):
+        (mount,) = node["extraMounts"]
+        assert mount["containerPath"] == CONFLIST_IN_NODE and mount["readOnly"] is True
+        conf = json.loads(files[Path(mount["hostPath"])])
+        ptp = next(p for p in conf["plugins"] if p["type"] == "ptp")
+        assert ptp["ipMasq"] is False  # a node-wide rule masquerades only traffic leaving the pod subnet
+        (rng,) = ptp["ipam"]["ranges"][0]
+        assert rng["subnet"] == subnet
+        assert ipaddress.ip_address(rng["gateway"]) in ipaddress.ip_network(subnet)
+        assert any(p["type"] == "portmap" for p in conf["plugins"])  # the rest of the baked conflist stays
+        seen.append(mount["hostPath"])
+    assert len(set(seen)) == 2
+
+
+def test_one_node_or_kindnetd_mounts_nothing(tmp_path):
+    assert Profile(write(tmp_path, "one.yaml", "kind: Cluster\nnetworking: {disableDefaultCNI: true}\nnodes: [{role: control-plane}]\n"), IMAGE).files() == {}
+    online = multi_node(tmp_path, cni_off=False)
+    assert online.files() == {}
+    assert all("extraMounts" not in n for n in online.config()["nodes"])
+
+
+# -- cluster state --------------------------------------------------------------------------
+
+
+def test_parse_docker_port():
+    text = "30080/tcp -> 127.0.0.1:41234\n6443/tcp -> 127.0.0.1:39999\n30080/tcp -> [::1]:41235\n"
+    assert parse_docker_port(text) == {"30080/tcp": 41234, "6443/tcp": 39999}
+    assert parse_docker_port("") == {}
+
+
+def test_owned_clusters_reads_state_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path)
+    (tmp_path / "ple2e-aaaa.json").write_text(json.dumps({"owner": "run-1"}))
+    (tmp_path / "ple2e-bbbb.json").write_text(json.dumps({"owner": "run-2"}))
+    (tmp_path / "ple2e-cccc.json").write_text("not json")
+    (tmp_path / "other.json").write_text(json.dumps({"owner": "run-1"}))
+    assert owned_clusters("run-1") == ["ple2e-aaaa"]
+    assert owned_clusters("run-3") == []
 
 
 def test_key_is_stable(base, patch):

@@ -80,15 +80,16 @@ def resync_why(minor_key: int, d: float) -> str:
             f"(remaining capped at syncFrequency {KUBELET_SYNC_FREQUENCY_S:g} s) +{SYNC_TICKER_S:g} s sync ticker")
 
 
-def _gap(case: str, i: int, minors: tuple[int | None, int | None], minor_key: int, source: str) -> Expectation:
-    d = DOCUMENTED_GAPS_S[i]
+def _gap(case: str, i: int, minors: tuple[int | None, int | None], minor_key: int, source: str,
+         gaps: tuple[int, ...] = DOCUMENTED_GAPS_S, name: str | None = None) -> Expectation:
+    d = gaps[i]
     why = (
         f"−{API_TIMESTAMP_RESOLUTION_S:g} s timestamp truncation; +{API_TIMESTAMP_RESOLUTION_S:g} s truncation "
         f"+{CONTAINER_START_S:g} s container start {resync_why(minor_key, d)}"
     )
     return Expectation(
         case=case,
-        name=f"restart_gap[{i}]",
+        name=name or f"restart_gap[{i}]",
         documented=float(d),
         unit="s",
         band=Band(max(0.0, d - API_TIMESTAMP_RESOLUTION_S),
@@ -99,15 +100,19 @@ def _gap(case: str, i: int, minors: tuple[int | None, int | None], minor_key: in
     )
 
 
-def gap_expectations(case: str, indices: range, source: str) -> list[Expectation]:
+def gap_expectations(case: str, indices: range, source: str, gaps: tuple[int, ...] = DOCUMENTED_GAPS_S,
+                     name: str | None = None) -> list[Expectation]:
     """The version-keyed restart_gap[i] expectations of CL-1 for ``case`` (any family whose
-    containers restart with the crash-loop back-off)."""
+    containers restart with the crash-loop back-off); ``gaps`` the documented back-off before
+    each restart (s), ``name`` a measurement name other than ``restart_gap[i]``."""
     out = []
     for i in indices:
         out.append(_gap(case, i, (None, 34), 34,
-                        source + "; [UP] pkg/kubelet/pod_workers.go completeWork (1.34: backOffPeriod 10 s); kubelet.go syncLoop"))
+                        source + "; [UP] pkg/kubelet/pod_workers.go completeWork (1.34: backOffPeriod 10 s); kubelet.go syncLoop",
+                        gaps, name))
         out.append(_gap(case, i, (37, None), 37,
-                        source + "; [UP] pkg/kubelet/pod_workers.go completeWork (1.37: MinBackoffExpiration); kubelet.go syncLoop"))
+                        source + "; [UP] pkg/kubelet/pod_workers.go completeWork (1.37: MinBackoffExpiration); kubelet.go syncLoop",
+                        gaps, name))
     return out
 
 
@@ -219,5 +224,56 @@ register(
         _exact("CL-8", "phase[Never]", "Failed", CL8_SOURCE),
         _exact("CL-8", "status[Never]", "Init:Error", CL8_SOURCE),
         _exact("CL-8", "main_started[Never]", False, CL8_SOURCE),
+    ]
+)
+
+
+# -- CL-6, CL-7: a kubelet with its own back-off cap (cluster profile crashloop-cap-20s) -----
+# profiles/crashloop-cap-20s.yaml sets crashLoopBackOff.maxContainerRestartPeriod to this (s);
+# the scenario checks the running kubelet's configz says so before judging anything.
+CL6_MAX_RESTART_PERIOD_S = 20
+# The initial back-off, 10 s (pkg/kubelet/kubelet.go initialCrashLoopBackOff), unless the cap
+# is lower (newCrashLoopBackOff: then the initial delay is the cap).
+INITIAL_BACKOFF_S = 10
+
+
+def capped_gaps(cap_s: int, count: int) -> tuple[int, ...]:
+    """Documented back-off before each of ``count`` restarts with the kubelet's cap at
+    ``cap_s``: immediate, then the initial delay (``min(10, cap)``) doubling up to the cap
+    (pkg/kubelet/kubelet.go newCrashLoopBackOff; client-go flowcontrol Backoff.Next)."""
+    initial = min(INITIAL_BACKOFF_S, cap_s)
+    return (0, *(min(initial * 2**i, cap_s) for i in range(count - 1)))
+
+
+CL6_GAPS_S = capped_gaps(CL6_MAX_RESTART_PERIOD_S, 5)  # (0, 10, 20, 20, 20)
+UP_CAP = ("[UP] pkg/kubelet/kubelet.go newCrashLoopBackOff (KubeletCrashLoopBackOffMax: beta, on from 1.35; "
+          "alpha before); client-go util/flowcontrol/backoff.go Backoff.Next (min(2 × delay, max))")
+register(gap_expectations("CL-6", range(len(CL6_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_CAP}", CL6_GAPS_S))
+
+# CL-7: when is the back-off forgotten? CASES.md (after [S0] HasExpiredFunc and client-go's
+# default) says after 2 × cap without a restart (40 s at a 20 s cap). Since 1.32 the kubelet
+# overrides that: its crash-loop Backoff's HasExpiredFunc is a flat 600 s, whatever the cap
+# (pkg/kubelet/kubelet.go, KEP-4603, kubernetes#128356 "Maintain current 10 minute recovery
+# threshold ... regardless of changes to the maximum duration"). The clock runs from the last
+# restart (Backoff.Next's lastUpdate) to the exit (doBackOff passes finishedAt).
+BACKOFF_RESET_S = 600
+# A run longer than 2 × cap (by 5 s: more than the 1 s timestamp truncation + 1 s container
+# start between lastUpdate and startedAt) but far below the reset threshold.
+CL7_RUN_OVER_2X_CAP_S = 2 * CL6_MAX_RESTART_PERIOD_S + 5
+# A run longer than the reset threshold (same 5 s margin).
+CL7_RUN_OVER_RESET_S = BACKOFF_RESET_S + 5
+UP_RESET = ("[UP] pkg/kubelet/kubelet.go crashLoopBackOff.HasExpiredFunc (> 600 s since the last restart; "
+            "kubernetes#128356, KEP-4603, since 1.32); kuberuntime_manager.go doBackOff (IsInBackOffSince(finishedAt))")
+register(
+    [
+        # after a run of 2 × cap + 5 s the back-off is still at the cap (not reset, unlike CASES.md's 2 × cap)
+        *gap_expectations("CL-7", range(1), f"{UP_RESET}; CASES.md CL-7 (2 × cap) superseded",
+                          (CL6_MAX_RESTART_PERIOD_S,), f"restart_gap_after_run[{CL7_RUN_OVER_2X_CAP_S}s]"),
+        # after a run longer than the reset threshold: immediate, as a first crash
+        *gap_expectations("CL-7", range(1), f"{S0_PHASES} (HasExpiredFunc); {UP_RESET}",
+                          (0,), f"restart_gap_after_run[{CL7_RUN_OVER_RESET_S}s]"),
+        # ... and the next one starts over at the initial delay
+        *gap_expectations("CL-7", range(1), f"{UP_RESET}; client-go Backoff.Next (initEntryUnsafe)",
+                          (min(INITIAL_BACKOFF_S, CL6_MAX_RESTART_PERIOD_S),), "restart_gap_after_reset"),
     ]
 )

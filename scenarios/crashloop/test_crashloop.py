@@ -11,7 +11,9 @@ import json
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from e2e.documented import crashloop as cl
 from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
+from e2e.ephemeral import kubelet_config
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
 from e2e.timeline import container_history, container_samples, restart_gaps, status_sequence
@@ -221,3 +223,69 @@ def test_failing_init_container_never(scenario: Scenario):
     sc.expect("CL-8", "phase[Never]", pod["status"]["phase"])
     sc.expect("CL-8", "status[Never]", pod_columns(pod).status)
     sc.expect("CL-8", "main_started[Never]", _main_started(sc, "init"))
+
+
+# -- CL-6, CL-7: profile crashloop-cap-20s (the kubelet's back-off cap is 20 s) ----------------
+CAP_PROFILE = "crashloop-cap-20s"
+
+
+def require_kubelet_cap(sc: Scenario) -> None:
+    """The running kubelet has the cap the documented values assume (configz), or the test fails."""
+    node = sc.kube.core.list_node().items[0].metadata.name
+    cfg = kubelet_config(sc.kube.api_client, node)
+    cap = (cfg.get("crashLoopBackOff") or {}).get("maxContainerRestartPeriod")
+    want = f"{cl.CL6_MAX_RESTART_PERIOD_S}s"
+    assert cap == want, (f"profile {CAP_PROFILE}: kubelet of {node} runs with crashLoopBackOff.maxContainerRestartPeriod "
+                         f"{cap!r}, documented values assume {want!r} (profiles/{CAP_PROFILE}.yaml)")
+
+
+@pytest.mark.profile(CAP_PROFILE)
+@pytest.mark.case("CL-6")
+def test_configured_backoff_cap(scenario: Scenario):
+    """CL-6: with maxContainerRestartPeriod 20 s the gaps are 0, 10, 20, 20, 20 s."""
+    sc = scenario
+    require_kubelet_cap(sc)
+    crash_pod(sc, "capped", "Always", exit_code=1)
+    wait_for_runs(sc, "CL-6", "capped", runs=len(cl.CL6_GAPS_S) + 1)
+    judge_gaps(sc, "CL-6", "capped", count=len(cl.CL6_GAPS_S))
+
+
+def _judge_after_long_run(sc: Scenario, pod: str, long_s: int, after_reset: bool) -> None:
+    """Crash, crash, crash (the back-off reaches the cap), one run of ``long_s`` s, then judge
+    the gap after it (and, ``after_reset``, the gap after that)."""
+    long_attempt = 4  # runs 1–3 take the back-off to the cap: gaps 0, 10, 20 (CL-6)
+    sc.apply("long-run.yaml", name=pod, long_attempt=long_attempt, long_s=long_s, run_s=RUN_S)
+    runs_needed = long_attempt + 1 + (1 if after_reset else 0)
+    budget = sum(sc.judge.wait_budget_s("CL-6", f"restart_gap[{i}]") for i in range(long_attempt - 1))
+    for name in [f"restart_gap_after_run[{long_s}s]"] + (["restart_gap_after_reset"] if after_reset else []):
+        budget += sc.judge.wait_budget_s("CL-7", name)
+    timeout = budget + long_s + runs_needed * RUN_BUDGET_S + WAIT_SLACK_S
+    sc.wait_for(f"{runs_needed} runs of {pod}/app", lambda: len(sc.attempts(pod, "app")) >= runs_needed or None, timeout)
+    runs = sc.attempts(pod, "app")
+    gaps = restart_gaps(runs)
+    i = long_attempt - 1  # gap after the long run
+    sc.expect("CL-7", f"restart_gap_after_run[{long_s}s]", gaps[i], around=runs[i + 1].started_at,
+              details={"long_run_s": runs[i].finished_at - runs[i].started_at if runs[i].finished_at else None})
+    if after_reset:
+        sc.expect("CL-7", "restart_gap_after_reset", gaps[i + 1], around=runs[i + 2].started_at)
+
+
+@pytest.mark.profile(CAP_PROFILE)
+@pytest.mark.case("CL-7")
+def test_backoff_kept_after_twice_the_cap(scenario: Scenario):
+    """CL-7: a run longer than 2 × cap (45 s at a 20 s cap) does not reset the back-off: the
+    next restart still waits the cap (the kubelet's reset threshold is a flat 600 s)."""
+    sc = scenario
+    require_kubelet_cap(sc)
+    _judge_after_long_run(sc, "over-2x-cap", cl.CL7_RUN_OVER_2X_CAP_S, after_reset=False)
+
+
+@pytest.mark.slow
+@pytest.mark.profile(CAP_PROFILE)
+@pytest.mark.case("CL-7")
+def test_backoff_reset_after_threshold(scenario: Scenario):
+    """CL-7: after a run longer than the reset threshold (600 s) the next restart is immediate
+    and the one after waits the initial 10 s again (about 11 minutes)."""
+    sc = scenario
+    require_kubelet_cap(sc)
+    _judge_after_long_run(sc, "over-reset", cl.CL7_RUN_OVER_RESET_S, after_reset=True)

@@ -38,7 +38,7 @@ RECORD = ("Pod", "Event", "ReplicaSet", "Deployment")
 STEP_BUDGET_S = 15
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 REVISION = "deployment.kubernetes.io/revision"
-NODE_PORT_URL = "http://127.0.0.1:30080/"
+NODE_PORT = 30080  # traffic.yaml's Service; published on a free host port of 127.0.0.1 (Scenario.node_port_url)
 NODE_PORT_WAIT_S = 60
 LOAD_RATE_PER_S = 20
 LOAD_TIMEOUT_S = 1.0
@@ -164,9 +164,9 @@ def apply_node_port(sc: Scenario, values: dict) -> bool:
         raise
 
 
-def answering(seen: set[str]) -> set[str]:
+def answering(url: str, seen: set[str]) -> set[str]:
     try:
-        r = httpx.get(NODE_PORT_URL, timeout=1.0, headers={"Connection": "close"})
+        r = httpx.get(url, timeout=1.0, headers={"Connection": "close"})
         if r.status_code == 200 and r.text:
             seen.add(r.text.split()[0])
     except httpx.HTTPError:
@@ -179,8 +179,9 @@ def answering(seen: set[str]) -> set[str]:
 def test_rollout_under_load(scenario: Scenario):
     """DR-3 traffic: a real rollout (restart) of 2 lifecycle-app pods in drain mode with
     maxSurge 1, maxUnavailable 0, under constant HTTP load on new connections through
-    127.0.0.1:30080: zero failed requests; sum ≤ 3 and available ≥ 2 throughout."""
+    the NodePort on 127.0.0.1: zero failed requests; sum ≤ 3 and available ≥ 2 throughout."""
     sc = scenario
+    url = sc.node_port_url(NODE_PORT)
     replicas, surge, unavailable = doc.DR3_VARIANTS["traffic"]
     values = dict(replicas=replicas, max_surge=surge, max_unavailable=unavailable, drain_delay=f"{doc.DR3_DRAIN_DELAY_S}s",
                   readiness_period=doc.READINESS_PERIOD_S)
@@ -190,9 +191,9 @@ def test_rollout_under_load(scenario: Scenario):
         old = wait_ready(sc, replicas, app="web")
         sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), WAIT_SLACK_S)
         seen: set[str] = set()
-        sc.wait_for("both pods answering on 127.0.0.1:30080", lambda: set(old) <= answering(seen), WAIT_SLACK_S, interval_s=0.1)
+        sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= answering(url, seen), WAIT_SLACK_S, interval_s=0.1)
         budget = 2 * (doc.DR3_DRAIN_DELAY_S + STEP_BUDGET_S) + WAIT_SLACK_S
-        gen = LoadGenerator(NODE_PORT_URL, LOAD_RATE_PER_S, duration_s=budget + 2 * TAIL_S, mode="new",
+        gen = LoadGenerator(url, LOAD_RATE_PER_S, duration_s=budget + 2 * TAIL_S, mode="new",
                             timeout_s=LOAD_TIMEOUT_S).start()
         try:
             # documented wait: a clean baseline before the rollout

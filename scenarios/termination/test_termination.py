@@ -33,8 +33,9 @@ from e2e.timeline import parse_time
 
 # Slack for waits (not for verdicts): pod creation, scheduling, container start.
 WAIT_SLACK_S = 30
-# Published NodePort (kind-config.yaml): the only address host traffic goes to.
-NODE_PORT_URL = "http://127.0.0.1:30080/"
+# The Service's NodePort (traffic.yaml); kind-config.yaml publishes it on a free port of
+# 127.0.0.1 per cluster (Scenario.node_port_url), the only address host traffic goes to.
+NODE_PORT = 30080
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -201,7 +202,7 @@ REQUEST_DELAY = "500ms"
 # Load before the first delete (a clean baseline) and after the last pod is gone (late failures).
 BASELINE_S = max(2.0, doc.SETTLE_S)  # also lets the pods settle (see settle())
 TAIL_S = 2.0
-# How long a test waits for NodePort 30080 to be released by a Service of an earlier test.
+# How long a test waits for NodePort NODE_PORT to be released by a Service of an earlier test.
 NODE_PORT_WAIT_S = 60
 # The negative control's app exits at once; its pod's netns-holder keeps the pod's IP this long
 # after SIGTERM, longer than kube-proxy needs to drop the endpoint (EndpointSlice update ≤ 1.5 s,
@@ -216,10 +217,10 @@ VARIANTS = {
 }
 
 
-def _answering_pods(seen: set[str]) -> set[str]:
-    """One request to the NodePort; adds the answering pod's name (first word of the body)."""
+def _answering_pods(url: str, seen: set[str]) -> set[str]:
+    """One request to the NodePort at ``url``; adds the answering pod's name (first word of the body)."""
     try:
-        r = httpx.get(NODE_PORT_URL, timeout=1.0, headers={"Connection": "close"})
+        r = httpx.get(url, timeout=1.0, headers={"Connection": "close"})
         if r.status_code == 200 and r.text:
             seen.add(r.text.split()[0])
     except httpx.HTTPError:
@@ -255,8 +256,8 @@ def test_no_lost_requests(scenario: Scenario, follow, variant: str, trigger: str
     sc = scenario
     settings = VARIANTS[variant]
     values = dict(grace=doc.PRESTOP_GRACE_S, request_delay=REQUEST_DELAY, readiness_period=doc.READINESS_PERIOD_S,
-                  readiness_failure_threshold=doc.READINESS_FAILURE_THRESHOLD, **settings)
-    sc.wait_for("NodePort 30080 free (a previous test's Service may still be going away)",
+                  readiness_failure_threshold=doc.READINESS_FAILURE_THRESHOLD, node_port=NODE_PORT, **settings)
+    sc.wait_for(f"NodePort {NODE_PORT} free (a previous test's Service may still be going away)",
                 lambda: _apply_node_port(sc, "traffic.yaml", values), NODE_PORT_WAIT_S, interval_s=1)
     try:
         _no_lost_requests(sc, follow, variant, trigger)
@@ -289,10 +290,11 @@ def _no_lost_requests(sc: Scenario, follow, variant: str, trigger: str) -> None:
     old = sc.wait_for("two ready endpoints", lambda: sorted(endpoints.ready_pods(states(sc))) if len(endpoints.ready_pods(states(sc))) == 2 else None,
                       2 * WAIT_SLACK_S)
     seen: set[str] = set()
-    sc.wait_for("both pods answering on 127.0.0.1:30080", lambda: set(old) <= _answering_pods(seen), WAIT_SLACK_S, interval_s=0.1)
+    url = sc.node_port_url(NODE_PORT)
+    sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= _answering_pods(url, seen), WAIT_SLACK_S, interval_s=0.1)
     logs = {p: follow(p) for p in old}
 
-    gen = LoadGenerator(NODE_PORT_URL, LOAD_RATE_PER_S, duration_s=BASELINE_S + 2 * doc.PRESTOP_GRACE_S + 2 * WAIT_SLACK_S,
+    gen = LoadGenerator(url, LOAD_RATE_PER_S, duration_s=BASELINE_S + 2 * doc.PRESTOP_GRACE_S + 2 * WAIT_SLACK_S,
                         mode="new", timeout_s=LOAD_TIMEOUT_S).start()
     try:
         clean = sc.never_within(BASELINE_S, "a failed request before the delete",
@@ -337,7 +339,7 @@ def _no_lost_requests(sc: Scenario, follow, variant: str, trigger: str) -> None:
     ordered = sorted(deleted.items(), key=lambda kv: kv[1])
     # the picture first: it is most useful when something below fails
     pod_events = [_pod_events(sc, pod, t_delete, logs[pod], variant == "prestop-drain") for pod, t_delete in ordered]
-    title = (f"PS-4 {variant}, {trigger}: HTTP load on new connections through 127.0.0.1:30080 "
+    title = (f"PS-4 {variant}, {trigger}: HTTP load on new connections through NodePort {NODE_PORT} "
              f"({LOAD_RATE_PER_S}/s, each request held {REQUEST_DELAY})")
     sc.add_file("traffic.png", traffic_picture.render(result.requests, all_states, pod_events, t0, title))
     allure.attach(result.to_text(t0), name="requests.txt", attachment_type=allure.attachment_type.TEXT)

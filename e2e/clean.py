@@ -1,0 +1,128 @@
+"""``make clean``: remove what dead runs left behind (``python -m e2e.clean [--dry-run]``).
+
+- **Clusters**: every kind cluster with a state file in ``STATE_DIR`` (``$E2E_STATE_DIR``,
+  default ``/tmp/pod-lifecycle-e2e``) that no live process uses (:func:`e2e.cluster.cluster_in_use`):
+  clusters kept with ``--keep-cluster`` included. A ``ple2e-*`` cluster without a state file
+  (another ``E2E_STATE_DIR``, or made before state files existed) is listed, not touched.
+- **Namespaces** labelled with the run id of a run that is no longer alive
+  (:func:`e2e.cluster.run_alive`), in every cluster that stays (kept namespaces of failed tests
+  included).
+- **Files**: state and lock files of clusters that no longer exist, lock files of dead runs,
+  per-node CNI configs no remaining cluster mounts.
+
+Prints what it removes (or would remove); exit code 0, or 1 when something could not be removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from . import cluster
+from .cluster import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
+from .kube import RUN_LABEL, Kube
+
+log = logging.getLogger(__name__)
+
+# the longer suffix first: "x.node.lock" is cluster x's, not cluster "x.node"'s
+STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".lock", ".use")
+
+
+def _say(dry_run: bool, what: str) -> None:
+    print(("would remove " if dry_run else "removing ") + what)
+
+
+def clean(dry_run: bool = False) -> int:
+    """Remove what dead runs left (see module doc); returns the number of failures."""
+    state_dir = cluster.STATE_DIR
+    failures = 0
+    try:
+        existing = set(kind_clusters())
+    except PreflightError as e:
+        print(f"cannot list kind clusters: {e}", file=sys.stderr)
+        return 1
+    stateful = {p.name[: -len(".json")] for p in state_dir.glob(f"{CLUSTER_PREFIX}*.json")} if state_dir.is_dir() else set()
+
+    for name in sorted(existing - stateful):
+        print(f"leaving kind cluster {name}: no state file in {state_dir} (delete it with `kind delete cluster --name {name}` if it is yours)")
+
+    remaining = set()
+    for name in sorted(existing & stateful):
+        kind = Kind(name)
+        if cluster_in_use(name):
+            remaining.add(name)
+            continue
+        _say(dry_run, f"kind cluster {name} (no live run uses it; created by run {kind.state().get('owner')})")
+        if not dry_run:
+            try:
+                if kind.delete_unless_used():  # a run that started using it meanwhile keeps it
+                    existing.discard(name)  # its lock file goes below with the other leftovers
+                else:
+                    remaining.add(name)
+            except PreflightError as e:
+                print(f"  failed: {e}", file=sys.stderr)
+                failures += 1
+                remaining.add(name)
+
+    for name in sorted(remaining):
+        failures += _clean_namespaces(name, dry_run)
+
+    # files of clusters that no longer exist
+    if state_dir.is_dir():
+        for path in sorted(state_dir.glob(f"{CLUSTER_PREFIX}*")):
+            name = next((path.name[: -len(s)] for s in STATE_SUFFIXES if path.name.endswith(s)), None)
+            if name and name not in existing | remaining and not cluster_in_use(name):
+                _say(dry_run, f"file {path}")
+                if not dry_run:
+                    path.unlink(missing_ok=True)
+        runs = state_dir / "runs"
+        for path in sorted(runs.glob("*.lock")) if runs.is_dir() else []:
+            if not run_alive(path.name[: -len(".lock")]):
+                _say(dry_run, f"lock of dead run {path}")
+                if not dry_run:
+                    path.unlink(missing_ok=True)
+        mounted = "".join(
+            (state_dir / f"{n}.kind-config.yaml").read_text() for n in remaining if (state_dir / f"{n}.kind-config.yaml").is_file()
+        )
+        for path in sorted((state_dir / "cni").glob("*.conflist")) if (state_dir / "cni").is_dir() else []:
+            if str(path) not in mounted:
+                _say(dry_run, f"CNI config {path} (no remaining cluster mounts it)")
+                if not dry_run:
+                    path.unlink(missing_ok=True)
+    return failures
+
+
+def _clean_namespaces(name: str, dry_run: bool) -> int:
+    """Delete the namespaces of dead runs in the live cluster ``name``; returns failures."""
+    kind = Kind(name)
+    try:
+        kube = Kube(str(kind.write_kubeconfig()))
+        namespaces = kube.core.list_namespace(label_selector=RUN_LABEL).items
+    except Exception as e:  # noqa: BLE001 - one cluster's trouble does not stop the rest
+        print(f"cannot list namespaces of cluster {name}: {e}", file=sys.stderr)
+        return 1
+    failures = 0
+    for ns in namespaces:
+        run = ns.metadata.labels[RUN_LABEL]
+        if run_alive(run) or ns.status.phase == "Terminating":
+            continue
+        _say(dry_run, f"namespace {ns.metadata.name} of dead run {run} in cluster {name}")
+        if not dry_run:
+            try:
+                kube.delete_namespace(ns.metadata.name)
+            except Exception as e:  # noqa: BLE001
+                print(f"  failed: {e}", file=sys.stderr)
+                failures += 1
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m e2e.clean", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dry-run", action="store_true", help="only say what would be removed")
+    args = parser.parse_args(argv)
+    return 1 if clean(args.dry_run) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""The multi-node profile works: pod traffic across nodes, a Service with endpoints on both
+nodes, cluster DNS from both, and the pod-subnet safety route on each node.
+
+Not a documented case (no CASES.md ID, nothing judged against a band): a check that the
+cluster profile ``multi-node`` (profiles/multi-node.yaml; offline: e2e.cluster's per-node
+ptp subnets, routes and masquerade rule, CASES-faults.md §3a) gives the NF/DR cases the
+network they assume. All traffic comes from pods; the host only reads the API and asks the
+nodes' routing tables (``ip route get`` sends nothing).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+from kubernetes import client
+
+from e2e.scenario import Scenario
+
+# Slack for waits: scheduling, container start, the client's requests (3 s timeout each).
+WAIT_SLACK_S = 60
+# Service requests per client: with two endpoints picked at random by kube-proxy, both are
+# hit with probability 1 − 2 × 0.5^n (n = 20: 1 − 2e-6).
+SERVICE_REQUESTS = 20
+APP_PORT = 8080
+# An address of the pod subnet that no node's share covers (nodes get 10.244.0.0/24,
+# 10.244.1.0/24, …: e2e.cluster.node_pod_subnets).
+UNUSED_POD_IP = "10.244.200.1"
+
+
+def _pods_on_nodes(sc: Scenario, manifest: str, prefix: str, nodes: list[str], **values) -> dict[str, str]:
+    """``{node: pod name}`` after applying ``manifest`` once per node."""
+    out = {}
+    for i, node in enumerate(nodes):
+        name = f"{prefix}-{i}"
+        sc.apply(manifest, name=name, node=node, **values)
+        out[node] = name
+    return out
+
+
+def _ready(sc: Scenario, pod: str) -> bool:
+    obj = sc.pod(pod) or {}
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+def _phase(sc: Scenario, pod: str) -> str | None:
+    return ((sc.pod(pod) or {}).get("status") or {}).get("phase")
+
+
+def _lines(text: str, kind: str) -> list[str]:
+    return [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith(kind + " ")]
+
+
+@pytest.mark.profile("multi-node")
+@pytest.mark.record("Pod", "Event", "EndpointSlice")
+def test_pods_services_and_dns_across_nodes(scenario: Scenario):
+    """A web pod and a client pod on each node: each client reaches both web pods by pod IP
+    (the web pod sees the client's own address), resolves the Service and is answered by both
+    of its endpoints, one per node."""
+    sc = scenario
+    nodes = sorted(n.metadata.name for n in sc.kube.core.list_node().items)
+    assert len(nodes) == 2, f"profile multi-node has 2 nodes, the cluster has {nodes}"
+
+    sc.apply("web-service.yaml")
+    web = _pods_on_nodes(sc, "web-on-node.yaml", "web", nodes)
+    sc.wait_for("a ready web pod on each node", lambda: all(_ready(sc, p) for p in web.values()), WAIT_SLACK_S)
+    ips = {node: sc.pod(p)["status"]["podIP"] for node, p in web.items()}
+    for node, ip in ips.items():
+        assert sc.pod(web[node])["spec"]["nodeName"] == node
+
+    # the Service's endpoints: one per node
+    slices = client.DiscoveryV1Api(sc.kube.api_client).list_namespaced_endpoint_slice(
+        sc.namespace, label_selector="kubernetes.io/service-name=web").items
+    endpoint_nodes = sorted(ep.node_name for s in slices for ep in s.endpoints or [] if ep.conditions.ready)
+    assert endpoint_nodes == nodes, f"Service web should have a ready endpoint on each node, has {endpoint_nodes}"
+
+    targets = " ".join(f"{ip}:{APP_PORT}" for ip in ips.values())
+    clients = _pods_on_nodes(sc, "client-on-node.yaml", "client", nodes, pod_targets=targets, service_requests=SERVICE_REQUESTS)
+    sc.wait_for("both clients done", lambda: all(_phase(sc, p) in ("Succeeded", "Failed") for p in clients.values()),
+                WAIT_SLACK_S + 3 * (len(nodes) + SERVICE_REQUESTS + 1))
+
+    cluster_ip = sc.kube.core.read_namespaced_service("web", sc.namespace).spec.cluster_ip
+    problems = []
+    for node, pod in clients.items():
+        log = sc.kube.logs(sc.namespace, pod, "client")
+        client_ip = sc.pod(pod)["status"]["podIP"]
+        # pod to pod, on the same node and across nodes
+        pod_lines = _lines(log, "POD")
+        if len(pod_lines) != len(ips):
+            problems.append(f"client on {node}: {len(pod_lines)} pod requests logged, expected {len(ips)}: {log[-500:]!r}")
+        for line in pod_lines:
+            address, verdict, *rest = line.split(" ", 2)
+            target = next(n for n, ip in ips.items() if address == f"{ip}:{APP_PORT}")
+            if verdict != "OK" or not (rest and rest[0].startswith(web[target])):
+                problems.append(f"client on {node} → pod {web[target]} on {target} ({address}): {line}")
+        # cluster DNS and the Service by name, from this node
+        dns = _lines(log, "DNS")
+        if dns != [f"OK {cluster_ip}"]:
+            problems.append(f"client on {node}: the Service name web should resolve to its ClusterIP {cluster_ip}: {dns}")
+        answered = {body.split()[1] for body in _lines(log, "SVC") if body.startswith("OK ")}
+        if answered != set(web.values()):
+            problems.append(f"client on {node}: the Service web was answered by {sorted(answered)}, expected {sorted(web.values())}"
+                            f" ({len(_lines(log, 'SVC'))} requests; failures: {[b for b in _lines(log, 'SVC') if not b.startswith('OK')][:3]})")
+        # pod traffic keeps its source address across nodes (no masquerading inside the pod subnet)
+        for target, web_pod in web.items():
+            remotes = {w.split("remote=")[1].rsplit(":", 1)[0] for w in sc.kube.logs(sc.namespace, web_pod, "app").splitlines()
+                       if "remote=" in w}
+            if client_ip not in remotes:
+                problems.append(f"web pod on {target} never saw client {pod}'s address {client_ip} (saw {sorted(remotes)})")
+    assert not problems, "multi-node networking:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.profile("multi-node")
+def test_pod_subnet_routes_on_each_node(scenario: Scenario):
+    """Each node routes the other node's pod share via that node and keeps every other
+    address of the pod subnet ``unreachable`` (never the default route off the machine)."""
+    sc = scenario
+    if sc.kind is None:
+        pytest.skip("reads the nodes' routing tables: needs a kind cluster")
+    nodes = sc.kind.nodes()
+    assert len(nodes) == 2
+    k8s_nodes = {n.metadata.name: n for n in sc.kube.core.list_node().items}
+    problems = []
+    for node in nodes:
+        # `ip route get` of an address behind an unreachable route fails with EHOSTUNREACH
+        unused = sc.node_exec("sh", "-c", f"ip route get {UNUSED_POD_IP} 2>&1 || true", node=node).strip()
+        if "No route to host" not in unused:
+            problems.append(f"{node}: {UNUSED_POD_IP} (unused part of the pod subnet) routes as {unused!r}, not unreachable")
+        for other in nodes:
+            if other == node:
+                continue
+            other_ip = next(a.address for a in k8s_nodes[other].status.addresses if a.type == "InternalIP")
+            share = ipaddress.ip_network(_pod_share(sc, other, k8s_nodes[other]))
+            probe = str(share.network_address + 200)  # in the other node's share, not its gateway
+            route = sc.node_exec("ip", "route", "get", probe, node=node).strip()
+            if f"via {other_ip} " not in route + " ":
+                problems.append(f"{node}: {probe} (pod share of {other}) routes as {route!r}, not via {other_ip}")
+    assert not problems, "pod subnet routes:\n  " + "\n  ".join(problems)
+
+
+def _pod_share(sc: Scenario, node: str, k8s_node) -> str:
+    """The node's share of the pod subnet: its static CNI conflist offline, else (kindnetd)
+    the ``spec.podCIDR`` kube-controller-manager gave it."""
+    try:
+        return sc.kind.pod_subnet_of(node)
+    except RuntimeError:
+        return k8s_node.spec.pod_cidr

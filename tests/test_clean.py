@@ -1,0 +1,149 @@
+"""make clean (e2e.clean) and the liveness locks it trusts (e2e.cluster): a fake kind CLI, a
+temporary state directory, real processes holding and dropping locks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from e2e import clean, cluster
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch) -> Path:
+    d = tmp_path / "state"
+    d.mkdir()
+    monkeypatch.setattr(cluster, "STATE_DIR", d)
+    return d
+
+
+def holder(code: str) -> subprocess.Popen:
+    """A child process that runs ``code`` (with e2e.cluster's STATE_DIR set), prints 'held', waits."""
+    script = textwrap.dedent(f"""\
+        import sys, e2e.cluster as c
+        from pathlib import Path
+        c.STATE_DIR = Path(sys.argv[1])
+        {code}
+        print("held", flush=True)
+        sys.stdin.read()
+    """)
+    p = subprocess.Popen([sys.executable, "-c", script, str(cluster.STATE_DIR)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+
+def stop(p: subprocess.Popen) -> None:
+    p.kill()
+    p.wait()
+
+
+def test_a_run_is_alive_while_a_process_of_it_lives(state):
+    assert not cluster.run_alive("r1")  # never seen
+    p = holder("c.hold_run('r1')")
+    try:
+        assert cluster.run_alive("r1")
+        assert not cluster.run_alive("r2")
+    finally:
+        stop(p)  # SIGKILL: the kernel drops the lock
+    assert not cluster.run_alive("r1")
+
+
+def test_holding_a_run_twice_in_one_process_is_one_lock(state):
+    cluster.hold_run("r3")
+    cluster.hold_run("r3")
+    assert cluster.run_alive("r3")
+
+
+def test_cluster_in_use_follows_the_use_file(state):
+    name = "ple2e-0000000000"
+    assert not cluster.cluster_in_use(name)
+    p = holder(f"import fcntl, os; fd = os.open(c.STATE_DIR / '{name}.use', os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_SH)")
+    try:
+        assert cluster.cluster_in_use(name)
+    finally:
+        stop(p)
+    assert not cluster.cluster_in_use(name)
+
+
+@pytest.fixture
+def fake_kind(tmp_path, monkeypatch) -> Path:
+    """A kind CLI that lists ple2e-live, ple2e-kept and ple2e-stateless and logs deletions."""
+    log = tmp_path / "kind.log"
+    script = tmp_path / "kind"
+    script.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        echo "$@" >> {log}
+        case "$1 $2" in
+          "get clusters") printf 'kind\\nple2e-kept\\nple2e-live\\nple2e-stateless\\n' ;;
+          "delete cluster") ;;
+          *) echo "unexpected: $@" >&2; exit 1 ;;
+        esac
+    """))
+    script.chmod(0o755)
+    monkeypatch.setenv("E2E_KIND", str(script))
+    return log
+
+
+def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, capsys):
+    for name in ("ple2e-kept", "ple2e-live", "ple2e-gone"):
+        (state / f"{name}.json").write_text(json.dumps({"owner": "old-run"}))
+        (state / f"{name}.lock").write_text("")
+        (state / f"{name}.node.lock").write_text("")
+    (state / "cni").mkdir()
+    (state / "cni" / "abc.conflist").write_text("{}")
+    runs = state / "runs"
+    runs.mkdir()
+    (runs / "dead-run.lock").write_text("")
+    live_cluster = holder("import fcntl, os; fd = os.open(c.STATE_DIR / 'ple2e-live.use', os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_SH)")
+    live_run = holder("c.hold_run('live-run')")
+    try:
+        # the live cluster's namespaces cannot be listed with a fake kind: reported, not fatal
+        failures = clean.clean(dry_run=False)
+        out = capsys.readouterr().out
+    finally:
+        stop(live_cluster)
+        stop(live_run)
+    deleted = [line for line in fake_kind.read_text().splitlines() if line.startswith("delete")]
+    assert deleted == ["delete cluster --name ple2e-kept"]  # not the live one, not the stateless one
+    assert "leaving kind cluster ple2e-stateless" in out
+    assert not (state / "ple2e-kept.json").exists() and not (state / "ple2e-gone.json").exists()
+    assert not (state / "ple2e-kept.lock").exists()  # the deleted cluster's lock file too
+    assert not (state / "ple2e-gone.lock").exists()
+    assert (state / "ple2e-live.json").exists() and (state / "ple2e-live.node.lock").exists()  # in use: stays
+    assert not (state / "ple2e-gone.node.lock").exists()
+    assert not (runs / "dead-run.lock").exists()
+    assert (runs / "live-run.lock").exists()
+    assert not (state / "cni" / "abc.conflist").exists()
+    assert failures == 1  # the live cluster's namespaces (fake kind has no kubeconfig)
+
+
+def test_dry_run_removes_nothing(state, fake_kind, capsys):
+    (state / "ple2e-kept.json").write_text(json.dumps({"owner": "old-run"}))
+    assert clean.clean(dry_run=True) == 0
+    assert "would remove kind cluster ple2e-kept" in capsys.readouterr().out
+    assert (state / "ple2e-kept.json").exists()
+    assert not [line for line in fake_kind.read_text().splitlines() if line.startswith("delete")]
+
+
+def test_a_run_deletes_its_cluster_only_when_no_other_process_uses_it(state, fake_kind):
+    kind = cluster.Kind("ple2e-shared")
+    kind._hold_use()  # this process uses it: that alone does not keep it
+    other = holder("import fcntl, os; fd = os.open(c.STATE_DIR / 'ple2e-shared.use', os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_SH)")
+    try:
+        assert kind.delete_unless_used() is False  # another run uses it
+    finally:
+        stop(other)
+    assert deletions(fake_kind) == []
+    kind._hold_use()
+    assert kind.delete_unless_used() is True
+    assert deletions(fake_kind) == ["delete cluster --name ple2e-shared"]
+
+
+def deletions(log: Path) -> list[str]:
+    return [line for line in log.read_text().splitlines() if line.startswith("delete")] if log.exists() else []
