@@ -46,3 +46,23 @@ def test_known_profiles_collect(pytester):
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_no_wider_fixture_depends_on_the_per_test_cluster():
+    """``cluster`` is per test (its profile's cluster): a module- or session-scoped fixture on it
+    is a ScopeMismatch at run time, so none of the scenarios or examples may declare one."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for path in sorted([*root.joinpath("scenarios").rglob("*.py"), *root.joinpath("examples").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for dec in node.decorator_list:
+                scope = next((kw.value.value for kw in getattr(dec, "keywords", []) if kw.arg == "scope"
+                              and isinstance(kw.value, ast.Constant)), "function")
+                if scope != "function" and {"cluster", "scenario"} & {a.arg for a in node.args.args}:
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno} {node.name} (scope={scope})")
+    assert not offenders, offenders

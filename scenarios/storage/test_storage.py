@@ -90,7 +90,7 @@ class NodeStorage:
         return None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: `cluster` is the test's own profile's cluster
 def node_storage(cluster) -> NodeStorage:
     out = NodeStorage()
     for node in cluster.kube.core.list_node().items:
