@@ -7,9 +7,10 @@ import pytest
 from e2e.kubectl import KubectlNotFound, kubectl_for
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def kubectl(cluster) -> str:
-    """Path of the real kubectl of the cluster's version (e2e.kubectl.kubectl_for)."""
+    """Path of the real kubectl of the test's cluster's version (e2e.kubectl.kubectl_for, cached
+    per version; per test because each test's cluster is its profile's)."""
     try:
         return str(kubectl_for(cluster.kubernetes, cluster.kind))
     except KubectlNotFound as e:
