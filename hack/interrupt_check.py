@@ -42,7 +42,7 @@ EXIT_TIMEOUT_S = 240  # an interrupted run must be gone (cleanup included) withi
 
 
 def check_profile(work: Path) -> tuple[Path, Profile]:
-    """kind-config.yaml without host port mappings, as a file of its own."""
+    """kind-config.yaml without its port mappings (a profile hash of its own), as a file."""
     config = yaml.safe_load((ROOT / "kind-config.yaml").read_text())
     for node in config.get("nodes", []):
         node.pop("extraPortMappings", None)
