@@ -1,7 +1,7 @@
 """Ctrl-C at random moments of a smoke-sized run leaks nothing and still writes reports.
 
 Runs ``pytest scenarios -m smoke`` until N runs were interrupted, on a profile of its own (the default kind config
-without host ports, so it never collides with another cluster) and sends SIGINT at a random
+without its port mappings: a hash of its own, so it never touches another run's cluster) and sends SIGINT at a random
 moment of each run: the first half of the runs own their cluster (created by the run, so the
 interrupted run must delete it — also when interrupted while creating it); the second half run
 with ``--keep-cluster`` on a cluster kept for them (the run must delete its namespaces). After
