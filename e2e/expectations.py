@@ -217,10 +217,6 @@ class Registry:
             candidates = [e for e in self.entries if e.case == case and e.name == base_name(name)]
         return candidates
 
-    def knows(self, case: str, name: str) -> bool:
-        """True when some version of the registry documents ``case``/``name`` (as :meth:`lookup` matches it)."""
-        return bool(self._candidates(case, name))
-
     def lookup(self, case: str, name: str, minor: int, cgroup: int | None = None) -> Expectation:
         """The expectation for ``case``/``name`` on Kubernetes ``1.<minor>`` and a node of cgroup
         version ``cgroup`` (``None``: unknown, e.g. a ``--kubeconfig`` cluster).

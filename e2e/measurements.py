@@ -25,7 +25,7 @@ from typing import Callable
 
 from filelock import FileLock
 
-from .expectations import REGISTRY, Expectation, NotDocumented, Registry, UnknownMeasurement, number
+from .expectations import REGISTRY, Expectation, NotDocumented, Registry, number
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
@@ -219,16 +219,14 @@ class Judge:
         message; by default the judge's timeline excerpt.
         """
         where = _caller()
-        if not self.registry.knows(case, name):
-            raise UnknownMeasurement(self._unknown(case, name))
-        try:
-            template = self.registry.lookup(case, name, self.minor, self.cgroup).documented
-            exp = self.expectation(case, name, **params)
+        try:  # UnknownMeasurement (never documented) propagates
+            raw = self.registry.lookup(case, name, self.minor, self.cgroup)
         except NotDocumented as e:
             m = self._measurement(case, name, value, "", None, None, str(e), "", "", "undocumented", details, where)
             self.log.append(m)
             self.undocumented.append(m)
             return False
+        template, exp = raw.documented, raw.fill(**params)
         ok = exp.holds_for(value)
         verdict = "pass" if ok else "fail"
         if exp.known_bug is not None:
@@ -244,13 +242,6 @@ class Judge:
             context = self.context()
         self.verdicts.append(Verdict(m, exp, context or ""))
         return ok
-
-    def _unknown(self, case: str, name: str) -> str:
-        try:
-            self.registry.lookup(case, name, self.minor, self.cgroup)
-        except UnknownMeasurement as e:
-            return str(e)
-        return f"{case} {name}: unknown"
 
     def _measurement(self, case, name, value, unit, documented, band, why, source, versions, verdict, details,
                      where="") -> Measurement:
@@ -274,8 +265,8 @@ class Judge:
         if verdict not in self.SET_ASIDE:
             raise ValueError(f"verdict must be one of {self.SET_ASIDE}, not {verdict!r}")
         where = _caller()
-        template = self.registry.lookup(case, name, self.minor, self.cgroup).documented
-        exp = self.expectation(case, name, **params)
+        raw = self.registry.lookup(case, name, self.minor, self.cgroup)
+        template, exp = raw.documented, raw.fill(**params)
         m = self._measurement(
             case, name, value, exp.unit, exp.documented, exp.band.as_list() if exp.band else None,
             exp.why, exp.source, exp.versions(), verdict, {**(details or {}), "reason": reason}, where,

@@ -135,8 +135,7 @@ def test_lookup_unknown_name_or_case_is_not_a_version_gap(registry):
         registry.lookup("CL-1", "no_such_value", 37)
     with pytest.raises(UnknownMeasurement):
         registry.lookup("CL-9", "restart_gap[1]", 37)
-    assert not registry.knows("CL-1", "no_such_value")
-    assert registry.knows("CL-1", "restart_gap[1]") and registry.knows("CL-1", "waiting_message[restartCount=3]")
+    assert registry.lookup("CL-1", "waiting_message[restartCount=3]", 37).name == "waiting_message"
 
 
 def test_lookup_falls_back_to_name_without_qualifier(registry):
