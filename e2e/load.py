@@ -288,3 +288,15 @@ def failure_windows(requests: Sequence[Request], gap_s: float = 1.0) -> list[tup
 
 def outcomes(requests: Iterable[Request]) -> dict[str, int]:
     return dict(Counter(r.outcome for r in requests))
+
+
+def answering_pods(url: str, seen: set[str]) -> set[str]:
+    """One request (new connection) to ``url``; adds the answering pod's name — the first word
+    of the lifecycle-app's body — to ``seen`` and returns it (to wait until every backend answers)."""
+    try:
+        r = httpx.get(url, timeout=1.0, headers={"Connection": "close"})
+        if r.status_code == 200 and r.text:
+            seen.add(r.text.split()[0])
+    except httpx.HTTPError:
+        pass
+    return seen

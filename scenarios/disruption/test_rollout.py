@@ -18,13 +18,12 @@ import logging
 import time
 
 import allure
-import httpx
 import pytest
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
 
 from e2e.documented import disruption as doc
-from e2e.load import LoadGenerator
+from e2e.load import LoadGenerator, answering_pods
 from e2e.scenario import Scenario
 from e2e.waiting import WaitTimeout
 
@@ -164,16 +163,6 @@ def apply_node_port(sc: Scenario, values: dict) -> bool:
         raise
 
 
-def answering(url: str, seen: set[str]) -> set[str]:
-    try:
-        r = httpx.get(url, timeout=1.0, headers={"Connection": "close"})
-        if r.status_code == 200 and r.text:
-            seen.add(r.text.split()[0])
-    except httpx.HTTPError:
-        pass
-    return seen
-
-
 @pytest.mark.record(*RECORD, "EndpointSlice")
 @pytest.mark.case("DR-3")
 def test_rollout_under_load(scenario: Scenario):
@@ -191,7 +180,7 @@ def test_rollout_under_load(scenario: Scenario):
         old = wait_ready(sc, replicas, app="web")
         sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), WAIT_SLACK_S)
         seen: set[str] = set()
-        sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= answering(url, seen), WAIT_SLACK_S, interval_s=0.1)
+        sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= answering_pods(url, seen), WAIT_SLACK_S, interval_s=0.1)
         budget = 2 * (doc.DR3_DRAIN_DELAY_S + STEP_BUDGET_S) + WAIT_SLACK_S
         gen = LoadGenerator(url, LOAD_RATE_PER_S, duration_s=budget + 2 * TAIL_S, mode="new",
                             timeout_s=LOAD_TIMEOUT_S).start()

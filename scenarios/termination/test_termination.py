@@ -17,7 +17,6 @@ import json
 import time
 
 import allure
-import httpx
 import pytest
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
@@ -25,7 +24,7 @@ from kubernetes.dynamic.exceptions import DynamicApiError
 from e2e import applog, endpoints, traffic_picture
 from e2e.applog import LogFollower
 from e2e.documented import termination as doc
-from e2e.load import LoadGenerator, failure_windows
+from e2e.load import LoadGenerator, answering_pods, failure_windows
 from e2e.podstatus import pod_columns
 from e2e.recorder import Change
 from e2e.scenario import Scenario
@@ -217,17 +216,6 @@ VARIANTS = {
 }
 
 
-def _answering_pods(url: str, seen: set[str]) -> set[str]:
-    """One request to the NodePort at ``url``; adds the answering pod's name (first word of the body)."""
-    try:
-        r = httpx.get(url, timeout=1.0, headers={"Connection": "close"})
-        if r.status_code == 200 and r.text:
-            seen.add(r.text.split()[0])
-    except httpx.HTTPError:
-        pass
-    return seen
-
-
 def _pod_events(sc: Scenario, pod: str, delete_at: float, log: LogFollower, with_prestop: bool) -> traffic_picture.PodEvents:
     ev = log.events()
     sig = applog.first(ev, "SIGTERM")
@@ -291,7 +279,7 @@ def _no_lost_requests(sc: Scenario, follow, variant: str, trigger: str) -> None:
                       2 * WAIT_SLACK_S)
     seen: set[str] = set()
     url = sc.node_port_url(NODE_PORT)
-    sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= _answering_pods(url, seen), WAIT_SLACK_S, interval_s=0.1)
+    sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= answering_pods(url, seen), WAIT_SLACK_S, interval_s=0.1)
     logs = {p: follow(p) for p in old}
 
     gen = LoadGenerator(url, LOAD_RATE_PER_S, duration_s=BASELINE_S + 2 * doc.PRESTOP_GRACE_S + 2 * WAIT_SLACK_S,
