@@ -113,3 +113,52 @@ def event(name: str, reason: str, message: str, involved: str = "p", type_: str 
         "type": type_,
         "count": count,
     }
+
+
+def fake_scenario_conftest(registry_entries: str) -> str:
+    """A ``pytester`` conftest whose ``scenario`` fixture is a real :class:`e2e.scenario.Scenario`
+    and :class:`e2e.measurements.Judge` (v1.37.2, cgroup v1) on a registry of
+    ``registry_entries`` (Python source: ``Expectation(...)`` items, names from e2e.expectations),
+    with no cluster: a recorder that records nothing (``dead = True`` makes it raise like a dead
+    watch) and a namespace that cannot be read. The plugin's hooks run as in a real session."""
+    return f'''
+import pytest
+from e2e.expectations import Band, Expectation, KnownBug, Registry
+from e2e.measurements import Judge, MeasurementLog
+from e2e.plugin import SCENARIO
+from e2e.recorder import RecorderDied
+from e2e.scenario import Scenario
+
+
+class FakeRecorder:
+    started_at = 0.0
+    errors = []
+    dead = False
+
+    def changes(self, kind=None, name=None):
+        return []
+
+    def check(self, since=None):
+        if self.dead:
+            raise RecorderDied("the recorder died, the recording is incomplete: Pod watch ended: RuntimeError: killed by a test")
+
+
+class NoCluster:
+    def pods(self, namespace):
+        raise ConnectionError("no cluster in this test")
+
+    events = pods
+
+
+REGISTRY = Registry()
+REGISTRY.add({registry_entries})
+
+
+@pytest.fixture
+def scenario(request, tmp_path):
+    judge = Judge(MeasurementLog(tmp_path / "m.json"), request.node.nodeid, "run", "v1.37.2", minor=37, cgroup=1,
+                  registry=REGISTRY)
+    sc = Scenario(NoCluster(), "ns", FakeRecorder(), judge, tmp_path, 37, 1)
+    request.node.stash[SCENARIO] = sc
+    return sc
+'''

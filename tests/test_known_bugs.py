@@ -14,6 +14,7 @@ import pytest
 from e2e.compare import compare, load_run, main
 from e2e.expectations import Band, Expectation, KnownBug, Registry
 from e2e.measurements import Judge, MeasurementLog
+from helpers import fake_scenario_conftest
 
 BUG = KnownBug("kubernetes/kubernetes#134338 (open)", correct=6.0, correct_band=Band(5.5, 9.5),
                mechanism="lifecycle/handlers.go runSleepHandler waits for the pod worker's context only")
@@ -53,49 +54,12 @@ def test_a_known_bug_needs_its_issue_and_a_correct_value_judged_alike():
         Expectation("KB-9", "x", "a", "[UP]").correct()
 
 
-CONFTEST = '''
-import pytest
-from e2e.expectations import Band, Expectation, KnownBug, Registry
-from e2e.measurements import Judge, MeasurementLog
-from e2e.plugin import SCENARIO
-from e2e.scenario import Scenario
-
-
-class FakeRecorder:
-    started_at = 0.0
-    errors = []
-
-    def changes(self, kind=None, name=None):
-        return []
-
-    def check(self, since=None):
-        pass
-
-
-class NoCluster:
-    def pods(self, namespace):
-        raise ConnectionError("no cluster in this test")
-
-    events = pods
-
-
-REGISTRY = Registry()
-REGISTRY.add(
+CONFTEST = fake_scenario_conftest('''
     Expectation("KB-3", "phase", "Pending", "[UP] test", cgroup=1,
                 known_bug=KnownBug("kubernetes/kubernetes#116676 (closed, not fixed)", correct="Failed",
                                    mechanism="getPhase counts an init container failed by its exit code only")),
     Expectation("KB-3", "main_started", False, "[UP] test"),
-)
-
-
-@pytest.fixture
-def scenario(request, tmp_path):
-    judge = Judge(MeasurementLog(tmp_path / "m.json"), request.node.nodeid, "run", "v1.37.2", minor=37, cgroup=1,
-                  registry=REGISTRY)
-    sc = Scenario(NoCluster(), "ns", FakeRecorder(), judge, tmp_path, 37, 1)
-    request.node.stash[SCENARIO] = sc
-    return sc
-'''
+''')
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pytest
 
-from e2e import applog, documented, probelog  # noqa: F401  (documented registers every family)
+from e2e import applog, documented, probelog  # noqa: F401  (documented: registers every family)
 from e2e.ephemeral import eviction, parse_marks
 from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.recorder import Change, load_changes

@@ -5,51 +5,12 @@ a dead recorder are never a pass; a flake is an xfail; an environment limit a sk
 from __future__ import annotations
 
 import pytest
+from helpers import fake_scenario_conftest
 
-CONFTEST = '''
-import pytest
-from e2e.expectations import Band, Expectation, Registry
-from e2e.measurements import Judge, MeasurementLog
-from e2e.plugin import SCENARIO
-from e2e.recorder import RecorderDied
-from e2e.scenario import Scenario
-
-
-class FakeRecorder:
-    """What the plugin reads of a recorder; ``dead`` makes check() raise like a dead watch."""
-    started_at = 0.0
-    errors = []
-    dead = False
-
-    def changes(self, kind=None, name=None):
-        return []
-
-    def check(self, since=None):
-        if self.dead:
-            raise RecorderDied("the recorder died, the recording is incomplete: Pod watch ended: RuntimeError: killed by a test")
-
-
-class NoCluster:
-    def pods(self, namespace):
-        raise ConnectionError("no cluster in this test")
-
-    events = pods
-
-
-REGISTRY = Registry()
-REGISTRY.add(
+CONFTEST = fake_scenario_conftest('''
     Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), minors=(37, None)),
     Expectation("OM-1", "reason_missing", 0, "[UP] test", unit="runs", band=Band(0, 0)),
-)
-
-
-@pytest.fixture
-def scenario(request, tmp_path):
-    judge = Judge(MeasurementLog(tmp_path / "m.json"), request.node.nodeid, "run", "v1.37.2", minor=37, registry=REGISTRY)
-    sc = Scenario(NoCluster(), "ns", FakeRecorder(), judge, tmp_path, 37, 1)
-    request.node.stash[SCENARIO] = sc
-    return sc
-'''
+''')
 
 
 @pytest.fixture
@@ -96,7 +57,7 @@ def test_x(scenario):
 
 
 def test_undocumented_is_a_skip_with_its_reason_in_junit(run, pytester):
-    r = run('''
+    run('''
 def test_x(scenario):
     scenario.judge.minor = 34
     scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-pytest_plugins = ["pytester"]
-
 
 def test_unknown_profile_is_a_usage_error_naming_the_known_ones(pytester):
     pytester.mkdir("profiles").joinpath("multi-node.yaml").write_text("nodes: [{role: worker}]\n")

@@ -55,7 +55,7 @@ def fake_watch(script: Script):
 def make(monkeypatch, steps) -> tuple[Recorder, Script]:
     script = Script(steps)
     monkeypatch.setattr(recorder_module.watch, "Watch", fake_watch(script))
-    monkeypatch.setattr(recorder_module.Recorder, "_error", _fast_error(recorder_module.Recorder._error))
+    monkeypatch.setattr(recorder_module.Recorder, "_error", _fast_error)
     rec = Recorder(SimpleNamespace(), "ns", ["Pod"])
 
     def list_pods(namespace, _preload_content=True, limit=None, _request_timeout=None):
@@ -65,14 +65,13 @@ def make(monkeypatch, steps) -> tuple[Recorder, Script]:
     return rec, script
 
 
-def _fast_error(original):
-    def error(self, kind, err):
-        msg = f"{kind} watch: {type(err).__name__}: {err}"
-        with self._lock:
-            self.errors.append(msg)
-            self._down_since.setdefault(kind, (time.time(), msg))
-        time.sleep(0.2)
-    return error
+def _fast_error(self, kind, err):
+    """Recorder._error with a 0.2 s retry instead of 1 s."""
+    msg = f"{kind} watch: {type(err).__name__}: {err}"
+    with self._lock:
+        self.errors.append(msg)
+        self._down_since.setdefault(kind, (time.time(), msg))
+    time.sleep(0.2)
 
 
 def wait(cond, timeout=5.0):
