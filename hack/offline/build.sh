@@ -43,8 +43,10 @@ if (( ${#missing[@]} )); then
 fi
 "$here/docker.sh"
 
-# key FILE...: a short hash of files (the recipe) and of versions.env, for cache names
-key() { cat "$here/versions.env" "$@" | sha256sum | cut -c1-10; }
+# key FILE...: a short hash of files (the recipe) and of the pins in versions.env, for cache
+# names. The list of supported Kubernetes versions is left out: adding one must not invalidate
+# what is built for the others (each Kubernetes artifact is named by its own version).
+key() { { grep -v '^K8S_VERSIONS=' "$here/versions.env"; cat "$@"; } | sha256sum | cut -c1-10; }
 done_dir() { [ -f "$1/.done" ]; }
 
 # -- kind -----------------------------------------------------------------------------------------
