@@ -15,7 +15,7 @@ E2E_MARKERS ?= not slow
 E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: e2e e2e-slow smoke test offline compare lint clean clean-reports interrupt-check report
+.PHONY: e2e e2e-slow smoke test offline compare matrix lint clean clean-reports interrupt-check report
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,21 @@ interrupt-check: $(BIN)/.installed
 # e2e.compare needs only the standard library: no venv is built or rebuilt for it
 compare:
 	$(PYTHON) -m e2e.compare $(A) $(B) $(if $(OUT),--json $(OUT))
+
+# the upgrade path: build what is missing (one version at a time), run the suite on each minor
+# into reports-<minor>/ (MATRIX_JOBS at a time: each version has its own clusters), then compare
+# along the path into reports-matrix/upgrade.md and upgrade.json. Exit 1 on an unexplained change
+# or a failed test in any run (a run's own failure does not stop the others).
+MATRIX ?= 1.34 1.35 1.36 1.37
+MATRIX_JOBS ?= 1
+matrix: $(BIN)/.installed
+	for v in $(MATRIX); do K8S_VERSION=$$v hack/prepare.sh > /dev/null || exit 1; done
+	$(MAKE) -j$(MATRIX_JOBS) $(addprefix matrix-run-,$(MATRIX))
+	$(BIN)/python -m e2e.upgrade $(addprefix reports-,$(MATRIX)) --out reports-matrix
+
+# one version of the matrix; its failures are judged by e2e.upgrade, not here
+matrix-run-%:
+	-$(MAKE) e2e K8S_VERSION=$* REPORTS=reports-$*
 
 # lint the CI workflow with actionlint (built from its Go module, cached)
 ACTIONLINT := $(HOME)/.cache/pod-lifecycle-e2e/bin/actionlint-v1.7.12

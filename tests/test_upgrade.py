@@ -1,0 +1,67 @@
+"""e2e.upgrade: each contract's first change along a path of versions, unexplained ones, exit code."""
+
+from __future__ import annotations
+
+import json
+
+from e2e.upgrade import main
+from test_compare import m, write_run
+
+OK = ("test_backoff_gaps_and_waiting_state", "")
+
+
+def path_of_runs(tmp_path, last_gap=15.0, last_verdict="pass"):
+    """Four runs: CL-2 visibility documented 12 s up to 1.35 and 0 s from 1.36 (a documented
+    change at 1.35 → 1.36); a band re-keyed with the same value at 1.35 (no change)."""
+    runs = []
+    for i, (k8s, vis_doc, vis, versions) in enumerate([
+        ("v1.34.4", 12.0, 11.0, "1.34–1.35"), ("v1.35.4", 12.0, 12.5, "1.34–1.35"),
+        ("v1.36.3", 0.0, 0.2, "1.36–newer"), ("v1.37.2", 0.0, 0.1, "1.36–newer"),
+    ]):
+        gap = last_gap if i == 3 else 15.0
+        runs.append(write_run(tmp_path / k8s, [
+            m(f"r{i}", k8s, "crashloopbackoff_visible_s", vis, vis_doc, [vis_doc - 1, vis_doc + 3], case="CL-2",
+              versions=versions),
+            m(f"r{i}", k8s, "restart_gap[1]", gap, 10.0, [9, 18], versions="1.34" if i == 0 else "1.35–newer",
+              verdict=last_verdict if i == 3 else "pass"),
+        ], [OK]))
+    return runs
+
+
+def test_documented_change_attributed_to_the_upgrade_that_made_it(tmp_path):
+    runs = path_of_runs(tmp_path)
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 0
+    report = json.loads((tmp_path / "m" / "upgrade.json").read_text())
+    assert report["path"] == ["v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"]
+    [change] = report["changes"]  # the re-keyed band with the same value is no change
+    assert (change["case"], change["name"], change["a"], change["b"], change["change"]) == (
+        "CL-2", "crashloopbackoff_visible_s", "v1.35.4", "v1.36.3", "documented change")
+    assert (change["old"], change["new"]) == (12.5, 0.2)
+    text = (tmp_path / "m" / "upgrade.md").read_text()
+    assert "### v1.35.4 → v1.36.3" in text and "| CL-2 | `crashloopbackoff_visible_s` | 12.5 | 0.2 |" in text
+    assert "## Unexplained\n\nnone" in text
+    assert [r["kubernetes"] for r in report["runs"]] == report["path"]
+
+
+def test_unexplained_change_fails(tmp_path):
+    runs = path_of_runs(tmp_path, last_gap=40.0, last_verdict="fail")
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 1
+    text = (tmp_path / "m" / "upgrade.md").read_text()
+    assert "v1.36.3 → v1.37.2: CL-1 `restart_gap[1]`: 15 → 40" in text
+
+
+def test_a_failed_test_in_the_first_run_fails_too(tmp_path):
+    runs = path_of_runs(tmp_path)
+    (runs[0] / "junit.xml").write_text(
+        '<testsuites><testsuite name="pytest" time="61.5"><testcase classname="scenarios.crashloop.test_crashloop" '
+        'name="test_backoff_gaps_and_waiting_state"><failure message="x"/></testcase></testsuite></testsuites>')
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 1
+    report = json.loads((tmp_path / "m" / "upgrade.json").read_text())
+    assert report["runs"][0]["failed_tests"] == ["scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"]
+    assert report["runs"][0]["wall_s"] == 61.5
+
+
+def test_bad_input(tmp_path, capsys):
+    assert main([str(tmp_path / "nothing"), str(tmp_path / "neither")]) == 2
+    assert "no measurements.json" in capsys.readouterr().err
+    assert main([str(tmp_path)]) == 2
