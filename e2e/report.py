@@ -29,7 +29,7 @@ import yaml
 from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
-from . import picture
+from .pictures import states as picture
 from .measurements import Judge, Verdict, shown
 from .scenario import Scenario
 from .recorder import dump_changes

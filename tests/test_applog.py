@@ -1,8 +1,8 @@
-"""e2e.applog: the lifecycle-app's log lines."""
+"""e2e.evidence.applog: the lifecycle-app's log lines."""
 
 from __future__ import annotations
 
-from e2e import applog
+from e2e.evidence import applog
 
 LOG = """\
 1795940099.305 START pid=1 mode=drain listen=:8080 drain_delay=0s host=web

@@ -1,8 +1,8 @@
-"""e2e.endpoints: endpoint conditions per pod from EndpointSlice changes."""
+"""e2e.evidence.endpoints: endpoint conditions per pod from EndpointSlice changes."""
 
 from __future__ import annotations
 
-from e2e import endpoints
+from e2e.evidence import endpoints
 from e2e.recorder import Change
 
 

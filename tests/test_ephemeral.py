@@ -1,4 +1,4 @@
-"""Ephemeral-storage helpers (e2e.ephemeral): container marks, configz/summary extraction,
+"""Ephemeral-storage helpers (e2e.evidence.ephemeral): container marks, configz/summary extraction,
 Go durations, containerd's stats period, and eviction facts from a recording (CASES.md ES)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import change, cstatus, epoch, event, pod, running, terminated
 
-from e2e.ephemeral import (
+from e2e.evidence.ephemeral import (
     container_ends,
     containerd_stats_collect_period_s,
     eviction,

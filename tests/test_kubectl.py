@@ -1,4 +1,4 @@
-"""e2e.kubectl: a command's lines kept with host times as they come, its exit code and
+"""e2e.evidence.kubectl: a command's lines kept with host times as they come, its exit code and
 timeout; finding the cluster's kubectl (E2E_KUBECTL, a copy out of the kind node) and
 refusing one of another version — with fake kubectl scripts, no cluster."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e import kubectl as kubectl_module
-from e2e.kubectl import KubectlNotFound, Line, Transcript, kubectl_for, run
+from e2e.evidence import kubectl as kubectl_module
+from e2e.evidence.kubectl import KubectlNotFound, Line, Transcript, kubectl_for, run
 
 
 def fake_kubectl(path: Path, version: str) -> Path:

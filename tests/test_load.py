@@ -1,4 +1,4 @@
-"""e2e.load against a local http.server on 127.0.0.1 (no cluster): rate, bounds, modes and
+"""e2e.evidence.load against a local http.server on 127.0.0.1 (no cluster): rate, bounds, modes and
 error classes."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from e2e.load import LoadGenerator, Request, classify, failure_windows
+from e2e.evidence.load import LoadGenerator, Request, classify, failure_windows
 
 
 class Handler(BaseHTTPRequestHandler):

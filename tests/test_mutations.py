@@ -18,11 +18,12 @@ from typing import Callable
 
 import pytest
 
-from e2e import applog, documented, probelog  # noqa: F401  (documented: registers every family)
-from e2e.ephemeral import eviction, parse_marks
+from e2e import documented  # noqa: F401  (registers every family)
+from e2e.evidence import applog, probelog
+from e2e.evidence.ephemeral import eviction, parse_marks
 from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.recorder import Change, load_changes
-from e2e.sidecar import Stamp, expect_order, find, gap_ms, parse_stamps
+from e2e.evidence.stamps import Stamp, expect_order, find, gap_ms, parse_stamps
 from e2e.timeline import attempts, parse_time, restart_gaps
 
 DATA = Path(__file__).parent / "data"

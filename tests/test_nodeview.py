@@ -1,4 +1,4 @@
-"""The node's view of a container (e2e.nodeview), with a fake ``node_exec`` answering like a kind
+"""The node's view of a container (e2e.evidence.nodeview), with a fake ``node_exec`` answering like a kind
 node does (outputs recorded on a cgroup v1 kind node, Kubernetes v1.37.2, containerd 2.3.4)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from e2e.nodeview import (
+from e2e.evidence.nodeview import (
     CAP_SYS_RESOURCE,
     has_capability,
     OomScoreFloor,

@@ -1,4 +1,4 @@
-"""Kernel OOM reports and OOM-kill-vs-eviction evidence (e2e.oomkill).
+"""Kernel OOM reports and OOM-kill-vs-eviction evidence (e2e.evidence.oomkill).
 
 ``data/oom-dmesg-cgroup-v1.txt`` is real ``dmesg`` from a kind node (Kubernetes v1.37.2, cgroup v1,
 Linux 6.18): two reports — a tmpfs writer (OM-6: the memory is shmem, the victim's own RSS is
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from e2e.oomkill import SIGKILL_EXIT_CODE, parse_dmesg, pod_events, reports_for_container, termination
+from e2e.evidence.oomkill import SIGKILL_EXIT_CODE, parse_dmesg, pod_events, reports_for_container, termination
 
 DATA = Path(__file__).parent / "data"
 V1 = (DATA / "oom-dmesg-cgroup-v1.txt").read_text()

@@ -1,11 +1,11 @@
-"""e2e.picture draws the container lanes of a synthetic recording (no cluster)."""
+"""e2e.pictures.states draws the container lanes of a synthetic recording (no cluster)."""
 
 from __future__ import annotations
 
 import matplotlib.axes
 from helpers import change, cstatus, epoch, pod, running, terminated
 
-from e2e import picture
+from e2e.pictures import states as picture
 from e2e.timeline import Attempt
 
 

@@ -1,10 +1,10 @@
-"""Container-written timestamps (e2e.probelog): parsing a container log into stamps."""
+"""Container-written timestamps (e2e.evidence.probelog): parsing a container log into stamps."""
 
 from __future__ import annotations
 
 import pytest
 
-from e2e.probelog import Stamp, before, first, intervals, labelled, parse
+from e2e.evidence.probelog import Stamp, before, first, intervals, labelled, parse
 
 # A real log of a container whose startup probe never succeeds (PR-1), with busybox adjtimex
 # output mixed in, as read back through the API.

@@ -1,4 +1,4 @@
-"""Container-written stamps and the SC order judge (e2e.sidecar): a broken order fails with the
+"""Container-written stamps and the SC order judge (e2e.evidence.stamps): a broken order fails with the
 measured order, the documented order and the case ID — through the same code the SC scenarios use
 (``expect_order`` with the real registry of e2e/documented/sidecar.py)."""
 
@@ -13,7 +13,7 @@ from e2e.expectations import REGISTRY, NotDocumented
 from e2e.kube import PLACEHOLDER, load_manifests
 from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.recorder import Change
-from e2e.sidecar import (
+from e2e.evidence.stamps import (
     STAMP_SH,
     Stamp,
     expect_order,

@@ -1,10 +1,10 @@
-"""e2e.traffic_picture renders a PS-4 picture from synthetic data (no cluster)."""
+"""e2e.pictures.traffic renders a PS-4 picture from synthetic data (no cluster)."""
 
 from __future__ import annotations
 
-from e2e import traffic_picture
-from e2e.endpoints import EndpointState
-from e2e.load import Request
+from e2e.pictures import traffic as traffic_picture
+from e2e.evidence.endpoints import EndpointState
+from e2e.evidence.load import Request
 
 
 def test_render_png_with_failures_and_markers(tmp_path):

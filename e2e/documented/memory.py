@@ -3,7 +3,7 @@
 A container that goes over ``limits.memory`` is killed by the **kernel** (its memory cgroup's OOM
 killer): SIGKILL, exit code 137 (128 + 9), ``terminated.reason: OOMKilled`` set by the runtime,
 and the kubelet only restarts it (with back-off, as any crash). A kubelet **eviction** is a
-different mechanism with different signs (``e2e.oomkill``). On cgroup v2 the kubelet sets
+different mechanism with different signs (``e2e.evidence.oomkill``). On cgroup v2 the kubelet sets
 ``memory.oom.group=1`` on each container (since 1.28), so a child going over the limit takes the
 whole container down; on cgroup v1 only the child dies (OM-2, keyed by cgroup version).
 

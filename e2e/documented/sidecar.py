@@ -5,7 +5,7 @@ entry here applies from 1.33 on; the scenarios are marked ``min_k8s(33)`` and sk
 clusters.
 
 Order and sub-second timings are judged on timestamps the containers write themselves
-(:mod:`e2e.sidecar`, µs resolution, the node's kernel clock = the test process's clock); STATUS
+(:mod:`e2e.evidence.stamps`, µs resolution, the node's kernel clock = the test process's clock); STATUS
 and READY are kubectl's columns (:mod:`e2e.podstatus`). Times named ``*_ms`` are milliseconds,
 ``*_s`` seconds.
 

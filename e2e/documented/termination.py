@@ -16,7 +16,7 @@ waits until the endpoint left the load balancing, so no request is lost — PS-4
 
 Times are seconds on the host clock (kind nodes share it): the delete time is read by the
 test just before its delete request; SIGTERM, probe hits, heartbeats and hook runs are the
-lifecycle-app's own millisecond timestamps (``e2e.applog``); endpoint changes are the
+lifecycle-app's own millisecond timestamps (``e2e.evidence.applog``); endpoint changes are the
 recorder's receive times; ``finishedAt`` and ``deletionTimestamp`` are API timestamps with
 1 s resolution.
 

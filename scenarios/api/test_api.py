@@ -2,7 +2,7 @@
 
 Each runs in seconds (``-m smoke``): server dry-runs (AD-1, PS-7), one short-lived pod (AD-2),
 and probe timings (PR-1, PR-2) measured on timestamps the containers and their exec probes
-write into the container log (:mod:`e2e.probelog`). Documented values, bands and their reasons
+write into the container log (:mod:`e2e.evidence.probelog`). Documented values, bands and their reasons
 are in :mod:`e2e.documented.api`; manifests are next to this file.
 """
 
@@ -15,9 +15,9 @@ import time
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e import endpoints, probelog
+from e2e.evidence import endpoints, probelog
 from e2e.documented import api as doc
-from e2e.probelog import Stamp
+from e2e.evidence.probelog import Stamp
 from e2e.scenario import Scenario
 from e2e.timeline import container_samples
 

@@ -2,7 +2,7 @@
 
 The real kubectl of the cluster's version drains the only node, limited by ``--pod-selector``
 to this test's two pods, with ``--timeout=30s``; every stdout/stderr line is kept with the
-host time it was read (e2e.kubectl). The node is cordoned meanwhile, so the test is ``serial``
+host time it was read (e2e.evidence.kubectl). The node is cordoned meanwhile, so the test is ``serial``
 (no other scenario's pods are being scheduled) and always uncordons it, also on failure, then
 checks it is schedulable again.
 """
@@ -16,7 +16,7 @@ import time
 import pytest
 
 from e2e.documented import disruption as doc
-from e2e.kubectl import Transcript, run
+from e2e.evidence.kubectl import Transcript, run
 from e2e.scenario import Scenario
 
 from disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values

@@ -5,7 +5,7 @@ readiness file (web.yaml). (a) never: the Deployment's Progressing condition tur
 ``ProgressDeadlineExceeded``, 30–33 s after its last ``lastUpdateTime``, and nothing more
 happens (no rollback, old pods untouched). (b) one pod every 20 s: the rollout takes longer
 than the deadline but never times out, because the deadline counts from the last progress.
-The real ``kubectl rollout status`` runs alongside each (e2e.kubectl) and its verdict is judged.
+The real ``kubectl rollout status`` runs alongside each (e2e.evidence.kubectl) and its verdict is judged.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from e2e.documented import disruption as doc
-from e2e.kubectl import Transcript, run
+from e2e.evidence.kubectl import Transcript, run
 from e2e.scenario import Scenario, condition
 from e2e.timeline import parse_time
 

@@ -23,7 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
 
 from e2e.documented import disruption as doc
-from e2e.load import LoadGenerator, answering_pods
+from e2e.evidence.load import LoadGenerator, answering_pods
 from e2e.scenario import Scenario
 from e2e.waiting import WaitTimeout
 

@@ -25,10 +25,10 @@ from e2e.documented.storage import (
     WRITABLE_LAYER_LAG_S,
     crossing_to_event_high,
 )
-from e2e.ephemeral import TERMINAL_PHASES, eviction
-from e2e.oomkill import parse_dmesg, reports_for_container
+from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
+from e2e.evidence.oomkill import parse_dmesg, reports_for_container
 from e2e.scenario import Scenario
-from e2e.sidecar import STAMP_SH, Stamp, find, merge, merged_table, parse_stamps, stamps_from_changes
+from e2e.evidence.stamps import STAMP_SH, Stamp, find, merge, merged_table, parse_stamps, stamps_from_changes
 
 # Slack for waits (not for verdicts): namespace, scheduling, sandbox on a busy 2-core node.
 WAIT_SLACK_S = 30

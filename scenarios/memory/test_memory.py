@@ -32,8 +32,8 @@ from e2e.documented.memory import (
     PAUSE_OOM_SCORE_ADJ,
     burstable_oom_score_adj,
 )
-from e2e.nodeview import cpu_quota_period, inspect_container, inspect_sandbox, memory_limit_bytes, oom_score_adj, oom_score_floor
-from e2e.oomkill import OomReport, Termination, parse_dmesg, reports_for_container, termination
+from e2e.evidence.nodeview import cpu_quota_period, inspect_container, inspect_sandbox, memory_limit_bytes, oom_score_adj, oom_score_floor
+from e2e.evidence.oomkill import OomReport, Termination, parse_dmesg, reports_for_container, termination
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
 from e2e.timeline import container_samples, restart_gaps

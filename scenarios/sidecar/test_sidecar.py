@@ -1,7 +1,7 @@
 """SC — native sidecars (CASES.md SC-1 … SC-7), on a real cluster.
 
 Every container (and exec probe) of these pods writes ``<epoch s.µs> <container> <event>``
-stamps (:mod:`e2e.sidecar`); orders and sub-second gaps are judged on those stamps, merged
+stamps (:mod:`e2e.evidence.stamps`); orders and sub-second gaps are judged on those stamps, merged
 with the recorder's API view (container states, ``started``, kubectl's READY/STATUS columns).
 Each stamp is also drawn as a mark on the report's picture, and the merged table
 (``timeline-with-stamps.txt``) is attached to the report and quoted in any failure.
@@ -22,7 +22,7 @@ from e2e.documented import sidecar as doc
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
 from e2e.timeline import status_sequence
-from e2e.sidecar import STAMP_SH, Stamp, expect_order, find, gap_ms, merge, merged_table, ms, parse_stamps, stamps_from_changes
+from e2e.evidence.stamps import STAMP_SH, Stamp, expect_order, find, gap_ms, merge, merged_table, ms, parse_stamps, stamps_from_changes
 from e2e.waiting import WaitTimeout
 
 pytestmark = pytest.mark.min_k8s(33)

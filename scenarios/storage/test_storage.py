@@ -18,7 +18,7 @@ The kubelet deletes an evicted pod's containers (and their logs) as soon as the 
 terminal, so the marks are read from the log while the writer runs, and the container's
 final state may reach the API only as ``lastState`` ``ContainerStatusUnknown`` (a placeholder
 137): the exit code is judged only when the runtime's own terminated state was published
-(e2e/ephemeral.py ``container_ends``); what was seen is in the details either way.
+(e2e/evidence/ephemeral.py ``container_ends``); what was seen is in the details either way.
 
 While waiting, the kubelet's Summary API (the numbers the eviction manager reads) is polled
 about once a second; the first sample over the limit goes into the measurement details as
@@ -41,7 +41,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.utils import parse_quantity
 
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S
-from e2e.ephemeral import (
+from e2e.evidence.ephemeral import (
     Eviction,
     PodStorage,
     containerd_stats_collect_period_s,
@@ -251,7 +251,7 @@ def judge_eviction(sc: Scenario, case: str, pod: str, writer: str, ev: Eviction,
     sc.expect(case, "disruption_target_condition", ev.disruption_target)
     # The exit code is the process's only if the runtime's terminated state reached the API; when
     # the kubelet had already removed the container it publishes ContainerStatusUnknown with a
-    # placeholder 137 (see e2e/ephemeral.py): that is kept in the details above, not judged.
+    # placeholder 137 (see e2e/evidence/ephemeral.py): that is kept in the details above, not judged.
     if end is None or end.from_runtime:
         sc.expect(case, "exit_code", end.exit_code if end else None, details={"container_ends": ends})
     else:

@@ -3,7 +3,7 @@
 The workload is the suite's lifecycle-app (``${app_image}``, hack/images/lifecycle-app): an
 HTTP server with probe endpoints whose reaction to SIGTERM is chosen per pod (drain, exit,
 ignore, default) and which logs SIGTERM, probe hits, heartbeats and its exit with its own
-millisecond timestamps (``e2e.applog``). Every documented value and band is in
+millisecond timestamps (``e2e.evidence.applog``). Every documented value and band is in
 ``e2e/documented/termination.py``; the settings of the manifests come from there too.
 
 Delete times are read from the test's clock just before the delete request; the kind node
@@ -21,10 +21,11 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
 
-from e2e import applog, endpoints, traffic_picture
-from e2e.applog import LogFollower
+from e2e.evidence import applog, endpoints
+from e2e.pictures import traffic as traffic_picture
+from e2e.evidence.applog import LogFollower
 from e2e.documented import termination as doc
-from e2e.load import LoadGenerator, answering_pods, failure_windows
+from e2e.evidence.load import LoadGenerator, answering_pods, failure_windows
 from e2e.podstatus import pod_columns
 from e2e.recorder import Change
 from e2e.scenario import Scenario

@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from .measurements import Judge
-from .expectations import NotDocumented
-from .recorder import Change
-from .timeline import Row, format_table, rows
+from ..measurements import Judge
+from ..expectations import NotDocumented
+from ..recorder import Change
+from ..timeline import Row, format_table, rows
 
 # Shell prelude of every SC container and exec probe (one line, so that it can fill a
 # ``${stamp_sh}`` placeholder inside a YAML block scalar). ``say WORDS`` writes

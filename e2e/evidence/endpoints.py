@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .recorder import Change
+from ..recorder import Change
 
 
 @dataclass(frozen=True)

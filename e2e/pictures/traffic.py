@@ -29,8 +29,8 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .endpoints import EndpointState  # noqa: E402
-from .load import Request  # noqa: E402
+from ..evidence.endpoints import EndpointState  # noqa: E402
+from ..evidence.load import Request  # noqa: E402
 
 OK_COLOUR = "#43a047"
 FAILURE_COLOURS = {

@@ -43,7 +43,7 @@ from typing import Iterable
 
 from kubernetes import client
 
-from .recorder import Change
+from ..recorder import Change
 
 MARK = re.compile(r"^@mark (?P<name>[A-Za-z_][\w-]*) (?P<t>\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 TERMINAL_PHASES = ("Succeeded", "Failed")

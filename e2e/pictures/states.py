@@ -16,8 +16,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from .recorder import Change  # noqa: E402
-from .timeline import Attempt, attempts, container_history, container_samples, restart_gaps  # noqa: E402
+from ..recorder import Change  # noqa: E402
+from ..timeline import Attempt, attempts, container_history, container_samples, restart_gaps  # noqa: E402
 
 COLOURS = {
     "running": "#4caf50",
