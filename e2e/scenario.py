@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from .cluster import Kind
+from .evidence.stamps import STAMP_SH
 from .images import workload_images
 from .kube import ApiAnswer, ExecResult, Kube, load_manifests
 from .measurements import Judge
@@ -66,9 +67,10 @@ class Scenario:
     files: dict[str, str | bytes] = field(default_factory=dict)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
-        """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``
-        and the pinned workload images (``ManifestError`` on a bad file)."""
-        return load_manifests(self.manifest_dir / filename, {**workload_images(), **values})
+        """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
+        the pinned workload images and ``${stamp_sh}`` (the stamp shell functions,
+        :data:`e2e.evidence.stamps.STAMP_SH`); ``ManifestError`` on a bad file."""
+        return load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
         """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``.

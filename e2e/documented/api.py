@@ -16,7 +16,7 @@ What the API server and the kubelet do to one pod in seconds:
   "must be non-negative and less than terminationGracePeriodSeconds (N)"; equal and 0 pass.
 
 Probe timings (PR-1, PR-2) are measured on timestamps written by the container and by its exec
-probes (:mod:`e2e.evidence.probelog`, µs resolution, the host's clock) and on the recorder's receive times.
+probes (:mod:`e2e.evidence.stamps`, µs resolution, the host's clock) and on the recorder's receive times.
 Their bands come from the prober worker (pkg/kubelet/prober/worker.go, the same in v1.34.4 and
 v1.37.2): each probe of a container has its own worker with a ``time.Ticker`` of
 ``periodSeconds`` started when the pod is added — so its phase against the container's start

@@ -1,6 +1,6 @@
 """SC — native sidecars (CASES.md SC-1 … SC-7), on a real cluster.
 
-Every container (and exec probe) of these pods writes ``<epoch s.µs> <container> <event>``
+Every container (and exec probe) of these pods writes ``<epoch s.µs> <event> container=<name>``
 stamps (:mod:`e2e.evidence.stamps`); orders and sub-second gaps are judged on those stamps, merged
 with the recorder's API view (container states, ``started``, kubectl's READY/STATUS columns).
 Each stamp is also drawn as a mark on the report's picture, and the merged table
@@ -22,7 +22,7 @@ from e2e.documented import sidecar as doc
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
 from e2e.timeline import status_sequence
-from e2e.evidence.stamps import STAMP_SH, Stamp, expect_order, find, gap_ms, merge, merged_table, ms, parse_stamps, stamps_from_changes
+from e2e.evidence.stamps import Stamp, expect_order, find, gap_ms, merge, merged_table, ms, parse, stamps_from_changes
 from e2e.waiting import WaitTimeout
 
 pytestmark = pytest.mark.min_k8s(33)
@@ -39,7 +39,7 @@ UNMARKED = {"tick", "startup-fail", "readiness-ok", "readiness-fail"}
 def apply(sc: Scenario, filename: str, **values: object) -> float:
     """Apply a manifest with the stamp prelude filled in; returns the epoch s just before."""
     t = time.time()
-    sc.apply(filename, stamp_sh=STAMP_SH, **values)
+    sc.apply(filename, **values)
     return t
 
 
@@ -54,7 +54,7 @@ def log_stamps(sc: Scenario, pod: str) -> list[Stamp]:
     for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
         for previous in (False, True) if cs.get("restartCount") else (False,):
             try:
-                found.extend(parse_stamps(sc.kube.logs(sc.namespace, pod, cs["name"], previous=previous)))
+                found.extend(parse(sc.kube.logs(sc.namespace, pod, cs["name"], previous=previous)))
             except ApiException:
                 pass  # not started yet, or already gone: its termination message has the stamps
     return merge(found)
@@ -70,7 +70,7 @@ def show(sc: Scenario, stamps: list[Stamp], extra: tuple[tuple[float, str], ...]
     table, return it (a failure's context)."""
     for s in stamps:
         if s.event not in UNMARKED and s.event not in skip:
-            sc.mark(s.t, s.key)
+            sc.mark(s.at, s.key)
     for t, label in extra:
         sc.mark(t, label)
     table = merged_table(sc.recorder.changes(), stamps, sc.t0, sc.marks, keep=lambda s: s.event != "tick")
@@ -127,7 +127,7 @@ def wait_started(sc: Scenario, pod: str, ready: str, keys: list[str]) -> None:
 
 
 def since_ms(stamp: Stamp | None, t: float) -> float | None:
-    return None if stamp is None else ms(stamp.t - t)
+    return None if stamp is None else ms(stamp.at - t)
 
 
 def high_s(sc: Scenario, case: str, name: str) -> float:
@@ -185,11 +185,11 @@ def test_main_containers_start_together(scenario: Scenario):
     mains = [find(stamps, f"{c} start") for c in ("app-1", "app-2")]
     for c in ("app-1", "app-2"):
         expect_order(sc.judge, "SC-2", f"start_order[{c}]", stamps, context=ctx, t_ref=sc.t0, container=c)
-    spread = ms(max(s.t for s in mains) - min(s.t for s in mains))
+    spread = ms(max(s.at for s in mains) - min(s.at for s in mains))
     sc.expect("SC-2", "main_start_spread_ms", spread, context=ctx,
                     details={"first": min(mains).container, "second": max(mains).container})
     sidecar = find(stamps, "sidecar start")
-    sc.expect("SC-2", "main_start_after_sidecar_start_ms", since_ms(min(mains), sidecar.t) if sidecar else None, context=ctx)
+    sc.expect("SC-2", "main_start_after_sidecar_start_ms", since_ms(min(mains), sidecar.at) if sidecar else None, context=ctx)
 
 
 # -- SC-3: stop ----------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ def test_job_with_native_sidecar_completes(scenario: Scenario):
                     context=ctx)
     main_exit = next((s for s in stamps_from_changes(sc.recorder.changes("Pod"), native_pod) if s.key == "main exit"), None) if native_pod else None
     sc.expect("SC-4", "job_complete_after_main_exit_s[native-sidecar]",
-                    round(done_at - main_exit.t, 3) if done_at and main_exit else None, context=ctx)
+                    round(done_at - main_exit.at, 3) if done_at and main_exit else None, context=ctx)
     job = sc.kube.batch.read_namespaced_job_status("native", sc.namespace).status
     sc.expect("SC-4", "job_duration_s[native-sidecar]", round(done_at - t_native, 3) if done_at else None, context=ctx,
                     details={"api_startTime": str(job.start_time), "api_completionTime": str(job.completion_time)})
@@ -308,7 +308,7 @@ def test_sidecar_restarts_under_never(scenario: Scenario):
     exits = [s for s in stamps if s.key == "sidecar exit"]
     for i in range(SC5_RUNS - 1):
         nxt = starts[i + 1] if i + 1 < len(starts) else None
-        sc.expect("SC-5", f"restart_gap_s[{i}]", round(nxt.t - exits[i].t, 3) if nxt and i < len(exits) else None, context=ctx)
+        sc.expect("SC-5", f"restart_gap_s[{i}]", round(nxt.at - exits[i].at, 3) if nxt and i < len(exits) else None, context=ctx)
     st = statuses(obj)
     sidecar_restarts = st["sidecar"]["restartCount"]
     sc.expect("SC-5", "restart_count", sidecar_restarts, context=ctx)
@@ -364,12 +364,12 @@ def test_sidecar_readiness_counts(scenario: Scenario):
     sc.expect("SC-6", "main_ready_after_sidecar_unready", bool(statuses(off.obj).get("app", {}).get("ready")), context=ctx)
     sc.expect("SC-6", "sidecar_restarts", statuses(off.obj).get("sidecar", {}).get("restartCount"), context=ctx)
     # the probe runs that saw the change (their own stamps), for the record
-    probe_ok = next((s for s in stamps if s.key == "sidecar readiness-ok" and ready_on and s.t >= ready_on.t), None)
-    probe_fail = next((s for s in stamps if s.key == "sidecar readiness-fail" and ready_off and s.t >= ready_off.t), None)
-    sc.expect("SC-6", "pod_ready_after_sidecar_ready_ms", ms(on.received_at - ready_on.t) if ready_on else None, context=ctx,
-                    details={"probe_ok_after_file_ms": since_ms(probe_ok, ready_on.t) if ready_on else None})
-    sc.expect("SC-6", "pod_unready_after_sidecar_unready_ms", ms(off.received_at - ready_off.t) if ready_off else None, context=ctx,
-                    details={"probe_fail_after_file_removed_ms": since_ms(probe_fail, ready_off.t) if ready_off else None})
+    probe_ok = next((s for s in stamps if s.key == "sidecar readiness-ok" and ready_on and s.at >= ready_on.at), None)
+    probe_fail = next((s for s in stamps if s.key == "sidecar readiness-fail" and ready_off and s.at >= ready_off.at), None)
+    sc.expect("SC-6", "pod_ready_after_sidecar_ready_ms", ms(on.received_at - ready_on.at) if ready_on else None, context=ctx,
+                    details={"probe_ok_after_file_ms": since_ms(probe_ok, ready_on.at) if ready_on else None})
+    sc.expect("SC-6", "pod_unready_after_sidecar_unready_ms", ms(off.received_at - ready_off.at) if ready_off else None, context=ctx,
+                    details={"probe_fail_after_file_removed_ms": since_ms(probe_fail, ready_off.at) if ready_off else None})
 
 
 # -- SC-7: shared budget ----------------------------------------------------------------------------
@@ -390,11 +390,11 @@ def test_shared_grace_budget(scenario: Scenario):
     stamps = stamps_from_changes(sc.recorder.changes("Pod"), pod)
     app_term, side_term = find(stamps, "app sigterm"), find(stamps, "sidecar sigterm")
     app_tick, side_tick = find(stamps, "app tick", -1), find(stamps, "sidecar tick", -1)
-    ctx = show(sc, stamps, tuple((s.t, f"{s.container} last tick") for s in (app_tick, side_tick) if s), skip=frozenset({"start"}))
+    ctx = show(sc, stamps, tuple((s.at, f"{s.container} last tick") for s in (app_tick, side_tick) if s), skip=frozenset({"start"}))
 
     sc.expect("SC-7", "sigterm_after_delete_ms[app]", since_ms(app_term, t_delete), context=ctx)
-    sc.expect("SC-7", "app_killed_after_sigterm_ms", since_ms(app_tick, app_term.t) if app_term else None, context=ctx)
-    sc.expect("SC-7", "sidecar_sigterm_after_app_sigterm_ms", since_ms(side_term, app_term.t) if app_term else None, context=ctx)
-    sc.expect("SC-7", "sidecar_killed_after_sigterm_ms", since_ms(side_tick, side_term.t) if side_term else None, context=ctx)
+    sc.expect("SC-7", "app_killed_after_sigterm_ms", since_ms(app_tick, app_term.at) if app_term else None, context=ctx)
+    sc.expect("SC-7", "sidecar_sigterm_after_app_sigterm_ms", since_ms(side_term, app_term.at) if app_term else None, context=ctx)
+    sc.expect("SC-7", "sidecar_killed_after_sigterm_ms", since_ms(side_tick, side_term.at) if side_term else None, context=ctx)
     sc.expect("SC-7", "app_exit_code", last_terminated(sc, pod, "app").get("exitCode"), context=ctx)
     sc.expect("SC-7", "sidecar_exit_code", last_terminated(sc, pod, "sidecar").get("exitCode"), context=ctx)
