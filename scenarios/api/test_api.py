@@ -16,16 +16,13 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from e2e.evidence import endpoints
-from e2e.documented import api as doc
+from e2e.documented import api as doc, kubelet
 from e2e.evidence.stamps import Stamp, before, first, intervals, labelled, parse
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples
 
 log = logging.getLogger(__name__)
-
-# Slack for waits (not for verdicts): namespace, scheduling, sandbox and container start on a
-# loaded 2-core node.
-WAIT_SLACK_S = 30
 
 
 def _api_error(e: ApiException) -> dict:
@@ -231,7 +228,7 @@ def _endpoint_history(sc: Scenario, pod: str) -> list[endpoints.EndpointState]:
 # How long the not-ready container is watched for a restart (s): two more failure thresholds
 # of the readiness probe (a kill would follow a threshold within one pod sync, as a liveness or
 # startup kill does: PR-1 kill_after_last_startup_failure_s) plus the PLEG relist that reports it.
-NO_RESTART_WATCH_S = 2 * doc.READINESS_FAIL_AFTER_S + doc.POD_SYNC_S + doc.PLEG_RELIST_S
+NO_RESTART_WATCH_S = 2 * doc.READINESS_FAIL_AFTER_S + kubelet.KUBELET_HANDOFF_S + kubelet.PLEG_RELIST_S
 
 
 @pytest.mark.smoke

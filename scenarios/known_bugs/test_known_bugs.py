@@ -17,21 +17,13 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from e2e.documented import known_bugs as doc
-from e2e.documented.storage import (
-    EVICTION_MONITORING_PERIOD_S,
-    MIN_KILL_GRACE_S,
-    POD_WORKER_START_S,
-    STATUS_UPDATE_S,
-    WRITABLE_LAYER_LAG_S,
-    crossing_to_event_high,
-)
+from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S
+from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_LAG_S, crossing_to_event_high
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.evidence.stamps import Stamp, find, merge, merged_table, parse, stamps_from_changes
-
-# Slack for waits (not for verdicts): namespace, scheduling, sandbox on a busy 2-core node.
-WAIT_SLACK_S = 30
 
 
 def statuses(obj: dict | None) -> dict[str, dict]:
@@ -133,8 +125,8 @@ def test_prestop_sleep_outlives_its_container(scenario: Scenario):
 # Budget for all pods to end (a wait, not a verdict): the ES-3 path from the crossing to the
 # terminal status, plus one kill per pod (evictPod blocks until each pod's containers are killed:
 # the pods of one synchronize pass are evicted one after the other), plus pod starts.
-KB2_WAIT_S = (crossing_to_event_high(WRITABLE_LAYER_LAG_S) + EVICTION_MONITORING_PERIOD_S + POD_WORKER_START_S
-              + doc.KB2_RUNS * MIN_KILL_GRACE_S + STATUS_UPDATE_S + 2 * WAIT_SLACK_S)
+KB2_WAIT_S = (crossing_to_event_high(WRITABLE_LAYER_LAG_S) + EVICTION_MONITORING_PERIOD_S + KUBELET_HANDOFF_S
+              + doc.KB2_RUNS * MINIMUM_GRACE_PERIOD_S + STATUS_UPDATE_S + 2 * WAIT_SLACK_S)
 
 
 def kb2_outcome(sc: Scenario, pod: str) -> str:

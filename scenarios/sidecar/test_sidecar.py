@@ -18,17 +18,15 @@ import allure
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e.documented import sidecar as doc
+from e2e.documented import kubelet, sidecar as doc
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
 from e2e.timeline import status_sequence
 from e2e.evidence.stamps import Stamp, expect_order, find, gap_ms, merge, merged_table, ms, parse, stamps_from_changes
-from e2e.waiting import WaitTimeout
+from e2e.waiting import WAIT_SLACK_S, WaitTimeout
 
 pytestmark = pytest.mark.min_k8s(33)
 
-# Slack for waits (not for verdicts): namespace, scheduling, sandbox on a busy 2-core node.
-WAIT_SLACK_S = 30
 # Stamps not drawn on the picture (periodic lines; the last tick is drawn on its own).
 UNMARKED = {"tick", "startup-fail", "readiness-ok", "readiness-fail"}
 
@@ -386,7 +384,7 @@ def test_shared_grace_budget(scenario: Scenario):
     wait_started(sc, pod, "2/2", ["app start", "sidecar start"])
 
     t_delete = delete_pod(sc, pod)
-    sc.wait_for(f"{pod} deleted", lambda: deleted(sc, pod), doc.SC7_GRACE_S + doc.MIN_GRACE_S + WAIT_SLACK_S)
+    sc.wait_for(f"{pod} deleted", lambda: deleted(sc, pod), doc.SC7_GRACE_S + kubelet.MINIMUM_GRACE_PERIOD_S + WAIT_SLACK_S)
     stamps = stamps_from_changes(sc.recorder.changes("Pod"), pod)
     app_term, side_term = find(stamps, "app sigterm"), find(stamps, "sidecar sigterm")
     app_tick, side_tick = find(stamps, "app tick", -1), find(stamps, "sidecar tick", -1)

@@ -55,11 +55,10 @@ from e2e.evidence.ephemeral import (
     stats_summary,
 )
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples
 
 MIB = 1024 * 1024
-# Slack for waits (never for verdicts): namespace, scheduling, container start.
-WAIT_SLACK_S = 30
 # Writing up to 16 MiB in 1 MiB blocks on a shared host (waits only).
 WRITE_BUDGET_S = 10
 # How often the Summary API is asked while waiting (s).

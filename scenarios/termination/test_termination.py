@@ -24,15 +24,14 @@ from kubernetes.dynamic.exceptions import DynamicApiError
 from e2e.evidence import applog, endpoints, stamps
 from e2e.pictures import traffic as traffic_picture
 from e2e.evidence.applog import LogFollower
-from e2e.documented import termination as doc
+from e2e.documented import kubelet, termination as doc
 from e2e.evidence.load import LoadGenerator, answering_pods, failure_windows
 from e2e.podstatus import pod_columns
 from e2e.recorder import Change
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import parse_time
 
-# Slack for waits (not for verdicts): pod creation, scheduling, container start.
-WAIT_SLACK_S = 30
 # The Service's NodePort (traffic.yaml); kind-config.yaml publishes it on a free port of
 # 127.0.0.1 per cluster (Scenario.node_port_url), the only address host traffic goes to.
 NODE_PORT = 30080
@@ -450,7 +449,7 @@ def test_probes_during_termination(scenario: Scenario, follow):
     sig = sc.wait_for("SIGTERM in live's log", lambda: stamps.first(live.events(), "SIGTERM"), sigterm_band_high + WAIT_SLACK_S)
     sc.wait_for("SIGTERM in starting's log", lambda: stamps.first(starting.events(), "SIGTERM"), WAIT_SLACK_S)
     ev_live, ev_start = live.events(), starting.events()
-    stop_at = t_delete + doc.KUBELET_REACTION_S
+    stop_at = t_delete + kubelet.KUBELET_HANDOFF_S
 
     liveness = applog.probe_hits(ev_live, "/healthz")
     startup = applog.probe_hits(ev_start, "/startupz")
