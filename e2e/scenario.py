@@ -20,7 +20,8 @@ from .evidence.stamps import STAMP_SH
 from .images import workload_images
 from .kube import ApiAnswer, ExecResult, Kube, load_manifests
 from .measurements import Judge
-from .recorder import Recorder
+from .pods import Until, condition, events_of
+from .recorder import Change, Recorder
 from .timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
@@ -30,14 +31,6 @@ log = logging.getLogger(__name__)
 
 class CleanupWarning(UserWarning):
     """The test left something that cleanup had to force (a finalizer of its own)."""
-
-
-def condition(obj: dict | None, type_: str) -> dict | None:
-    """The ``status.conditions`` entry of ``obj`` (API JSON) with type ``type_``, or ``None``."""
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return cond
-    return None
 
 
 @dataclass
@@ -142,6 +135,12 @@ class Scenario:
                 self.judge.verify()
             raise
 
+    def wait(self, until: Until[T], timeout_s: float, interval_s: float = 0.25,
+             case: str | None = None, measurement: str | None = None) -> T:
+        """Wait for a named condition (:mod:`e2e.pods`: ``pod_phase``, ``container_running``,
+        ``endpoint_ready``...) as :meth:`wait_for` does; returns what its check found."""
+        return self.wait_for(until.what, lambda: until.check(self), timeout_s, interval_s, case=case, measurement=measurement)
+
     def never_within(self, duration_s: float, what: str, check: Callable[[], object], interval_s: float = 0.25) -> bool:
         """Watch for ``duration_s`` seconds that ``check`` stays falsy (``what`` does not happen).
 
@@ -234,6 +233,19 @@ class Scenario:
         if not dry_run:
             self.mark(time.time(), f"delete {kind.lower()}/{name}")
         return self.kube.delete(kind, name, self.namespace, grace_period_s, propagation, dry_run, api_version)
+
+    def delete_pod(self, pod: str, grace_period_s: int | None = None) -> float:
+        """Delete ``pod`` (with ``grace_period_s`` in the request when given; else the pod's own);
+        returns the epoch s read just before the request (the containers' clock on kind) and marks it."""
+        when = time.time()
+        self.kube.core.delete_namespaced_pod(pod, self.namespace,
+                                             **({} if grace_period_s is None else {"grace_period_seconds": grace_period_s}))
+        self.mark(when, f"delete {pod}" + (f" (grace {grace_period_s} s)" if grace_period_s is not None else ""))
+        return when
+
+    def events(self, reason: str, involved: str | None = None) -> list[Change]:
+        """The recorded Events of ``reason`` (about the object named ``involved``), oldest first."""
+        return events_of(self.recorder.changes("Event"), reason, involved)
 
     def wait_for_condition(self, kind: str, name: str, type_: str, status: str = "True", timeout_s: float = 60,
                            api_version: str | None = None, interval_s: float = 0.25,
