@@ -33,6 +33,11 @@ class CleanupWarning(UserWarning):
     """The test left something that cleanup had to force (a finalizer of its own)."""
 
 
+class PreconditionFailed(AssertionError):
+    """What a test needs before it can measure anything did not hold (:meth:`Scenario.require`):
+    not a verdict on a documented value."""
+
+
 @dataclass
 class Scenario:
     """One test's view of the cluster.
@@ -58,6 +63,7 @@ class Scenario:
     applied_kinds: set[tuple[str, str]] = field(default_factory=set)
     cluster_objects: list[tuple[str, str, str]] = field(default_factory=list)
     files: dict[str, str | bytes] = field(default_factory=dict)
+    properties: list[tuple[str, str]] = field(default_factory=list)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
@@ -111,6 +117,23 @@ class Scenario:
         ``.png`` is also shown inline on the report's test page. Kept however the test ends."""
         self.files[name] = content
 
+    def note(self, name: str, value: object) -> None:
+        """An environment fact of this test, not a judged value (the node's cgroup version, a
+        clamped OOM score): a JUnit property and an allure parameter."""
+        self.properties.append((name, str(value)))
+
+    def explain_with(self, context: str) -> None:
+        """Failures judged from now on quote ``context`` (e.g. the timeline merged with the
+        containers' stamps) instead of the recorded timeline's end."""
+        self.judge.context = lambda: context
+
+    def require(self, value: T, what: str) -> T:
+        """``value`` when truthy; else :class:`PreconditionFailed` saying ``what`` the test needed
+        (a precondition of the measurement, never a documented value: those are judged)."""
+        if not value:
+            raise PreconditionFailed(f"precondition failed: {what}")
+        return value
+
     def mark(self, when: float, label: str) -> None:
         self.marks.append((when, label))
 
@@ -155,6 +178,15 @@ class Scenario:
             self.recorder.check(since=since)
             return True
         return False
+
+    def first_within(self, duration_s: float, what: str, check: Callable[[], T | None], interval_s: float = 0.25) -> T | None:
+        """Poll ``check`` for at most ``duration_s`` seconds: its first truthy result, or None.
+        Never fails: a wait that ends early when something happens (a restart, a probe run), for a
+        test that judges what it then sees. An absence to be judged is :meth:`never_within`."""
+        try:
+            return wait_until(what, check, duration_s, interval_s)
+        except WaitTimeout:
+            return None
 
     def clean_up(self, keep_namespace: bool = False) -> None:
         """After the test: release objects held by foreign finalizers, delete the namespace,

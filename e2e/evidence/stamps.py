@@ -37,12 +37,18 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+from kubernetes.client.exceptions import ApiException
 
 from ..expectations import NotDocumented
 from ..measurements import Judge
 from ..recorder import Change
+from ..pods import container_statuses
 from ..timeline import Row, format_table, rows
+
+if TYPE_CHECKING:
+    from ..scenario import Scenario
 
 # The shell functions of every busybox container and exec probe (one line, so that it can fill
 # a ``${stamp_sh}`` placeholder inside a YAML block scalar). ``stamp EVENT [key=value ...]``
@@ -167,6 +173,30 @@ def stamps_from_changes(changes: Iterable[Change], pod: str | None = None) -> li
     return merge(*(stamps_from_pod(c.obj) for c in changes if c.kind == "Pod" and (pod is None or c.name == pod)))
 
 
+def stamps_from_logs(sc: "Scenario", pod: str, containers: Sequence[str] = ()) -> list[Stamp]:
+    """Stamps in the current (and, after a restart, previous) logs of the containers of ``pod``
+    (``containers``, or all); none of a container not started yet or already gone (its
+    termination message has them: :func:`stamps_from_changes`)."""
+    found: list[Stamp] = []
+    for name, cs in container_statuses(sc.pod(pod)).items():
+        if containers and name not in containers:
+            continue
+        for previous in (False, True) if cs.get("restartCount") else (False,):
+            try:
+                found.extend(parse(sc.kube.logs(sc.namespace, pod, name, previous=previous)))
+            except ApiException:
+                pass
+    return merge(found)
+
+
+def stamps_of(sc: "Scenario", pod: str | None) -> list[Stamp]:
+    """Every stamp of ``pod`` seen so far: its containers' logs and the termination messages the
+    recorder saw (also of a deleted pod); none for ``pod`` None."""
+    if pod is None:
+        return []
+    return merge(stamps_from_changes(sc.recorder.changes("Pod"), pod), stamps_from_logs(sc, pod))
+
+
 def find(stamps: Sequence[Stamp], key: str, nth: int = 0) -> Stamp | None:
     """The ``nth`` (0 = first, -1 = last) stamp whose :attr:`Stamp.key` is ``key``, or None."""
     hits = [s for s in sorted(stamps) if s.key == key]
@@ -188,6 +218,13 @@ def gap_ms(stamps: Sequence[Stamp], earlier: str, later: str) -> float | None:
 def ms(seconds: float) -> float:
     """``seconds`` as milliseconds rounded to 0.1 ms (stamps have µs resolution)."""
     return round(seconds * 1000.0, 1)
+
+
+def since_ms(stamp: Stamp | None, t: float | Stamp | None) -> float | None:
+    """Milliseconds from ``t`` (epoch s, or a stamp) to ``stamp`` (0.1 ms); None when either is missing."""
+    if isinstance(t, Stamp):
+        t = t.at
+    return None if stamp is None or t is None else ms(stamp.at - t)
 
 
 def measured_order(stamps: Sequence[Stamp], keys: Sequence[str]) -> str:
