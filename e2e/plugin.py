@@ -462,6 +462,9 @@ def pytest_runtest_call(item: pytest.Item):
     if sc is None:
         return
     settle(outcome, sc, item)
+    for name, value in sc.properties:
+        item.user_properties.append((name, value))
+        allure.dynamic.parameter(name, value)
     item.stash[FILES] = gather(sc, item.nodeid)
     publish(sc.judge, item.stash[FILES], item.obj.__doc__)
 

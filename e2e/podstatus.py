@@ -37,6 +37,15 @@ def _terminated_reason(term: dict, prefix: str = "") -> str:
     return f"{prefix}ExitCode:{term.get('exitCode', 0)}"
 
 
+def ready_status(pod: dict | None) -> tuple[str, str] | None:
+    """``(READY, STATUS)`` of ``pod`` as ``kubectl get pod`` shows them (``("2/2", "Running")``),
+    or None for no pod."""
+    if pod is None:
+        return None
+    cols = pod_columns(pod)
+    return cols.ready, cols.status
+
+
 def pod_columns(pod: dict) -> PodColumns:
     """READY, STATUS and RESTARTS of ``pod`` as ``kubectl get pod`` shows them."""
     spec = pod.get("spec") or {}

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from .cluster import Kind
+from .evidence.stamps import STAMP_SH
 from .images import workload_images
 from .kube import ApiAnswer, ExecResult, Kube, load_manifests
 from .measurements import Judge
-from .recorder import Recorder
+from .pods import Until, condition, events_of
+from .recorder import Change, Recorder
 from .timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
@@ -31,12 +33,9 @@ class CleanupWarning(UserWarning):
     """The test left something that cleanup had to force (a finalizer of its own)."""
 
 
-def condition(obj: dict | None, type_: str) -> dict | None:
-    """The ``status.conditions`` entry of ``obj`` (API JSON) with type ``type_``, or ``None``."""
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return cond
-    return None
+class PreconditionFailed(AssertionError):
+    """What a test needs before it can measure anything did not hold (:meth:`Scenario.require`):
+    not a verdict on a documented value."""
 
 
 @dataclass
@@ -64,11 +63,13 @@ class Scenario:
     applied_kinds: set[tuple[str, str]] = field(default_factory=set)
     cluster_objects: list[tuple[str, str, str]] = field(default_factory=list)
     files: dict[str, str | bytes] = field(default_factory=dict)
+    properties: list[tuple[str, str]] = field(default_factory=list)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
-        """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``
-        and the pinned workload images (``ManifestError`` on a bad file)."""
-        return load_manifests(self.manifest_dir / filename, {**workload_images(), **values})
+        """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
+        the pinned workload images and ``${stamp_sh}`` (the stamp shell functions,
+        :data:`e2e.evidence.stamps.STAMP_SH`); ``ManifestError`` on a bad file."""
+        return load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
         """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``.
@@ -116,6 +117,23 @@ class Scenario:
         ``.png`` is also shown inline on the report's test page. Kept however the test ends."""
         self.files[name] = content
 
+    def note(self, name: str, value: object) -> None:
+        """An environment fact of this test, not a judged value (the node's cgroup version, a
+        clamped OOM score): a JUnit property and an allure parameter."""
+        self.properties.append((name, str(value)))
+
+    def explain_with(self, context: str) -> None:
+        """Failures judged from now on quote ``context`` (e.g. the timeline merged with the
+        containers' stamps) instead of the recorded timeline's end."""
+        self.judge.context = lambda: context
+
+    def require(self, value: T, what: str) -> T:
+        """``value`` when truthy; else :class:`PreconditionFailed` saying ``what`` the test needed
+        (a precondition of the measurement, never a documented value: those are judged)."""
+        if not value:
+            raise PreconditionFailed(f"precondition failed: {what}")
+        return value
+
     def mark(self, when: float, label: str) -> None:
         self.marks.append((when, label))
 
@@ -140,6 +158,12 @@ class Scenario:
                 self.judge.verify()
             raise
 
+    def wait(self, until: Until[T], timeout_s: float, interval_s: float = 0.25,
+             case: str | None = None, measurement: str | None = None) -> T:
+        """Wait for a named condition (:mod:`e2e.pods`: ``pod_phase``, ``container_running``,
+        ``endpoint_ready``...) as :meth:`wait_for` does; returns what its check found."""
+        return self.wait_for(until.what, lambda: until.check(self), timeout_s, interval_s, case=case, measurement=measurement)
+
     def never_within(self, duration_s: float, what: str, check: Callable[[], object], interval_s: float = 0.25) -> bool:
         """Watch for ``duration_s`` seconds that ``check`` stays falsy (``what`` does not happen).
 
@@ -154,6 +178,15 @@ class Scenario:
             self.recorder.check(since=since)
             return True
         return False
+
+    def first_within(self, duration_s: float, what: str, check: Callable[[], T | None], interval_s: float = 0.25) -> T | None:
+        """Poll ``check`` for at most ``duration_s`` seconds: its first truthy result, or None.
+        Never fails: a wait that ends early when something happens (a restart, a probe run), for a
+        test that judges what it then sees. An absence to be judged is :meth:`never_within`."""
+        try:
+            return wait_until(what, check, duration_s, interval_s)
+        except WaitTimeout:
+            return None
 
     def clean_up(self, keep_namespace: bool = False) -> None:
         """After the test: release objects held by foreign finalizers, delete the namespace,
@@ -232,6 +265,19 @@ class Scenario:
         if not dry_run:
             self.mark(time.time(), f"delete {kind.lower()}/{name}")
         return self.kube.delete(kind, name, self.namespace, grace_period_s, propagation, dry_run, api_version)
+
+    def delete_pod(self, pod: str, grace_period_s: int | None = None) -> float:
+        """Delete ``pod`` (with ``grace_period_s`` in the request when given; else the pod's own);
+        returns the epoch s read just before the request (the containers' clock on kind) and marks it."""
+        when = time.time()
+        self.kube.core.delete_namespaced_pod(pod, self.namespace,
+                                             **({} if grace_period_s is None else {"grace_period_seconds": grace_period_s}))
+        self.mark(when, f"delete {pod}" + (f" (grace {grace_period_s} s)" if grace_period_s is not None else ""))
+        return when
+
+    def events(self, reason: str, involved: str | None = None) -> list[Change]:
+        """The recorded Events of ``reason`` (about the object named ``involved``), oldest first."""
+        return events_of(self.recorder.changes("Event"), reason, involved)
 
     def wait_for_condition(self, kind: str, name: str, type_: str, status: str = "True", timeout_s: float = 60,
                            api_version: str | None = None, interval_s: float = 0.25,

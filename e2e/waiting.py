@@ -18,6 +18,11 @@ from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wa
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# Slack a scenario adds to a wait (never to a verdict): namespace, scheduling, sandbox and
+# container start on a busy 2-core kind node. A wait for a documented moment is the band's upper
+# end (Judge.wait_budget_s) + this.
+WAIT_SLACK_S = 30
+
 
 @dataclass(frozen=True)
 class WaitState:

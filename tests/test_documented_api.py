@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.documented import api as doc
+from e2e.documented import api as doc, kubelet
 from e2e.expectations import REGISTRY, NotDocumented
 
 
@@ -32,7 +32,7 @@ def test_startup_budget_band_is_built_from_the_probe_mechanism():
     e = REGISTRY.lookup("PR-1", "startup_kill_after_start_s[Always]", 37)
     assert e.documented == doc.STARTUP_FAILURE_THRESHOLD * doc.STARTUP_PERIOD_S == 6
     # one period early at most (first probe at once), mechanism delays late
-    assert (e.band.low, e.band.high) == (4, 6 + doc.PLEG_RELIST_S + 2 * doc.POD_SYNC_S + doc.PROBE_TIMEOUT_S)
+    assert (e.band.low, e.band.high) == (4, 6 + kubelet.PLEG_RELIST_S + 2 * kubelet.KUBELET_HANDOFF_S + doc.PROBE_TIMEOUT_S)
     assert e.holds_for(5.6) and not e.holds_for(3.9) and not e.holds_for(10.1)
 
 

@@ -48,3 +48,14 @@ def test_deleted_slice_removes_its_endpoints():
     states = endpoints.endpoint_states(changes)
     assert states[-1].pod == "a" and not states[-1].present
     assert endpoints.ready_pods(states) == {"b"}
+
+
+def test_named_waits_on_endpoints():
+    changes = [slice_change(1.0, "web-a", {"a": (True, True, False)}, "ADDED"),
+               slice_change(2.0, "web-a", {"a": (False, True, True), "b": (True, True, False)})]
+    sc = type("Sc", (), {"recorder": type("R", (), {"changes": lambda self, kind=None, name=None: changes})()})()
+    assert endpoints.endpoint_ready("a").check(sc).received_at == 1.0
+    assert endpoints.endpoint_ready("a", ready=False, after=1.5).check(sc).received_at == 2.0
+    assert endpoints.endpoint_ready("c").check(sc) is None
+    assert endpoints.ready_count(1).check(sc) == {"b"} and endpoints.ready_count(2).check(sc) is None
+    assert endpoints.endpoint_ready("a").what == "endpoint of a ready=true"

@@ -1,4 +1,4 @@
-"""Ephemeral-storage helpers (e2e.evidence.ephemeral): container marks, configz/summary extraction,
+"""Ephemeral-storage helpers (e2e.evidence.ephemeral): configz/summary extraction,
 Go durations, containerd's stats period, and eviction facts from a recording (CASES.md ES)."""
 
 from __future__ import annotations
@@ -13,18 +13,10 @@ from e2e.evidence.ephemeral import (
     eviction_settings,
     first_terminal,
     parse_duration_s,
-    parse_marks,
     pod_storage,
 )
 
 MSG = 'Container app exceeded its local ephemeral storage limit "8Mi". '
-
-
-def test_parse_marks_first_wins_and_ignores_other_lines():
-    text = "@mark start 1795940201.630363\nxxxx\n@mark crossed 1795940202.5\n@mark crossed 1795940300.0\n@error dd block 3\n"
-    assert parse_marks(text) == {"start": 1795940201.630363, "crossed": 1795940202.5}
-    assert parse_marks(None) == {}
-    assert parse_marks("x@mark crossed 1.0") == {}
 
 
 @pytest.mark.parametrize("text, seconds", [("1m0s", 60.0), ("10s", 10.0), ("5m0s", 300.0), ("1h2m3.5s", 3723.5), ("0s", 0.0), ("250ms", 0.25)])

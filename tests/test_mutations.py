@@ -19,11 +19,10 @@ from typing import Callable
 import pytest
 
 from e2e import documented  # noqa: F401  (registers every family)
-from e2e.evidence import applog, probelog
-from e2e.evidence.ephemeral import eviction, parse_marks
+from e2e.evidence.ephemeral import eviction
 from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.recorder import Change, load_changes
-from e2e.evidence.stamps import Stamp, expect_order, find, gap_ms, parse_stamps
+from e2e.evidence.stamps import Stamp, event_times, expect_order, find, first, gap_ms, labelled, parse
 from e2e.timeline import attempts, parse_time, restart_gaps
 
 DATA = Path(__file__).parent / "data"
@@ -115,13 +114,13 @@ def ten_second_first_gap(changes: list[Change]) -> list[Change]:
 
 # -- SC: SC-1's container-written stamps (v1.37.2) --------------------------------------------
 
-SC1 = parse_stamps((REAL / "sc1-start-order.stamps.log").read_text())
+SC1 = parse((REAL / "sc1-start-order.stamps.log").read_text())
 
 
 def sc1(stamps: list[Stamp]) -> Judging:
     """SC-1's order and gaps, as test_start_order judges them."""
     def run(j: Judge) -> None:
-        expect_order(j, "SC-1", "start_order", stamps, t_ref=stamps[0].t)
+        expect_order(j, "SC-1", "start_order", stamps, t_ref=stamps[0].at)
         j.expect("SC-1", "sidecar_start_after_init_exit_ms", gap_ms(stamps, "init exit", "sidecar start"))
         j.expect("SC-1", "app_start_after_startup_ok_ms", gap_ms(stamps, "sidecar startup-ok", "app start"))
     return run
@@ -130,7 +129,7 @@ def sc1(stamps: list[Stamp]) -> Judging:
 def main_before_startup_probe(stamps: list[Stamp]) -> list[Stamp]:
     """The main container started 0.5 s before the sidecar's startup probe succeeded."""
     ok = find(stamps, "sidecar startup-ok")
-    return sorted(replace(s, t=ok.t - 0.5) if s.key == "app start" else s for s in stamps)
+    return sorted(replace(s, at=ok.at - 0.5) if s.key == "app start" else s for s in stamps)
 
 
 # -- PS: PS-2's app log (SIGTERM stamp) and the delete time (v1.37.2) ---------------------------
@@ -141,20 +140,20 @@ PS2_DELETE = float(re.search(r"t0 = ([\d.]+)", _marks).group(1)) + float(re.sear
 
 
 def ps2(log: str, t_delete: float = PS2_DELETE) -> Judging:
-    sig = applog.first(applog.parse(log), "SIGTERM")
+    sig = first(parse(log), "SIGTERM")
     return values(("PS-2", "sigterm_after_delete_s", round(sig.at - t_delete, 3)))
 
 
 def sigterm_at_delete(log: str) -> str:
     """SIGTERM at the delete itself, as if preStop sleep 5 had not run."""
-    sig = applog.first(applog.parse(log), "SIGTERM")
-    return log.replace(f"{sig.at:.3f} SIGTERM", f"{PS2_DELETE:.3f} SIGTERM")
+    sig = first(parse(log), "SIGTERM")
+    return log.replace(f"{sig.at:.6f} SIGTERM", f"{PS2_DELETE:.6f} SIGTERM")
 
 
 # -- ES: ES-1 [single]'s recording and the writer's crossing mark (v1.37.2) -----------------------
 
 ES1 = load_changes(REAL / "es1-single-recording.json")
-ES1_CROSSED = parse_marks((REAL / "es1-single-writer.app.log").read_text())["crossed"]
+ES1_CROSSED = event_times(parse((REAL / "es1-single-writer.app.log").read_text()))["crossed"]
 
 
 def es1(changes: list[Change]) -> Judging:
@@ -191,21 +190,21 @@ def exit_zero(changes: list[Change]) -> list[Change]:
 
 # -- PR: PR-1's killed run under Never (probe stamps, v1.37.2) ------------------------------------
 
-PR1 = probelog.parse((REAL / "pr1-unstarted-never.app.log").read_text())
+PR1 = parse((REAL / "pr1-unstarted-never.app.log").read_text())
 
 
 def pr1(stamps: list) -> Judging:
-    start, sigterm = probelog.first(stamps, "start"), probelog.first(stamps, "sigterm")
-    startup = probelog.labelled(stamps, "probe:startup")
+    start, sigterm = first(stamps, "start"), first(stamps, "sigterm")
+    startup = labelled(stamps, "probe:startup")
     return values(("PR-1", "startup_kill_after_start_s[Never]", round(sigterm.at - start.at, 3)),
                   ("PR-1", "startup_probe_failures_before_kill[Never]",
-                   len([s for s in startup if s.label == "probe:startup:failure" and s.at <= sigterm.at])))
+                   len([s for s in startup if s.event == "probe:startup:failure" and s.at <= sigterm.at])))
 
 
 def killed_before_budget(stamps: list) -> list:
     """SIGTERM 2 s after the start: before the 3 × 2 s startup budget ran out."""
-    start = probelog.first(stamps, "start")
-    return sorted((replace(s, at=start.at + 2.0) if s.label == "sigterm" else s for s in stamps), key=lambda s: s.at)
+    start = first(stamps, "start")
+    return sorted((replace(s, at=start.at + 2.0) if s.event == "sigterm" else s for s in stamps), key=lambda s: s.at)
 
 
 @dataclass(frozen=True)

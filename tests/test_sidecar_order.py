@@ -23,7 +23,7 @@ from e2e.evidence.stamps import (
     merge,
     merged_rows,
     merged_table,
-    parse_stamps,
+    parse,
     stamps_from_changes,
     stamps_from_pod,
 )
@@ -40,7 +40,7 @@ def stamps(*items: tuple[float, str]) -> list[Stamp]:
     out = []
     for dt, key in items:
         container, event = key.split(" ", 1)
-        out.append(Stamp(T + dt, container, event))
+        out.append(Stamp(T + dt, event, (("container", container),)))
     return out
 
 
@@ -156,12 +156,12 @@ def test_measured_order_breaks_ties_in_the_given_order():
 # -- stamps: parsing and sources ----------------------------------------------------------------
 
 
-def test_parse_stamps_reads_the_say_lines_and_skips_others():
-    text = "1795940222.692360 sidecar-1 start\nsome other output\n1795940226.837347 sidecar-1 sigterm draining now\n\n"
-    got = parse_stamps(text)
-    assert got == [Stamp(1795940222.69236, "sidecar-1", "start"), Stamp(1795940226.837347, "sidecar-1", "sigterm", "draining now")]
+def test_parse_reads_the_stamp_lines_and_skips_others():
+    text = "1795940222.692360 start container=sidecar-1\nsome other output\n1795940226.837347 sigterm container=sidecar-1 note=draining\n\n"
+    got = parse(text)
+    assert got == [Stamp(1795940222.69236, "start", (("container", "sidecar-1"),)),
+                   Stamp(1795940226.837347, "sigterm", (("container", "sidecar-1"), ("note", "draining")))]
     assert got[1].key == "sidecar-1 sigterm"
-    assert parse_stamps(None) == [] and parse_stamps("") == []
 
 
 def test_stamps_from_termination_messages_of_state_and_last_state():
@@ -169,10 +169,10 @@ def test_stamps_from_termination_messages_of_state_and_last_state():
         "status": {
             "initContainerStatuses": [
                 cstatus("sidecar", running(5),
-                        last={"terminated": {**terminated(1)["terminated"], "message": f"{T:.6f} sidecar start\n{T + 1:.6f} sidecar exit\n"}}),
+                        last={"terminated": {**terminated(1)["terminated"], "message": f"{T:.6f} start container=sidecar\n{T + 1:.6f} exit container=sidecar\n"}}),
             ],
             "containerStatuses": [
-                cstatus("app", {"terminated": {**terminated(0)["terminated"], "message": f"{T + 0.5:.6f} app start\n"}}),
+                cstatus("app", {"terminated": {**terminated(0)["terminated"], "message": f"{T + 0.5:.6f} start container=app\n"}}),
             ],
         }
     }
@@ -181,13 +181,13 @@ def test_stamps_from_termination_messages_of_state_and_last_state():
     # the recorder sees the same message in many changes: merged without duplicates
     changes = [Change(T + i, "Pod", "MODIFIED", "p", pod) for i in range(3)] + [Change(T, "Pod", "MODIFIED", "other", pod)]
     assert stamps_from_changes(changes, "p") == got
-    assert merge(got, got, parse_stamps(f"{T:.6f} sidecar start")) == got
+    assert merge(got, got, parse(f"{T:.6f} start container=sidecar")) == got
 
 
 def test_find_first_last_and_missing():
     ticks = stamps((1.0, "app tick"), (1.1, "app tick"), (1.2, "app tick"))
-    assert find(ticks, "app tick").t == T + 1.0
-    assert find(ticks, "app tick", -1).t == T + 1.2
+    assert find(ticks, "app tick").at == T + 1.0
+    assert find(ticks, "app tick", -1).at == T + 1.2
     assert find(ticks, "app sigterm") is None and find(ticks, "app tick", 5) is None
     assert gap_ms(ticks, "app tick", "app sigterm") is None
 
@@ -209,7 +209,7 @@ def test_merged_table_puts_stamps_between_api_rows():
 def test_stamp_prelude_fits_a_placeholder():
     assert "\n" not in STAMP_SH  # fills one line of a YAML block scalar
     assert not PLACEHOLDER.search(STAMP_SH) and "$${" not in STAMP_SH  # survives placeholder filling as is
-    assert "adjtimex" in STAMP_SH and "/dev/termination-log" in STAMP_SH
+    assert "adjtimex" in STAMP_SH and "/dev/termination-log" in STAMP_SH and "stamp()" in STAMP_SH
 
 
 @pytest.mark.parametrize("manifest", sorted(p.name for p in MANIFESTS.glob("*.yaml")))
@@ -221,4 +221,4 @@ def test_every_sc_manifest_loads_with_the_prelude(manifest):
     for c in (spec.get("initContainers") or []) + spec["containers"]:
         script = c["command"][-1]
         assert script.startswith(STAMP_SH + "\n"), c["name"]
-        assert f"say {c['name']} " in script, c["name"]  # every container stamps under its own name
+        assert f"container={c['name']}" in script, c["name"]  # every container stamps under its own name

@@ -13,7 +13,8 @@ from kubernetes.client.exceptions import ApiException
 
 from e2e import kube as kube_module
 from e2e.kube import ApiAnswer, ExecError, ExecResult, Kube
-from e2e.scenario import Scenario, condition
+from e2e.pods import condition
+from e2e.scenario import Scenario
 from e2e.waiting import WaitTimeout
 
 KUBECONFIG = """apiVersion: v1

@@ -16,7 +16,7 @@ What the API server and the kubelet do to one pod in seconds:
   "must be non-negative and less than terminationGracePeriodSeconds (N)"; equal and 0 pass.
 
 Probe timings (PR-1, PR-2) are measured on timestamps written by the container and by its exec
-probes (:mod:`e2e.evidence.probelog`, µs resolution, the host's clock) and on the recorder's receive times.
+probes (:mod:`e2e.evidence.stamps`, µs resolution, the host's clock) and on the recorder's receive times.
 Their bands come from the prober worker (pkg/kubelet/prober/worker.go, the same in v1.34.4 and
 v1.37.2): each probe of a container has its own worker with a ``time.Ticker`` of
 ``periodSeconds`` started when the pod is added — so its phase against the container's start
@@ -34,6 +34,7 @@ Under ``restartPolicy: Never`` a startup-probe kill of the only container kills 
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
+from .kubelet import KUBELET_HANDOFF_S, PLEG_RELIST_S
 
 # -- sources ---------------------------------------------------------------------------------
 S0_TAINTS = "[S0] «Taints и tolerations» (kubectl apply --dry-run=server output)"
@@ -59,12 +60,6 @@ OWN_NOT_READY_TOLERATION_SECONDS = 30
 # manifests keep the default: an exec probe's result comes at most this long after its tick,
 # and a stamp written inside the probe lags its tick by the exec set-up, at most this long.
 PROBE_TIMEOUT_S = 1.0
-# The generic PLEG relists containers every 1 s (pkg/kubelet/kubelet.go genericPlegRelistPeriod):
-# a worker sees the container running (and may probe it) up to 1 s after it started.
-PLEG_RELIST_S = 1.0
-# One pod sync on the node (status generation, or computePodActions → killContainer → CRI
-# StopContainer → the signal): a budget of 1 s on the loaded 2-core node (observed: ~0.01 s).
-POD_SYNC_S = 1.0
 # Kubelet status → API (status manager syncs at once: pkg/kubelet/status/status_manager.go
 # updateStatusInternal → podStatusChannel) → EndpointSlice controller (endpointUpdatesBatchPeriod
 # defaults to 0: pkg/controller/endpointslice/endpointslice_controller.go syncPod) → slice
@@ -149,15 +144,15 @@ register(
 # tick after the status manager shows the container running: no earlier than the start, no
 # later than PLEG relist + one pod sync + one period after it. The kill follows the F-th result.
 _KILL_LOW = (STARTUP_FAILURE_THRESHOLD - 1) * STARTUP_PERIOD_S
-_KILL_HIGH = STARTUP_BUDGET_S + PLEG_RELIST_S + POD_SYNC_S + PROBE_TIMEOUT_S + POD_SYNC_S
+_KILL_HIGH = STARTUP_BUDGET_S + PLEG_RELIST_S + KUBELET_HANDOFF_S + PROBE_TIMEOUT_S + KUBELET_HANDOFF_S
 register(
     [
         Expectation(
             case="PR-1", name="startup_kill_after_start_s", documented=float(STARTUP_BUDGET_S), unit="s",
             band=Band(_KILL_LOW, _KILL_HIGH),
             why=(f"budget {STARTUP_FAILURE_THRESHOLD} × {STARTUP_PERIOD_S} s; −{STARTUP_PERIOD_S} s: the first probe may "
-                 f"come at once (ticker phase arbitrary, worker.run); +{PLEG_RELIST_S:g} s PLEG relist +{POD_SYNC_S:g} s "
-                 f"status sync before the first probe can run, +{PROBE_TIMEOUT_S:g} s probe timeout +{POD_SYNC_S:g} s "
+                 f"come at once (ticker phase arbitrary, worker.run); +{PLEG_RELIST_S:g} s PLEG relist +{KUBELET_HANDOFF_S:g} s "
+                 f"status sync before the first probe can run, +{PROBE_TIMEOUT_S:g} s probe timeout +{KUBELET_HANDOFF_S:g} s "
                  "kill sync after the last failure"),
             source=f"{S1_PROBES}; {UP_WORKER}; {UP_KILL}",
         ),
@@ -172,8 +167,8 @@ register(
         ),
         Expectation(
             case="PR-1", name="kill_after_last_startup_failure_s", documented=0.0, unit="s",
-            band=Band(0.0, PROBE_TIMEOUT_S + POD_SYNC_S),
-            why=f"+{PROBE_TIMEOUT_S:g} s rest of the probe's exec (timeoutSeconds) +{POD_SYNC_S:g} s the sync that kills "
+            band=Band(0.0, PROBE_TIMEOUT_S + KUBELET_HANDOFF_S),
+            why=f"+{PROBE_TIMEOUT_S:g} s rest of the probe's exec (timeoutSeconds) +{KUBELET_HANDOFF_S:g} s the sync that kills "
                 "(syncLoopIteration startupManager.Updates → handleProbeSync → killContainer)",
             source=f"{S1_PROBES}; [UP] pkg/kubelet/kubelet.go syncLoopIteration; {UP_KILL}",
         ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..expectations import Band, Expectation, register
+from .kubelet import API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SYNC_TICKER_S
 
 S0_PHASES = "[S0] «Фазы, состояния…» (flowcontrol.Backoff keyed by pod+container)"
 S1_CRASHLOOP = "[S1] «CrashLoopBackOff своими глазами»"
@@ -23,30 +24,16 @@ DOCUMENTED_GAPS_S = (0, 10, 20, 40, 80, 160, 300)
 BACKOFF_TEXT = {10: "10s", 20: "20s", 40: "40s", 80: "1m20s", 160: "2m40s", 300: "5m0s"}
 
 # -- how wide a gap band is, and why -----------------------------------------------------
-# startedAt and finishedAt are truncated to whole seconds: their difference is off by up to
-# 1 s either way (CASES.md "Measuring timings honestly").
-API_TIMESTAMP_RESOLUTION_S = 1.0
-# The generic PLEG relists containers every 1 s (pkg/kubelet/kubelet.go genericPlegRelistPeriod):
-# the kubelet notices an exit up to 1 s late — the sync that restarts at once (gap[0]) or, up to
-# 1.34, the failing sync from which the re-syncs count.
-PLEG_RELIST_S = 1.0
-# A re-sync the pod worker enqueues (workQueue.Enqueue with a delay) runs at the syncLoop's next
-# 1 s tick once due (pkg/kubelet/kubelet.go syncLoop: syncTicker = time.NewTicker(time.Second);
-# getPodsToSync): up to 1 s late per re-sync.
-SYNC_TICKER_S = 1.0
-# Creating and starting a container from a preloaded image (containerd + runc on the node):
-# budget 1 s between the kubelet's decision and the process start that startedAt records.
-CONTAINER_START_S = 1.0
+# startedAt and finishedAt are truncated to whole seconds (kubelet.API_TIMESTAMP_RESOLUTION_S): their
+# difference is off by up to 1 s either way (CASES.md "Measuring timings honestly").
 # The pod worker re-syncs a pod whose sync failed (here: still in back-off) with jitter factor
-# 0.5 (pkg/kubelet/pod_workers.go completeWork: wait.Jitter(d, workerBackOffPeriodJitterFactor)).
+# 0.5 (kubelet.POD_WORKER_JITTER).
 # Up to 1.34 it re-syncs after backOffPeriod = 10 s (→ [10, 15) s) whatever the back-off; from
 # 1.37 (read in v1.37.2) after the back-off's *remaining* time (kubecontainer.MinBackoffExpiration),
 # capped at the kubelet's syncFrequency (default 1 m, pkg/kubelet/apis/config/v1beta1/defaults.go).
 # The back-off expires at finishedAt + d (kuberuntime_manager.go doBackOff: IsInBackOffSince(key,
 # finishedAt)), so the restart comes at the first re-sync at or after that.
 POD_WORKER_BACKOFF_PERIOD_S = 10.0
-POD_WORKER_JITTER = 0.5
-KUBELET_SYNC_FREQUENCY_S = 60.0
 
 
 def resync_late_s(minor_key: int, d: float) -> float:

@@ -23,6 +23,7 @@ The scenario settings are constants here because the documented values follow fr
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
+from .kubelet import API_TIMESTAMP_RESOLUTION_S
 
 # -- sources -----------------------------------------------------------------------------
 S2_PDB = "[S2] L537–549 (PodDisruptionBudget, eviction API)"
@@ -97,7 +98,6 @@ DR6_BACKOFF_LIMIT = 3
 JOB_BACKOFF_S = 10
 
 # -- how wide a band is, and why ----------------------------------------------------------
-API_TIMESTAMP_RESOLUTION_S = 1.0
 # kubectl drain: one eviction POST (429) and one pod GET between two retries, on loopback to a
 # busy 2-core API server: budget 1.5 s (CASES-faults.md DR-2).
 DRAIN_CALLS_S = 1.5

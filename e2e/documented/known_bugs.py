@@ -67,9 +67,8 @@ input cannot arise there.
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, KnownBug, register
-from .crashloop import KUBELET_SYNC_FREQUENCY_S, POD_WORKER_JITTER, SYNC_TICKER_S
+from .kubelet import KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, STATUS_UPDATE_S, SYNC_TICKER_S
 from .storage import POD_MSG
-from .termination import KUBELET_REACTION_S, PLEG_RELIST_S, STATUS_UPDATE_S
 
 # Versions whose source was read for every entry here (v1.34.4, v1.37.2); open-ended (module doc).
 READ = (34, None)
@@ -104,7 +103,7 @@ KB1_MECHANISM = ("kuberuntime_container.go killContainer → executePreStopHook 
                  "exit reaches the API and the pod is removed only after the full sleep")
 
 _HOOK_END_WHY = (f"the hook sleeps {KB1_PRESTOP_SLEEP_S} s from the kubelet's reaction to the delete whatever the container "
-                 f"does: +{KUBELET_REACTION_S:g} s kubelet reaction +{SANDBOX_STOP_S:g} s sandbox stop")
+                 f"does: +{KUBELET_HANDOFF_S:g} s kubelet reaction +{SANDBOX_STOP_S:g} s sandbox stop")
 _AT_EXIT_WHY = (f"the container's own exit {KB1_EXIT_AFTER_DELETE_S} s after the delete (±{KB1_STAMP_S:g} s delete and "
                 f"stamp timing) +{PLEG_RELIST_S:g} s PLEG relist +{SANDBOX_STOP_S:g} s sandbox stop")
 
@@ -113,7 +112,7 @@ def _kb1_known(name: str, last_step_s: float, last_step_why: str) -> Expectation
     """A KB-1 time after the delete: today at the hook's end, correct at the container's exit."""
     return Expectation(
         case="KB-1", name=name, documented=float(KB1_PRESTOP_SLEEP_S), unit="s",
-        band=Band(KB1_PRESTOP_SLEEP_S, KB1_PRESTOP_SLEEP_S + KUBELET_REACTION_S + SANDBOX_STOP_S + last_step_s),
+        band=Band(KB1_PRESTOP_SLEEP_S, KB1_PRESTOP_SLEEP_S + KUBELET_HANDOFF_S + SANDBOX_STOP_S + last_step_s),
         why=f"{_HOOK_END_WHY} {last_step_why}", source=KB1_SOURCE, minors=READ,
         known_bug=KnownBug(
             KB1_BUG, correct=float(KB1_EXIT_AFTER_DELETE_S), mechanism=KB1_MECHANISM,

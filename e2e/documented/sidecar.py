@@ -31,7 +31,8 @@ The mechanism, read in the kubelet of v1.37.2 and v1.34.4 (identical here):
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
-from .crashloop import CONTAINER_START_S, PLEG_RELIST_S, resync_late_s, resync_why
+from .crashloop import resync_late_s, resync_why
+from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S
 
 SINCE = (33, None)  # native sidecars GA in 1.33
 
@@ -80,10 +81,6 @@ TICK_S = 0.1
 # signal → the shell's trap runs between commands (the scenarios wait on `sleep & wait`) →
 # `now` forks adjtimex + awk (measured 2.4 ms per stamp on this node, idle). Budget 0.1 s.
 STAMP_LAG_S = 0.1
-# One kubelet hand-off with no periodic loop on its path (a watch event, a probe result or a
-# returning CRI call → pod worker → CRI call): budget 1 s on a 2-core kind node, like
-# crashloop's CONTAINER_START_S.
-KUBELET_HANDOFF_S = 1.0
 # Creating the pod sandbox (pause container + CNI) on kind: budget 2 s.
 SANDBOX_START_S = 2.0
 # The Job controller batches syncs caused by pod updates (pkg/controller/job/job_controller.go
@@ -97,8 +94,6 @@ JOB_POLL_S = 0.25
 # pod synced shortly before the delete (measured on v1.37.2: 0.4–1.3 s when deleted 0.3 s after
 # Running, 20–120 ms when deleted ≥ 3 s after).
 TERMINATING_PLEG_WAIT_S = PLEG_RELIST_S
-# minimumGracePeriodInSeconds (pkg/kubelet/kuberuntime/kuberuntime_manager.go).
-MIN_GRACE_S = 2.0
 
 
 def ms(seconds: float) -> float:
@@ -307,9 +302,9 @@ register(
             f"the sidecar waits its turn for the whole remaining grace ({SC7_GRACE_S} s): −{STAMP_LAG_S:g} s app's stamp lag; "
             f"+{KUBELET_HANDOFF_S:g} s waitForTurn → CRI StopContainer → signal → stamp",
             f"{S1_STOP} «Sidecar-ы получают то, что осталось от бюджета»; {UP_ORDER}"),
-        _ms("SC-7", "sidecar_killed_after_sigterm_ms", MIN_GRACE_S, MIN_GRACE_S - TICK_S - STAMP_LAG_S, MIN_GRACE_S + STAMP_LAG_S,
+        _ms("SC-7", "sidecar_killed_after_sigterm_ms", MINIMUM_GRACE_PERIOD_S, MINIMUM_GRACE_PERIOD_S - TICK_S - STAMP_LAG_S, MINIMUM_GRACE_PERIOD_S + STAMP_LAG_S,
             f"budget spent: the wait is subtracted (truncated to whole s) and raised to minimumGracePeriodInSeconds = "
-            f"{MIN_GRACE_S:g} s; measured to the last 'tick' stamp: −{TICK_S:g} s tick −{STAMP_LAG_S:g} s stamp lag; +{STAMP_LAG_S:g} s",
+            f"{MINIMUM_GRACE_PERIOD_S:g} s; measured to the last 'tick' stamp: −{TICK_S:g} s tick −{STAMP_LAG_S:g} s stamp lag; +{STAMP_LAG_S:g} s",
             f"{S1_STOP} «останавливает все оставшиеся контейнеры разом с коротким сроком»; {UP_MIN_GRACE}"),
         _exact("SC-7", "app_exit_code", 137, f"{S1_STOP} (SIGKILL: 128 + 9); {UP_MIN_GRACE}"),
         _exact("SC-7", "sidecar_exit_code", 137, f"CASES.md SC-7 «SIGKILL about 2 s after their signal (exit 137)»; {UP_MIN_GRACE}"),

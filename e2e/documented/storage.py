@@ -49,6 +49,7 @@ the first terminal pod status.
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
+from .kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S
 
 S0_ES = "[S0] «ephemeral-storage» (десятисекундный цикл kubelet, grace 1 s, сообщение «Container app exceeded…»)"
 S0_CONFIGZ = "[S0] «Пороги и порядок выселения» (kind configz: evictionHard 0 %)"
@@ -59,6 +60,8 @@ UP_KILL = "[UP] pkg/kubelet/pod_workers.go killPodNow; kuberuntime/kuberuntime_m
 CHECKED = "(read in v1.34.4 and v1.37.2)"
 
 # -- mechanism constants (seconds) -------------------------------------------------------
+# The eviction's grace (1 s) is raised to kubelet.MINIMUM_GRACE_PERIOD_S: SIGKILL 2 s after SIGTERM;
+# the pod worker takes up the kill request within kubelet.KUBELET_HANDOFF_S.
 # The eviction manager's loop: synchronize, then wait this long (pkg/kubelet/kubelet.go).
 EVICTION_MONITORING_PERIOD_S = 10.0
 # One synchronize pass (Summary API: CRI ListContainerStats + du of log files, then the
@@ -73,12 +76,6 @@ CONTAINERD_STATS_COLLECT_PERIOD_S = 10.0
 # reads the node's) and the volume calculator's jitter factor (server/stats/volume_stat_calculator.go).
 VOLUME_STATS_AGG_PERIOD_S = 60.0
 VOLUME_STATS_JITTER = 1.0
-# The eviction's grace (1 s) is raised to the runtime manager's minimum: SIGKILL 2 s after SIGTERM.
-MIN_KILL_GRACE_S = 2.0
-# The pod worker taking up the kill request (it may be finishing a sync of the same pod).
-POD_WORKER_START_S = 1.0
-# After the kill: runtime status, the status manager's patch, the watch.
-STATUS_UPDATE_S = 1.0
 
 # How stale each kind of usage can be when synchronize reads it (s).
 WRITABLE_LAYER_LAG_S = CONTAINERD_STATS_COLLECT_PERIOD_S
@@ -107,7 +104,7 @@ def _timing(case: str, lag_s: float, lag_why: str, minors) -> list[Expectation]:
     )
     to_event_high = crossing_to_event_high(lag_s)
     to_failed_high = (
-        lag_s + EVICTION_MONITORING_PERIOD_S + SYNCHRONIZE_S + POD_WORKER_START_S + MIN_KILL_GRACE_S + STATUS_UPDATE_S
+        lag_s + EVICTION_MONITORING_PERIOD_S + SYNCHRONIZE_S + KUBELET_HANDOFF_S + MINIMUM_GRACE_PERIOD_S + STATUS_UPDATE_S
     )
     return [
         Expectation(
@@ -118,18 +115,18 @@ def _timing(case: str, lag_s: float, lag_why: str, minors) -> list[Expectation]:
             source=f"{S0_ES}; {UP_LOOP}", minors=minors,
         ),
         Expectation(
-            case=case, name="crossing_to_failed_s", documented=EVICTION_MONITORING_PERIOD_S + MIN_KILL_GRACE_S, unit="s",
-            band=Band(MIN_KILL_GRACE_S, to_failed_high),
-            why=f"≥ {MIN_KILL_GRACE_S:g} s: the phase turns terminal only after the kill; {lag_why} {loop_why} "
-                f"+{POD_WORKER_START_S:g} s pod worker +{MIN_KILL_GRACE_S:g} s SIGTERM→SIGKILL "
+            case=case, name="crossing_to_failed_s", documented=EVICTION_MONITORING_PERIOD_S + MINIMUM_GRACE_PERIOD_S, unit="s",
+            band=Band(MINIMUM_GRACE_PERIOD_S, to_failed_high),
+            why=f"≥ {MINIMUM_GRACE_PERIOD_S:g} s: the phase turns terminal only after the kill; {lag_why} {loop_why} "
+                f"+{KUBELET_HANDOFF_S:g} s pod worker +{MINIMUM_GRACE_PERIOD_S:g} s SIGTERM→SIGKILL "
                 f"+{STATUS_UPDATE_S:g} s status update",
             source=f"{S0_ES}; {UP_LOOP}; {UP_KILL}", minors=minors,
         ),
         Expectation(
-            case=case, name="evicted_event_to_failed_s", documented=MIN_KILL_GRACE_S, unit="s",
-            band=Band(MIN_KILL_GRACE_S - EVENT_DELIVERY_S, MIN_KILL_GRACE_S + POD_WORKER_START_S + STATUS_UPDATE_S),
-            why=f"grace 1 s raised to the {MIN_KILL_GRACE_S:g} s minimum (PID 1 ignores SIGTERM: killed at SIGKILL); "
-                f"−{EVENT_DELIVERY_S:g} s event delivery later than the status; +{POD_WORKER_START_S:g} s pod worker "
+            case=case, name="evicted_event_to_failed_s", documented=MINIMUM_GRACE_PERIOD_S, unit="s",
+            band=Band(MINIMUM_GRACE_PERIOD_S - EVENT_DELIVERY_S, MINIMUM_GRACE_PERIOD_S + KUBELET_HANDOFF_S + STATUS_UPDATE_S),
+            why=f"grace 1 s raised to the {MINIMUM_GRACE_PERIOD_S:g} s minimum (PID 1 ignores SIGTERM: killed at SIGKILL); "
+                f"−{EVENT_DELIVERY_S:g} s event delivery later than the status; +{KUBELET_HANDOFF_S:g} s pod worker "
                 f"+{STATUS_UPDATE_S:g} s status update",
             source=f"{S0_ES}; {UP_KILL}", minors=minors,
         ),

@@ -27,6 +27,7 @@ scenarios, because the documented value of each measurement is a function of the
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
+from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, STATUS_UPDATE_S
 
 # -- sources -----------------------------------------------------------------------------
 S0_STEPS = "[S0] «Остановка пода по шагам»"
@@ -65,15 +66,9 @@ READINESS_FAILURE_THRESHOLD = 1
 HEARTBEAT_S = 0.1
 
 # -- how wide a band is, and why ----------------------------------------------------------
-# API timestamps (deletionTimestamp, finishedAt) are RFC 3339 with whole seconds: up to 1 s early.
-API_TIMESTAMP_RESOLUTION_S = 1.0
 # The delete request reaches the API server after the test read its clock (loopback to the
 # API server's published port, TLS, admission): budget 0.5 s.
 DELETE_REQUEST_S = 0.5
-# The kubelet learns of the deletion from its pod watch and its pod worker starts
-# SyncTerminatingPod (pkg/kubelet/pod_workers.go UpdatePod → podWorkerLoop): budget 1 s on a
-# busy 2-core machine, for a pod whose last pod-worker sync is older than the last PLEG relist.
-KUBELET_REACTION_S = 1.0
 # Before each sync the pod worker waits for a PLEG relist newer than its previous sync
 # (pod_workers.go podWorkerLoop → podCache.GetNewerThan, "adds ~1s of latency on all transitions
 # from sync to terminating"; the generic PLEG relists every 1 s, kubelet.go
@@ -82,7 +77,6 @@ KUBELET_REACTION_S = 1.0
 # deleted ~0.4 s after turning ready gets SIGTERM 1.7–1.8 s late. The scenarios delete settled
 # pods, as the documented measurements did ([S1] deletes a pod that had been serving): they wait
 # SETTLE_S after the pod is running/ready, two relist periods.
-PLEG_RELIST_S = 1.0
 SETTLE_S = 2 * PLEG_RELIST_S
 # killContainer → CRI StopContainer → containerd → runc kill: the signal reaches the process
 # within 0.5 s.
@@ -90,15 +84,10 @@ SIGNAL_DELIVERY_S = 0.5
 # executePreStopHook returns the hook's duration truncated to whole seconds (int64 of
 # Seconds()): up to 1 s of hook time is not taken out of the grace period.
 HOOK_TRUNCATION_S = 1.0
-# kuberuntime_manager.go minimumGracePeriodInSeconds: the stop signal always gets ≥ 2 s.
-MINIMUM_GRACE_PERIOD_S = 2
 # A pod change reaches the EndpointSlice controller (its endpointUpdatesBatchPeriod defaults to
 # 0, pkg/controller/endpointslice), which writes the slice, which the recorder's watch
 # receives: budget 1 s.
 ENDPOINT_PROPAGATION_S = 1.0
-# A readiness result changes the pod's Ready condition through the kubelet's status manager,
-# which patches the API at once on a change (pkg/kubelet/status/status_manager.go): budget 1 s.
-STATUS_UPDATE_S = 1.0
 # An exec hook's process starts within 0.5 s of the kubelet's decision (CRI ExecSync).
 EXEC_START_S = 0.5
 # Probe workers tick every periodSeconds; a tick may come late on a busy node: 0.5 s.
@@ -139,8 +128,8 @@ register(
 )
 
 # -- PS-2 preStop delays the signal ---------------------------------------------------------
-_SIGTERM_LATE_S = KUBELET_REACTION_S + SIGNAL_DELIVERY_S
-_SIGTERM_WHY = (f"−0 s: the hook sleeps N s after the delete; +{KUBELET_REACTION_S:g} s the kubelet learning of the "
+_SIGTERM_LATE_S = KUBELET_HANDOFF_S + SIGNAL_DELIVERY_S
+_SIGTERM_WHY = (f"−0 s: the hook sleeps N s after the delete; +{KUBELET_HANDOFF_S:g} s the kubelet learning of the "
                 f"deletion +{SIGNAL_DELIVERY_S:g} s StopContainer delivering the signal")
 
 
@@ -183,7 +172,7 @@ register(
            _PS4_SOURCE, unit="requests"),
         _sigterm_after_prestop("PS-4", "sigterm_after_delete_s[prestop-drain]", f"{S1_WALKTHROUGH}; {UP_KILL}"),
         _n("PS-4", "sigterm_after_delete_s[no-prestop-exit]", 0, 0, _SIGTERM_LATE_S,
-           f"no hook: the signal comes at once; +{KUBELET_REACTION_S:g} s the kubelet learning of the deletion "
+           f"no hook: the signal comes at once; +{KUBELET_HANDOFF_S:g} s the kubelet learning of the deletion "
            f"+{SIGNAL_DELIVERY_S:g} s signal delivery", f"{S0_STEPS} steps 3–5; {UP_KILL}"),
         *(
             _n("PS-4", f"endpoint_not_ready_after_delete_s[{v}]", 0, 0, DELETE_REQUEST_S + ENDPOINT_PROPAGATION_S,
@@ -198,7 +187,7 @@ register(
 # -- PS-5 exit codes -----------------------------------------------------------------------
 _EXIT_SOURCE = f"{S0_STEPS} step 5; {S1_TERMINATION}"
 _FINISH_AT_ONCE = (-API_TIMESTAMP_RESOLUTION_S, _SIGTERM_LATE_S,
-                   f"−{API_TIMESTAMP_RESOLUTION_S:g} s finishedAt truncation; +{KUBELET_REACTION_S:g} s kubelet "
+                   f"−{API_TIMESTAMP_RESOLUTION_S:g} s finishedAt truncation; +{KUBELET_HANDOFF_S:g} s kubelet "
                    f"reaction +{SIGNAL_DELIVERY_S:g} s signal delivery")
 register(
     [
@@ -210,7 +199,7 @@ register(
         _n("PS-5", "finished_after_delete_s[pid1-no-handler]", PS5_GRACE_S,
            PS5_GRACE_S - API_TIMESTAMP_RESOLUTION_S, PS5_GRACE_S + _SIGTERM_LATE_S,
            f"SIGKILL at deletion + grace: −{API_TIMESTAMP_RESOLUTION_S:g} s finishedAt truncation; "
-           f"+{KUBELET_REACTION_S:g} s kubelet reaction +{SIGNAL_DELIVERY_S:g} s signal delivery", _EXIT_SOURCE),
+           f"+{KUBELET_HANDOFF_S:g} s kubelet reaction +{SIGNAL_DELIVERY_S:g} s signal delivery", _EXIT_SOURCE),
         _exact("PS-5", "exit_code[trap-exit0]", 0, _EXIT_SOURCE),
         _exact("PS-5", "reason[trap-exit0]", "Completed", _EXIT_SOURCE),
         _n("PS-5", "finished_after_delete_s[trap-exit0]", 0, *_FINISH_AT_ONCE, _EXIT_SOURCE),
@@ -232,14 +221,14 @@ register(
 
 # -- PS-6 the budget includes preStop ---------------------------------------------------------
 _BUDGET_SOURCE = f"{S0_STEPS} steps 4–5; {S1_TERMINATION}; {UP_KILL}"
-_KILL_LATE_S = KUBELET_REACTION_S + HOOK_TRUNCATION_S + SIGNAL_DELIVERY_S
+_KILL_LATE_S = KUBELET_HANDOFF_S + HOOK_TRUNCATION_S + SIGNAL_DELIVERY_S
 register(
     [
         _n("PS-6", "sigterm_after_delete_s[prestop-sleep]", PS6_PRESTOP_SLEEP_S, PS6_PRESTOP_SLEEP_S,
            PS6_PRESTOP_SLEEP_S + _SIGTERM_LATE_S, _SIGTERM_WHY, _BUDGET_SOURCE),
         _n("PS-6", "killed_after_delete_s[prestop-sleep]", PS6_GRACE_S, PS6_GRACE_S - HEARTBEAT_S, PS6_GRACE_S + _KILL_LATE_S,
            f"killed at G (not N + G = {PS6_PRESTOP_SLEEP_S + PS6_GRACE_S} s), measured by the app's last heartbeat: "
-           f"−{HEARTBEAT_S:g} s heartbeat interval; +{KUBELET_REACTION_S:g} s kubelet reaction "
+           f"−{HEARTBEAT_S:g} s heartbeat interval; +{KUBELET_HANDOFF_S:g} s kubelet reaction "
            f"+{HOOK_TRUNCATION_S:g} s hook time truncated to whole seconds +{SIGNAL_DELIVERY_S:g} s SIGKILL delivery",
            _BUDGET_SOURCE),
         _n("PS-6", "finished_after_delete_s[prestop-sleep]", PS6_GRACE_S, PS6_GRACE_S - API_TIMESTAMP_RESOLUTION_S,
@@ -247,18 +236,18 @@ register(
            f"as killed_after_delete_s, from finishedAt: −{API_TIMESTAMP_RESOLUTION_S:g} s truncation; +{_KILL_LATE_S:g} s "
            "(kubelet reaction, hook truncation, SIGKILL delivery)", _BUDGET_SOURCE),
         _exact("PS-6", "exit_code[prestop-sleep]", 137, _BUDGET_SOURCE),
-        _n("PS-6", "prestop_started_after_delete_s[hook-overrun]", 0, 0, KUBELET_REACTION_S + EXEC_START_S,
-           f"the hook runs first: +{KUBELET_REACTION_S:g} s kubelet reaction +{EXEC_START_S:g} s exec start",
+        _n("PS-6", "prestop_started_after_delete_s[hook-overrun]", 0, 0, KUBELET_HANDOFF_S + EXEC_START_S,
+           f"the hook runs first: +{KUBELET_HANDOFF_S:g} s kubelet reaction +{EXEC_START_S:g} s exec start",
            _BUDGET_SOURCE),
         _n("PS-6", "sigterm_after_delete_s[hook-overrun]", PS6_OVERRUN_GRACE_S, PS6_OVERRUN_GRACE_S,
            PS6_OVERRUN_GRACE_S + _SIGTERM_LATE_S,
-           f"the kubelet stops waiting for the hook when the grace period ends: +{KUBELET_REACTION_S:g} s kubelet "
+           f"the kubelet stops waiting for the hook when the grace period ends: +{KUBELET_HANDOFF_S:g} s kubelet "
            f"reaction +{SIGNAL_DELIVERY_S:g} s signal delivery", _BUDGET_SOURCE),
         _n("PS-6", "killed_after_delete_s[hook-overrun]", PS6_OVERRUN_GRACE_S + MINIMUM_GRACE_PERIOD_S,
            PS6_OVERRUN_GRACE_S + MINIMUM_GRACE_PERIOD_S - HEARTBEAT_S,
            PS6_OVERRUN_GRACE_S + MINIMUM_GRACE_PERIOD_S + _SIGTERM_LATE_S,
-           f"G + the one-time {MINIMUM_GRACE_PERIOD_S} s minimum: −{HEARTBEAT_S:g} s heartbeat interval; "
-           f"+{KUBELET_REACTION_S:g} s kubelet reaction +{SIGNAL_DELIVERY_S:g} s SIGKILL delivery",
+           f"G + the one-time {MINIMUM_GRACE_PERIOD_S:g} s minimum: −{HEARTBEAT_S:g} s heartbeat interval; "
+           f"+{KUBELET_HANDOFF_S:g} s kubelet reaction +{SIGNAL_DELIVERY_S:g} s SIGKILL delivery",
            f"{_BUDGET_SOURCE}; {UP_MIN_GRACE}; [S1] (preStop gets a one-time +2 s)"),
         _exact("PS-6", "exit_code[hook-overrun]", 137, _BUDGET_SOURCE),
     ]
@@ -268,10 +257,10 @@ register(
 register(
     [
         _n("PS-8", "liveness_probes_after_stop", 0, 0, 0,
-           f"exact: none later than {KUBELET_REACTION_S:g} s (kubelet reaction) after the delete", f"{S0_STEPS} step 3; {UP_PROBES}",
+           f"exact: none later than {KUBELET_HANDOFF_S:g} s (kubelet reaction) after the delete", f"{S0_STEPS} step 3; {UP_PROBES}",
            unit="probes"),
         _n("PS-8", "startup_probes_after_stop", 0, 0, 0,
-           f"exact: none later than {KUBELET_REACTION_S:g} s (kubelet reaction) after the delete", f"{S0_STEPS} step 3; {UP_PROBES}",
+           f"exact: none later than {KUBELET_HANDOFF_S:g} s (kubelet reaction) after the delete", f"{S0_STEPS} step 3; {UP_PROBES}",
            unit="probes"),
         _n("PS-8", "readiness_probes_during_termination", 1, 1, MANY,
            f"keeps running: at least one probe between the kubelet's reaction and SIGTERM "

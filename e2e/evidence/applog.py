@@ -1,16 +1,14 @@
-"""The log lines of the suite's lifecycle-app (``hack/images/lifecycle-app``) and a follower
-that keeps a container's log while the container runs.
+"""The suite's lifecycle-app (``hack/images/lifecycle-app``) in a container log: a follower
+that keeps the log while the container runs, and what the app's stamps tell.
 
-The app writes one line per fact, with its own millisecond wall-clock time::
+The app writes the suite's one stamp shape (:mod:`e2e.evidence.stamps`), one line per fact::
 
-    <epoch seconds>.<milliseconds> <EVENT> [key=value ...]
+    1764400000.123456 SIGTERM mode=drain pid=1 inflight=0
+    1764400000.456789 PROBE path=/readyz status=200 agent="kube-probe/1.37"
 
-for example ``1764400000.123 SIGTERM mode=drain pid=1 inflight=0`` or
-``1764400000.456 PROBE path=/readyz status=200 agent="kube-probe/1.37"``. On kind the node
-shares the host's kernel clock, so these times compare directly with the test process's
-``time.time()`` (CASES.md "Measuring timings honestly"). Events: START, SIGTERM, SIGINT,
-DRAIN, SHUTDOWN, EXIT, PROBE, REQUEST, TICK, HOOK (written by ``/app hook`` to PID 1's
-stdout), ERROR. Lines of any other shape are ignored.
+Events: START, SIGTERM, SIGINT, DRAIN, SHUTDOWN, EXIT, PROBE, REQUEST, TICK, HOOK (written by
+``/app hook`` to PID 1's stdout), ERROR; read them with :func:`e2e.evidence.stamps.first` /
+:func:`~e2e.evidence.stamps.last`.
 
 A terminated pod's log disappears with the pod, often within a second of the container's
 exit: :class:`LogFollower` streams the log (``follow=true``) from the container's start so
@@ -20,73 +18,18 @@ that the lines a container wrote just before it died are kept.
 from __future__ import annotations
 
 import logging
-import re
-import shlex
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from kubernetes import client
 
+from .stamps import Stamp, parse
+
 log = logging.getLogger(__name__)
 
-LINE = re.compile(r"^(?P<sec>\d{9,11})\.(?P<ms>\d{3}) (?P<event>[A-Z]+)(?: (?P<rest>.*))?$")
 
-
-@dataclass(frozen=True)
-class AppEvent:
-    """One app log line: ``at`` (epoch s, ms resolution), ``event`` (``SIGTERM``...),
-    ``fields`` (its ``key=value`` pairs, quotes removed)."""
-
-    at: float
-    event: str
-    fields: dict[str, str] = field(default_factory=dict)
-
-    def get(self, key: str, default: str = "") -> str:
-        return self.fields.get(key, default)
-
-
-def parse_line(line: str) -> AppEvent | None:
-    """The :class:`AppEvent` of one line, or None for a line of another shape."""
-    m = LINE.match(line.rstrip("\r\n"))
-    if not m:
-        return None
-    fields: dict[str, str] = {}
-    rest = m.group("rest") or ""
-    try:
-        tokens = shlex.split(rest)
-    except ValueError:
-        tokens = rest.split()
-    for tok in tokens:
-        if "=" in tok:
-            k, v = tok.split("=", 1)
-            fields[k] = v
-    return AppEvent(int(m.group("sec")) + int(m.group("ms")) / 1000, m.group("event"), fields)
-
-
-def parse(text: str | Iterable[str]) -> list[AppEvent]:
-    """Every app event of a log (text or lines), in log order."""
-    lines = text.splitlines() if isinstance(text, str) else text
-    return [e for e in (parse_line(line) for line in lines) if e is not None]
-
-
-def first(events: Sequence[AppEvent], event: str, after: float | None = None, **fields: str) -> AppEvent | None:
-    """The first ``event`` (at or after ``after``, epoch s) whose fields include ``fields``."""
-    for e in events:
-        if e.event == event and (after is None or e.at >= after) and all(e.fields.get(k) == v for k, v in fields.items()):
-            return e
-    return None
-
-
-def last(events: Sequence[AppEvent], event: str, **fields: str) -> AppEvent | None:
-    for e in reversed(events):
-        if e.event == event and all(e.fields.get(k) == v for k, v in fields.items()):
-            return e
-    return None
-
-
-def probe_hits(events: Sequence[AppEvent], path: str) -> list[float]:
+def probe_hits(events: Sequence[Stamp], path: str) -> list[float]:
     """Times (epoch s) of the kubelet's probe requests to ``path`` (User-Agent kube-probe/*)."""
     return [e.at for e in events if e.event == "PROBE" and e.get("path") == path and e.get("agent").startswith("kube-probe/")]
 
@@ -174,6 +117,6 @@ class LogFollower:
         with self._lock:
             return "\n".join(self.lines)
 
-    def events(self) -> list[AppEvent]:
+    def events(self) -> list[Stamp]:
         with self._lock:
             return parse(list(self.lines))

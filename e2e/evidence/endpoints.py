@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from ..pods import Until
 from ..recorder import Change
 
 
@@ -102,3 +103,19 @@ def ready_pods(states: Sequence[EndpointState]) -> set[str]:
     for s in states:
         latest[s.pod] = s
     return {p for p, s in latest.items() if s.present and s.ready}
+
+
+def endpoint_ready(pod: str, ready: bool = True, after: float | None = None) -> Until[EndpointState]:
+    """A named wait (:meth:`e2e.scenario.Scenario.wait`): the first recorded endpoint state of
+    ``pod`` with ``ready`` (at or after ``after``, epoch s); gives that state. The test records
+    EndpointSlices (``@pytest.mark.record(..., "EndpointSlice")``)."""
+    return Until(f"endpoint of {pod} ready={str(ready).lower()}",
+                 lambda sc: first(endpoint_states(sc.recorder.changes("EndpointSlice")), pod, after=after, ready=ready))
+
+
+def ready_count(count: int) -> Until[set[str]]:
+    """A named wait: exactly ``count`` pods with a ready endpoint; gives their names."""
+    def check(sc) -> set[str] | None:
+        ready = ready_pods(endpoint_states(sc.recorder.changes("EndpointSlice")))
+        return ready if len(ready) == count else None
+    return Until(f"{count} ready endpoints", check)

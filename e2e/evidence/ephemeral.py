@@ -1,12 +1,11 @@
 """Ephemeral-storage facts (CASES.md ES-1 … ES-7): container-written marks, the kubelet's own
 view through the API server's node proxy, and eviction facts from a recording.
 
-Marks
------
-The ES workloads write fixed-size blocks and print ``@mark <name> <epoch s>`` lines (epoch
-seconds with microseconds, from ``adjtimex``: the node's kernel clock, which on kind is the
-test process's clock too). ``crossed`` is printed right after the block that brings the
-written bytes to the limit, ``written`` after the last block. :func:`parse_marks` reads them.
+Stamps
+------
+The ES workloads write fixed-size blocks and stamp (:mod:`e2e.evidence.stamps`) ``start``,
+``crossed`` right after the block that brings the written bytes to the limit, and ``written``
+after the last block; :func:`e2e.evidence.stamps.event_times` gives ``{event: epoch s}``.
 
 The kubelet's view
 ------------------
@@ -45,16 +44,7 @@ from kubernetes import client
 
 from ..recorder import Change
 
-MARK = re.compile(r"^@mark (?P<name>[A-Za-z_][\w-]*) (?P<t>\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 TERMINAL_PHASES = ("Succeeded", "Failed")
-
-
-def parse_marks(text: str | None) -> dict[str, float]:
-    """``{name: epoch s}`` of every ``@mark <name> <epoch>`` line in ``text`` (first one wins)."""
-    marks: dict[str, float] = {}
-    for m in MARK.finditer(text or ""):
-        marks.setdefault(m.group("name"), float(m.group("t")))
-    return marks
 
 
 # -- the kubelet through the API server's node proxy -------------------------------------

@@ -1,73 +1,153 @@
-"""Container-written timestamps ("stamps"): parse them, collect them, judge an order and the
-gaps between them, and merge them with the recorder's API view.
+"""Container-written timestamps ("stamps"): the one line shape every container of the suite
+writes, its parser, and what the families do with stamps (orders, gaps, first/last of an event,
+a merged table with the recorder's API view).
 
 Why: API timestamps (``startedAt``, ``finishedAt``) have 1 s resolution and cannot prove an
-order inside one second (CASES.md "Measuring timings honestly"). The SC scenarios' containers
-therefore write their own lines, defined by :data:`STAMP_SH` (a manifest's ``${stamp_sh}``)::
+order inside one second (CASES.md "Measuring timings honestly"). So containers write their own
+lines, one per fact::
 
-    <epoch seconds>.<microseconds> <container> <event> [detail]
+    <epoch seconds>.<microseconds> <event> [key=value ...]
 
-``now`` reads the kernel's CLOCK_REALTIME with busybox ``adjtimex`` (µs; busybox ``date``
-has no ``%N``). On kind the node shares the host's kernel clock, so a stamp compares directly
-with the test process's ``time.time()`` and the recorder's receive times.
+for example ``1795940222.692360 sigterm container=sidecar-1`` (a busybox container, through
+:data:`STAMP_SH`), ``1795939933.582386 probe:startup:failure`` (an exec probe) or
+``1764400000.123456 SIGTERM mode=drain pid=1 inflight=0`` (the lifecycle-app,
+``hack/images/lifecycle-app``, which writes the same shape). Values may be double-quoted
+(``agent="kube-probe/1.37"``). Lines of any other shape are not stamps and are ignored.
 
-``say`` writes each line twice: to stdout (read with the logs API while the pod exists) and
+Busybox containers get the shell functions of :data:`STAMP_SH` through the manifest placeholder
+``${stamp_sh}`` (filled for every manifest by :meth:`e2e.scenario.Scenario.manifests`).
+``stamp EVENT [key=value ...]`` reads the kernel's CLOCK_REALTIME with busybox ``adjtimex``
+(µs; busybox ``date`` has no ``%N``). On kind the node shares the host's kernel clock, so a
+stamp compares directly with the test process's ``time.time()`` and the recorder's receive times.
+
+``stamp`` writes each line twice: to stdout (read with the logs API while the pod exists) and
 appended to ``/dev/termination-log``, which the kubelet copies into
-``state.terminated.message`` (last 4096 bytes, ``MaxContainerTerminationMessageLength`` in
-pkg/kubelet/container/runtime.go) when the container ends — so the stamps of a deleted pod
-survive in the recording. An exec probe writes its lines into the container's log through
-``> /proc/1/fd/1`` (the stdout of the container's first process).
+``state.terminated.message`` (its last 4096 bytes, ``MaxContainerTerminationMessageLength`` in
+pkg/kubelet/container/runtime.go, read by kuberuntime_container.go getTerminationMessage) when
+the container ends — so the stamps of a deleted pod survive in the recording. An exec probe is
+not a child of the container's PID 1: it writes its lines to the container log through
+``> /proc/1/fd/1`` (PID 1's stdout).
+
+The scenario's own actions on the timeline (a delete, a signal sent) are *marks*
+(:attr:`e2e.scenario.Scenario.marks`), never stamps.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from ..measurements import Judge
+from kubernetes.client.exceptions import ApiException
+
 from ..expectations import NotDocumented
+from ..measurements import Judge
 from ..recorder import Change
+from ..pods import container_statuses
 from ..timeline import Row, format_table, rows
 
-# Shell prelude of every SC container and exec probe (one line, so that it can fill a
-# ``${stamp_sh}`` placeholder inside a YAML block scalar). ``say WORDS`` writes
-# "<now> WORDS" to stdout and appends it to /dev/termination-log.
+if TYPE_CHECKING:
+    from ..scenario import Scenario
+
+# The shell functions of every busybox container and exec probe (one line, so that it can fill
+# a ``${stamp_sh}`` placeholder inside a YAML block scalar). ``stamp EVENT [key=value ...]``
+# writes "<now> EVENT key=value..." to stdout and appends it to /dev/termination-log.
 STAMP_SH = (
     "now() { adjtimex | awk '/tv_sec/{s=$2} /tv_usec/{u=$2} END{printf \"%d.%06d\", s, u}'; }; "
-    "say() { l=\"$(now) $*\"; echo \"$l\"; echo \"$l\" >> /dev/termination-log; }"
+    "stamp() { l=\"$(now) $*\"; echo \"$l\"; echo \"$l\" >> /dev/termination-log; }"
 )
 
-ARROW = " → "
+LINE = re.compile(r"^(?P<sec>\d{9,11})\.(?P<usec>\d{6}) (?P<event>[A-Za-z][\w:./-]*)(?: (?P<fields>.*))?$")
 
-_LINE = re.compile(r"^\s*(\d{9,}\.\d{1,9})\s+(\S+)\s+(\S+)(?:\s+(.*))?$")
+ARROW = " → "
 
 
 @dataclass(frozen=True, order=True)
 class Stamp:
-    """One container-written line: ``t`` epoch seconds (µs resolution), the ``container``
-    that wrote it, its ``event`` (``start``, ``sigterm``, ``exit``, ``startup-ok``...)."""
+    """One container-written line: ``at`` epoch seconds (µs resolution), its ``event``
+    (``start``, ``sigterm``, ``probe:startup:failure``, ``SIGTERM``...) and its ``key=value``
+    ``fields`` (in line order)."""
 
-    t: float
-    container: str
+    at: float
     event: str
-    detail: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def get(self, key: str, default: str = "") -> str:
+        """The value of field ``key`` (``default`` when the line has none)."""
+        return next((v for k, v in self.fields if k == key), default)
+
+    @property
+    def container(self) -> str:
+        """The ``container=`` field: which container wrote it, where several share an order."""
+        return self.get("container")
 
     @property
     def key(self) -> str:
-        """``"<container> <event>"``: how orders name a stamp (``"app sigterm"``)."""
-        return f"{self.container} {self.event}"
+        """``"<container> <event>"`` (just ``event`` without a container): how documented
+        orders name a stamp (``"app sigterm"``)."""
+        return f"{self.container} {self.event}" if self.container else self.event
+
+    def has(self, **fields: str) -> bool:
+        """True when every given field has the given value."""
+        return all(self.get(k, None) == v for k, v in fields.items())
 
 
-def parse_stamps(text: str | None) -> list[Stamp]:
-    """Every stamp line of ``text`` (a log or a termination message), in text order.
-    Lines that are not stamps are ignored."""
-    out = []
-    for line in (text or "").splitlines():
-        m = _LINE.match(line)
-        if m:
-            out.append(Stamp(float(m.group(1)), m.group(2), m.group(3), (m.group(4) or "").strip()))
-    return out
+def parse_line(line: str) -> Stamp | None:
+    """The :class:`Stamp` of one line, or None for a line of another shape (a trailing ``\\r``
+    and surrounding blanks are tolerated; a word after the event that is not ``key=value``
+    makes the line no stamp)."""
+    m = LINE.match(line.strip())
+    if not m:
+        return None
+    try:
+        tokens = shlex.split(m["fields"] or "")
+    except ValueError:
+        return None
+    if not all("=" in t for t in tokens):
+        return None
+    fields = tuple(tuple(t.split("=", 1)) for t in tokens)
+    return Stamp(int(m["sec"]) + int(m["usec"]) / 1e6, m["event"], fields)  # type: ignore[arg-type]
+
+
+def parse(text: str | Iterable[str] | None) -> list[Stamp]:
+    """Every stamp of a container log or termination message (text or lines), in text order."""
+    lines = (text or "").splitlines() if text is None or isinstance(text, str) else text
+    return [s for s in map(parse_line, lines) if s is not None]
+
+
+def first(stamps: Iterable[Stamp], event: str, after: float | None = None, **fields: str) -> Stamp | None:
+    """The first ``event`` (at or after ``after``, epoch s) whose fields include ``fields``."""
+    return next((s for s in stamps if s.event == event and (after is None or s.at >= after) and s.has(**fields)), None)
+
+
+def last(stamps: Sequence[Stamp], event: str, **fields: str) -> Stamp | None:
+    """The last ``event`` whose fields include ``fields``."""
+    return first(reversed(stamps), event, **fields)
+
+
+def labelled(stamps: Iterable[Stamp], prefix: str) -> list[Stamp]:
+    """The stamps whose event is ``prefix`` or starts with ``prefix + ":"``
+    (``labelled(s, "probe:startup")`` gives every startup probe run, whatever its result)."""
+    return [s for s in stamps if s.event == prefix or s.event.startswith(prefix + ":")]
+
+
+def before(stamps: Iterable[Stamp], at: float) -> list[Stamp]:
+    """The stamps written strictly before ``at`` (epoch s)."""
+    return [s for s in stamps if s.at < at]
+
+
+def intervals(stamps: Sequence[Stamp]) -> list[float]:
+    """Seconds between consecutive stamps (``len(stamps) - 1`` values, rounded to 1 ms)."""
+    return [round(b.at - a.at, 3) for a, b in zip(stamps, stamps[1:])]
+
+
+def event_times(stamps: Iterable[Stamp]) -> dict[str, float]:
+    """``{event: epoch s}`` of the first stamp of each event."""
+    times: dict[str, float] = {}
+    for s in stamps:
+        times.setdefault(s.event, s.at)
+    return times
 
 
 def merge(*groups: Iterable[Stamp]) -> list[Stamp]:
@@ -83,8 +163,7 @@ def stamps_from_pod(pod: dict) -> list[Stamp]:
     found: list[Stamp] = []
     for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
         for holder in (cs.get("state") or {}, cs.get("lastState") or {}):
-            term = holder.get("terminated") or {}
-            found.extend(parse_stamps(term.get("message")))
+            found.extend(parse((holder.get("terminated") or {}).get("message")))
     return merge(found)
 
 
@@ -94,11 +173,33 @@ def stamps_from_changes(changes: Iterable[Change], pod: str | None = None) -> li
     return merge(*(stamps_from_pod(c.obj) for c in changes if c.kind == "Pod" and (pod is None or c.name == pod)))
 
 
+def stamps_from_logs(sc: "Scenario", pod: str, containers: Sequence[str] = ()) -> list[Stamp]:
+    """Stamps in the current (and, after a restart, previous) logs of the containers of ``pod``
+    (``containers``, or all); none of a container not started yet or already gone (its
+    termination message has them: :func:`stamps_from_changes`)."""
+    found: list[Stamp] = []
+    for name, cs in container_statuses(sc.pod(pod)).items():
+        if containers and name not in containers:
+            continue
+        for previous in (False, True) if cs.get("restartCount") else (False,):
+            try:
+                found.extend(parse(sc.kube.logs(sc.namespace, pod, name, previous=previous)))
+            except ApiException:
+                pass
+    return merge(found)
+
+
+def stamps_of(sc: "Scenario", pod: str | None) -> list[Stamp]:
+    """Every stamp of ``pod`` seen so far: its containers' logs and the termination messages the
+    recorder saw (also of a deleted pod); none for ``pod`` None."""
+    if pod is None:
+        return []
+    return merge(stamps_from_changes(sc.recorder.changes("Pod"), pod), stamps_from_logs(sc, pod))
+
+
 def find(stamps: Sequence[Stamp], key: str, nth: int = 0) -> Stamp | None:
     """The ``nth`` (0 = first, -1 = last) stamp whose :attr:`Stamp.key` is ``key``, or None."""
     hits = [s for s in sorted(stamps) if s.key == key]
-    if not hits:
-        return None
     try:
         return hits[nth]
     except IndexError:
@@ -111,12 +212,19 @@ def gap_ms(stamps: Sequence[Stamp], earlier: str, later: str) -> float | None:
     a, b = find(stamps, earlier), find(stamps, later)
     if a is None or b is None:
         return None
-    return ms(b.t - a.t)
+    return ms(b.at - a.at)
 
 
 def ms(seconds: float) -> float:
     """``seconds`` as milliseconds rounded to 0.1 ms (stamps have µs resolution)."""
     return round(seconds * 1000.0, 1)
+
+
+def since_ms(stamp: Stamp | None, t: float | Stamp | None) -> float | None:
+    """Milliseconds from ``t`` (epoch s, or a stamp) to ``stamp`` (0.1 ms); None when either is missing."""
+    if isinstance(t, Stamp):
+        t = t.at
+    return None if stamp is None or t is None else ms(stamp.at - t)
 
 
 def measured_order(stamps: Sequence[Stamp], keys: Sequence[str]) -> str:
@@ -130,7 +238,7 @@ def measured_order(stamps: Sequence[Stamp], keys: Sequence[str]) -> str:
         if s is None:
             missing.append(key)
         else:
-            seen.append((s.t, i, key))
+            seen.append((s.at, i, key))
     text = ARROW.join(key for _, _, key in sorted(seen))
     if missing:
         text += f" (missing: {', '.join(missing)})"
@@ -168,11 +276,11 @@ def expect_order(
     keys = expected_keys(judge, case, name, **params)
     if keys is None:
         keys = list(dict.fromkeys(s.key for s in sorted(stamps)))
-    ref = t_ref if t_ref is not None else (min((s.t for s in stamps), default=0.0))
+    ref = t_ref if t_ref is not None else (min((s.at for s in stamps), default=0.0))
     details = {}
     for key in keys:
         s = find(stamps, key)
-        details[key] = None if s is None else ms(s.t - ref)
+        details[key] = None if s is None else ms(s.at - ref)
     return judge.expect(case, name, measured_order(stamps, keys), context=context, details={"ms_after_ref": details}, **params)
 
 
@@ -182,7 +290,9 @@ def merged_rows(
     """The recorder's table (:func:`e2e.timeline.rows`) with the container-written stamps and
     the scenario's marks put in, all sorted by time (``t`` seconds after ``t0``)."""
     out = list(rows(changes, t0))
-    out.extend(Row(s.t - t0, f"  stamp {s.container}", s.event, ("(container clock) " + s.detail).strip()) for s in stamps)
+    for s in stamps:
+        rest = " ".join(f"{k}={v}" for k, v in s.fields if k != "container")
+        out.append(Row(s.at - t0, f"  stamp {s.container}".rstrip(), s.event, f"(container clock) {rest}".strip()))
     out.extend(Row(t - t0, "mark", label) for t, label in marks)
     return sorted(out, key=lambda r: r.t)
 

@@ -2,7 +2,7 @@
 
 Each runs in seconds (``-m smoke``): server dry-runs (AD-1, PS-7), one short-lived pod (AD-2),
 and probe timings (PR-1, PR-2) measured on timestamps the containers and their exec probes
-write into the container log (:mod:`e2e.evidence.probelog`). Documented values, bands and their reasons
+write into the container log (:mod:`e2e.evidence.stamps`). Documented values, bands and their reasons
 are in :mod:`e2e.documented.api`; manifests are next to this file.
 """
 
@@ -15,17 +15,14 @@ import time
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e.evidence import endpoints, probelog
-from e2e.documented import api as doc
-from e2e.evidence.probelog import Stamp
+from e2e.evidence import endpoints
+from e2e.documented import api as doc, kubelet
+from e2e.evidence.stamps import Stamp, before, first, intervals, labelled, parse
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples
 
 log = logging.getLogger(__name__)
-
-# Slack for waits (not for verdicts): namespace, scheduling, sandbox and container start on a
-# loaded 2-core node.
-WAIT_SLACK_S = 30
 
 
 def _api_error(e: ApiException) -> dict:
@@ -47,7 +44,7 @@ def _condition(pod: dict | None, kind: str) -> dict:
 
 
 def _stamps(sc: Scenario, pod: str, previous: bool = False) -> list[Stamp]:
-    return probelog.parse(sc.kube.logs(sc.namespace, pod, "app", previous=previous))
+    return parse(sc.kube.logs(sc.namespace, pod, "app", previous=previous))
 
 
 def _ready_before_started(sc: Scenario, pod: str) -> bool:
@@ -151,20 +148,20 @@ def _previous_run_stamps(sc: Scenario, pod: str, first_timeout_s: float, next_ti
 
 def _judge_killed_run(sc: Scenario, key: str, pod: str, stamps: list[Stamp]) -> None:
     """PR-1 facts of one run that never started, from its own log (``key``: the restart policy)."""
-    start, sigterm = probelog.first(stamps, "start"), probelog.first(stamps, "sigterm")
+    start, sigterm = first(stamps, "start"), first(stamps, "sigterm")
     assert start and sigterm, f"{pod}: the killed run's log lacks its start or SIGTERM stamp: {stamps}"
-    startup = probelog.labelled(stamps, "probe:startup")
+    startup = labelled(stamps, "probe:startup")
     sc.mark(sigterm.at, f"SIGTERM {pod}")
-    details = {"start": start.at, "sigterm": sigterm.at, "startup_probes": [(s.label, s.at) for s in startup]}
+    details = {"start": start.at, "sigterm": sigterm.at, "startup_probes": [(s.event, s.at) for s in startup]}
     sc.expect("PR-1", f"startup_kill_after_start_s[{key}]", round(sigterm.at - start.at, 3), around=sigterm.at, details=details)
     sc.expect("PR-1", f"startup_probe_failures_before_kill[{key}]",
-              len([s for s in startup if s.label == "probe:startup:failure" and s.at <= sigterm.at]), around=sigterm.at, details=details)
-    for i, gap in enumerate(probelog.intervals(startup)):
+              len([s for s in startup if s.event == "probe:startup:failure" and s.at <= sigterm.at]), around=sigterm.at, details=details)
+    for i, gap in enumerate(intervals(startup)):
         sc.expect("PR-1", f"startup_probe_period_s[{key},{i}]", gap, around=startup[i + 1].at)
     if startup:
         sc.expect("PR-1", f"kill_after_last_startup_failure_s[{key}]", round(sigterm.at - startup[-1].at, 3), around=sigterm.at)
     for probe in ("liveness", "readiness"):
-        sc.expect("PR-1", f"{probe}_probe_runs_before_started[{key}]", len(probelog.labelled(stamps, f"probe:{probe}")))
+        sc.expect("PR-1", f"{probe}_probe_runs_before_started[{key}]", len(labelled(stamps, f"probe:{probe}")))
 
 
 @pytest.mark.smoke
@@ -199,18 +196,18 @@ def test_startup_probe_budget(scenario: Scenario):
     # in the log (returns as soon as it does; a run that never came is judged below as None)
     wait_high = sc.judge.wait_budget_s("PR-1", "liveness_wait_after_startup_s")
     sc.never_within(wait_high, f"a liveness probe run in {name}'s log",
-                    lambda: probelog.labelled(_stamps(sc, name), "probe:liveness"), interval_s=0.5)
+                    lambda: labelled(_stamps(sc, name), "probe:liveness"), interval_s=0.5)
     stamps = _stamps(sc, name)
-    success = probelog.first(stamps, "probe:startup:success")
+    success = first(stamps, "probe:startup:success")
     assert success, f"{name}: ready, but no successful startup probe in its log: {stamps}"
     sc.mark(success.at, f"startup probe success {name}")
     for probe in ("liveness", "readiness"):
-        runs = probelog.labelled(stamps, f"probe:{probe}")
-        sc.expect("PR-1", f"{probe}_probe_runs_before_started[starts in time]", len(probelog.before(runs, success.at)),
+        runs = labelled(stamps, f"probe:{probe}")
+        sc.expect("PR-1", f"{probe}_probe_runs_before_started[starts in time]", len(before(runs, success.at)),
                   around=success.at)
         if runs:
             sc.expect("PR-1", f"{probe}_wait_after_startup_s", round(runs[0].at - success.at, 3), around=success.at,
-                      details={"startup": [(s.label, s.at) for s in probelog.labelled(stamps, "probe:startup")],
+                      details={"startup": [(s.event, s.at) for s in labelled(stamps, "probe:startup")],
                                probe: [s.at for s in runs[:3]]})
         else:
             sc.expect("PR-1", f"{probe}_wait_after_startup_s", None, around=success.at)
@@ -231,7 +228,7 @@ def _endpoint_history(sc: Scenario, pod: str) -> list[endpoints.EndpointState]:
 # How long the not-ready container is watched for a restart (s): two more failure thresholds
 # of the readiness probe (a kill would follow a threshold within one pod sync, as a liveness or
 # startup kill does: PR-1 kill_after_last_startup_failure_s) plus the PLEG relist that reports it.
-NO_RESTART_WATCH_S = 2 * doc.READINESS_FAIL_AFTER_S + doc.POD_SYNC_S + doc.PLEG_RELIST_S
+NO_RESTART_WATCH_S = 2 * doc.READINESS_FAIL_AFTER_S + kubelet.KUBELET_HANDOFF_S + kubelet.PLEG_RELIST_S
 
 
 @pytest.mark.smoke
@@ -251,20 +248,20 @@ def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
     sc.wait_for("endpoint ready=false after ready=true",
                 lambda: _endpoint_history(sc, name)[-1].ready is False, doc.READY_FOR_S + band_high + WAIT_SLACK_S)
     stamps = _stamps(sc, name)
-    removed = probelog.first(stamps, "readiness-file-removed")
+    removed = first(stamps, "readiness-file-removed")
     assert removed, f"{name}: the endpoint went not ready but the container never stamped the removal: {stamps}"
     sc.mark(removed.at, "readiness file removed")
 
     states = _endpoint_history(sc, name)
-    before = [st for st in states if st.received_at < removed.at]
-    sc.expect("PR-2", "endpoint_ready[before removal]", before[-1].ready if before else None, around=removed.at)
+    earlier = [st for st in states if st.received_at < removed.at]
+    sc.expect("PR-2", "endpoint_ready[before removal]", earlier[-1].ready if earlier else None, around=removed.at)
     after = endpoints.first(states, name, after=removed.at, ready=False)
     assert after, f"{name}: no ready=false endpoint received after the removal"
     at = after.received_at
-    probes = probelog.labelled(stamps, "probe:readiness")
+    probes = labelled(stamps, "probe:readiness")
     sc.expect("PR-2", "not_ready_after_removal_s", round(at - removed.at, 3), around=at,
               details={"removed": removed.at, "endpoint_not_ready_received": at,
-                       "probes_after_removal": [(s.label, s.at) for s in probes if s.at >= removed.at - doc.READINESS_PERIOD_S]})
+                       "probes_after_removal": [(s.event, s.at) for s in probes if s.at >= removed.at - doc.READINESS_PERIOD_S]})
     sc.expect("PR-2", "endpoint_ready[not ready]", after.ready, around=at, details={"endpoint": vars(after)})
     sc.expect("PR-2", "endpoint_serving[not ready]", after.serving, around=at)
     sc.expect("PR-2", "endpoint_terminating[not ready]", after.terminating, around=at)

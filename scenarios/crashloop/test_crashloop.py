@@ -16,14 +16,12 @@ from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
 from e2e.evidence.ephemeral import kubelet_config
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_history, container_samples, restart_gaps, status_sequence
 
 # Seconds one run of the crashing container lasts (its `sleep`), plus a start budget.
 RUN_S = 1
 RUN_BUDGET_S = RUN_S + 2
-# Slack for waits (not for verdicts): creating the pod, the namespace, scheduling.
-WAIT_SLACK_S = 30
-
 
 def crash_pod(sc: Scenario, name: str, restart_policy: str, exit_code: int, run_s: int = RUN_S) -> None:
     sc.apply("pod.yaml", name=name, restart_policy=restart_policy, exit_code=exit_code, run_s=run_s)

@@ -22,7 +22,8 @@ from contextlib import contextmanager
 import pytest
 
 from e2e.documented import disruption as doc
-from e2e.scenario import Scenario, condition
+from e2e.pods import condition
+from e2e.scenario import Scenario
 from e2e.timeline import parse_time
 
 from disruption_helpers import WAIT_SLACK_S, name_of, pods, rollout_complete, running

@@ -17,21 +17,13 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from e2e.documented import known_bugs as doc
-from e2e.documented.storage import (
-    EVICTION_MONITORING_PERIOD_S,
-    MIN_KILL_GRACE_S,
-    POD_WORKER_START_S,
-    STATUS_UPDATE_S,
-    WRITABLE_LAYER_LAG_S,
-    crossing_to_event_high,
-)
+from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S
+from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_LAG_S, crossing_to_event_high
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
 from e2e.scenario import Scenario
-from e2e.evidence.stamps import STAMP_SH, Stamp, find, merge, merged_table, parse_stamps, stamps_from_changes
-
-# Slack for waits (not for verdicts): namespace, scheduling, sandbox on a busy 2-core node.
-WAIT_SLACK_S = 30
+from e2e.waiting import WAIT_SLACK_S
+from e2e.evidence.stamps import Stamp, find, merge, merged_table, parse, stamps_from_changes
 
 
 def statuses(obj: dict | None) -> dict[str, dict]:
@@ -59,7 +51,7 @@ def log_stamps(sc: Scenario, pod: str, container: str = "app") -> list[Stamp]:
     """Stamps in the container's log: readable while the pod exists, also after the container
     exited (the API may not show the exit yet); none when the pod or log is gone."""
     try:
-        return parse_stamps(sc.kube.logs(sc.namespace, pod, container))
+        return parse(sc.kube.logs(sc.namespace, pod, container))
     except ApiException:
         return []
 
@@ -89,11 +81,11 @@ def test_prestop_sleep_outlives_its_container(scenario: Scenario):
     The exit time is the container's own stamp; API and deletion times are the recorder's."""
     sc = scenario
     pod = "prestop-outlives"
-    sc.apply("prestop-sleep-outlives.yaml", name=pod, stamp_sh=STAMP_SH, grace_s=doc.KB1_GRACE_S,
+    sc.apply("prestop-sleep-outlives.yaml", name=pod, grace_s=doc.KB1_GRACE_S,
              prestop_sleep_s=doc.KB1_PRESTOP_SLEEP_S, run_s=doc.KB1_RUN_S)
     start = sc.wait_for(f"{pod} start stamp", lambda: find(log_stamps(sc, pod), "app start"), WAIT_SLACK_S)
     # the documented input: delete KB1_DELETE_AT_S after the container's start (at once if later)
-    time.sleep(max(0.0, start.t + doc.KB1_DELETE_AT_S - time.time()))
+    time.sleep(max(0.0, start.at + doc.KB1_DELETE_AT_S - time.time()))
     t_delete = time.time()
     sc.kube.core.delete_namespaced_pod(pod, sc.namespace)
     sc.mark(t_delete, "delete")
@@ -107,21 +99,21 @@ def test_prestop_sleep_outlives_its_container(scenario: Scenario):
     shown_at, shown_obj = first_not_running(sc, pod, "app") or (None, None)
     gone = deleted_at(sc, pod)
     terminated = ((statuses(shown_obj).get("app") or {}).get("state") or {}).get("terminated") or {}
-    for t, label in ((start.t, "app start (stamp)"), (exited.t, "app exit (stamp)")):
+    for t, label in ((start.at, "app start (stamp)"), (exited.at, "app exit (stamp)")):
         sc.mark(t, label)
     if shown_at:
         sc.mark(shown_at, "API shows the exit")
     ctx = merged_table(sc.recorder.changes(), stamps, sc.t0, sc.marks)
     allure.attach(ctx, name="timeline-with-stamps.txt", attachment_type=allure.attachment_type.TEXT)
     details = {
-        "delete_after_start_s": round(t_delete - start.t, 3),
+        "delete_after_start_s": round(t_delete - start.at, 3),
         "api_state_when_exit_stamped": sorted(api_at_exit),
-        "exit_stamp_after_delete_s": round(exited.t - t_delete, 3),
+        "exit_stamp_after_delete_s": round(exited.at - t_delete, 3),
         "api_shows_exit_after_delete_s": None if shown_at is None else round(shown_at - t_delete, 3),
         "pod_gone_after_delete_s": None if gone is None else round(gone - t_delete, 3),
         "finished_at": terminated.get("finishedAt"),
     }
-    sc.expect("KB-1", "container_exit_after_delete_s", exited.t - t_delete, context=ctx, details=details)
+    sc.expect("KB-1", "container_exit_after_delete_s", exited.at - t_delete, context=ctx, details=details)
     sc.expect("KB-1", "exit_code", terminated.get("exitCode"), context=ctx, details=details)
     sc.expect("KB-1", "api_shows_exit_after_delete_s", None if shown_at is None else shown_at - t_delete,
               context=ctx, details=details)
@@ -133,8 +125,8 @@ def test_prestop_sleep_outlives_its_container(scenario: Scenario):
 # Budget for all pods to end (a wait, not a verdict): the ES-3 path from the crossing to the
 # terminal status, plus one kill per pod (evictPod blocks until each pod's containers are killed:
 # the pods of one synchronize pass are evicted one after the other), plus pod starts.
-KB2_WAIT_S = (crossing_to_event_high(WRITABLE_LAYER_LAG_S) + EVICTION_MONITORING_PERIOD_S + POD_WORKER_START_S
-              + doc.KB2_RUNS * MIN_KILL_GRACE_S + STATUS_UPDATE_S + 2 * WAIT_SLACK_S)
+KB2_WAIT_S = (crossing_to_event_high(WRITABLE_LAYER_LAG_S) + EVICTION_MONITORING_PERIOD_S + KUBELET_HANDOFF_S
+              + doc.KB2_RUNS * MINIMUM_GRACE_PERIOD_S + STATUS_UPDATE_S + 2 * WAIT_SLACK_S)
 
 
 def kb2_outcome(sc: Scenario, pod: str) -> str:

@@ -36,13 +36,12 @@ from e2e.evidence.nodeview import cpu_quota_period, inspect_container, inspect_s
 from e2e.evidence.oomkill import OomReport, Termination, parse_dmesg, reports_for_container, termination
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples, restart_gaps
 
 # One run of an OOM container: its `sleep 1`, then the allocation and the kill (well under 1 s),
 # plus a 1 s container start budget.
 RUN_BUDGET_S = 3
-# Slack for waits (not for verdicts): creating the pod, scheduling, sandbox start.
-WAIT_SLACK_S = 30
 # OM-2: how long PID 1 lives on after its child was killed before it exits 0 by itself (s). The
 # kernel kills a memory.oom.group cgroup's processes together with the victim, so any survival
 # proves the child died alone; 2 s also lets the log line be written before the exit.

@@ -1,10 +1,10 @@
 """ES — ephemeral-storage eviction (CASES.md ES-1 … ES-7), on a real cluster.
 
 Every writer is a busybox script (manifests next to this file) that writes a fixed number of
-1 MiB blocks with ``dd`` (ES-5: to stdout) and prints ``@mark crossed <epoch s>`` right after
+1 MiB blocks with ``dd`` (ES-5: to stdout) and stamps ``crossed`` (e2e.evidence.stamps) right after
 the block that takes its usage over the limit — the crossing time is known to the
 microsecond on the node's kernel clock, which on kind is this process's clock too. A delay is
-measured from that mark to the receive time (by the recorder) of the kubelet's ``Evicted``
+measured from that stamp to the receive time (by the recorder) of the kubelet's ``Evicted``
 event and of the pod's first terminal status. Bands: e2e/documented/storage.py.
 
 Why the verdict does not depend on a race with the workload's exit: the writer's PID 1 is a
@@ -41,6 +41,7 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.utils import parse_quantity
 
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S
+from e2e.evidence import stamps
 from e2e.evidence.ephemeral import (
     Eviction,
     PodStorage,
@@ -50,16 +51,14 @@ from e2e.evidence.ephemeral import (
     first_terminal,
     kubelet_config,
     parse_duration_s,
-    parse_marks,
     pod_storage,
     stats_summary,
 )
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples
 
 MIB = 1024 * 1024
-# Slack for waits (never for verdicts): namespace, scheduling, container start.
-WAIT_SLACK_S = 30
 # Writing up to 16 MiB in 1 MiB blocks on a shared host (waits only).
 WRITE_BUDGET_S = 10
 # How often the Summary API is asked while waiting (s).
@@ -198,7 +197,7 @@ class MarkWatch:
         if not any(s.container == self.container and s.state != "waiting"
                    for s in container_samples(self.sc.recorder.changes("Pod"), self.pod)):
             return
-        self.marks.update(parse_marks(logs_of(self.sc, self.pod, self.container)))
+        self.marks.update(stamps.event_times(stamps.parse(logs_of(self.sc, self.pod, self.container))))
 
 
 def run_eviction(sc: Scenario, case: str, manifest: str, pod: str, writer: str, watch: UsageWatch,
@@ -310,7 +309,7 @@ def _eviction_seen(sc: Scenario, pod: str) -> bool:
 
 
 def _marks_of(sc: Scenario, pod: str, container: str) -> dict[str, float]:
-    return parse_marks(logs_of(sc, pod, container))
+    return stamps.event_times(stamps.parse(logs_of(sc, pod, container)))
 
 
 def no_eviction_window_s(sc: Scenario) -> float:

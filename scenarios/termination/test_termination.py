@@ -3,7 +3,7 @@
 The workload is the suite's lifecycle-app (``${app_image}``, hack/images/lifecycle-app): an
 HTTP server with probe endpoints whose reaction to SIGTERM is chosen per pod (drain, exit,
 ignore, default) and which logs SIGTERM, probe hits, heartbeats and its exit with its own
-millisecond timestamps (``e2e.evidence.applog``). Every documented value and band is in
+microsecond stamps (``e2e.evidence.stamps``, read with ``e2e.evidence.applog``). Every documented value and band is in
 ``e2e/documented/termination.py``; the settings of the manifests come from there too.
 
 Delete times are read from the test's clock just before the delete request; the kind node
@@ -21,18 +21,17 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
 
-from e2e.evidence import applog, endpoints
+from e2e.evidence import applog, endpoints, stamps
 from e2e.pictures import traffic as traffic_picture
 from e2e.evidence.applog import LogFollower
-from e2e.documented import termination as doc
+from e2e.documented import kubelet, termination as doc
 from e2e.evidence.load import LoadGenerator, answering_pods, failure_windows
 from e2e.podstatus import pod_columns
 from e2e.recorder import Change
 from e2e.scenario import Scenario
+from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import parse_time
 
-# Slack for waits (not for verdicts): pod creation, scheduling, container start.
-WAIT_SLACK_S = 30
 # The Service's NodePort (traffic.yaml); kind-config.yaml publishes it on a free port of
 # 127.0.0.1 per cluster (Scenario.node_port_url), the only address host traffic goes to.
 NODE_PORT = 30080
@@ -179,11 +178,11 @@ def test_prestop_delays_sigterm_and_endpoint_conditions(scenario: Scenario, foll
     sc.expect("PS-3", "endpoint_serving_after_delete", ep.serving, around=ep.received_at)
 
     sigterm_band_high = sc.judge.wait_budget_s("PS-2", "sigterm_after_delete_s")
-    sig = sc.wait_for("SIGTERM in the app's log", lambda: applog.first(log.events(), "SIGTERM"), sigterm_band_high + WAIT_SLACK_S)
+    sig = sc.wait_for("SIGTERM in the app's log", lambda: stamps.first(log.events(), "SIGTERM"), sigterm_band_high + WAIT_SLACK_S)
     sc.expect("PS-2", "sigterm_after_delete_s", round(sig.at - t_delete, 3), around=sig.at)
 
     failing = sc.wait_for("a failing readiness probe after SIGTERM",
-                          lambda: applog.first(log.events(), "PROBE", after=sig.at, path="/readyz", status="503"),
+                          lambda: stamps.first(log.events(), "PROBE", after=sig.at, path="/readyz", status="503"),
                           doc.READINESS_PERIOD_S + WAIT_SLACK_S)
     serving_band_high = sc.judge.wait_budget_s("PS-3", "serving_false_after_readiness_fails_s")
     after = sc.wait_for("the endpoint's next change after readiness failed",
@@ -219,8 +218,8 @@ VARIANTS = {
 
 def _pod_events(sc: Scenario, pod: str, delete_at: float, log: LogFollower, with_prestop: bool) -> traffic_picture.PodEvents:
     ev = log.events()
-    sig = applog.first(ev, "SIGTERM")
-    exit_ev = applog.last(ev, "EXIT")
+    sig = stamps.first(ev, "SIGTERM")
+    exit_ev = stamps.last(ev, "EXIT")
     term = terminated(sc, pod)
     exit_at, label = None, "exit"
     if exit_ev is not None:
@@ -335,7 +334,7 @@ def _no_lost_requests(sc: Scenario, follow, variant: str, trigger: str) -> None:
 
     per_pod = {}
     for i, (pod, t_delete) in enumerate(ordered, 1):
-        sig = applog.first(logs[pod].events(), "SIGTERM")
+        sig = stamps.first(logs[pod].events(), "SIGTERM")
         assert sig is not None, f"{pod}: no SIGTERM in the app's log:\n{logs[pod].text()[-2000:]}"
         not_ready = endpoints.first(all_states, pod, after=t_delete - 1, ready=False)
         assert not_ready is not None, f"{pod}: its endpoint never turned not ready"
@@ -406,7 +405,7 @@ def test_budget_includes_prestop(scenario: Scenario, follow):
     sc.apply("budget.yaml", grace=doc.PS6_GRACE_S, prestop_s=doc.PS6_PRESTOP_SLEEP_S, overrun_grace=doc.PS6_OVERRUN_GRACE_S,
              hook_s=doc.PS6_OVERRUN_HOOK_S, heartbeat=f"{int(doc.HEARTBEAT_S * 1000)}ms")
     logs = {p: follow(p) for p in ("prestop-sleep", "hook-overrun")}
-    sc.wait_for("both apps ticking", lambda: all(applog.first(f.events(), "TICK") for f in logs.values()), WAIT_SLACK_S)
+    sc.wait_for("both apps ticking", lambda: all(stamps.first(f.events(), "TICK") for f in logs.values()), WAIT_SLACK_S)
     settle()
     deleted = {p: delete_pod(sc, p) for p in logs}
     for pod, variant in (("prestop-sleep", "prestop-sleep"), ("hook-overrun", "hook-overrun")):
@@ -414,7 +413,7 @@ def test_budget_includes_prestop(scenario: Scenario, follow):
         ch, term = sc.wait_for(f"{pod}/app terminated", lambda: terminated(sc, pod), band_high + WAIT_SLACK_S)
         logs[pod].stop()
         t_delete, ev = deleted[pod], logs[pod].events()
-        sig, tick = applog.first(ev, "SIGTERM"), applog.last(ev, "TICK")
+        sig, tick = stamps.first(ev, "SIGTERM"), stamps.last(ev, "TICK")
         assert sig is not None and tick is not None, f"{pod}: SIGTERM or TICK missing from the app log:\n{logs[pod].text()[-2000:]}"
         sc.expect("PS-6", f"sigterm_after_delete_s[{variant}]", round(sig.at - t_delete, 3), around=sig.at)
         sc.expect("PS-6", f"killed_after_delete_s[{variant}]", round(tick.at - t_delete, 3), around=tick.at)
@@ -423,9 +422,9 @@ def test_budget_includes_prestop(scenario: Scenario, follow):
             sc.expect("PS-6", "finished_after_delete_s[prestop-sleep]", round(parse_time(term["finishedAt"]) - t_delete, 3),
                       around=ch.received_at)
         else:
-            hook = applog.first(ev, "HOOK", phase="start")
+            hook = stamps.first(ev, "HOOK", phase="start")
             assert hook is not None, f"{pod}: the exec hook's start line is missing:\n{logs[pod].text()[-2000:]}"
-            assert applog.first(ev, "HOOK", phase="end") is None, f"{pod}: the {doc.PS6_OVERRUN_HOOK_S} s hook ended"
+            assert stamps.first(ev, "HOOK", phase="end") is None, f"{pod}: the {doc.PS6_OVERRUN_HOOK_S} s hook ended"
             sc.expect("PS-6", "prestop_started_after_delete_s[hook-overrun]", round(hook.at - t_delete, 3), around=hook.at)
 
 
@@ -447,10 +446,10 @@ def test_probes_during_termination(scenario: Scenario, follow):
     settle()
     t_delete = delete_pod(sc, "probed")
     sigterm_band_high = sc.judge.wait_budget_s("PS-2", "sigterm_after_delete_s")
-    sig = sc.wait_for("SIGTERM in live's log", lambda: applog.first(live.events(), "SIGTERM"), sigterm_band_high + WAIT_SLACK_S)
-    sc.wait_for("SIGTERM in starting's log", lambda: applog.first(starting.events(), "SIGTERM"), WAIT_SLACK_S)
+    sig = sc.wait_for("SIGTERM in live's log", lambda: stamps.first(live.events(), "SIGTERM"), sigterm_band_high + WAIT_SLACK_S)
+    sc.wait_for("SIGTERM in starting's log", lambda: stamps.first(starting.events(), "SIGTERM"), WAIT_SLACK_S)
     ev_live, ev_start = live.events(), starting.events()
-    stop_at = t_delete + doc.KUBELET_REACTION_S
+    stop_at = t_delete + kubelet.KUBELET_HANDOFF_S
 
     liveness = applog.probe_hits(ev_live, "/healthz")
     startup = applog.probe_hits(ev_start, "/startupz")

@@ -3,9 +3,9 @@
 // An HTTP server with probe endpoints and a configurable reaction to SIGTERM, which logs every
 // fact that a scenario measures to stdout (the container log), one line each:
 //
-//	<epoch seconds>.<milliseconds> <EVENT> [key=value ...]
+//	<epoch seconds>.<microseconds> <EVENT> [key=value ...]
 //
-// e.g. "1764400000.123 SIGTERM mode=drain pid=1". The clock is the kernel's wall clock, which on
+// e.g. "1764400000.123456 SIGTERM mode=drain pid=1". The clock is the kernel's wall clock, which on
 // kind is the host's clock too, so the times compare directly with the test process's clock.
 //
 // Serving (the default command):
@@ -69,10 +69,11 @@ var (
 	logOut io.Writer = os.Stdout
 )
 
-// logf writes one "<epoch.ms> EVENT fields" line, unbuffered.
+// logf writes one "<epoch s>.<µs> EVENT key=value..." line, unbuffered: the suite's one stamp
+// shape (e2e/evidence/stamps.py).
 func logf(event string, format string, args ...any) {
-	now := time.Now().UnixMilli()
-	line := fmt.Sprintf("%d.%03d %s", now/1000, now%1000, event)
+	now := time.Now().UnixMicro()
+	line := fmt.Sprintf("%d.%06d %s", now/1_000_000, now%1_000_000, event)
 	if format != "" {
 		line += " " + fmt.Sprintf(format, args...)
 	}
