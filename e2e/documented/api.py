@@ -17,8 +17,11 @@ What the API server and the kubelet do to one pod in seconds:
 
 Probe timings (PR-1, PR-2) are measured on timestamps written by the container and by its exec
 probes (:mod:`e2e.evidence.stamps`, µs resolution, the host's clock) and on the recorder's receive times.
-Their bands come from the prober worker (pkg/kubelet/prober/worker.go, the same in v1.34.4 and
-v1.37.2): each probe of a container has its own worker with a ``time.Ticker`` of
+Their bands come from the prober worker (pkg/kubelet/prober/worker.go, the same in v1.34.4,
+v1.35.4, v1.36.3 and v1.37.2 for containers started after the kubelet: from 1.35, with
+ChangeContainerStatusOnKubeletRestart deprecated and off, only a container started ≥ 10 s before
+a kubelet restart keeps its readiness and startup results — no scenario here restarts the
+kubelet): each probe of a container has its own worker with a ``time.Ticker`` of
 ``periodSeconds`` started when the pod is added — so its phase against the container's start
 is arbitrary within one period (the random initial sleep of ``run`` applies only within one
 period of a kubelet restart: not here) — and a worker probes only once the status manager
@@ -28,7 +31,7 @@ that has no readiness success yet (prober_manager.go UpdatePodStatus, ``manualTr
 
 Under ``restartPolicy: Never`` a startup-probe kill of the only container kills the pod
 (computePodActions sets ``KillPod`` when nothing is kept): its Killing event reads the generic
-"Stopping container app", not "… failed startup probe" (same in v1.34.4).
+"Stopping container app", not "… failed startup probe" (the same in v1.34.4 … v1.37.2).
 """
 
 from __future__ import annotations

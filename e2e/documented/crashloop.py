@@ -27,23 +27,28 @@ BACKOFF_TEXT = {10: "10s", 20: "20s", 40: "40s", 80: "1m20s", 160: "2m40s", 300:
 # startedAt and finishedAt are truncated to whole seconds (kubelet.API_TIMESTAMP_RESOLUTION_S): their
 # difference is off by up to 1 s either way (CASES.md "Measuring timings honestly").
 # The pod worker re-syncs a pod whose sync failed (here: still in back-off) with jitter factor
-# 0.5 (kubelet.POD_WORKER_JITTER).
-# Up to 1.34 it re-syncs after backOffPeriod = 10 s (→ [10, 15) s) whatever the back-off; from
-# 1.37 (read in v1.37.2) after the back-off's *remaining* time (kubecontainer.MinBackoffExpiration),
-# capped at the kubelet's syncFrequency (default 1 m, pkg/kubelet/apis/config/v1beta1/defaults.go).
+# 0.5 (kubelet.POD_WORKER_JITTER: pkg/kubelet/pod_workers.go completeWork).
+# Up to 1.34 (read in v1.34.4) it re-syncs after backOffPeriod = 10 s (→ [10, 15) s) whatever the
+# back-off; from 1.35 (read in v1.35.4, v1.36.3, v1.37.2) after the back-off's *remaining* time:
+# doBackOff returns kubecontainer.NewBackoffError(ErrCrashLoopBackOff, finishedAt + d) and
+# completeWork waits kubecontainer.MinBackoffExpiration(syncErr) − now (container/sync_result.go,
+# new in 1.35), capped at the kubelet's syncFrequency (default 1 m, pkg/kubelet/apis/config/v1beta1/defaults.go).
 # The back-off expires at finishedAt + d (kuberuntime_manager.go doBackOff: IsInBackOffSince(key,
 # finishedAt)), so the restart comes at the first re-sync at or after that.
 POD_WORKER_BACKOFF_PERIOD_S = 10.0
+# Where the re-sync at the back-off's expiry is documented from, and what the source shows.
+SINCE_MIN_BACKOFF_EXPIRATION = ("from 1.35: MinBackoffExpiration, kuberuntime_manager.go doBackOff returns NewBackoffError; "
+                                "read in v1.34.4 (absent), v1.35.4, v1.36.3, v1.37.2")
 
 
 def resync_late_s(minor_key: int, d: float) -> float:
     """How late after the back-off's expiry (finishedAt + ``d``, s) the restarting sync can start.
 
-    ``minor_key`` 34 (the model up to 1.34) or 37 (from 1.37). ``d`` = 0 (the first restart):
+    ``minor_key`` 34 (the model up to 1.34) or 35 (from 1.35). ``d`` = 0 (the first restart):
     only the PLEG relist. 1.34: the failing sync comes up to ``PLEG_RELIST_S`` after the exit and
     re-syncs follow every [10, 15) s + ≤ 1 s tick; with n = ⌈d / 10⌉ re-syncs at the least, the
-    first one at or after the expiry is at most min(n × 16 − d, 16) s late. 1.37: one re-sync at the
-    remaining back-off × [1, 1.5): at most 0.5 × min(d, 60) late, + ≤ 1 s tick.
+    first one at or after the expiry is at most min(n × 16 − d, 16) s late. From 1.35: one re-sync
+    at the remaining back-off × [1, 1.5): at most 0.5 × min(d, 60) late, + ≤ 1 s tick.
     """
     if not d:
         return PLEG_RELIST_S
@@ -97,8 +102,8 @@ def gap_expectations(case: str, indices: range, source: str, gaps: tuple[int, ..
         out.append(_gap(case, i, (None, 34), 34,
                         source + "; [UP] pkg/kubelet/pod_workers.go completeWork (1.34: backOffPeriod 10 s); kubelet.go syncLoop",
                         gaps, name))
-        out.append(_gap(case, i, (37, None), 37,
-                        source + "; [UP] pkg/kubelet/pod_workers.go completeWork (1.37: MinBackoffExpiration); kubelet.go syncLoop",
+        out.append(_gap(case, i, (35, None), 35,
+                        source + f"; [UP] pkg/kubelet/pod_workers.go completeWork ({SINCE_MIN_BACKOFF_EXPIRATION}); kubelet.go syncLoop",
                         gaps, name))
     return out
 
@@ -130,25 +135,91 @@ register(
 )
 
 # How long the API shows state.waiting.reason = CrashLoopBackOff before the restart (s, receive
-# times). CASES.md CL-2 documents the reason "while waiting". The kubelet writes it from its
-# reason cache, which the sync that hits the back-off fills only *after* that sync's status was
-# generated (pkg/kubelet/kubelet.go SyncPod → kuberuntime SyncPod → reasonCache.Update): the
-# reason shows from the next sync on. From 1.37 the next sync is the one at the back-off's
-# expiry, which also restarts the container: the reason is visible from that sync's status
-# until the status that shows the new run. [S1]'s transcript (an older kubelet) shows the reason
-# ≈ 2 s before each restart. Up to 1.34 the next sync comes 10–15 s after the exit and the
-# reason stays until the restart: not documented here yet.
+# times), per restartCount N of the waiting status: the back-off then is DOCUMENTED_GAPS_S[N]
+# (the cap from N = 6). CASES.md CL-2 documents the reason "while waiting". The kubelet writes it
+# from its reason cache (pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses:
+# reasonCache.Get), which the sync that hits the back-off fills only *after* that sync's status
+# was generated (pkg/kubelet/kubelet.go SyncPod: generateAPIPodStatus, then kuberuntime SyncPod,
+# then reasonCache.Update), and which the restart's successful StartContainer empties
+# (pkg/kubelet/reason_cache.go Update): the first status after an exit shows it terminated, the
+# reason shows from the next sync on — the same in v1.34.4, v1.35.4, v1.36.3, v1.37.2. Which sync
+# is next changed in 1.35 (completeWork, see resync_late_s):
+# - from 1.35 it is the re-sync at the back-off's remaining time, capped at syncFrequency (60 s):
+#   for a back-off up to 60 s that is the one at the expiry, which also restarts the container —
+#   the reason is visible from that sync's status until the status that shows the new run; for a
+#   longer back-off the first re-sync comes 60–90 s after the failing sync, before the expiry, and
+#   the reason shows from then until the restart (nominally d − 60 s);
+# - up to 1.34 it is the first re-sync, 10–16 s after the failing sync: for the 10 s back-off that
+#   re-sync is past the expiry and restarts (visible briefly); for a longer back-off the reason
+#   shows from that re-sync until the restart (nominally d − 10 s, re-syncs exactly 10 s apart).
+# [S1]'s transcript shows the reason ≈ 2 s before a restart.
 CL2_VISIBLE_HIGH_S = CONTAINER_START_S + PLEG_RELIST_S + API_TIMESTAMP_RESOLUTION_S
+# restartCount values named one by one; from CL2_CAPPED_FROM on the back-off is the cap (the
+# measurement name without [restartCount=…] documents those)
+CL2_CAPPED_FROM = len(DOCUMENTED_GAPS_S) - 1
+
+
+def crashloopbackoff_visible(minor_key: int, d: float) -> tuple[float, Band, str]:
+    """Documented value (s), band and why of ``crashloopbackoff_visible_s`` before a restart
+    after a back-off of ``d`` s; ``minor_key`` 34 (the model up to 1.34) or 35 (from 1.35).
+
+    The reason shows from the first re-sync after the failing sync (which comes ≤ ``PLEG_RELIST_S``
+    after the exit). Up to 1.34 that re-sync waits backOffPeriod × [1, 1.5) + tick (10–16 s) and
+    so does every next one; from 1.35 it waits min(remaining back-off, syncFrequency) × [1, 1.5) +
+    tick. When it can come at or after the expiry it is the restart: visible ≥ 0. Otherwise the
+    reason stays until the restart, ≥ d − (the latest first re-sync) s; the restart is at most one
+    hop past the expiry (up to 1.34 fewer than ⌈(d − 10) / 10⌉ hops stay short of it; from 1.35
+    the last hop overshoots by ≤ 0.5 × what remained).
+    """
+    brief = (f"+{CONTAINER_START_S:g} s container start +{PLEG_RELIST_S:g} s PLEG relist sees it running "
+             f"+{API_TIMESTAMP_RESOLUTION_S:g} s status write → API → watch")
+    hop_min = POD_WORKER_BACKOFF_PERIOD_S if minor_key <= 34 else KUBELET_SYNC_FREQUENCY_S
+    hop_max = hop_min * (1 + POD_WORKER_JITTER) + SYNC_TICKER_S
+    if d <= hop_min:
+        when = (f"the first re-sync, ≥ {hop_min:g} s after the exit: past the {d:g} s back-off" if minor_key <= 34 else
+                f"the re-sync at the back-off's expiry, {d:g} s ≤ syncFrequency {hop_min:g} s")
+        return 0.0, Band(0.0, CL2_VISIBLE_HIGH_S), f"shown only from the restarting sync's status ({when}): {brief}"
+    remaining = d - hop_min  # from the earliest first re-sync to the expiry
+    if minor_key <= 34:
+        longest = min(math.ceil(remaining / hop_min) * hop_max, remaining + hop_max)
+        last_hop = f"< one hop ({hop_max:g} s) past the expiry"
+    else:
+        longest = remaining + POD_WORKER_JITTER * min(remaining, hop_min) + SYNC_TICKER_S
+        last_hop = (f"≤ {POD_WORKER_JITTER * min(remaining, hop_min) + SYNC_TICKER_S:g} s past the expiry "
+                    "(the last hop: what remained × [1, 1.5) + tick)")
+    first_latest = PLEG_RELIST_S + hop_max
+    # up to 1.34 a re-sync in back-off is followed by at least one more 10 s hop
+    shortest = max(hop_min, d - first_latest) if minor_key <= 34 else d - first_latest
+    low = shortest - API_TIMESTAMP_RESOLUTION_S if d > first_latest else 0.0
+    period = "backOffPeriod" if minor_key <= 34 else "syncFrequency"
+    why = (f"from the first re-sync ({period} {hop_min:g} s × [1, 1.5) + tick after the failing sync) to the restart, "
+           f"nominally {remaining:g} s: "
+           + (f"≥ 0 (that re-sync may already be past the expiry); " if low == 0 else
+              f"≥ {shortest:g} s (that re-sync as late as PLEG relist + {hop_max:g} s"
+              + (", then one more hop" if minor_key <= 34 else "") + f") −{API_TIMESTAMP_RESOLUTION_S:g} s its status write; ")
+           + f"≤ {longest:g} s (that re-sync {hop_min:g} s after the exit, the restart {last_hop}) {brief}")
+    return remaining, Band(low, longest + CL2_VISIBLE_HIGH_S), why
+
+
+def _visible(minors: tuple[int | None, int | None], minor_key: int, restart_count: int | None) -> Expectation:
+    d = DOCUMENTED_GAPS_S[restart_count if restart_count is not None else CL2_CAPPED_FROM]
+    documented, band, why = crashloopbackoff_visible(minor_key, d)
+    name = "crashloopbackoff_visible_s" + (f"[restartCount={restart_count}]" if restart_count is not None else "")
+    changed = ("pkg/kubelet/pod_workers.go completeWork (up to 1.34: re-sync every backOffPeriod 10 s; read in v1.34.4)"
+               if minor_key <= 34 else f"pkg/kubelet/pod_workers.go completeWork ({SINCE_MIN_BACKOFF_EXPIRATION})")
+    return Expectation(
+        case="CL-2", name=name, documented=documented, unit="s", minors=minors, band=band,
+        why=why if restart_count is not None else f"restartCount ≥ {CL2_CAPPED_FROM} (back-off at the cap): {why}",
+        source=f"{S1_CRASHLOOP} (transcript: CrashLoopBackOff ≈ 2 s before each restart); [UP] {changed}; "
+               "pkg/kubelet/kubelet.go SyncPod; kubelet_pods.go convertToAPIContainerStatuses; reason_cache.go Update",
+    )
+
+
 register(
     [
-        Expectation(
-            case="CL-2", name="crashloopbackoff_visible_s", documented=0.0, unit="s", minors=(37, None),
-            band=Band(0.0, CL2_VISIBLE_HIGH_S),
-            why=f"shown only from the restarting sync's status: +{CONTAINER_START_S:g} s container start "
-                f"+{PLEG_RELIST_S:g} s PLEG relist sees it running +{API_TIMESTAMP_RESOLUTION_S:g} s status write → API → watch",
-            source=f"{S1_CRASHLOOP} (transcript: CrashLoopBackOff ≈ 2 s before each restart); [UP] pkg/kubelet/pod_workers.go "
-                   "completeWork (1.37: MinBackoffExpiration); pkg/kubelet/kubelet.go SyncPod, reasonCache",
-        ),
+        _visible(minors, minor_key, n)
+        for minors, minor_key in (((None, 34), 34), ((35, None), 35))
+        for n in (*range(1, CL2_CAPPED_FROM), None)
     ]
 )
 

@@ -18,6 +18,11 @@ What protects a workload ([S2] L537–551):
 Times are host seconds (the test's clock, which kind nodes share) unless a name says API time:
 API timestamps (``lastUpdateTime``, ``creationTimestamp``, ``finishedAt``) have 1 s resolution.
 The scenario settings are constants here because the documented values follow from them.
+
+Versions: the [UP] sources were read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2, and the kubectl
+ones (the cluster's own kubectl runs) in k8s.io/kubectl v0.34.4, v0.35.4, v0.36.3 and v0.37.2:
+the same there, except where an entry is keyed by version — the eviction's budget message
+(DR-1 ``second_cause_message``, from 1.35) and ``status.terminatingReplicas`` (DR-3, from 1.35).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ S2_ROLLOUT = "[S2] L139–142, L524–533 (rolling update, fenceposts, terminati
 S2_DEADLINE = "[S2] L142, L531 (progressDeadlineSeconds)"
 S2_JOB = "[S2] L572–602 (Job backoffLimit, podFailurePolicy)"
 UP_EVICTION = "[UP] pkg/registry/core/pod/storage/eviction.go EvictionREST.Create, checkAndDecrement, canIgnorePDB"
-UP_EVICTION_MSG = "[UP] pkg/registry/core/pod/storage/eviction.go checkAndDecrement (1.37: the message switch)"
+UP_EVICTION_MSG = ("[UP] pkg/registry/core/pod/storage/eviction.go checkAndDecrement (the message switch: from 1.35; "
+                   "read in v1.34.4 (one text), v1.35.4, v1.36.3, v1.37.2)")
 UP_EVICTION_NEW = "[UP] pkg/registry/core/pod/storage/eviction.go createTooManyRequestsError (observedGeneration < generation)"
 UP_CONDITION = "[UP] pkg/registry/core/pod/storage/eviction.go addConditionAndDeletePod; CASES-faults.md §1.4"
 UP_CREATE = ("[UP] k8s.io/apiserver pkg/endpoints/handlers/create.go createHandler (code := http.StatusCreated, "
@@ -40,9 +46,10 @@ UP_CREATE = ("[UP] k8s.io/apiserver pkg/endpoints/handlers/create.go createHandl
 UP_FINISHER = ("[UP] k8s.io/apiserver pkg/endpoints/handlers/finisher/finisher.go FinishRequest "
                "(a returned Status with status != Success is an error: errors.FromObject)")
 UP_PDB = "[UP] pkg/controller/disruption/disruption.go getExpectedPodCount, countHealthyPods, updatePdbStatus"
-UP_DRAIN = "[UP] k8s.io/kubectl v0.37.2 pkg/drain/drain.go Helper.evictPods; pkg/cmd/drain/drain.go (EvictErrorRetryDelay 5 s)"
-UP_DRAIN_CMD = "[UP] k8s.io/kubectl v0.37.2 pkg/cmd/drain/drain.go RunDrain, deleteOrEvictPodsSimple, RunCordonOrUncordon"
-UP_CMDUTIL = "[UP] k8s.io/kubectl v0.37.2 pkg/cmd/util/helpers.go CheckErr (DefaultErrorExitCode 1)"
+UP_DRAIN = ("[UP] k8s.io/kubectl pkg/drain/drain.go Helper.evictPods; pkg/cmd/drain/drain.go (EvictErrorRetryDelay 5 s; "
+            "a hard-coded 5 s in v0.34.4, the same text)")
+UP_DRAIN_CMD = "[UP] k8s.io/kubectl pkg/cmd/drain/drain.go RunDrain, deleteOrEvictPodsSimple, RunCordonOrUncordon"
+UP_CMDUTIL = "[UP] k8s.io/kubectl pkg/cmd/util/helpers.go CheckErr (DefaultErrorExitCode 1)"
 UP_FENCEPOSTS = "[UP] pkg/controller/deployment/util/deployment_util.go ResolveFenceposts, NewRSNewReplicas, MaxSurge"
 UP_ROLLING = "[UP] pkg/controller/deployment/rolling.go reconcileNewReplicaSet, reconcileOldReplicaSets"
 UP_VALIDATION = "[UP] pkg/apis/apps/validation/validation.go ValidateRollingUpdateDeployment"
@@ -50,7 +57,7 @@ UP_TERMINATING = ("[UP] pkg/controller/deployment/sync.go calculateStatus (Termi
                   "feature DeploymentReplicaSetTerminatingReplicas: alpha/off 1.34, beta/on 1.35+")
 UP_PROGRESS = ("[UP] pkg/controller/deployment/progress.go syncRolloutStatus, requeueStuckDeployment (+1 s); "
                "util/deployment_util.go DeploymentTimedOut, DeploymentProgressing")
-UP_ROLLOUT_STATUS = "[UP] k8s.io/kubectl v0.37.2 pkg/polymorphichelpers/rollout_status.go DeploymentStatusViewer.Status"
+UP_ROLLOUT_STATUS = "[UP] k8s.io/kubectl pkg/polymorphichelpers/rollout_status.go DeploymentStatusViewer.Status"
 UP_JOB = "[UP] pkg/controller/job/job_controller.go syncJob, matchPodFailurePolicy (Ignore: not counted), getNewFinishedPods"
 UP_JOB_DEFAULTS = "[UP] pkg/apis/batch/v1/defaults.go SetDefaults_Job"
 UP_JOB_BACKOFF = ("[UP] pkg/controller/job/job_controller.go DefaultJobPodFailureBackOff 10 s, MaxJobPodFailureBackOff 10 min; "
@@ -156,17 +163,18 @@ DR1 = [
            unit="s", why="the eviction deletes with the pod's own terminationGracePeriodSeconds (no override)"),
     _exact("DR-1", "second_eviction_status[max-unavailable]", 429, f"{S2_PDB}; {UP_EVICTION}",
            why="disruptionsAllowed was decremented to 0 by the first eviction"),
-    # The second refusal's cause: 1.37 checks the condition and the counts in this order; with
-    # the PDB controller not yet resynced (currentHealthy 3 > desiredHealthy 2, condition
-    # InsufficientPods without a message) it is the generic text; after its resync
+    # The second refusal's cause: from 1.35 checkAndDecrement checks the condition and the counts
+    # in this order; with the PDB controller not yet resynced (currentHealthy 3 > desiredHealthy 2,
+    # condition InsufficientPods without a message) it is the generic text; after its resync
     # (currentHealthy 2) "needs 2 … has 2". 1.34 had only "needs … has …", with the stale count.
     Expectation("DR-1", "second_cause_message[max-unavailable]",
                 r"The disruption budget {pdb} (needs 2 healthy pods and has 2 currently|does not allow evicting pods currently)",
-                f"{UP_EVICTION_MSG}; CASES-faults.md §1.3 notes on C29", pattern=True, minors=(37, None),
+                f"{UP_EVICTION_MSG}; CASES-faults.md §1.3 notes on C29", pattern=True, minors=(35, None),
                 why="which of the two depends on whether the PDB controller resynced between the two evictions"),
     Expectation("DR-1", "second_cause_message[max-unavailable]",
                 r"The disruption budget {pdb} needs 2 healthy pods and has [23] currently",
-                "CASES-faults.md §1.3 notes on C29 (1.34's check had only this text)", pattern=True, minors=(34, 34),
+                "[UP] pkg/registry/core/pod/storage/eviction.go checkAndDecrement (v1.34.4: only this text, "
+                "Sprintf of Status.DesiredHealthy and CurrentHealthy); CASES-faults.md §1.3 notes on C29", pattern=True, minors=(34, 34),
                 why="3 while the PDB controller has not resynced (the eviction's own decrement), 2 after"),
     _exact("DR-1", "disruptions_allowed_after_replacement_ready[max-unavailable]", 1, UP_PDB,
            why="the replacement is Ready: currentHealthy 3 − desiredHealthy 2"),

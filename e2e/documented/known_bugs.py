@@ -6,9 +6,9 @@ correct value and the mechanism in the source. The judge calls a measured value 
 (holds today's behaviour: the test passes, marked "known bug present"), ``bug-fixed`` (holds the
 correct value: a loud outcome of its own, "bug no longer present — fixed on this version?") or
 ``fail`` (neither). The entries around them (exit codes, events, invariants of a race) are
-ordinary expectations. Versions: read in v1.34.4 and v1.37.2 (the mechanisms below are the same in
-both); the known-bug entries are open-ended so that a newer version is judged too — a fix shows
-there as ``bug-fixed``.
+ordinary expectations. Versions: read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (the mechanisms
+below are the same in all four); the known-bug entries are open-ended so that a newer version is
+judged too — a fix shows there as ``bug-fixed``.
 
 KB-1 — a preStop ``sleep`` action outlives its container (kubernetes/kubernetes#134338, open;
 proposed fixes #141484 (open) and #134839 (closed)). ``killContainer`` runs the preStop hook first
@@ -61,7 +61,8 @@ nothing); the status side counts an init container failed only by a non-zero exi
 the main containers wait (``PodInitializing``) and the phase stays ``Pending`` — a non-terminal
 pod the kubelet never finishes. Nothing in the re-syncs changes it. Correct: ``Failed`` (what
 PR #117712 proposed). cgroup v2 (``memory.oom.group``) kills the whole init container (137): the
-input cannot arise there.
+input cannot arise there, and the scenario judges that absence — the init container fails like
+OM-3's (137, ``OOMKilled``, dd and sh killed), the sandbox is stopped, the pod ends ``Failed``.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ from ..expectations import Band, Expectation, KnownBug, register
 from .kubelet import KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, STATUS_UPDATE_S, SYNC_TICKER_S
 from .storage import POD_MSG
 
-# Versions whose source was read for every entry here (v1.34.4, v1.37.2); open-ended (module doc).
+# Versions whose source was read for every entry here (v1.34.4, v1.35.4, v1.36.3, v1.37.2); open-ended
+# (module doc).
 READ = (34, None)
 
 # -- KB-1 scenario settings (the documented values follow from them) -------------------------
@@ -222,5 +224,27 @@ register(
             source=f"CASES.md KB-3 (Pending / PodInitializing for ≥ 7.5 min); {KB3_SOURCE}", cgroup=1, minors=READ,
             known_bug=KnownBug(KB3_BUG, correct="Failed", mechanism=KB3_MECHANISM),
         ),
+    ]
+)
+
+# cgroup v2: the bug's input does not arise (module doc) — the same manifest fails like OM-3.
+KB3_V2_SOURCE = ("CASES.md KB-3 (cgroup v1 only); [UP] pkg/kubelet/kuberuntime/kuberuntime_container_linux.go "
+                 "generateLinuxContainerResources (memory.oom.group=1 on cgroup v2): the whole init container is killed; see OM-2, OM-3")
+register(
+    [
+        Expectation(case="KB-3", name="init_terminated_reason", documented="OOMKilled",
+                    source=f"{KB3_V2_SOURCE}; {KB3_TASKOOM}", cgroup=2, minors=READ),
+        Expectation(case="KB-3", name="init_exit_code", documented=137,
+                    source=f"{KB3_V2_SOURCE} (SIGKILL: 128 + 9)", cgroup=2, minors=READ),
+        Expectation(case="KB-3", name="kernel_killed_tasks", documented="dd sh",
+                    source=f"{KB3_V2_SOURCE} (the oom group: every task of the cgroup)", cgroup=2, minors=READ),
+        Expectation(case="KB-3", name="ready_to_start_containers", documented="False",
+                    source=f"{KB3_V2_SOURCE}; [UP] kuberuntime/helpers.go isInitContainerFailed (exit 137) → "
+                           "kuberuntime_container.go computeInitContainerActions KillPod (restartPolicy Never): sandbox stopped",
+                    cgroup=2, minors=READ),
+        Expectation(case="KB-3", name="phase", documented="Failed",
+                    source=f"{KB3_V2_SOURCE}; [UP] pkg/kubelet/kubelet_pods.go getPhase (a failed init container under "
+                           "restartPolicy Never: Failed) — the bug needs an init container that exits 0",
+                    cgroup=2, minors=READ),
     ]
 )

@@ -134,6 +134,8 @@ register(
         _exact("OM-2", "container_exit_code", 0, f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=1),
         _exact("OM-2", "container_exit_code", SIGKILL_EXIT_CODE, f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
         _exact("OM-2", "child_exit_code", SIGKILL_EXIT_CODE, f"{S0_CGROUP_TABLE}; {S2_DESCRIBE}", cgroup=1),
+        # cgroup v2: PID 1 dies with the child (memory.oom.group), so it never prints "child exit N"
+        _exact("OM-2", "child_exit_code", "absent", f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
         _exact("OM-2", "kernel_killed_tasks", "dd", f"{S0_CGROUP_TABLE}; {S2_DMESG}", cgroup=1),
         _exact("OM-2", "kernel_killed_tasks", "dd sh", f"{S0_CGROUP_TABLE}; {S2_DMESG}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
         _exact("OM-2", "phase", "Succeeded", f"{S0_CGROUP_TABLE}; [S1] restartPolicy table", cgroup=1),

@@ -9,7 +9,7 @@ Order and sub-second timings are judged on timestamps the containers write thems
 and READY are kubectl's columns (:mod:`e2e.podstatus`). Times named ``*_ms`` are milliseconds,
 ``*_s`` seconds.
 
-The mechanism, read in the kubelet of v1.37.2 and v1.34.4 (identical here):
+The mechanism, read in the kubelet of v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (identical here):
 
 - start: ``computeInitContainerActions`` (pkg/kubelet/kuberuntime/kuberuntime_container.go)
   starts the next init container only in a sync after the previous one exited 0 or, for a
@@ -31,7 +31,7 @@ The mechanism, read in the kubelet of v1.37.2 and v1.34.4 (identical here):
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
-from .crashloop import resync_late_s, resync_why
+from .crashloop import SINCE_MIN_BACKOFF_EXPIRATION, resync_late_s, resync_why
 from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S
 
 SINCE = (33, None)  # native sidecars GA in 1.33
@@ -239,7 +239,9 @@ CONTROL_WATCH_S = JOB_RUN_S + _POD_START_S + _COMPLETE_AFTER_EXIT_S
 # µs): the same crash-loop back-off as main containers (doBackOff in kuberuntime_manager.go,
 # called by SyncPod for init containers too): immediate, then 10 s. The re-sync lateness is
 # crashloop's model (pkg/kubelet/pod_workers.go completeWork): up to 1.34 the pod worker
-# re-syncs every 10 s × [1, 1.5); from 1.37 at the remaining back-off × [1, 1.5).
+# re-syncs every 10 s × [1, 1.5); from 1.35 at the remaining back-off × [1, 1.5) (SyncPod's
+# start() is shared by init and main containers: doBackOff's BackoffError reaches completeWork
+# for a sidecar too; read in v1.34.4, v1.35.4, v1.36.3, v1.37.2).
 SIDECAR_BACKOFF_S = (0.0, 10.0)
 
 
@@ -249,7 +251,8 @@ def _restart_gap(i: int, minors, minor_key: int) -> Expectation:
         "SC-5", f"restart_gap_s[{i}]", d, max(0.0, d - STAMP_LAG_S), d + CONTAINER_START_S + resync_late_s(minor_key, d),
         f"−{STAMP_LAG_S:g} s stamp lag; +{CONTAINER_START_S:g} s container start {resync_why(minor_key, d)}",
         f"{S1_SIDECARS} «перезапускается при падении, независимо от restartPolicy пода»; "
-        "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; pkg/kubelet/pod_workers.go completeWork; kubelet.go syncLoop",
+        "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; pkg/kubelet/pod_workers.go completeWork "
+        f"({'up to 1.34: backOffPeriod 10 s' if minor_key <= 34 else SINCE_MIN_BACKOFF_EXPIRATION}); kubelet.go syncLoop",
         minors=minors,
     )
 
@@ -263,9 +266,9 @@ register(
         _exact("SC-5", "pod_phase", "Running", f"{S1_SIDECARS} (the pod keeps running while its sidecar restarts)"),
         _exact("SC-5", "main_restart_count", 0, "[S1] restartPolicy table (Never: the main container is never restarted)"),
         _restart_gap(0, (33, 34), 34),
-        _restart_gap(0, (37, None), 37),
+        _restart_gap(0, (35, None), 35),
         _restart_gap(1, (33, 34), 34),
-        _restart_gap(1, (37, None), 37),
+        _restart_gap(1, (35, None), 35),
     ]
 )
 

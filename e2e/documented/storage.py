@@ -1,7 +1,7 @@
 """ES — ephemeral-storage eviction (CASES.md ES-1 … ES-7).
 
-How the kubelet enforces ephemeral-storage limits (read in v1.37.2 and v1.34.4; identical
-where it matters here unless said):
+How the kubelet enforces ephemeral-storage limits (read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2;
+identical where it matters here unless said):
 
 - **The loop.** pkg/kubelet/eviction/eviction_manager.go ``Start``: ``synchronize``, then wait
   ``monitoringInterval`` = ``evictionMonitoringPeriod`` = 10 s (pkg/kubelet/kubelet.go; a
@@ -57,7 +57,7 @@ S0_PS5 = "[S0] «Остановка пода по шагам» / CASES.md PS-5 (
 UP_LOOP = "[UP] pkg/kubelet/kubelet.go evictionMonitoringPeriod; pkg/kubelet/eviction/eviction_manager.go Start, localStorageEviction, evictPod"
 UP_MSG = "[UP] pkg/kubelet/eviction/helpers.go {fmt}; eviction_manager.go {func}"
 UP_KILL = "[UP] pkg/kubelet/pod_workers.go killPodNow; kuberuntime/kuberuntime_manager.go minimumGracePeriodInSeconds; status/status_manager.go mergePodStatus"
-CHECKED = "(read in v1.34.4 and v1.37.2)"
+CHECKED = "(read in v1.34.4, v1.35.4, v1.36.3, v1.37.2)"
 
 # -- mechanism constants (seconds) -------------------------------------------------------
 # The eviction's grace (1 s) is raised to kubelet.MINIMUM_GRACE_PERIOD_S: SIGKILL 2 s after SIGTERM;
@@ -171,8 +171,8 @@ def _messages(case: str, variants: dict[str, tuple[str, bool, str]], minors) -> 
     return out
 
 
-# ES-1 … ES-3 are keyed to the versions whose eviction manager source was read (v1.34.4 and
-# v1.37.2: pkg/kubelet/eviction/eviction_manager.go localStorageEviction and its helpers, the
+# ES-1 … ES-3 are keyed to the versions whose eviction manager source was read (v1.34.4, v1.35.4,
+# v1.36.3, v1.37.2: pkg/kubelet/eviction/eviction_manager.go localStorageEviction and its helpers, the
 # same in both); older versions stay undocumented until read.
 READ = (34, None)
 
@@ -222,12 +222,12 @@ register(
 # ES-5 — stdout/stderr logs count toward the container's usage. The eviction manager adds the
 # container's log usage to its writable layer (containerEphemeralStorageLimitEviction:
 # ``containerUsed := diskUsage(containerStat.Logs)``) and the CRI stats provider measures the
-# log files with du (getPodContainerLogStats): the same in v1.34.4 and v1.37.2; older
+# log files with du (getPodContainerLogStats): the same in v1.34.4, v1.35.4, v1.36.3, v1.37.2; older
 # versions were not read, so they stay undocumented here.
 ES5 = (34, None)
 ES5_SOURCE = (
     "[S0] «Логи входят в счёт…»; [UP] eviction_manager.go containerEphemeralStorageLimitEviction (logs + rootfs), "
-    "stats/cri_stats_provider.go makeContainerStats → host_stats_provider.go getPodContainerLogStats (v1.34.4, v1.37.2)"
+    "stats/cri_stats_provider.go makeContainerStats → host_stats_provider.go getPodContainerLogStats (v1.34.4, v1.35.4, v1.36.3, v1.37.2)"
 )
 register(
     _timing("ES-5", LOGS_LAG_S, LOGS_WHY, ES5)

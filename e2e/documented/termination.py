@@ -20,6 +20,10 @@ lifecycle-app's own millisecond timestamps (``e2e.evidence.applog``); endpoint c
 recorder's receive times; ``finishedAt`` and ``deletionTimestamp`` are API timestamps with
 1 s resolution.
 
+Versions: every [UP] source here was read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (the same
+in all four: killContainer, executePreStopHook, podToEndpoint, SyncTerminatingPod, the prober's
+worker), so no entry is keyed by version.
+
 The scenario settings (grace periods, preStop sleeps) are constants here, used by the
 scenarios, because the documented value of each measurement is a function of them.
 """

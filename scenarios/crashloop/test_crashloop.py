@@ -112,7 +112,7 @@ def test_exit_zero_loops_too(scenario: Scenario):
 
 def _backoff_reason(sc: Scenario, pod: str) -> str | None:
     """The reason of the first waiting state recorded after a restart (the back-off's), or
-    None. Read from the recording: on 1.37 it shows only briefly (CL-2 crashloopbackoff_visible_s)."""
+    None. Read from the recording: from 1.35 it shows only briefly (CL-2 crashloopbackoff_visible_s)."""
     for s in container_samples(sc.recorder.changes("Pod"), pod):
         if s.container == "app" and s.state == "waiting" and s.restart_count >= 1:
             return s.reason

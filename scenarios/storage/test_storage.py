@@ -373,7 +373,7 @@ def test_memory_emptydir_not_counted(scenario: Scenario, node_storage: NodeStora
 
 
 @pytest.mark.case("ES-5")
-@pytest.mark.min_k8s(34)  # documented from the kubelet source of 1.34 and 1.37 only
+@pytest.mark.min_k8s(34)  # documented from the kubelet source of 1.34–1.37 only
 def test_logs_count(scenario: Scenario, node_storage: NodeStorage):
     """ES-5: a container that only prints (4 MiB to stdout, nothing to its writable layer) with
     limits.ephemeral-storage 3Mi evicts itself: "Container app exceeded…" (its idle sibling
