@@ -188,7 +188,7 @@ def _api(readyz: str, node_ready: str, pod_ready: bool):
                           status=SimpleNamespace(phase="Running", container_statuses=[SimpleNamespace(ready=pod_ready)]))
     return SimpleNamespace(
         api_client=SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443"),
-                                   call_api=lambda *a, **k: readyz),
+                                   call_api=lambda method, url, **k: SimpleNamespace(read=lambda: None, data=readyz.encode())),
         core=SimpleNamespace(list_node=lambda **k: SimpleNamespace(items=[node]),
                              list_namespaced_pod=lambda ns, **k: SimpleNamespace(items=[pod])))
 

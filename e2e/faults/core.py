@@ -147,11 +147,11 @@ def health(kube) -> tuple[list[str], list[str]]:
     Any error of a request is a problem, not an exception (the API may still be coming back)."""
     checks: list[str] = []
     problems: list[str] = []
-    api_host_is_loopback(kube)
+    host = api_host_is_loopback(kube)
     try:
-        body = kube.api_client.call_api("/readyz", "GET", auth_settings=["BearerToken"], response_type="str",
-                                        _return_http_data_only=True, _request_timeout=HEALTH_REQUEST_S)
-        text = (body or "").strip()
+        answer = kube.api_client.call_api("GET", f"{host}/readyz", _request_timeout=HEALTH_REQUEST_S)
+        answer.read()
+        text = (answer.data or b"").decode(errors="replace").strip()
         (checks if text == "ok" else problems).append(f"/readyz {text[:80]!r}")
     except Exception as e:  # noqa: BLE001 - refused, 500 while starting: a problem to report
         problems.append(f"/readyz: {type(e).__name__}: {str(e)[:120]}")
