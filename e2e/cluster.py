@@ -267,6 +267,10 @@ class Kind:
                 # e.g. after a reboot or a Docker restart: kind does not restart its nodes
                 log.warning("kind cluster %s exists but a node is not running: recreating it", self.name)
                 self._kind("delete", "cluster", "--name", self.name, timeout=300)
+            if self.exists() and self.state().get("broken"):
+                # a fault left it unhealthy (e2e.faults): never reused
+                log.warning("kind cluster %s is marked broken (%s): recreating it", self.name, self.state()["broken"])
+                self._kind("delete", "cluster", "--name", self.name, timeout=300)
             if self.exists():
                 log.info("reusing kind cluster %s (profile %s)", self.name, profile.name)
             else:
@@ -419,6 +423,13 @@ class Kind:
             return True
         finally:
             os.close(fd)
+
+    def mark_broken(self, reason: str) -> None:
+        """Record in the state file that the cluster is broken (``reason``): :meth:`ensure`
+        recreates it instead of reusing it, in this process and any other."""
+        state = self.state()
+        state["broken"] = reason
+        self.state_file.write_text(json.dumps(state, indent=2, sort_keys=True))
 
     def owned_by(self, run_id: str) -> bool:
         return self.state().get("owner") == run_id

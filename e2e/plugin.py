@@ -96,7 +96,7 @@ MARKERS = (
     "serial: must not share a node with other scenarios",
     "min_k8s(minor): needs Kubernetes 1.<minor> or newer",
     "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
-    "ReplicaSet, PodDisruptionBudget, Node)",
+    "ReplicaSet, PodDisruptionBudget, Node, Lease: the kube-node-lease heartbeats)",
     "profile(name): the cluster profile the test needs (profiles/<name>.yaml; default: kind-config.yaml as is)",
 )
 
@@ -338,6 +338,25 @@ class Clusters:
             except PreflightError as e:
                 log.warning("deleting kind cluster %s failed (the end of the run tries again): %s", info.kind.name, e)
 
+    def replace_broken(self, name: str, reason: str, logs: Path) -> None:
+        """Profile ``name``'s cluster did not recover from a fault (``reason``, e2e.faults): export
+        its kind logs to ``logs/<cluster>-broken``, mark it broken (whoever ensures it next
+        recreates it: :meth:`e2e.cluster.Kind.ensure`), delete it unless another run uses it, and
+        forget it here, so that the next test of the profile gets a new cluster — never this one."""
+        info = self._ready.pop(name, None)
+        if info is None or info.kind is None:
+            return
+        kind = info.kind
+        try:
+            kind.export_logs(logs / f"{kind.name}-broken")
+        except Exception as e:  # noqa: BLE001 - the replacement matters more than the logs
+            log.warning("kind export logs of broken cluster %s failed: %s", kind.name, e)
+        kind.mark_broken(reason)
+        try:
+            kind.delete_unless_used()
+        except PreflightError as e:
+            log.warning("deleting broken cluster %s failed (the next ensure recreates it): %s", kind.name, e)
+
     def _connect(self, name: str) -> ClusterInfo:
         hold_run(run_id())  # `make clean` leaves this run's namespaces alone while it lives
         profile = profile_of(self._config, name)
@@ -532,6 +551,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
         labels[CASE_LABEL] = cases[0]
     cluster.kube.create_namespace(ns, labels)
     kinds = [k for m in item.iter_markers("record") for k in m.args] or ["Pod", "Event"]
+    clusters = request.getfixturevalue("clusters")
     recorder = Recorder(cluster.kube.api_client, ns, kinds)
     judge = Judge(
         MeasurementLog(_reports(request.config) / "measurements.json"),
@@ -541,7 +561,10 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
         minor=cluster.minor,
         cgroup=cluster.cgroup,
     )
-    sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind)
+    sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
+                  profile=cluster.profile,
+                  on_broken=lambda reason: clusters.replace_broken(cluster.profile, reason,
+                                                                   _reports(request.config) / run_id() / "kind-logs"))
     judge.context = sc.timeline_excerpt
     item.stash[SCENARIO] = sc
     recorder.start()

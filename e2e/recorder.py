@@ -1,5 +1,6 @@
 """Watch a namespace's pods and events (and, when a test asks, EndpointSlices, Jobs,
-Deployments, ReplicaSets, PodDisruptionBudgets and the cluster's Nodes) and keep every change.
+Deployments, ReplicaSets, PodDisruptionBudgets, the cluster's Nodes and the node Leases of
+``kube-node-lease``) and keep every change.
 
 The recorder starts *before* a scenario applies its manifests: it lists each kind to get a
 resourceVersion, then watches from there, so no change after the list is missed. Each change
@@ -8,8 +9,12 @@ the client's clock, which on kind is the node's kernel clock too (see CASES.md "
 timings honestly"). API timestamps inside the objects keep their own 1 s resolution.
 
 A watch that drops (API server restarting, connection reset) is reconnected from the last
-resourceVersion it saw (re-listed when that is too old, 410); the time without a watch is kept
-as a ``GAP`` change (kind ``Recorder``) — a gap is reported, never filled in. A watch thread
+resourceVersion it saw (re-listed when that is too old, 410), retrying with a back-off of 1, 2,
+4 s (at most :data:`RETRY_MAX_S`) for as long as the API is away; the time without a watch is
+kept as a ``GAP`` change (kind ``Recorder``) — a gap is reported, never filled in. A fault that
+takes the API away (e2e.faults) declares its window (:meth:`Recorder.declare_fault`, a ``FAULT``
+change of kind ``Fault``): a gap inside it is expected and shown as such, not a failure; an
+absence check over it still raises (nothing inside a gap may be judged). A watch thread
 that ends for any other reason makes the recorder *dead*: :meth:`Recorder.check` raises
 :class:`RecorderDied`, so no absence check can pass on a recording that stopped.
 """
@@ -32,6 +37,10 @@ log = logging.getLogger(__name__)
 
 # Server-side watch timeout (s): how long a stopped recorder may take to notice it was stopped.
 WATCH_CHUNK_S = 2
+# Seconds between reconnect attempts of a dropped watch: 1, 2, 4, then this at most.
+RETRY_MAX_S = 4.0
+# The namespace of the nodes' heartbeat Leases (kubelet: component-helpers apimachinery/lease).
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 
 @dataclass(frozen=True)
@@ -55,19 +64,27 @@ class RecorderDied(RuntimeError):
 # obj = {"from": epoch s, "to": epoch s, "error": text}); after a gap the watch resumes from
 # its last resourceVersion, or re-lists (LISTED changes) when the API answers 410
 GAP_KIND = "Recorder"
+# a fault window declared by e2e.faults: kind Fault, type FAULT, name = the fault, obj =
+# {"from": epoch s, "to": epoch s, "node": node container}
+FAULT_KIND = "Fault"
 
 
 def _list_functions(api_client: client.ApiClient) -> dict[str, Callable]:
     """Kind -> its list function, called ``f(namespace, **kwargs)``; cluster-scoped kinds
-    (Node) take the namespace and ignore it: they are recorded cluster-wide."""
+    (Node) and the node Leases (always of ``kube-node-lease``) take the namespace and ignore it:
+    they are recorded cluster-wide."""
     core = client.CoreV1Api(api_client)
     discovery = client.DiscoveryV1Api(api_client)
     batch = client.BatchV1Api(api_client)
     apps = client.AppsV1Api(api_client)
     policy = client.PolicyV1Api(api_client)
+    coordination = client.CoordinationV1Api(api_client)
 
     def list_node(_namespace: str, **kwargs):
         return core.list_node(**kwargs)
+
+    def list_node_lease(_namespace: str, **kwargs):
+        return coordination.list_namespaced_lease(NODE_LEASE_NAMESPACE, **kwargs)
 
     return {
         "Pod": core.list_namespaced_pod,
@@ -78,6 +95,7 @@ def _list_functions(api_client: client.ApiClient) -> dict[str, Callable]:
         "ReplicaSet": apps.list_namespaced_replica_set,
         "PodDisruptionBudget": policy.list_namespaced_pod_disruption_budget,
         "Node": list_node,
+        "Lease": list_node_lease,
     }
 
 
@@ -105,6 +123,7 @@ class Recorder:
         self._dead: dict[str, str] = {}
         self._down_since: dict[str, tuple[float, str]] = {}
         self._kill: dict[str, str] = {}
+        self._failures: dict[str, int] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "Recorder":
@@ -196,19 +215,34 @@ class Recorder:
                 w.stop()
 
     def _error(self, kind: str, err: Exception) -> None:
-        """A dropped watch: note when the outage began (the gap), then retry after 1 s."""
+        """A dropped watch: note when the outage began (the gap), then retry after the back-off
+        (1, 2, 4 s, then :data:`RETRY_MAX_S`)."""
         msg = f"{kind} watch: {type(err).__name__}: {err}"
         log.warning("recorder %s: %s", self.namespace, msg)
         with self._lock:
             self.errors.append(msg)
             self._down_since.setdefault(kind, (time.time(), msg))
-        self._stop.wait(1)
+            failures = self._failures[kind] = self._failures.get(kind, 0) + 1
+        self._stop.wait(min(RETRY_MAX_S, 2.0 ** (failures - 1)))
 
     def _close_gap(self, kind: str) -> None:
+        self._failures.pop(kind, None)
         began, msg = self._down_since.pop(kind)
         now = time.time()
         log.warning("recorder %s: %s watch back after %.1f s", self.namespace, kind, now - began)
         self._add(Change(now, GAP_KIND, "GAP", kind, {"from": began, "to": now, "error": msg}))
+
+    def declare_fault(self, name: str, node: str, began: float | None, ended: float | None) -> None:
+        """A fault window (e2e.faults): kept as a ``FAULT`` change, so the timeline shows it and
+        marks a gap inside it as expected (module doc)."""
+        if began is None:
+            return
+        ended = ended if ended is not None else time.time()
+        self._add(Change(ended, FAULT_KIND, "FAULT", name, {"from": began, "to": ended, "node": node}))
+
+    def fault_windows(self) -> list[Change]:
+        """The declared fault windows so far."""
+        return self.changes(FAULT_KIND)
 
     # -- health ------------------------------------------------------------------------------
     def kill(self, kind: str, reason: str = "killed by a test") -> None:

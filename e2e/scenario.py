@@ -56,6 +56,10 @@ class Scenario:
     kubernetes_minor: int
     cgroup: int | None
     kind: Kind | None = None
+    # the cluster profile (@pytest.mark.profile) and what replaces its cluster when a fault
+    # left it broken (e2e.faults.core; the plugin's Clusters.replace_broken)
+    profile: str = "default"
+    on_broken: Callable[[str], None] | None = None
     t0: float = 0.0
     marks: list[tuple[float, str]] = field(default_factory=list)
     # what apply created: (apiVersion, kind) of namespaced objects; (apiVersion, kind, name) of
@@ -111,6 +115,13 @@ class Scenario:
         cluster the NodePort itself (it must be published 1:1 on 127.0.0.1)."""
         port = self.kind.host_port(node_port) if self.kind else node_port
         return f"http://127.0.0.1:{port}{path}"
+
+    def cluster_broken(self, reason: str) -> None:
+        """The cluster did not recover from a fault (``reason``): export its logs, delete it,
+        and give the next test of this profile a new one (e2e.faults.core)."""
+        log.error("cluster of profile %s is broken: %s", self.profile, reason)
+        if self.on_broken is not None:
+            self.on_broken(reason)
 
     def add_file(self, name: str, content: str | bytes) -> None:
         """Add a file to the test's report (allure attachment, artifacts of a failure); a

@@ -215,7 +215,8 @@ SPEC_DEFAULTS = {"unschedulable": False}
 
 def _field_text(name: str, value: object) -> str:
     if name == "taints":
-        value = ",".join(f"{t.get('key')}:{t.get('effect')}" for t in value or []) or "none"
+        value = ",".join(f"{t.get('key')}:{t.get('effect')}" + (f"@{t['timeAdded']}" if t.get("timeAdded") else "")
+                         for t in value or []) or "none"
     return f"{name}={value}"
 
 
@@ -235,12 +236,20 @@ def _object_rows(last: dict[tuple[str, str], tuple], ch: Change, t0: float) -> l
     return [Row(ch.received_at - t0, subject, "status", " ".join(shown))]
 
 
+# Seconds a gap may outlast its fault window and still count as inside it: the watch notices
+# the API is back only at its next reconnect attempt (e2e.recorder RETRY_MAX_S) and the API
+# server answers only some seconds after its manifest is back.
+GAP_GRACE_S = 60.0
+
+
 def rows(changes: Sequence[Change], t0: float) -> list[Row]:
     """The table of a recording, in receive order: pod STATUS/READY changes, pod conditions
     (type=status, reason, message) when they change, container state changes (subject
-    ``container <pod>/<container>``), events, EndpointSlice endpoints, and of the further
+    ``container <pod>/<container>``), events, EndpointSlice endpoints, node Lease renewals,
+    declared fault windows (a recorder GAP inside one is marked expected), and of the further
     kinds of :data:`OBJECT_FIELDS` their fields and conditions when they change."""
     out: list[Row] = []
+    windows = [ch for ch in changes if ch.kind == "Fault"]
     last_pod: dict[str, tuple] = {}
     last_container: dict[tuple[str, str], tuple] = {}
     last_condition: dict[tuple[str, str, str], tuple] = {}
@@ -296,8 +305,18 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
                 )
         elif ch.kind == "Recorder" and ch.type == "GAP":
             gap = ch.obj
+            inside = next((w.name for w in windows if w.obj["from"] <= gap["from"] and gap["to"] <= w.obj["to"] + GAP_GRACE_S), None)
+            expected = f" (expected: inside fault {inside})" if inside else ""
             out.append(Row(gap["from"] - t0, f"recorder/{ch.name}", f"GAP {gap['to'] - gap['from']:.1f} s",
-                           f"watch down, nothing recorded until t+{gap['to'] - t0:.3f}: {gap['error']}"))
+                           f"watch down, nothing recorded until t+{gap['to'] - t0:.3f}{expected}: {gap['error']}"))
+        elif ch.kind == "Fault":
+            w = ch.obj
+            out.append(Row(w["from"] - t0, f"fault/{ch.name}", f"injected on {w['node']}"))
+            out.append(Row(w["to"] - t0, f"fault/{ch.name}", "undone"))
+        elif ch.kind == "Lease":
+            spec = ch.obj.get("spec") or {}
+            out.append(Row(ch.received_at - t0, f"lease/{ch.name}", "renew",
+                           f"renewTime={spec.get('renewTime')} leaseDurationSeconds={spec.get('leaseDurationSeconds')}"))
         elif ch.kind in OBJECT_FIELDS:
             out.extend(_object_rows(last_object, ch, t0))
             if ch.type != "DELETED":

@@ -110,3 +110,17 @@ def test_a_killed_watch_thread_makes_the_recorder_dead(monkeypatch):
         assert wait(lambda: not rec._threads[0].is_alive())
         with pytest.raises(RecorderDied, match="the recorder died.*Pod watch ended: RuntimeError: killed by a test"):
             rec.check()
+
+
+def test_an_outage_is_retried_with_back_off_and_the_gap_closes_once():
+    """An API server away for many attempts (NF-7): waits of 1, 2, 4, 4 … s, one GAP when it is back."""
+    rec = Recorder(SimpleNamespace(), "ns", ["Pod"])
+    waits = []
+    rec._stop = SimpleNamespace(wait=waits.append, is_set=lambda: False)
+    for _ in range(5):
+        rec._error("Pod", ConnectionRefusedError("refused"))
+    assert waits == [1.0, 2.0, 4.0, 4.0, 4.0]
+    rec._close_gap("Pod")
+    rec._error("Pod", ConnectionRefusedError("refused again"))
+    assert waits[-1] == 1.0  # a new outage starts the back-off again
+    assert [g.type for g in rec.changes(GAP_KIND)] == ["GAP"]

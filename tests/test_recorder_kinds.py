@@ -1,5 +1,6 @@
 """e2e.recorder records the kinds a test asks for with ``@pytest.mark.record(...)``: namespaced
-Jobs, Deployments, ReplicaSets, PodDisruptionBudgets and the cluster-scoped Nodes (fake API)."""
+Jobs, Deployments, ReplicaSets, PodDisruptionBudgets, the cluster-scoped Nodes and the node
+Leases of kube-node-lease (fake API)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ KINDS = {
     "ReplicaSet": (client.AppsV1Api, "list_namespaced_replica_set"),
     "PodDisruptionBudget": (client.PolicyV1Api, "list_namespaced_pod_disruption_budget"),
     "Node": (client.CoreV1Api, "list_node"),
+    "Lease": (client.CoordinationV1Api, "list_namespaced_lease"),
 }
 
 
@@ -48,11 +50,13 @@ def test_records_the_kind_listed_then_watched(kind, monkeypatch):
     assert (modified.type, modified.kind) == ("MODIFIED", kind)
     if kind == "Node":  # cluster-scoped: listed cluster-wide, no namespace argument
         assert all(args == () for args, _ in calls)
+    elif kind == "Lease":  # the nodes' heartbeats, whatever the test's namespace
+        assert all(args == ("kube-node-lease",) for args, _ in calls)
     else:
         assert all(args == ("ns",) for args, _ in calls)
     assert rec.errors == []
 
 
 def test_an_unknown_kind_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"cannot record \['Lease'\]; known kinds: .*'Node'.*'PodDisruptionBudget'"):
-        Recorder(client.ApiClient(), "ns", ["Pod", "Lease"])
+    with pytest.raises(ValueError, match=r"cannot record \['Secret'\]; known kinds: .*'Lease'.*'Node'.*'PodDisruptionBudget'"):
+        Recorder(client.ApiClient(), "ns", ["Pod", "Secret"])

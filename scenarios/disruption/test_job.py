@@ -9,30 +9,27 @@ is not counted: ``status.failed`` stays 0, the replacement comes only once the o
 DR-6: a Job whose pods exit 1: the next pod comes 10, 20, 40 s after the previous one finished,
 then ``BackoffLimitExceeded``.
 
-The taint variant taints the shared node: it is ``serial``, first gives CoreDNS a toleration for
-the test key (it would be evicted too), and always removes the taint and restores CoreDNS.
+The taint variant taints the shared node (e2e.faults.node_tainted, the NF-3 test taint): it is
+``serial``, first gives CoreDNS and local-path-provisioner a toleration for the test key (they
+would be evicted too), and always removes the taint (then the health check) and restores them.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from contextlib import contextmanager
 
 import pytest
 
 from e2e.documented import disruption as doc
+from e2e.faults import addons_tolerate, node_tainted
 from e2e.pods import condition
 from e2e.scenario import Scenario
 from e2e.timeline import parse_time
 
-from disruption_helpers import WAIT_SLACK_S, name_of, pods, rollout_complete, running
+from disruption_helpers import WAIT_SLACK_S, name_of, pods, running
 
 RECORD = ("Pod", "Event", "Job")
 IGNORE_DISRUPTIONS = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
-# The test taint of CASES-faults.md NF-3 (a key nobody else uses).
-TAINT = {"key": "chaos.e2e/evict", "value": "1", "effect": "NoExecute"}
-COREDNS = ("Deployment", "coredns", "kube-system")
 
 
 def job(sc: Scenario) -> dict:
@@ -71,52 +68,12 @@ def finished_time(sc: Scenario, pod: str) -> float | None:
     return parse_time((terminated(sc, pod) or {}).get("finishedAt"))
 
 
-@contextmanager
-def coredns_tolerates(sc: Scenario):
-    """CoreDNS tolerates the test taint for the duration (CASES-faults.md NF-3); its original
-    tolerations are restored afterwards, and its rollout waited for both ways."""
-    kind, name, ns = COREDNS
-    original = (sc.kube.get(kind, name, ns) or {})["spec"]["template"]["spec"].get("tolerations") or []
-    added = original + [{"key": TAINT["key"], "operator": "Exists", "effect": TAINT["effect"]}]
-
-    def roll(tolerations: list[dict], what: str) -> None:
-        sc.mark(time.time(), f"coredns: {what}")
-        done = sc.kube.patch(kind, name, ns, {"spec": {"template": {"spec": {"tolerations": tolerations}}}})
-        generation = done["metadata"]["generation"]
-        sc.wait_for(f"coredns rolled out ({what})", lambda: rollout_complete(sc.kube.get(kind, name, ns), generation), 2 * WAIT_SLACK_S)
-
-    roll(added, f"tolerate {TAINT['key']}")
-    try:
-        yield
-    finally:
-        roll(original, "tolerations restored")
-
-
-@contextmanager
-def tainted(sc: Scenario, node: str):
-    """The test taint on ``node`` (``kubectl taint node <n> chaos.e2e/evict=1:NoExecute``);
-    always removed on exit, and checked gone."""
-    def taints() -> list[dict]:
-        return ((sc.kube.get("Node", node, None) or {}).get("spec") or {}).get("taints") or []
-
-    sc.mark(time.time(), f"taint node/{node} {TAINT['key']}:{TAINT['effect']}")
-    sc.kube.patch("Node", node, None, {"spec": {"taints": taints() + [TAINT]}}, patch_type="merge")
-    try:
-        yield
-    finally:
-        sc.mark(time.time(), f"untaint node/{node}")
-        rest = [t for t in taints() if t.get("key") != TAINT["key"]]
-        sc.kube.patch("Node", node, None, {"spec": {"taints": rest or None}}, patch_type="merge")
-        if any(t.get("key") == TAINT["key"] for t in taints()):
-            raise RuntimeError(f"node {node} still has the taint {TAINT['key']}: remove it by hand (kubectl taint node {node} {TAINT['key']}-)")
-
-
 def disrupt(sc: Scenario, variant: str, pod: str, node: str) -> None:
     """Disrupt ``pod`` as ``variant`` says and wait until it is Failed (the taint, if any, is
     removed then: the replacement could not schedule on the tainted only node)."""
     failed = lambda: phase_seen(sc, pod, "Failed")  # noqa: E731
     if variant == "taint":
-        with coredns_tolerates(sc), tainted(sc, node):
+        with addons_tolerate(sc), node_tainted(sc, node):
             sc.wait_for(f"{pod} Failed", failed, WAIT_SLACK_S)
         return
     if variant in ("evict", "no-policy"):

@@ -1,0 +1,100 @@
+"""Faults of a node's own components, injected with ``docker exec`` into the kind node
+(CASES-faults.md §3b): each is a :func:`e2e.faults.core.fault` (inject, yield the window,
+always undo, health check, broken cluster replaced).
+
+=========================  =====================================================  ==========================
+fault (window name)        inject                                                 undo
+=========================  =====================================================  ==========================
+``kubelet-stop``           ``systemctl stop kubelet``                             ``systemctl start kubelet``
+``kubelet-restart``        ``systemctl restart kubelet``                          ``systemctl start kubelet`` (no-op when active)
+``kubelet-sigkill``        ``systemctl kill -s KILL kubelet`` (``Restart=always``, ``systemctl start kubelet``
+                           ``RestartSec=1s``: systemd starts it again)
+``containerd-restart``     ``systemctl restart containerd`` (shims survive:       ``systemctl start containerd``
+                           ``KillMode=process``)
+``containerd-stop``        ``systemctl stop containerd``                          ``systemctl start containerd``
+``apiserver-down``         ``mv`` the static pod manifest *out of*                ``mv`` it back
+                           ``/etc/kubernetes/manifests`` (a file left inside, even
+                           ``.bak``, would still run)
+=========================  =====================================================  ==========================
+
+kind's units: ``kubelet.service`` and ``containerd.service`` have ``Restart=always`` and
+``KillMode=process`` (kind v0.33.0 images/base/files/etc/systemd/system/*.service). Every
+function takes the test (a fault site: a :class:`e2e.scenario.Scenario`) and the node
+container (default: the control plane); they refuse the shared default profile.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
+
+MANIFESTS = "/etc/kubernetes/manifests"
+APISERVER_MANIFEST = f"{MANIFESTS}/kube-apiserver.yaml"
+# Where the manifest waits during the outage: outside the kubelet's static pod directory.
+APISERVER_PARKED = "/etc/kubernetes/kube-apiserver.yaml.parked"
+# Seconds a systemctl call may take (a stop waits for the unit's processes).
+SYSTEMCTL_TIMEOUT_S = 60
+
+
+def node_of(site: FaultSite, node: str | None) -> str:
+    """``node``, or the site's control-plane node container."""
+    return node or site.kind.control_plane
+
+
+def _systemctl(site: FaultSite, node: str, *args: str) -> None:
+    site.node_exec("systemctl", *args, node=node, timeout=SYSTEMCTL_TIMEOUT_S)
+
+
+@contextmanager
+def _unit_fault(site: FaultSite, name: str, node: str | None, inject: tuple[str, ...], unit: str,
+                recovery_timeout_s: float) -> Iterator[FaultWindow]:
+    node = node_of(site, node)
+    with fault(site, name, node, lambda: _systemctl(site, node, *inject), lambda: _systemctl(site, node, "start", unit),
+               recovery_timeout_s) as window:
+        yield window
+
+
+def kubelet_stopped(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S):
+    """The kubelet stopped for the ``with`` block (heartbeats stop, containers keep running)."""
+    return _unit_fault(site, "kubelet-stop", node, ("stop", "kubelet"), "kubelet", recovery_timeout_s)
+
+
+def kubelet_restarted(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S):
+    """One ``systemctl restart kubelet`` at the start of the block (NF-5)."""
+    return _unit_fault(site, "kubelet-restart", node, ("restart", "kubelet"), "kubelet", recovery_timeout_s)
+
+
+def kubelet_killed(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S):
+    """The kubelet SIGKILLed at the start of the block; systemd restarts it after 1 s (NF-5)."""
+    return _unit_fault(site, "kubelet-sigkill", node, ("kill", "-s", "KILL", "kubelet"), "kubelet", recovery_timeout_s)
+
+
+def containerd_restarted(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S):
+    """One ``systemctl restart containerd`` at the start of the block (NF-6 (a))."""
+    return _unit_fault(site, "containerd-restart", node, ("restart", "containerd"), "containerd", recovery_timeout_s)
+
+
+def containerd_stopped(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S):
+    """containerd stopped for the ``with`` block (NF-6 (b))."""
+    return _unit_fault(site, "containerd-stop", node, ("stop", "containerd"), "containerd", recovery_timeout_s)
+
+
+@contextmanager
+def apiserver_down(site: FaultSite, node: str | None = None,
+                   recovery_timeout_s: float = RECOVERY_TIMEOUT_S) -> Iterator[FaultWindow]:
+    """The API server's static pod manifest moved out of the kubelet's directory for the
+    block: the kubelet stops the pod within seconds (inotify), and starts it again once the
+    manifest is back (NF-7)."""
+    node = node_of(site, node)
+
+    def move_out() -> None:
+        site.node_exec("mv", APISERVER_MANIFEST, APISERVER_PARKED, node=node)
+
+    def move_back() -> None:
+        # idempotent: after a failed first attempt the manifest may already be back
+        site.node_exec("sh", "-c", f"test -f {APISERVER_MANIFEST} || mv {APISERVER_PARKED} {APISERVER_MANIFEST}", node=node)
+
+    with fault(site, "apiserver-down", node, move_out, move_back, recovery_timeout_s) as window:
+        yield window

@@ -1,0 +1,286 @@
+"""The fault protocol: inject, yield a :class:`FaultWindow`, always undo, then check the cluster.
+
+Every fault of the suite (CASES-faults.md §3b, §5) is one :func:`fault` context manager::
+
+    with kubelet_stopped(sc) as window:          # e2e.faults.components
+        ...                                       # the test acts and records meanwhile
+    window.injected_at, window.undone_at          # host wall-clock (epoch s)
+    window.recovery.text()                        # what the health check saw
+
+The protocol, in this order, whatever happens inside the ``with`` block (a failed value, a
+timeout, Ctrl-C / ``KeyboardInterrupt``):
+
+1. **inject** — ``injected_at`` is the host time the inject command returned;
+2. **undo** — always, with SIGINT deferred meanwhile (a second Ctrl-C during the undo is
+   delivered after it, so the node is never left with a stopped kubelet); ``undone_at`` is the
+   time the undo command returned. An undo that itself fails is retried once, then the
+   cluster counts as broken;
+3. **health check** (:func:`check_health`), polled up to ``recovery_timeout_s``: every node
+   ``Ready=True``, every kube-system pod Running with every container ready, the API server's
+   ``/readyz`` answering ``ok`` — through the test's own client, whose server must be on
+   127.0.0.1 (host traffic goes nowhere else). The :class:`RecoveryReport` is added to the
+   test's report (``recovery-<fault>.txt``) and kept on the window;
+4. a cluster that has not recovered within the bound is **broken**: the site's
+   ``cluster_broken(reason)`` exports its logs (``kind export logs`` into the reports dir),
+   deletes it and makes the next test that needs the profile get a new one — a broken cluster
+   is never reused (e2e.plugin ``Clusters.replace_broken``). Then :class:`ClusterBroken` is
+   raised, unless the body's own exception is already on its way (that one stays the test's
+   failure; the broken cluster is logged and replaced all the same).
+
+The faults act on a *site*: anything with ``node_exec``, ``kube``, ``mark``, ``add_file``,
+``cluster_broken``, ``profile`` and ``recorder`` (a :class:`e2e.scenario.Scenario`; the unit
+tests use a fake). Node faults refuse to run on the ``default`` profile: its cluster is shared
+with every other test of a run, and a fault there would break their tests
+(:class:`FaultRefused`).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Protocol
+from urllib.parse import urlsplit
+
+from ..waiting import WaitTimeout, wait_until
+
+log = logging.getLogger(__name__)
+
+# Seconds the cluster gets after an undo to pass the health check. The slowest documented
+# recovery is an API-server outage: the kubelet restarts the static pod (inotify, ≤ 20 s
+# re-check: pkg/kubelet/config/file.go), etcd-backed /readyz, then kube-controller-manager and
+# kube-scheduler restart with crash-loop back-off (10 s, 20 s: CASES.md CL-1) after losing
+# their lease (CASES-faults.md §2.5) — about a minute on a calm host; 3 min covers a loaded one.
+RECOVERY_TIMEOUT_S = 180
+# Seconds between two health polls.
+HEALTH_POLL_S = 2.0
+# Seconds one API request of the health check may take.
+HEALTH_REQUEST_S = 5.0
+# The profile whose cluster every ordinary test shares (e2e.cluster.DEFAULT_PROFILE).
+SHARED_PROFILE = "default"
+# Hosts the health check may reach the API server on (loopback only).
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class FaultRefused(RuntimeError):
+    """A fault was asked for where it must not run (the shared default cluster)."""
+
+
+class ClusterBroken(RuntimeError):
+    """The cluster did not recover from a fault within the bound; it has been replaced."""
+
+
+@dataclass
+class RecoveryReport:
+    """What the health check after an undo saw.
+
+    ``healthy`` whether every check passed; ``took_s`` seconds from the undo to the first
+    healthy poll (or to giving up); ``problems`` what the last failing poll found (empty when
+    healthy); ``checks`` the last poll's lines (``node X Ready=True``, ``kube-system/etcd-… Running 1/1``,
+    ``/readyz ok``); ``polls`` how many polls it took.
+    """
+
+    fault: str
+    healthy: bool
+    took_s: float
+    problems: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+    polls: int = 0
+
+    def text(self) -> str:
+        head = (f"recovery after {self.fault}: {'HEALTHY' if self.healthy else 'NOT RECOVERED'} "
+                f"after {self.took_s:.1f} s ({self.polls} polls, bound {RECOVERY_TIMEOUT_S} s)")
+        lines = [head, *("  " + c for c in self.checks)]
+        if self.problems:
+            lines += ["problems:", *("  " + p for p in self.problems)]
+        return "\n".join(lines)
+
+
+@dataclass
+class FaultWindow:
+    """One fault: ``name`` (``kubelet-stop``…), ``node`` (container name), ``injected_at`` /
+    ``undone_at`` host wall-clock epoch seconds (``None`` until that step returned),
+    ``recovery`` the health check's report after the undo."""
+
+    name: str
+    node: str
+    injected_at: float | None = None
+    undone_at: float | None = None
+    recovery: RecoveryReport | None = None
+
+    def contains(self, t: float) -> bool:
+        """Whether epoch second ``t`` lies inside the window (an open window: up to now)."""
+        if self.injected_at is None:
+            return False
+        return self.injected_at <= t <= (self.undone_at if self.undone_at is not None else time.time())
+
+
+class FaultSite(Protocol):
+    """What a fault needs of a test (a :class:`e2e.scenario.Scenario` has it all)."""
+
+    kube: object
+    profile: str
+    recorder: object
+
+    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str: ...
+    def mark(self, when: float, label: str) -> None: ...
+    def add_file(self, name: str, content: str | bytes) -> None: ...
+    def cluster_broken(self, reason: str) -> None: ...
+
+
+# -- health ---------------------------------------------------------------------------------
+
+def api_host_is_loopback(kube) -> str:
+    """The API server URL of ``kube``; ``FaultRefused`` unless its host is a loopback address."""
+    host = kube.api_client.configuration.host
+    if urlsplit(host).hostname not in LOOPBACK:
+        raise FaultRefused(f"the health check talks to the API server on 127.0.0.1 only; this client's is {host}")
+    return host
+
+
+def health(kube) -> tuple[list[str], list[str]]:
+    """One poll of the cluster's health through ``kube`` (:class:`e2e.kube.Kube`):
+    ``(checks, problems)``, each a list of one-line texts; healthy when ``problems`` is empty.
+    Any error of a request is a problem, not an exception (the API may still be coming back)."""
+    checks: list[str] = []
+    problems: list[str] = []
+    host = api_host_is_loopback(kube)
+    try:
+        answer = kube.api_client.call_api("GET", f"{host}/readyz", _request_timeout=HEALTH_REQUEST_S)
+        answer.read()
+        text = (answer.data or b"").decode(errors="replace").strip()
+        (checks if text == "ok" else problems).append(f"/readyz {text[:80]!r}")
+    except Exception as e:  # noqa: BLE001 - refused, 500 while starting: a problem to report
+        problems.append(f"/readyz: {type(e).__name__}: {str(e)[:120]}")
+        return checks, problems
+    try:
+        nodes = kube.core.list_node(_request_timeout=HEALTH_REQUEST_S).items
+        pods = kube.core.list_namespaced_pod("kube-system", _request_timeout=HEALTH_REQUEST_S).items
+    except Exception as e:  # noqa: BLE001
+        problems.append(f"list nodes/kube-system pods: {type(e).__name__}: {str(e)[:120]}")
+        return checks, problems
+    for n in nodes:
+        ready = next((c.status for c in n.status.conditions or [] if c.type == "Ready"), "absent")
+        (checks if ready == "True" else problems).append(f"node {n.metadata.name} Ready={ready}")
+    for p in pods:
+        statuses = p.status.container_statuses or []
+        ready = sum(1 for cs in statuses if cs.ready)
+        line = f"kube-system/{p.metadata.name} {p.status.phase} {ready}/{len(statuses)}"
+        ok = p.status.phase == "Running" and statuses and ready == len(statuses) and not p.metadata.deletion_timestamp
+        (checks if ok else problems).append(line)
+    if not pods:
+        problems.append("kube-system has no pods")
+    return checks, problems
+
+
+def check_health(fault: str, kube, timeout_s: float = RECOVERY_TIMEOUT_S, poll_s: float | None = None,
+                 probe: Callable[[object], tuple[list[str], list[str]]] | None = None) -> RecoveryReport:
+    """Poll ``probe(kube)`` every ``poll_s`` (default :data:`HEALTH_POLL_S`) seconds until it
+    finds no problem or ``timeout_s`` passed (``probe``: default :func:`health`); the report
+    (healthy or not — never raises for an unhealthy cluster)."""
+    started = time.monotonic()
+    last: dict = {"checks": [], "problems": ["never polled"], "polls": 0}
+
+    def poll() -> bool:
+        checks, problems = (probe or health)(kube)
+        last.update(checks=checks, problems=problems, polls=last["polls"] + 1)
+        return not problems
+
+    try:
+        wait_until(f"the cluster healthy after {fault}", poll, timeout_s, poll_s or HEALTH_POLL_S)
+        healthy = True
+    except WaitTimeout:
+        healthy = False
+    return RecoveryReport(fault, healthy, time.monotonic() - started, [] if healthy else last["problems"],
+                          last["checks"], last["polls"])
+
+
+# -- the protocol ---------------------------------------------------------------------------
+
+@contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT (Ctrl-C) back for the duration and deliver it afterwards (main thread only;
+    elsewhere a no-op: Python delivers signals to the main thread anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple] = []
+    previous = signal.signal(signal.SIGINT, lambda *a: caught.append(a))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            raise KeyboardInterrupt
+
+
+def refuse_shared(site: FaultSite, name: str) -> None:
+    """``FaultRefused`` when ``site`` runs on the shared default profile (see module doc)."""
+    if getattr(site, "profile", SHARED_PROFILE) == SHARED_PROFILE:
+        raise FaultRefused(f"fault {name} must run on a cluster of its own profile (@pytest.mark.profile), "
+                           f"never on the shared {SHARED_PROFILE!r} cluster: it would break other tests")
+
+
+def _undo(name: str, undo: Callable[[], None]) -> str | None:
+    """Run ``undo`` (retried once); the error text when both attempts failed."""
+    error = None
+    for attempt in (1, 2):
+        try:
+            undo()
+            return None
+        except Exception as e:  # noqa: BLE001 - the undo must be tried again, then reported
+            error = f"undo of {name} failed (attempt {attempt}): {type(e).__name__}: {e}"
+            log.error("%s", error)
+    return error
+
+
+@contextmanager
+def fault(site: FaultSite, name: str, node: str, inject: Callable[[], None], undo: Callable[[], None],
+          recovery_timeout_s: float = RECOVERY_TIMEOUT_S, shared_ok: bool = False,
+          probe: Callable[[object], tuple[list[str], list[str]]] | None = None) -> Iterator[FaultWindow]:
+    """The fault protocol (module doc): ``inject()``, yield the :class:`FaultWindow`, always
+    ``undo()``, then the health check; ``ClusterBroken`` when the cluster does not recover.
+    ``shared_ok`` lets a mild fault (a test taint) run on the shared default cluster."""
+    if not shared_ok:
+        refuse_shared(site, name)
+    window = FaultWindow(name, node)
+    site.mark(time.time(), f"fault {name} on {node}")
+    body_failed = False
+    try:
+        try:
+            inject()
+        finally:  # a half-done inject (or Ctrl-C in it) is undone too
+            window.injected_at = time.time()
+        yield window
+    except BaseException:
+        body_failed = True
+        raise
+    finally:
+        with sigint_deferred():
+            undo_error = _undo(name, undo)
+            window.undone_at = time.time()
+            site.mark(window.undone_at, f"undo {name}")
+            _declare(site, window)
+            report = check_health(name, site.kube, recovery_timeout_s, probe=probe)
+            if undo_error:
+                report.healthy = False
+                report.problems.insert(0, undo_error)
+            window.recovery = report
+            site.add_file(f"recovery-{name}.txt", report.text())
+            log.log(logging.INFO if report.healthy else logging.ERROR, "%s", report.text())
+            if not report.healthy:
+                reason = f"the cluster did not recover from {name} on {node} within {recovery_timeout_s:g} s: " + \
+                         "; ".join(report.problems)
+                site.cluster_broken(reason)
+                if not body_failed:
+                    raise ClusterBroken(reason + " (logs exported; the cluster is replaced for the next test)")
+
+
+def _declare(site: FaultSite, window: FaultWindow) -> None:
+    """Tell the recorder about the window (a gap inside it is expected; e2e.recorder)."""
+    declare = getattr(site.recorder, "declare_fault", None)
+    if declare is not None:
+        declare(window.name, window.node, window.injected_at, window.undone_at)
