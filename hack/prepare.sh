@@ -32,6 +32,22 @@ elif [ "$(id -u)" = 0 ]; then
   "$here/offline/docker.sh"   # checks the runtime wrapper where the host needs it; never restarts an engine
 fi
 
+# -- inotify limits ---------------------------------------------------------------------------------
+# Every kind node runs systemd and a kubelet, each with inotify instances: at the distribution's
+# default (128 per user) the fifth or sixth node of the host fails to boot ("exec failed: setns",
+# kubeadm killed). kind's known issues ("Pod errors due to too many open files") ask for these.
+want_instances=512 want_watches=524288
+have_instances=$(cat /proc/sys/fs/inotify/max_user_instances 2>/dev/null || echo "$want_instances")
+have_watches=$(cat /proc/sys/fs/inotify/max_user_watches 2>/dev/null || echo "$want_watches")
+if (( have_instances < want_instances || have_watches < want_watches )); then
+  if [ "$(id -u)" = 0 ] && sysctl -q -w fs.inotify.max_user_instances=$(( have_instances > want_instances ? have_instances : want_instances )) \
+       fs.inotify.max_user_watches=$(( have_watches > want_watches ? have_watches : want_watches )) 2>/dev/null; then
+    step "inotify: raised to max_user_instances=$(cat /proc/sys/fs/inotify/max_user_instances), max_user_watches=$(cat /proc/sys/fs/inotify/max_user_watches) (kind's known issue: several clusters)"
+  else
+    step "warning: fs.inotify.max_user_instances=$have_instances, max_user_watches=$have_watches: below kind's $want_instances/$want_watches; with several clusters alive new nodes may fail to boot (raise them with sysctl as root)"
+  fi
+fi
+
 # -- node image --------------------------------------------------------------------------------------
 image=${NODE_IMAGE:-}
 if [ -z "$image" ] && [ "$offline" != 1 ]; then
