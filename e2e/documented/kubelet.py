@@ -1,8 +1,8 @@
 """Kubelet (and API) mechanism constants shared by every family: one name each, with its source.
 
 The bands of ``e2e/documented/*`` are built from these (and from each family's own constants);
-a scenario's waits use them too. Upstream sources read in Kubernetes v1.37.2 and v1.34.4
-(identical here). "Budget" marks a time the mechanism bounds only by the machine: a 2-core kind
+a scenario's waits use them too. Upstream sources read in Kubernetes v1.34.4, v1.35.4, v1.36.3
+and v1.37.2 (identical here). "Budget" marks a time the mechanism bounds only by the machine: a 2-core kind
 node, shared, loaded; never a value taken from a run.
 """
 

@@ -31,7 +31,7 @@ The mechanism, read in the kubelet of v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (ide
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
-from .crashloop import SINCE_MIN_BACKOFF_EXPIRATION, resync_late_s, resync_why
+from .crashloop import SINCE_MIN_BACKOFF_EXPIRATION, first_backoff, resync_late_s, resync_why
 from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S
 
 SINCE = (33, None)  # native sidecars GA in 1.33
@@ -248,8 +248,10 @@ SIDECAR_BACKOFF_S = (0.0, 10.0)
 def _restart_gap(i: int, minors, minor_key: int) -> Expectation:
     d = SIDECAR_BACKOFF_S[i]
     return _s(
-        "SC-5", f"restart_gap_s[{i}]", d, max(0.0, d - STAMP_LAG_S), d + CONTAINER_START_S + resync_late_s(minor_key, d),
-        f"−{STAMP_LAG_S:g} s stamp lag; +{CONTAINER_START_S:g} s container start {resync_why(minor_key, d)}",
+        "SC-5", f"restart_gap_s[{i}]", d, max(0.0, d - STAMP_LAG_S),
+        d + CONTAINER_START_S + resync_late_s(minor_key, d, first_backoff(SIDECAR_BACKOFF_S, i)),
+        f"−{STAMP_LAG_S:g} s stamp lag; +{CONTAINER_START_S:g} s container start "
+        f"{resync_why(minor_key, d, first_backoff(SIDECAR_BACKOFF_S, i))}",
         f"{S1_SIDECARS} «перезапускается при падении, независимо от restartPolicy пода»; "
         "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; pkg/kubelet/pod_workers.go completeWork "
         f"({'up to 1.34: backOffPeriod 10 s' if minor_key <= 34 else SINCE_MIN_BACKOFF_EXPIRATION}); kubelet.go syncLoop",
