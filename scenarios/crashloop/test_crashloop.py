@@ -16,8 +16,8 @@ from e2e.evidence.ephemeral import kubelet_config
 from e2e.kube import api_status
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_history, container_samples, restart_gaps, status_sequence
+from e2e.waiting import WAIT_SLACK_S
 
 # Seconds one run of the crashing container lasts (its `sleep`), plus a start budget.
 RUN_S = 1

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import allure
 import pytest
 
 from e2e.documented import disruption as doc
@@ -182,8 +181,8 @@ def kubeconfig_of(cluster) -> str:
     return str(cluster.kind.kubeconfig)
 
 
-def attach_transcript(t: Transcript, name: str, t0: float | None = None) -> None:
-    allure.attach(t.to_text(t0), name=name, attachment_type=allure.attachment_type.TEXT)
+def attach_transcript(sc: Scenario, t: Transcript, name: str, t0: float | None = None) -> None:
+    sc.add_file(name, t.to_text(t0))
 
 
 def status_of(answer) -> tuple[int, str, list[dict], int]:

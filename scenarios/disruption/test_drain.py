@@ -82,7 +82,7 @@ def test_drain_against_pdb(scenario: Scenario, cluster, kubectl: str, max_unavai
         node_after = sc.kube.get("Node", node, None) or {}
     finally:
         uncordon_and_check(sc, node)
-    attach_transcript(t, f"kubectl drain ({variant})")
+    attach_transcript(sc, t, f"kubectl drain ({variant})")
     log.info("DR-2 %s transcript:\n%s", variant, t.to_text())
 
     intervals = retry_intervals(t)

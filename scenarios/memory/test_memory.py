@@ -36,8 +36,8 @@ from e2e.evidence.nodeview import cpu_quota_period, inspect_container, inspect_s
 from e2e.evidence.oomkill import OomReport, Termination, parse_dmesg, reports_for_container, termination
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples, restart_gaps
+from e2e.waiting import WAIT_SLACK_S
 
 # One run of an OOM container: its `sleep 1`, then the allocation and the kill (well under 1 s),
 # plus a 1 s container start budget.
