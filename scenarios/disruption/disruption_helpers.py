@@ -85,12 +85,12 @@ def rollout_complete(dep: dict | None, generation: int = 0) -> bool:
 def make_ready(sc: Scenario, pod: str) -> None:
     """Write the pod's readiness file: its exec probe succeeds from the next period on."""
     result = sc.exec(pod, "app", "touch", "/tmp/ready")
-    assert result.exit_code == 0, f"touch /tmp/ready in {pod}: {result}"
+    sc.require(result.exit_code == 0, f"touch /tmp/ready in {pod} exits 0: {result}")
 
 
 def make_unready(sc: Scenario, pod: str) -> None:
     result = sc.exec(pod, "app", "rm", "-f", "/tmp/ready")
-    assert result.exit_code == 0, f"rm /tmp/ready in {pod}: {result}"
+    sc.require(result.exit_code == 0, f"rm /tmp/ready in {pod} exits 0: {result}")
 
 
 def start_rollout(sc: Scenario, stepped: bool = True, marker: str = "2") -> int:
