@@ -82,6 +82,15 @@ class ExecResult:
     stderr: str
 
 
+def api_status(e: ApiException) -> dict:
+    """The API's ``Status`` body of a refused request (``message``, ``reason``, ``details``...),
+    or ``{"message": <the raw body>}`` when the body is not JSON."""
+    try:
+        return json.loads(e.body)
+    except (TypeError, ValueError):
+        return {"message": str(e.body)}
+
+
 def load_manifests(path: Path, values: dict[str, object] | None = None) -> list[dict]:
     """The objects of the YAML file ``path`` after filling ``${placeholders}`` from ``values``.
 

@@ -11,6 +11,7 @@ with no status):
 Reading a recording (``changes``: :meth:`e2e.recorder.Recorder.changes` of one pod, oldest first):
 
 - :func:`first_terminated` / :func:`last_terminated` — a container's ``state.terminated``;
+  :func:`terminated_runs` — every ended run; :func:`ever_started`;
 - :func:`deletion_seen` (the first change with a ``deletionTimestamp``), :func:`gone` (DELETED);
 - :func:`events_of` — the Event changes of a reason about an object.
 
@@ -81,6 +82,32 @@ def first_terminated(changes: Iterable[Change], container: str) -> tuple[Change,
         if term:
             return ch, term
     return None
+
+
+def terminated_runs(changes: Iterable[Change], container: str) -> list[tuple[str, dict, list[str]]]:
+    """Every ended run of ``container`` as ``(containerID, terminated state, reasons seen in order)``,
+    in start order, from ``state`` and ``lastState``. The reasons show whether the API first said
+    something else (``Error`` before ``OOMKilled``: the runtime race upstream tolerates)."""
+    runs: dict[str, dict] = {}
+    seen: dict[str, list[str]] = {}
+    for ch in changes:
+        cs = container_status(ch.obj, container)
+        for holder, current in ((cs.get("lastState") or {}, False), (cs.get("state") or {}, True)):
+            term = holder.get("terminated")
+            cid = term and (term.get("containerID") or (cs.get("containerID") if current else None))
+            if not cid:
+                continue
+            runs[cid] = term
+            reasons = seen.setdefault(cid, [])
+            if not reasons or reasons[-1] != (term.get("reason") or "(none)"):
+                reasons.append(term.get("reason") or "(none)")
+    return [(c, runs[c], seen[c]) for c in sorted(runs, key=lambda c: (runs[c].get("startedAt") or "", c))]
+
+
+def ever_started(changes: Iterable[Change], container: str) -> bool:
+    """True when any recorded status shows ``container`` past waiting (running, terminated) or started."""
+    return any(state(ch.obj, container) not in (None, "waiting") or container_status(ch.obj, container).get("started")
+               for ch in changes if container_status(ch.obj, container))
 
 
 def last_terminated(changes: Sequence[Change], container: str) -> dict:

@@ -66,7 +66,7 @@ class Scenario:
     # cluster-scoped ones (deleted by clean_up)
     applied_kinds: set[tuple[str, str]] = field(default_factory=set)
     cluster_objects: list[tuple[str, str, str]] = field(default_factory=list)
-    files: dict[str, str | bytes] = field(default_factory=dict)
+    files: dict[str, str | bytes | Callable[[], str | bytes]] = field(default_factory=dict)
     properties: list[tuple[str, str]] = field(default_factory=list)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
@@ -123,9 +123,10 @@ class Scenario:
         if self.on_broken is not None:
             self.on_broken(reason)
 
-    def add_file(self, name: str, content: str | bytes) -> None:
+    def add_file(self, name: str, content: str | bytes | Callable[[], str | bytes]) -> None:
         """Add a file to the test's report (allure attachment, artifacts of a failure); a
-        ``.png`` is also shown inline on the report's test page. Kept however the test ends."""
+        ``.png`` is also shown inline on the report's test page. Kept however the test ends.
+        A callable is read when the report is gathered (a log still being followed)."""
         self.files[name] = content
 
     def note(self, name: str, value: object) -> None:

@@ -99,3 +99,19 @@ def test_delete_pod_sends_the_grace_period_and_marks_the_delete():
     sc.delete_pod("db")
     assert calls == [("web", "ns", {"grace_period_seconds": 3}), ("db", "ns", {})]
     assert sc.marks[0] == (t, "delete web (grace 3 s)") and sc.marks[1][1] == "delete db"
+
+
+def test_terminated_runs_and_ever_started():
+    first = terminated(137, "Error", started=0, finished=1, cid="c1")
+    first_oom = terminated(137, "OOMKilled", started=0, finished=1, cid="c1")
+    second = terminated(137, "OOMKilled", started=2, finished=3, cid="c2")
+    changes = [change(0, pod("p", statuses=[cstatus("app", waiting("ContainerCreating"))])),
+               change(1, pod("p", statuses=[cstatus("app", first)])),
+               change(2, pod("p", statuses=[cstatus("app", first_oom)])),
+               change(3, pod("p", statuses=[cstatus("app", running(2), last=first_oom)])),
+               change(4, pod("p", statuses=[cstatus("app", second, last=first_oom)]))]
+    runs = pods.terminated_runs(changes, "app")
+    assert [(cid, reasons) for cid, _, reasons in runs] == [("c1", ["Error", "OOMKilled"]), ("c2", ["OOMKilled"])]
+    assert pods.terminated_runs(changes[:1], "app") == []
+    assert pods.ever_started(changes, "app") and not pods.ever_started(changes[:1], "app")
+    assert pods.ever_started([change(0, pod("p", statuses=[cstatus("app", waiting("x"), started=True)]))], "app")

@@ -1,4 +1,4 @@
-"""Ephemeral-storage facts (CASES.md ES-1 … ES-7): container-written marks, the kubelet's own
+"""Ephemeral-storage facts (CASES.md ES-1 … ES-7): the kubelet's own
 view through the API server's node proxy, and eviction facts from a recording.
 
 Stamps
@@ -37,12 +37,18 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from kubernetes import client
+from kubernetes.utils import parse_quantity
 
 from ..recorder import Change
+
+if TYPE_CHECKING:
+    from ..kube import Kube
+    from ..scenario import Scenario
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -291,3 +297,101 @@ def eviction(changes: list[Change], pod: str) -> Eviction | None:
         disruption_target=disruption,
         ends=container_ends(changes, pod),
     )
+
+
+# -- what a scenario reads while it waits (evidence, not judged) -----------------------------
+
+# How often the Summary API is asked while waiting (s).
+SUMMARY_POLL_S = 1.0
+
+
+@dataclass
+class NodeStorage:
+    """Per node: allocatable ephemeral-storage (bytes; None when not reported) and the kubelet's
+    running configuration (``configz``; empty when it could not be read, see ``errors``)."""
+
+    allocatable: dict[str, int | None] = field(default_factory=dict)
+    kubelet: dict[str, dict] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def problem(self) -> str | None:
+        """Why the kubelet cannot enforce ephemeral-storage limits here, or None."""
+        for node, alloc in self.allocatable.items():
+            if not alloc:
+                return (f"node {node} reports no allocatable ephemeral-storage (rootless kind or "
+                        "LocalStorageCapacityIsolation off): the kubelet cannot enforce ephemeral-storage limits")
+        for node, cfg in self.kubelet.items():
+            if cfg.get("localStorageCapacityIsolation") is False:
+                return f"kubelet of node {node} runs with localStorageCapacityIsolation: false (configz): no ephemeral-storage eviction"
+        return None
+
+
+def read_node_storage(kube: "Kube") -> NodeStorage:
+    """Every node's allocatable ephemeral-storage and its kubelet's configz."""
+    out = NodeStorage()
+    for node in kube.core.list_node().items:
+        name = node.metadata.name
+        alloc = (node.status.allocatable or {}).get("ephemeral-storage")
+        out.allocatable[name] = int(parse_quantity(alloc)) if alloc else None
+        try:
+            out.kubelet[name] = kubelet_config(kube.api_client, name)
+        except Exception as e:  # noqa: BLE001 - configz is evidence; its absence is reported
+            out.errors[name] = f"configz: {type(e).__name__}: {e}"
+    return out
+
+
+class UsageWatch:
+    """Polls the kubelet's Summary API (at most every ``SUMMARY_POLL_S``) for one pod and keeps
+    the first sample in which ``used(storage)`` (bytes) exceeded ``threshold`` (bytes)."""
+
+    def __init__(self, sc: Scenario, pod: str, used: Callable[[PodStorage], int | None], threshold: int):
+        self.sc, self.pod, self.used, self.threshold = sc, pod, used, threshold
+        self.first_over: tuple[float, PodStorage] | None = None
+        self.last: tuple[float, PodStorage] | None = None
+        self.errors: list[str] = []
+        self._asked = 0.0
+
+    def poll(self) -> None:
+        now = time.time()
+        if now - self._asked < SUMMARY_POLL_S:
+            return
+        self._asked = now
+        node = ((self.sc.pod(self.pod) or {}).get("spec") or {}).get("nodeName")
+        if not node:
+            return
+        try:
+            storage = pod_storage(stats_summary(self.sc.kube.api_client, node), self.sc.namespace, self.pod)
+        except Exception as e:  # noqa: BLE001 - evidence only; keep waiting
+            if len(self.errors) < 5:
+                self.errors.append(f"{type(e).__name__}: {e}")
+            return
+        if storage is None:
+            return
+        self.last = (now, storage)
+        used = self.used(storage)
+        if self.first_over is None and used is not None and used > self.threshold:
+            self.first_over = (now, storage)
+
+    def details(self, since: float | None = None, event: str = "crossed") -> dict:
+        """Evidence for the report: the first sample over the threshold (and how long after the
+        container's ``event`` stamp at ``since`` it was seen), else the last sample."""
+        out: dict = {"summary_threshold_bytes": self.threshold}
+        if self.first_over:
+            t, storage = self.first_over
+            out["summary_first_over_at"] = round(t, 3)
+            if since is not None:
+                out[f"summary_first_over_s_after_{event}"] = round(t - since, 3)
+            out["summary_first_over"] = storage.as_dict()
+        elif self.last:
+            out["summary_last"] = storage_dict(self.last)
+        if self.errors:
+            out["summary_errors"] = self.errors
+        return out
+
+
+def storage_dict(sample: tuple[float, PodStorage]) -> dict:
+    return {"at": round(sample[0], 3), **sample[1].as_dict()}
+
+
+def container_used(name: str) -> Callable[[PodStorage], int | None]:
+    return lambda s: s.containers[name].used_bytes if name in s.containers else None

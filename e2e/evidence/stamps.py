@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -44,7 +45,7 @@ from kubernetes.client.exceptions import ApiException
 from ..expectations import NotDocumented
 from ..measurements import Judge
 from ..recorder import Change
-from ..pods import container_statuses
+from ..pods import container_statuses, ever_started
 from ..timeline import Row, format_table, rows
 
 if TYPE_CHECKING:
@@ -195,6 +196,26 @@ def stamps_of(sc: "Scenario", pod: str | None) -> list[Stamp]:
     if pod is None:
         return []
     return merge(stamps_from_changes(sc.recorder.changes("Pod"), pod), stamps_from_logs(sc, pod))
+
+
+class StampWatch:
+    """Reads a container's log (at most every ``interval_s``, once it has started) until it shows
+    ``event``: the kubelet deletes an evicted pod's containers, and their logs, as soon as the pod
+    is terminal (kubelet.go cleanUpContainersInPod), so the stamps are read while it runs.
+    :attr:`times` is ``{event: epoch s}`` (:func:`event_times`)."""
+
+    def __init__(self, sc: "Scenario", pod: str, container: str, event: str, interval_s: float = 0.5):
+        self.sc, self.pod, self.container, self.event, self.interval_s = sc, pod, container, event, interval_s
+        self.times: dict[str, float] = {}
+        self._asked = 0.0
+
+    def poll(self) -> None:
+        now = time.time()
+        if self.event in self.times or now - self._asked < self.interval_s:
+            return
+        self._asked = now
+        if ever_started(self.sc.recorder.changes("Pod", self.pod), self.container):
+            self.times.update(event_times(stamps_from_logs(self.sc, self.pod, [self.container])))
 
 
 def find(stamps: Sequence[Stamp], key: str, nth: int = 0) -> Stamp | None:

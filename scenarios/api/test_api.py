@@ -8,39 +8,22 @@ are in :mod:`e2e.documented.api`; manifests are next to this file.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e.evidence import endpoints
+from e2e import pods
 from e2e.documented import api as doc, kubelet
+from e2e.evidence import endpoints
 from e2e.evidence.stamps import Stamp, before, first, intervals, labelled, parse
+from e2e.kube import api_status
 from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples
+from e2e.waiting import WAIT_SLACK_S
 
 log = logging.getLogger(__name__)
-
-
-def _api_error(e: ApiException) -> dict:
-    try:
-        return json.loads(e.body)
-    except (TypeError, ValueError):
-        return {"message": str(e.body)}
-
-
-def _container_status(pod: dict | None, container: str = "app") -> dict:
-    for cs in ((pod or {}).get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == container:
-            return cs
-    return {}
-
-
-def _condition(pod: dict | None, kind: str) -> dict:
-    return next((c for c in ((pod or {}).get("status") or {}).get("conditions") or [] if c.get("type") == kind), {})
 
 
 def _stamps(sc: Scenario, pod: str, previous: bool = False) -> list[Stamp]:
@@ -53,11 +36,11 @@ def _ready_before_started(sc: Scenario, pod: str) -> bool:
 
 
 def _killing_message(sc: Scenario, pod: str) -> str | None:
-    for ch in sc.recorder.changes("Event"):
-        ev = ch.obj
-        if ev.get("reason") == "Killing" and (ev.get("involvedObject") or {}).get("name") == pod:
-            return ev.get("message")
-    return None
+    return next((ch.obj.get("message") for ch in sc.events("Killing", pod)), None)
+
+
+def _restarts(sc: Scenario, pod: str) -> int:
+    return pods.container_status(sc.pod(pod), "app").get("restartCount", 0)
 
 
 # -- AD-1 --------------------------------------------------------------------------------------
@@ -99,7 +82,7 @@ def test_running_pod_conditions(scenario: Scenario):
     ContainersReady, Ready and PodScheduled, all True."""
     sc = scenario
     sc.apply("conditions.yaml", name="conditions")
-    sc.wait_for("pod conditions Ready=True", lambda: _condition(sc.pod("conditions"), "Ready").get("status") == "True", WAIT_SLACK_S)
+    sc.wait(pods.pod_ready("conditions"), WAIT_SLACK_S)
     conditions = sc.pod("conditions")["status"]["conditions"]
     sc.expect("AD-2", "condition_types", ",".join(sorted(c["type"] for c in conditions)), details={"conditions": conditions})
     by_type = {c["type"]: c.get("status") for c in conditions}
@@ -131,8 +114,7 @@ def _previous_run_stamps(sc: Scenario, pod: str, first_timeout_s: float, next_ti
     either, is waited for and read instead (once).
     """
     restarts = 1
-    sc.wait_for(f"{pod} restarted after the startup probe failed",
-                lambda: _container_status(sc.pod(pod)).get("restartCount", 0) >= restarts, first_timeout_s)
+    sc.wait_for(f"{pod} restarted after the startup probe failed", lambda: _restarts(sc, pod) >= restarts, first_timeout_s)
     try:
         return _stamps(sc, pod, previous=True)
     except ApiException as e:
@@ -140,16 +122,14 @@ def _previous_run_stamps(sc: Scenario, pod: str, first_timeout_s: float, next_ti
             raise
         log.warning("%s: the previous run's log is gone (container GC race): %s; reading the next killed run", pod, e.body)
         sc.mark(time.time(), f"{pod}: previous log garbage-collected")
-    restarts = _container_status(sc.pod(pod)).get("restartCount", 0) + 1
-    sc.wait_for(f"{pod} restarted again", lambda: _container_status(sc.pod(pod)).get("restartCount", 0) >= restarts,
-                next_timeout_s)
+    restarts = _restarts(sc, pod) + 1
+    sc.wait_for(f"{pod} restarted again", lambda: _restarts(sc, pod) >= restarts, next_timeout_s)
     return _stamps(sc, pod, previous=True)
 
 
 def _judge_killed_run(sc: Scenario, key: str, pod: str, stamps: list[Stamp]) -> None:
     """PR-1 facts of one run that never started, from its own log (``key``: the restart policy)."""
-    start, sigterm = first(stamps, "start"), first(stamps, "sigterm")
-    assert start and sigterm, f"{pod}: the killed run's log lacks its start or SIGTERM stamp: {stamps}"
+    start, sigterm = (sc.require(first(stamps, e), f"{pod}: the killed run's {e} stamp in its log: {stamps}") for e in ("start", "sigterm"))
     startup = labelled(stamps, "probe:startup")
     sc.mark(sigterm.at, f"SIGTERM {pod}")
     details = {"start": start.at, "sigterm": sigterm.at, "startup_probes": [(s.event, s.at) for s in startup]}
@@ -180,38 +160,31 @@ def test_startup_probe_budget(scenario: Scenario):
     killed = _previous_run_stamps(sc, name, WAIT_SLACK_S + kill_high, WAIT_SLACK_S + kill_high)
     _judge_killed_run(sc, "Always", name, killed)
     sc.expect("PR-1", "killing_event_message[Always]", _killing_message(sc, name))
-    sc.expect("PR-1", "restart_count[Always]", _container_status(sc.pod(name)).get("restartCount"))
+    sc.expect("PR-1", "restart_count[Always]", pods.container_status(sc.pod(name), "app").get("restartCount"))
 
     name = NEVER_NEVER[0]
-    sc.wait_for(f"{name} phase Failed", lambda: (sc.pod(name) or {}).get("status", {}).get("phase") == "Failed",
-                WAIT_SLACK_S + kill_high)
+    phase = sc.wait(pods.pod_phase(name, "Failed"), WAIT_SLACK_S + kill_high)
     _judge_killed_run(sc, "Never", name, _stamps(sc, name))
     sc.expect("PR-1", "killing_event_message[Never]", _killing_message(sc, name))
-    sc.expect("PR-1", "phase[Never]", sc.pod(name)["status"]["phase"])
-    sc.expect("PR-1", "restart_count[Never]", _container_status(sc.pod(name)).get("restartCount"))
+    sc.expect("PR-1", "phase[Never]", phase)
+    sc.expect("PR-1", "restart_count[Never]", pods.container_status(sc.pod(name), "app").get("restartCount"))
 
     name = IN_TIME[0]
-    sc.wait_for(f"{name} ready", lambda: _container_status(sc.pod(name)).get("ready") is True, WAIT_SLACK_S + kill_high)
+    sc.wait_for(f"{name} ready", lambda: pods.container_status(sc.pod(name), "app").get("ready") is True, WAIT_SLACK_S + kill_high)
     # readiness has run (the pod is ready); give liveness the upper end of its band to show up
     # in the log (returns as soon as it does; a run that never came is judged below as None)
     wait_high = sc.judge.wait_budget_s("PR-1", "liveness_wait_after_startup_s")
-    sc.never_within(wait_high, f"a liveness probe run in {name}'s log",
-                    lambda: labelled(_stamps(sc, name), "probe:liveness"), interval_s=0.5)
+    sc.first_within(wait_high, f"a liveness probe run in {name}'s log", lambda: labelled(_stamps(sc, name), "probe:liveness"), interval_s=0.5)
     stamps = _stamps(sc, name)
-    success = first(stamps, "probe:startup:success")
-    assert success, f"{name}: ready, but no successful startup probe in its log: {stamps}"
+    success = sc.require(first(stamps, "probe:startup:success"), f"{name}: ready, with a successful startup probe in its log: {stamps}")
     sc.mark(success.at, f"startup probe success {name}")
     for probe in ("liveness", "readiness"):
         runs = labelled(stamps, f"probe:{probe}")
         sc.expect("PR-1", f"{probe}_probe_runs_before_started[starts in time]", len(before(runs, success.at)),
                   around=success.at)
-        if runs:
-            sc.expect("PR-1", f"{probe}_wait_after_startup_s", round(runs[0].at - success.at, 3), around=success.at,
-                      details={"startup": [(s.event, s.at) for s in labelled(stamps, "probe:startup")],
-                               probe: [s.at for s in runs[:3]]})
-        else:
-            sc.expect("PR-1", f"{probe}_wait_after_startup_s", None, around=success.at)
-    sc.expect("PR-1", "restart_count[starts in time]", _container_status(sc.pod(name)).get("restartCount"))
+        sc.expect("PR-1", f"{probe}_wait_after_startup_s", round(runs[0].at - success.at, 3) if runs else None, around=success.at,
+                  details={"startup": [(s.event, s.at) for s in labelled(stamps, "probe:startup")], probe: [s.at for s in runs[:3]]})
+    sc.expect("PR-1", "restart_count[starts in time]", pods.container_status(sc.pod(name), "app").get("restartCount"))
 
     for name, _, _ in (NEVER_ALWAYS, NEVER_NEVER, IN_TIME):
         sc.expect("PR-1", f"ready_before_started[{name}]", _ready_before_started(sc, name))
@@ -244,19 +217,17 @@ def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
              ready_for_s=doc.READY_FOR_S)
     band_high = sc.judge.wait_budget_s("PR-2", "not_ready_after_removal_s")
     # ready first, then not ready: the file goes READY_FOR_S after the start
-    sc.wait_for("endpoint ready=true", lambda: endpoints.first(_endpoint_history(sc, name), name, ready=True), WAIT_SLACK_S)
+    sc.wait(endpoints.endpoint_ready(name), WAIT_SLACK_S)
     sc.wait_for("endpoint ready=false after ready=true",
                 lambda: _endpoint_history(sc, name)[-1].ready is False, doc.READY_FOR_S + band_high + WAIT_SLACK_S)
     stamps = _stamps(sc, name)
-    removed = first(stamps, "readiness-file-removed")
-    assert removed, f"{name}: the endpoint went not ready but the container never stamped the removal: {stamps}"
+    removed = sc.require(first(stamps, "readiness-file-removed"), f"{name}: the container's stamp of the removal: {stamps}")
     sc.mark(removed.at, "readiness file removed")
 
     states = _endpoint_history(sc, name)
     earlier = [st for st in states if st.received_at < removed.at]
     sc.expect("PR-2", "endpoint_ready[before removal]", earlier[-1].ready if earlier else None, around=removed.at)
-    after = endpoints.first(states, name, after=removed.at, ready=False)
-    assert after, f"{name}: no ready=false endpoint received after the removal"
+    after = sc.require(endpoints.first(states, name, after=removed.at, ready=False), f"{name}: a ready=false endpoint after the removal")
     at = after.received_at
     probes = labelled(stamps, "probe:readiness")
     sc.expect("PR-2", "not_ready_after_removal_s", round(at - removed.at, 3), around=at,
@@ -266,17 +237,13 @@ def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
     sc.expect("PR-2", "endpoint_serving[not ready]", after.serving, around=at)
     sc.expect("PR-2", "endpoint_terminating[not ready]", after.terminating, around=at)
 
-    def restarted_or_stopped() -> bool:
-        cs = _container_status(sc.pod(name))
-        return cs.get("restartCount", 0) > 0 or "running" not in (cs.get("state") or {})
-
-    sc.never_within(NO_RESTART_WATCH_S, f"{name}/app restarted or stopped while not ready", restarted_or_stopped)
+    sc.first_within(NO_RESTART_WATCH_S, f"{name}/app restarted or stopped while not ready",
+                    lambda: _restarts(sc, name) > 0 or pods.state(sc.pod(name), "app") != "running")
     pod = sc.pod(name)
-    cs = _container_status(pod)
     sc.expect("PR-2", "endpoint_listed[not ready]", _endpoint_history(sc, name)[-1].present)
-    sc.expect("PR-2", "pod_ready_condition[not ready]", _condition(pod, "Ready").get("status"))
-    sc.expect("PR-2", "restart_count[not ready]", cs.get("restartCount"))
-    sc.expect("PR-2", "container_state[not ready]", next(iter(cs.get("state") or {}), None))
+    sc.expect("PR-2", "pod_ready_condition[not ready]", (pods.condition(pod, "Ready") or {}).get("status"))
+    sc.expect("PR-2", "restart_count[not ready]", pods.container_status(pod, "app").get("restartCount"))
+    sc.expect("PR-2", "container_state[not ready]", pods.state(pod, "app"))
 
 
 # -- PS-7 --------------------------------------------------------------------------------------
@@ -299,7 +266,7 @@ def test_prestop_sleep_validation(scenario: Scenario):
     documented message); 30 (equal) and 0 are accepted; −1 is rejected. Server dry-run."""
     sc = scenario
     over = _dry_run_prestop(sc, "sleep-over", doc.PS7_OVER_S)
-    body = _api_error(over) if over else {}
+    body = api_status(over) if over else {}
     causes = (body.get("details") or {}).get("causes") or [{}]
     sc.expect("PS-7", "rejected_status", over.status if over else 201, details={"body": body})
     sc.expect("PS-7", "rejected_reason", body.get("reason"))
@@ -308,4 +275,4 @@ def test_prestop_sleep_validation(scenario: Scenario):
     for key, name, seconds in (("sleep=grace", "sleep-equal", doc.PS7_GRACE_S), ("sleep=0", "sleep-zero", 0),
                                ("sleep=-1", "sleep-negative", -1)):
         err = _dry_run_prestop(sc, name, seconds)
-        sc.expect("PS-7", f"accepted[{key}]", err is None, details={"error": _api_error(err) if err else None})
+        sc.expect("PS-7", f"accepted[{key}]", err is None, details={"error": api_status(err) if err else None})

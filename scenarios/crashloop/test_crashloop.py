@@ -6,18 +6,18 @@ Every pod runs busybox from the preloaded image; a run of the ``app`` container 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from e2e import pods
 from e2e.documented import crashloop as cl
 from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
 from e2e.evidence.ephemeral import kubelet_config
+from e2e.kube import api_status
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_history, container_samples, restart_gaps, status_sequence
+from e2e.waiting import WAIT_SLACK_S
 
 # Seconds one run of the crashing container lasts (its `sleep`), plus a start budget.
 RUN_S = 1
@@ -38,7 +38,7 @@ def wait_for_runs(sc: Scenario, case: str, pod: str, runs: int) -> list:
 def judge_gaps(sc: Scenario, case: str, pod: str, count: int) -> None:
     runs = sc.attempts(pod, "app")
     gaps = restart_gaps(runs)
-    assert len(gaps) >= count, f"{case}: only {len(gaps)} restart gaps seen, need {count}"
+    sc.require(len(gaps) >= count, f"{case}: {count} restart gaps seen (only {len(gaps)})")
     for i in range(count):
         sc.expect(case, f"restart_gap[{i}]", gaps[i], around=runs[i + 1].started_at)
 
@@ -49,7 +49,7 @@ def judge_waiting(sc: Scenario, case: str, pod: str, exit_code: int) -> None:
     uid, ns = obj["metadata"]["uid"], obj["metadata"]["namespace"]
     waits = [s for s in container_samples(sc.recorder.changes("Pod"), pod)
              if s.container == "app" and s.state == "waiting" and s.reason == "CrashLoopBackOff"]
-    assert waits, f"{case}: the container was never seen waiting in CrashLoopBackOff"
+    sc.require(waits, f"{case}: the container seen waiting in CrashLoopBackOff")
     seen_counts = set()
     for s in waits:
         if s.restart_count in seen_counts:
@@ -63,14 +63,12 @@ def judge_waiting(sc: Scenario, case: str, pod: str, exit_code: int) -> None:
         if s.reason == "CrashLoopBackOff" and (i == 0 or history[i - 1].reason != "CrashLoopBackOff"):
             sc.expect(case, f"crashloopbackoff_visible_s[restartCount={s.restart_count}]",
                       round(history[i + 1].received_at - s.received_at, 3), around=s.received_at)
-    for change in sc.recorder.changes("Pod", pod):
-        cs = next((c for c in change.obj.get("status", {}).get("containerStatuses") or [] if c["name"] == "app"), None)
-        if cs and (cs.get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff":
-            sc.expect(case, "phase_while_waiting", change.obj["status"].get("phase"), around=change.received_at)
-            last = (cs.get("lastState") or {}).get("terminated") or {}
-            sc.expect(case, "last_terminated_reason", last.get("reason"), around=change.received_at)
-            sc.expect(case, "last_exit_code", last.get("exitCode"), around=change.received_at)
-            break
+    change = next(ch for ch in sc.recorder.changes("Pod", pod)
+                  if (pods.container_status(ch.obj, "app").get("state") or {}).get("waiting", {}).get("reason") == "CrashLoopBackOff")
+    last = pods.last_termination(change.obj, "app")
+    sc.expect(case, "phase_while_waiting", pods.phase(change.obj), around=change.received_at)
+    sc.expect(case, "last_terminated_reason", last.get("reason"), around=change.received_at)
+    sc.expect(case, "last_exit_code", last.get("exitCode"), around=change.received_at)
 
 
 @pytest.mark.case("CL-1", "CL-2")
@@ -82,9 +80,8 @@ def test_backoff_gaps_and_waiting_state(scenario: Scenario):
     judge_gaps(sc, "CL-1", "crashloop", count=4)
     judge_waiting(sc, "CL-2", "crashloop", exit_code=1)
     runs = sc.attempts("crashloop", "app")
-    final = sc.pod("crashloop")["status"]["containerStatuses"][0]
     # restartCount counts restarts: the newest run seen is run number restartCount + 1
-    sc.expect("CL-2", "restart_count_vs_runs", final["restartCount"] - (len(runs) - 1))
+    sc.expect("CL-2", "restart_count_vs_runs", pods.container_status(sc.pod("crashloop"), "app")["restartCount"] - (len(runs) - 1))
 
 
 @pytest.mark.slow
@@ -119,11 +116,6 @@ def _backoff_reason(sc: Scenario, pod: str) -> str | None:
     return None
 
 
-def _phase(sc: Scenario, pod: str) -> str | None:
-    """The pod's phase as last recorded (None before the recorder has seen the pod)."""
-    return ((sc.pod(pod) or {}).get("status") or {}).get("phase")
-
-
 def _max_restarts(sc: Scenario, pod: str) -> int:
     return max((s.restart_count for s in container_samples(sc.recorder.changes("Pod"), pod)), default=0)
 
@@ -153,11 +145,11 @@ def test_restart_policies(scenario: Scenario, policy: str, exit_code: int):
         return
     phase = "Succeeded" if exit_code == 0 else "Failed"
     sc.wait_for(f"policy phase {phase} or a restart",
-                lambda: _phase(sc, "policy") in ("Succeeded", "Failed") or _max_restarts(sc, "policy") > 0,
+                lambda: pods.phase(sc.pod("policy")) in ("Succeeded", "Failed") or _max_restarts(sc, "policy") > 0,
                 RUN_BUDGET_S + WAIT_SLACK_S)
-    # a restart would come within restart_gap[0]'s band: watch a window longer than that
-    sc.never_within(NO_RESTART_WATCH_S, "a restart", lambda: _max_restarts(sc, "policy") > 0)
-    sc.expect("CL-4", f"phase{key}", _phase(sc, "policy"))
+    # a restart would come within restart_gap[0]'s band: watch a window longer than that (ends early at a restart)
+    sc.first_within(NO_RESTART_WATCH_S, "a restart", lambda: _max_restarts(sc, "policy") > 0)
+    sc.expect("CL-4", f"phase{key}", pods.phase(sc.pod("policy")))
     sc.expect("CL-4", f"restart_count{key}", _max_restarts(sc, "policy"))
 
 
@@ -167,32 +159,27 @@ def test_previous_logs(scenario: Scenario):
     sc = scenario
     # a longer first run gives a window to ask before the first restart
     crash_pod(sc, "logs", "Always", exit_code=1, run_s=5)
-    sc.wait_for("logs/app running", lambda: any(s.state == "running" for s in container_samples(sc.recorder.changes("Pod"), "logs")), WAIT_SLACK_S)
+    sc.wait(pods.container_running("logs"), WAIT_SLACK_S)
     try:
-        body = sc.kube.logs(sc.namespace, "logs", "app", previous=True)
-        status, message = 200, body
+        status, message = 200, sc.kube.logs(sc.namespace, "logs", "app", previous=True)
     except ApiException as e:
-        status, message = e.status, _api_message(e)
-    assert _max_restarts(sc, "logs") == 0, "the container restarted before the previous log was asked for"
+        status, message = e.status, api_status(e).get("message", e.body)
+    sc.require(_max_restarts(sc, "logs") == 0, "the container had not restarted when the previous log was asked for")
     sc.expect("CL-5", "previous_log_status_before_restart", status)
     sc.expect("CL-5", "previous_log_message_before_restart", message, container="app", pod="logs")
 
     sc.wait_for("logs/app restarted", lambda: _max_restarts(sc, "logs") >= 1, 5 + RUN_BUDGET_S + WAIT_SLACK_S)
-    while True:
-        before = sc.kube.pod(sc.namespace, "logs")["status"]["containerStatuses"][0]["restartCount"]
+
+    def previous_log() -> tuple[str, int] | None:
+        """The previous run's log and restartCount, when no restart came while reading it."""
+        before = pods.container_status(sc.kube.pod(sc.namespace, "logs"), "app")["restartCount"]
         text = sc.kube.logs(sc.namespace, "logs", "app", previous=True).strip()
-        after = sc.kube.pod(sc.namespace, "logs")["status"]["containerStatuses"][0]["restartCount"]
-        if before == after:
-            break
+        after = pods.container_status(sc.kube.pod(sc.namespace, "logs"), "app")["restartCount"]
+        return (text, after) if before == after else None
+
+    text, after = sc.wait_for("a previous log read between two restarts", previous_log, WAIT_SLACK_S)
     # run n prints "attempt n"; after restartCount restarts the previous run is run restartCount
     sc.expect("CL-5", "previous_log_after_restart", text, attempt=after)
-
-
-def _api_message(e: ApiException) -> str:
-    try:
-        return json.loads(e.body).get("message", e.body)
-    except (TypeError, ValueError):
-        return str(e.body)
 
 
 def _main_started(sc: Scenario, pod: str) -> bool:
@@ -216,10 +203,8 @@ def test_failing_init_container_never(scenario: Scenario):
     """CL-8: with restartPolicy Never the pod goes Failed; the main container never starts."""
     sc = scenario
     sc.apply("init-fails.yaml", name="init", restart_policy="Never")
-    sc.wait_for("phase Failed", lambda: (sc.pod("init") or {}).get("status", {}).get("phase") == "Failed", RUN_BUDGET_S + WAIT_SLACK_S)
-    pod = sc.pod("init")
-    sc.expect("CL-8", "phase[Never]", pod["status"]["phase"])
-    sc.expect("CL-8", "status[Never]", pod_columns(pod).status)
+    sc.expect("CL-8", "phase[Never]", sc.wait(pods.pod_phase("init", "Failed"), RUN_BUDGET_S + WAIT_SLACK_S))
+    sc.expect("CL-8", "status[Never]", pod_columns(sc.pod("init")).status)
     sc.expect("CL-8", "main_started[Never]", _main_started(sc, "init"))
 
 
@@ -233,8 +218,8 @@ def require_kubelet_cap(sc: Scenario) -> None:
     cfg = kubelet_config(sc.kube.api_client, node)
     cap = (cfg.get("crashLoopBackOff") or {}).get("maxContainerRestartPeriod")
     want = f"{cl.CL6_MAX_RESTART_PERIOD_S}s"
-    assert cap == want, (f"profile {CAP_PROFILE}: kubelet of {node} runs with crashLoopBackOff.maxContainerRestartPeriod "
-                         f"{cap!r}, documented values assume {want!r} (profiles/{CAP_PROFILE}.yaml)")
+    sc.require(cap == want, f"profile {CAP_PROFILE}: kubelet of {node} runs with crashLoopBackOff.maxContainerRestartPeriod "
+                            f"{want!r} as the documented values assume (profiles/{CAP_PROFILE}.yaml), not {cap!r}")
 
 
 @pytest.mark.profile(CAP_PROFILE)

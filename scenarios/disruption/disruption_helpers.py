@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import allure
 import pytest
 
 from e2e.documented import disruption as doc
@@ -86,12 +85,12 @@ def rollout_complete(dep: dict | None, generation: int = 0) -> bool:
 def make_ready(sc: Scenario, pod: str) -> None:
     """Write the pod's readiness file: its exec probe succeeds from the next period on."""
     result = sc.exec(pod, "app", "touch", "/tmp/ready")
-    assert result.exit_code == 0, f"touch /tmp/ready in {pod}: {result}"
+    sc.require(result.exit_code == 0, f"touch /tmp/ready in {pod} exits 0: {result}")
 
 
 def make_unready(sc: Scenario, pod: str) -> None:
     result = sc.exec(pod, "app", "rm", "-f", "/tmp/ready")
-    assert result.exit_code == 0, f"rm /tmp/ready in {pod}: {result}"
+    sc.require(result.exit_code == 0, f"rm /tmp/ready in {pod} exits 0: {result}")
 
 
 def start_rollout(sc: Scenario, stepped: bool = True, marker: str = "2") -> int:
@@ -182,8 +181,8 @@ def kubeconfig_of(cluster) -> str:
     return str(cluster.kind.kubeconfig)
 
 
-def attach_transcript(t: Transcript, name: str, t0: float | None = None) -> None:
-    allure.attach(t.to_text(t0), name=name, attachment_type=allure.attachment_type.TEXT)
+def attach_transcript(sc: Scenario, t: Transcript, name: str, t0: float | None = None) -> None:
+    sc.add_file(name, t.to_text(t0))
 
 
 def status_of(answer) -> tuple[int, str, list[dict], int]:

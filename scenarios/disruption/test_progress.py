@@ -60,7 +60,7 @@ def test_deadline_exceeded(scenario: Scenario, cluster, kubectl: str):
                     lambda: progressing(sc.get("Deployment", "web")).get("reason") == "ProgressDeadlineExceeded",
                     sc.judge.wait_budget_s("DR-4", "timed_out_after_s[never-ready]") + WAIT_SLACK_S)
         transcript = status_run.result()
-    attach_transcript(transcript, "kubectl rollout status")
+    attach_transcript(sc, transcript, "kubectl rollout status")
 
     changes = sc.recorder.changes("Deployment", "web")
     i = next(i for i, ch in enumerate(changes) if progressing(ch.obj).get("reason") == "ProgressDeadlineExceeded")
@@ -112,7 +112,7 @@ def test_slow_progress_never_times_out(scenario: Scenario, cluster, kubectl: str
         sc.wait_for("the rollout complete", lambda: rollout_complete(sc.get("Deployment", "web"), generation), WAIT_SLACK_S)
         done = time.time()
         transcript = status_run.result()
-    attach_transcript(transcript, "kubectl rollout status")
+    attach_transcript(sc, transcript, "kubectl rollout status")
 
     reasons = [progressing(ch.obj).get("reason") for ch in sc.recorder.changes("Deployment", "web")]
     sc.expect("DR-4", "rollout_s[steady]", round(done - since, 3))

@@ -17,7 +17,6 @@ import json
 import logging
 import time
 
-import allure
 import pytest
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
@@ -206,7 +205,7 @@ def test_rollout_under_load(scenario: Scenario):
         except ApiException as e:
             if e.status != 404:
                 raise
-    allure.attach(result.to_text(result.started_at), name="requests.txt", attachment_type=allure.attachment_type.TEXT)
+    sc.add_file("requests.txt", result.to_text(result.started_at))
     judge_rollout(sc, "traffic", since, until)
     sc.judge.expect("DR-3", "failed_requests[traffic]", len(result.failures),
                     details={"summary": result.summary(), "failures_by_class": result.failures_by_class()},

@@ -12,48 +12,20 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-import allure
 import pytest
-from kubernetes.client.exceptions import ApiException
 
 from e2e.documented import known_bugs as doc
 from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_LAG_S, crossing_to_event_high
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
+from e2e.evidence.stamps import find, merge, merged_table, stamps_from_changes, stamps_from_logs
+from e2e.pods import condition, container_status, phase
 from e2e.scenario import Scenario
 from e2e.waiting import WAIT_SLACK_S
-from e2e.evidence.stamps import Stamp, find, merge, merged_table, parse, stamps_from_changes
-
-
-def statuses(obj: dict | None) -> dict[str, dict]:
-    """Container name → its status (init and main containers) in a pod object."""
-    status = (obj or {}).get("status") or {}
-    return {cs["name"]: cs for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])}
-
-
-def condition(obj: dict | None, kind: str) -> str | None:
-    """The status (``"True"``/``"False"``) of condition ``kind`` of a pod object, None if absent."""
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return c.get("status")
-    return None
-
-
-def phase(obj: dict | None) -> str | None:
-    return ((obj or {}).get("status") or {}).get("phase")
 
 
 # -- KB-1 -------------------------------------------------------------------------------------
-
-
-def log_stamps(sc: Scenario, pod: str, container: str = "app") -> list[Stamp]:
-    """Stamps in the container's log: readable while the pod exists, also after the container
-    exited (the API may not show the exit yet); none when the pod or log is gone."""
-    try:
-        return parse(sc.kube.logs(sc.namespace, pod, container))
-    except ApiException:
-        return []
 
 
 def first_not_running(sc: Scenario, pod: str, container: str) -> tuple[float, dict] | None:
@@ -61,7 +33,7 @@ def first_not_running(sc: Scenario, pod: str, container: str) -> tuple[float, di
     is no longer running, or the pod object is gone — when the API first showed the exit."""
     was_running = False
     for ch in sc.recorder.changes("Pod", pod):
-        state = (statuses(ch.obj).get(container) or {}).get("state") or {}
+        state = container_status(ch.obj, container).get("state") or {}
         if state.get("running"):
             was_running = True
         elif was_running and (state.get("terminated") or ch.type == "DELETED"):
@@ -83,28 +55,26 @@ def test_prestop_sleep_outlives_its_container(scenario: Scenario):
     pod = "prestop-outlives"
     sc.apply("prestop-sleep-outlives.yaml", name=pod, grace_s=doc.KB1_GRACE_S,
              prestop_sleep_s=doc.KB1_PRESTOP_SLEEP_S, run_s=doc.KB1_RUN_S)
-    start = sc.wait_for(f"{pod} start stamp", lambda: find(log_stamps(sc, pod), "app start"), WAIT_SLACK_S)
+    start = sc.wait_for(f"{pod} start stamp", lambda: find(stamps_from_logs(sc, pod), "app start"), WAIT_SLACK_S)
     # the documented input: delete KB1_DELETE_AT_S after the container's start (at once if later)
     time.sleep(max(0.0, start.at + doc.KB1_DELETE_AT_S - time.time()))
-    t_delete = time.time()
-    sc.kube.core.delete_namespaced_pod(pod, sc.namespace)
-    sc.mark(t_delete, "delete")
+    t_delete = sc.delete_pod(pod)
 
-    exited = sc.wait_for(f"{pod} exit stamp", lambda: find(log_stamps(sc, pod), "app exit"), doc.KB1_RUN_S + WAIT_SLACK_S)
-    api_at_exit = ((statuses(sc.pod(pod)).get("app") or {}).get("state") or {})
+    exited = sc.wait_for(f"{pod} exit stamp", lambda: find(stamps_from_logs(sc, pod), "app exit"), doc.KB1_RUN_S + WAIT_SLACK_S)
+    api_at_exit = container_status(sc.pod(pod), "app").get("state") or {}
     sc.wait_for(f"{pod} deleted", lambda: deleted_at(sc, pod),
                 sc.judge.wait_budget_s("KB-1", "pod_gone_after_delete_s") + WAIT_SLACK_S)
 
     stamps = merge(stamps_from_changes(sc.recorder.changes("Pod"), pod), [start, exited])
     shown_at, shown_obj = first_not_running(sc, pod, "app") or (None, None)
     gone = deleted_at(sc, pod)
-    terminated = ((statuses(shown_obj).get("app") or {}).get("state") or {}).get("terminated") or {}
+    terminated = (container_status(shown_obj, "app").get("state") or {}).get("terminated") or {}
     for t, label in ((start.at, "app start (stamp)"), (exited.at, "app exit (stamp)")):
         sc.mark(t, label)
     if shown_at:
         sc.mark(shown_at, "API shows the exit")
     ctx = merged_table(sc.recorder.changes(), stamps, sc.t0, sc.marks)
-    allure.attach(ctx, name="timeline-with-stamps.txt", attachment_type=allure.attachment_type.TEXT)
+    sc.add_file("timeline-with-stamps.txt", ctx)
     details = {
         "delete_after_start_s": round(t_delete - start.at, 3),
         "api_state_when_exit_stamped": sorted(api_at_exit),
@@ -135,7 +105,7 @@ def kb2_outcome(sc: Scenario, pod: str) -> str:
     ``Succeeded/–/0 Completed`` or ``Failed/Evicted/137 ContainerStatusUnknown (lastState)``."""
     obj = sc.pod(pod) or {}
     status = obj.get("status") or {}
-    cs = statuses(obj).get("app") or {}
+    cs = container_status(obj, "app")
     term = (cs.get("state") or {}).get("terminated")
     where = ""
     if not term:
@@ -145,7 +115,7 @@ def kb2_outcome(sc: Scenario, pod: str) -> str:
 
 @pytest.mark.case("KB-2")
 @pytest.mark.serial  # evictions are the kubelet's node-wide loop: no other scenario's pods on the node
-def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario, request: pytest.FixtureRequest):
+def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario):
     """KB-2: KB2_RUNS pods (in parallel) each write 20 MiB over an 8Mi ephemeral-storage limit and
     exit 0 on SIGTERM. Invariant in every run: the ``Evicted`` event with the pod-total message, one
     run of the container (restartCount is a placeholder in the Failed outcome), a terminal phase. The known bug (kubernetes#141483): some runs end ``Succeeded`` with
@@ -167,7 +137,7 @@ def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario, request: pytest.Fi
         obj = sc.pod(pod)
         outcomes[pod] = kb2_outcome(sc, pod)
         details = {"outcome": outcomes[pod], "first_terminal_phase": ev.terminal_phase,
-                   "restart_count": (statuses(obj).get("app") or {}).get("restartCount"),
+                   "restart_count": container_status(obj, "app").get("restartCount"),
                    "ends": {c: vars(e) for c, e in ev.ends.items()}}
         sc.expect("KB-2", f"evicted_event_message[run={i}]", ev.event_message, details=details, limit=doc.KB2_LIMIT)
         sc.expect("KB-2", f"container_runs[run={i}]", len(sc.attempts(pod, "app")), details=details)
@@ -176,10 +146,9 @@ def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario, request: pytest.Fi
     frequency = Counter(outcomes.values())
     succeeded = sum(1 for pod in pods if phase(sc.pod(pod)) == "Succeeded")
     table = "\n".join(f"{n:3} of {len(pods)}  {outcome}" for outcome, n in frequency.most_common())
-    allure.attach(f"KB-2 outcomes over {len(pods)} runs (pods in parallel)\n\n{table}\n\nper run:\n"
-                  + "\n".join(f"{p}: {o}" for p, o in outcomes.items()),
-                  name="KB-2 outcome frequency.txt", attachment_type=allure.attachment_type.TEXT)
-    request.node.user_properties.append(("kb2_frequency", "; ".join(f"{o}: {n}/{len(pods)}" for o, n in frequency.most_common())))
+    sc.add_file("KB-2 outcome frequency.txt", f"KB-2 outcomes over {len(pods)} runs (pods in parallel)\n\n{table}\n\nper run:\n"
+                + "\n".join(f"{p}: {o}" for p, o in outcomes.items()))
+    sc.note("kb2_frequency", "; ".join(f"{o}: {n}/{len(pods)}" for o, n in frequency.most_common()))
     sc.expect("KB-2", "runs_ended_succeeded", succeeded,
               details={"runs": len(pods), "concurrent": True, "frequency": dict(frequency), "per_run": outcomes})
 
@@ -188,35 +157,35 @@ def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario, request: pytest.Fi
 
 
 @pytest.mark.case("KB-3")
-def test_init_container_with_oom_killed_child_exiting_0(scenario: Scenario, request: pytest.FixtureRequest):
+def test_init_container_with_oom_killed_child_exiting_0(scenario: Scenario):
     """KB-3 (cgroup v1): the init container's child is OOM-killed, the init container exits 0 with
     reason ``OOMKilled``; the kubelet stops the sandbox, the main container never starts, and the
     pod stays ``Pending`` through a full pod-worker re-sync (kubernetes#116676) where it should be
     ``Failed``. cgroup v2: memory.oom.group kills the whole init container (137, as OM-3), so the
     input does not arise: judged as documented (``Failed``, no bug)."""
     sc = scenario
-    request.node.user_properties.append(("cgroup", f"v{sc.cgroup}" if sc.cgroup else "unknown"))
+    sc.note("cgroup", f"v{sc.cgroup}" if sc.cgroup else "unknown")
     pod = "init-child-oom"
     sc.apply("init-child-oom.yaml", name=pod, limit_mi=doc.KB3_LIMIT_MI, alloc_mi=doc.KB3_ALLOC_MI)
 
     def sandbox_stopped() -> dict | None:
         obj = sc.pod(pod)
-        init = (statuses(obj).get("init") or {}).get("state") or {}
-        return obj if init.get("terminated") and condition(obj, "PodReadyToStartContainers") == "False" else None
+        init = container_status(obj, "init").get("state") or {}
+        return obj if init.get("terminated") and (condition(obj, "PodReadyToStartContainers") or {}).get("status") == "False" else None
 
     sc.wait_for(f"{pod} init terminated and sandbox stopped", sandbox_stopped, WAIT_SLACK_S)
     t_stopped = time.time()
     sc.mark(t_stopped, "sandbox stopped")
     stayed = sc.never_within(doc.KB3_WINDOW_S, f"{pod} leaves Pending", lambda: phase(sc.pod(pod)) != "Pending")
     obj = sc.pod(pod)
-    init = statuses(obj).get("init") or {}
+    init = container_status(obj, "init")
     term = (init.get("state") or {}).get("terminated") or {}
-    main_started = any((statuses(ch.obj).get("app") or {}).get("state", {}).get("running")
-                       or (statuses(ch.obj).get("app") or {}).get("state", {}).get("terminated")
+    main_started = any(container_status(ch.obj, "app").get("state", {}).get("running")
+                       or container_status(ch.obj, "app").get("state", {}).get("terminated")
                        for ch in sc.recorder.changes("Pod", pod))
     details = {"window_s": doc.KB3_WINDOW_S, "pending_throughout": stayed, "init_state": term,
                "conditions": {c["type"]: c.get("status") for c in (obj.get("status") or {}).get("conditions") or []},
-               "app_waiting": ((statuses(obj).get("app") or {}).get("state") or {}).get("waiting")}
+               "app_waiting": (container_status(obj, "app").get("state") or {}).get("waiting")}
     sc.expect("KB-3", "init_terminated_reason", term.get("reason"), details=details)
     sc.expect("KB-3", "init_exit_code", term.get("exitCode"), details=details)
     if sc.kind is not None and term.get("containerID"):
@@ -224,5 +193,5 @@ def test_init_container_with_oom_killed_child_exiting_0(scenario: Scenario, requ
         killed = sorted({k.name for r in reports_for_container(kernel, term["containerID"]) for k in r.killed})
         sc.expect("KB-3", "kernel_killed_tasks", " ".join(killed) or None, details=details)
     sc.expect("KB-3", "main_started", main_started, details=details)
-    sc.expect("KB-3", "ready_to_start_containers", condition(obj, "PodReadyToStartContainers"), details=details)
+    sc.expect("KB-3", "ready_to_start_containers", (condition(obj, "PodReadyToStartContainers") or {}).get("status"), details=details)
     sc.expect("KB-3", "phase", phase(obj), details=details)

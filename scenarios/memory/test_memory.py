@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import re
 
-import allure
 import pytest
 import yaml
 from kubernetes.utils import parse_quantity
 
+from e2e import pods
 from e2e.documented.memory import (
     ALLOC_MI,
     BESTEFFORT_OOM_SCORE_ADJ,
@@ -36,8 +36,8 @@ from e2e.evidence.nodeview import cpu_quota_period, inspect_container, inspect_s
 from e2e.evidence.oomkill import OomReport, Termination, parse_dmesg, reports_for_container, termination
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
 from e2e.timeline import container_samples, restart_gaps
+from e2e.waiting import WAIT_SLACK_S
 
 # One run of an OOM container: its `sleep 1`, then the allocation and the kill (well under 1 s),
 # plus a 1 s container start budget.
@@ -52,39 +52,13 @@ HOLD_S = 2
 
 
 def terminated_runs(sc: Scenario, pod: str, container: str) -> list[tuple[str, dict, list[str]]]:
-    """Every ended run of ``container`` as ``(containerID, terminated state, reasons seen in order)``,
-    in start order. The reasons list shows whether the API first said something else (e.g. ``Error``
-    before ``OOMKilled``: the runtime race upstream tolerates)."""
-    runs: dict[str, dict] = {}
-    seen: dict[str, list[str]] = {}
-    for ch in sc.recorder.changes("Pod", pod):
-        status = ch.obj.get("status") or {}
-        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
-            if cs.get("name") != container:
-                continue
-            for holder, current in (((cs.get("lastState") or {}), False), ((cs.get("state") or {}), True)):
-                term = holder.get("terminated")
-                if not term:
-                    continue
-                cid = term.get("containerID") or (cs.get("containerID") if current else None)
-                if not cid:
-                    continue
-                runs[cid] = term
-                reasons = seen.setdefault(cid, [])
-                reason = term.get("reason") or "(none)"
-                if not reasons or reasons[-1] != reason:
-                    reasons.append(reason)
-    ordered = sorted(runs, key=lambda c: (runs[c].get("startedAt") or "", c))
-    return [(c, runs[c], seen[c]) for c in ordered]
+    return pods.terminated_runs(sc.recorder.changes("Pod", pod), container)
 
 
 def container_id(sc: Scenario, pod: str, container: str = "app") -> str | None:
     """The containerID of ``container`` while it runs (None until then)."""
-    obj = sc.pod(pod) or {}
-    for cs in (obj.get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == container and (cs.get("state") or {}).get("running") and cs.get("containerID"):
-            return cs["containerID"]
-    return None
+    cs = pods.container_status(sc.pod(pod), container)
+    return cs.get("containerID") if (cs.get("state") or {}).get("running") else None
 
 
 def read_kernel_log(sc: Scenario) -> tuple[list[OomReport] | None, str]:
@@ -106,12 +80,6 @@ def runtime_log(sc: Scenario, cid: str) -> str:
         return sc.node_exec("sh", "-c", f"journalctl -u containerd --no-pager -o short-precise | grep -F {cid} || true").strip()
     except RuntimeError as e:
         return f"(journalctl failed: {e})"
-
-
-def record(request: pytest.FixtureRequest, name: str, value: object) -> None:
-    """A JUnit property of this test (as the plugin writes ``case``): the node's cgroup version,
-    environment facts such as a clamped OOM score."""
-    request.node.user_properties.append((name, str(value)))
 
 
 # -- judging an OOM-killed run --------------------------------------------------------------
@@ -141,14 +109,10 @@ def judge_oom_run(sc: Scenario, case: str, prefix: str, pod: str, container: str
     if kernel is not None:
         sc.expect(case, f"{prefix}kernel_oom_kill{q}", t.kernel is not None, details=details)
     sc.expect(case, f"{prefix}eviction_signals{q}", ", ".join(t.eviction_signals()) or NO_EVICTION, details=details)
-    allure.attach(
-        "How the suite told this OOM kill from an eviction\n\n" + t.table() + "\n\nevidence:\n"
-        + json.dumps(details, indent=1, default=str)
-        + ("\n\nkernel report:\n" + t.kernel.summary() if t.kernel else "")
-        + ("\n\ncontainerd's log of this container (why the reason is missing):\n" + details["runtime_log"] if raced else ""),
-        name=f"oom-vs-eviction {pod}.{container} run {index}.txt",
-        attachment_type=allure.attachment_type.TEXT,
-    )
+    sc.add_file(f"oom-vs-eviction {pod}.{container} run {index}.txt",
+                "How the suite told this OOM kill from an eviction\n\n" + t.table() + "\n\nevidence:\n"
+                + json.dumps(details, indent=1, default=str) + ("\n\nkernel report:\n" + t.kernel.summary() if t.kernel else "")
+                + ("\n\ncontainerd's log of this container (why the reason is missing):\n" + details["runtime_log"] if raced else ""))
     return t
 
 
@@ -201,11 +165,9 @@ def test_limit_exceeded_always(scenario: Scenario):
     waiting = _first_waiting_after_restart(sc, "oom", "app")
     sc.expect("OM-1", "waiting_reason", waiting.reason if waiting else None,
               around=waiting.received_at if waiting else None)
-    sc.expect("OM-1", "phase_while_restarting", (sc.pod("oom") or {}).get("status", {}).get("phase"))
-    final = sc.pod("oom")["status"]["containerStatuses"][0]
-    runs = sc.attempts("oom", "app")
-    sc.expect("OM-1", "restart_count_vs_runs", final["restartCount"] - (len(runs) - 1),
-              details={"restartCount": final["restartCount"], "runs_seen": len(runs)})
+    sc.expect("OM-1", "phase_while_restarting", pods.phase(sc.pod("oom")))
+    restarts, runs = pods.container_status(sc.pod("oom"), "app")["restartCount"], sc.attempts("oom", "app")
+    sc.expect("OM-1", "restart_count_vs_runs", restarts - (len(runs) - 1), details={"restartCount": restarts, "runs_seen": len(runs)})
 
 
 # -- OM-2 ------------------------------------------------------------------------------------
@@ -218,23 +180,21 @@ def _single_process_oom_kill(sc: Scenario) -> bool | None:
 
 
 @pytest.mark.case("OM-2")
-def test_child_over_limit(scenario: Scenario, request: pytest.FixtureRequest):
+def test_child_over_limit(scenario: Scenario):
     """OM-2: a child process (dd) of PID 1 allocates 64 MiB over the 32 MiB limit. cgroup v2
     (memory.oom.group=1): the whole container is killed (137, ``OOMKilled``, kernel kills dd and sh,
     pod ``Failed``). cgroup v1: only the child dies (PID 1 reads its 137, lives on, exits 0, pod
     ``Succeeded``). Expectations are keyed by the node's cgroup version, recorded with the test."""
     sc = scenario
     # an unknown cgroup version (--kubeconfig) leaves the cgroup-keyed values undocumented
-    record(request, "cgroup", f"v{sc.cgroup}" if sc.cgroup else "unknown")
-    allure.dynamic.parameter("cgroup", f"v{sc.cgroup}")
+    sc.note("cgroup", f"v{sc.cgroup}" if sc.cgroup else "unknown")
     if sc.cgroup == 2 and _single_process_oom_kill(sc):
         pytest.skip("environment: kubelet singleProcessOOMKill=true on a cgroup v2 node, memory.oom.group is not set "
                     "(documented v2 behaviour assumes the default)")
     sc.apply("oom-child.yaml", name="oom-child", alloc_mi=ALLOC_MI, limit_mi=LIMIT_MI, hold_s=HOLD_S)
     sc.wait_for("oom-child/app terminated", lambda: terminated_runs(sc, "oom-child", "app") or None,
                 RUN_BUDGET_S + HOLD_S + WAIT_SLACK_S)
-    sc.wait_for("oom-child phase Succeeded or Failed",
-                lambda: (sc.pod("oom-child") or {}).get("status", {}).get("phase") in ("Succeeded", "Failed"), WAIT_SLACK_S)
+    sc.wait(pods.pod_phase("oom-child", "Succeeded", "Failed"), WAIT_SLACK_S)
 
     cid, term, reasons = terminated_runs(sc, "oom-child", "app")[-1]
     kernel, note = read_kernel_log(sc)
@@ -249,13 +209,11 @@ def test_child_over_limit(scenario: Scenario, request: pytest.FixtureRequest):
     if kernel is not None:
         killed = sorted({k.name for r in reports_for_container(kernel, cid) for k in r.killed})
         sc.expect("OM-2", "kernel_killed_tasks", " ".join(killed) or None, details=details)
-    sc.expect("OM-2", "phase", sc.pod("oom-child")["status"].get("phase"), details=details)
+    sc.expect("OM-2", "phase", pods.phase(sc.pod("oom-child")), details=details)
     # v1: OOMKilled although PID 1 exits 0 (containerd's TaskOOM, see e2e/documented/memory.py)
     sc.expect("OM-2", "terminated_reason", t.reason or None, details=details)
-    allure.attach(
-        f"node cgroup version: v{sc.cgroup}\n\n" + t.table() + "\n\ncontainer log:\n" + log
-        + ("\n\nkernel report:\n" + t.kernel.summary() if t.kernel else ""),
-        name="oom-vs-eviction oom-child.app.txt", attachment_type=allure.attachment_type.TEXT)
+    sc.add_file("oom-vs-eviction oom-child.app.txt", f"node cgroup version: v{sc.cgroup}\n\n" + t.table() + "\n\ncontainer log:\n"
+                + log + ("\n\nkernel report:\n" + t.kernel.summary() if t.kernel else ""))
 
 
 # -- OM-3 ------------------------------------------------------------------------------------
@@ -267,24 +225,18 @@ def test_init_container_oom(scenario: Scenario):
     restartPolicy Never → pod ``Failed``, STATUS ``Init:OOMKilled``, no restart."""
     sc = scenario
     sc.apply("init-oom.yaml", name="init-oom", alloc_mi=ALLOC_MI, limit_mi=LIMIT_MI)
-    sc.wait_for("init-oom phase Failed",
-                lambda: (sc.pod("init-oom") or {}).get("status", {}).get("phase") in ("Failed", "Succeeded"),
-                RUN_BUDGET_S + WAIT_SLACK_S)
+    sc.wait(pods.pod_phase("init-oom", "Failed", "Succeeded"), RUN_BUDGET_S + WAIT_SLACK_S)
     kernel, note = read_kernel_log(sc)
     flakes: list[str] = []
-    ended = terminated_runs(sc, "init-oom", "init")
-    assert ended, "the init container was never seen terminated"
+    ended = sc.require(terminated_runs(sc, "init-oom", "init"), "the init container seen terminated")
     for i, (cid, term, reasons) in enumerate(ended, start=1):
         judge_oom_run(sc, "OM-3", "init_", "init-oom", "init", i, cid, term, reasons, kernel, note, flakes)
     judge_reason_missing(sc, "OM-3", "init_", len(ended), flakes)
     pod = sc.pod("init-oom")
-    sc.expect("OM-3", "phase", pod["status"].get("phase"))
+    sc.expect("OM-3", "phase", pods.phase(pod))
     sc.expect("OM-3", "status", pod_columns(pod).status)
-    init = next(c for c in pod["status"].get("initContainerStatuses") or [] if c["name"] == "init")
-    sc.expect("OM-3", "init_restart_count", init.get("restartCount", 0))
-    started = any(s.container == "app" and (s.state != "waiting" or s.started)
-                  for s in container_samples(sc.recorder.changes("Pod"), "init-oom"))
-    sc.expect("OM-3", "main_started", started)
+    sc.expect("OM-3", "init_restart_count", pods.container_status(pod, "init").get("restartCount", 0))
+    sc.expect("OM-3", "main_started", pods.ever_started(sc.recorder.changes("Pod", "init-oom"), "app"))
 
 
 # -- OM-4 ------------------------------------------------------------------------------------
@@ -301,7 +253,7 @@ def test_qos_derivation_dry_run(scenario: Scenario):
     burstable = sc.apply("qos-burstable.yaml", dry_run=True, name="qos-burstable",
                          request_mi=BURSTABLE_REQUEST_MI, limit_mi=2 * BURSTABLE_REQUEST_MI)[0]
     besteffort = sc.apply("qos-besteffort.yaml", dry_run=True, name="qos-besteffort")[0]
-    assert not sc.kube.pods(sc.namespace), "a dry-run created a pod"
+    sc.require(not sc.kube.pods(sc.namespace), "a dry-run created no pod")
     res = limits_only["spec"]["containers"][0]["resources"]
     sc.expect("OM-4", "requests_equal_limits[limits-only]", res.get("requests") == res.get("limits"),
               details={"resources": res})
@@ -320,13 +272,13 @@ def _running_container_id(sc: Scenario, pod: str) -> str:
 
 
 @pytest.mark.case("OM-5")
-def test_node_cgroup_limits(scenario: Scenario, request: pytest.FixtureRequest):
+def test_node_cgroup_limits(scenario: Scenario):
     """OM-5: in the node, the container's cgroup holds limits.memory (64 MiB) in bytes and, for
     limits.cpu 1, CFS quota/period ``100000 100000`` (µs)."""
     sc = scenario
     if sc.cgroup is None:
         pytest.skip("the node's cgroup version is unknown (--kubeconfig cluster)")
-    record(request, "cgroup", f"v{sc.cgroup}")
+    sc.note("cgroup", f"v{sc.cgroup}")
     sc.apply("qos-limits-only.yaml", name="node-view", cpu=NODE_VIEW_CPU, memory_mi=NODE_VIEW_MEMORY_MI)
     view = inspect_container(sc.node_exec, _running_container_id(sc, "node-view"))
     details = {"node_cgroup_version": sc.cgroup, "pid": view.pid, "cgroups": {k: v for k, v in view.cgroups.items() if k in ("", "memory", "cpu")}}
@@ -344,7 +296,7 @@ QOS_MANIFESTS = {
 
 @pytest.mark.case("OM-5")
 @pytest.mark.parametrize("target", list(QOS_MANIFESTS))
-def test_oom_score_adj(scenario: Scenario, request: pytest.FixtureRequest, target: str):
+def test_oom_score_adj(scenario: Scenario, target: str):
     """OM-5: ``oom_score_adj`` by QoS — Guaranteed −997, BestEffort 1000, Burstable
     1000 − 1000 × request / node memory in [3, 999], pause −998 — both as the kubelet asks for it
     over CRI (``crictl inspect``) and as the kernel applies it (``/proc/<pid>/oom_score_adj``).
@@ -357,9 +309,9 @@ def test_oom_score_adj(scenario: Scenario, request: pytest.FixtureRequest, targe
     sc.apply(manifest, name=pod, **values)
     view = inspect_container(sc.node_exec, _running_container_id(sc, pod))
     floor = oom_score_floor(sc.node_exec)
-    record(request, "environment.restrict_oom_score_adj", floor.restricted)
-    record(request, "environment.runtime_oom_score_adj", floor.runtime_oom_score_adj)
-    record(request, "environment.runtime_cap_sys_resource", floor.cap_sys_resource)
+    for name, value in (("restrict_oom_score_adj", floor.restricted), ("runtime_oom_score_adj", floor.runtime_oom_score_adj),
+                        ("runtime_cap_sys_resource", floor.cap_sys_resource)):
+        sc.note(f"environment.{name}", value)
     details: dict = {"restrict_oom_score_adj": floor.restricted, "containerd_oom_score_adj": floor.runtime_oom_score_adj,
                      "containerd_cap_sys_resource": floor.cap_sys_resource,
                      "container_pid": view.pid, "requested_over_cri": view.requested_oom_score_adj,
@@ -388,19 +340,18 @@ def test_oom_score_adj(scenario: Scenario, request: pytest.FixtureRequest, targe
     observed = oom_score_adj(sc.node_exec, pid)
     details.update(expected=expected, observed_in_kernel=observed)
     value = observed - expected if target == "Burstable" else observed
-    allure.attach(
-        f"{target}: oom_score_adj documented {expected}, kubelet asked {view.requested_oom_score_adj if target != 'pause' else '(containerd default)'}, "
-        f"kernel applies {observed} (/proc/{pid}/oom_score_adj)\n"
-        f"containerd restrict_oom_score_adj={floor.restricted}, its own oom_score_adj={floor.runtime_oom_score_adj}, "
-        f"CAP_SYS_RESOURCE={floor.cap_sys_resource}\n",
-        name=f"oom_score_adj {target}.txt", attachment_type=allure.attachment_type.TEXT)
+    sc.add_file(f"oom_score_adj {target}.txt",
+                f"{target}: oom_score_adj documented {expected}, kubelet asked "
+                f"{view.requested_oom_score_adj if target != 'pause' else '(containerd default)'}, kernel applies {observed} "
+                f"(/proc/{pid}/oom_score_adj)\ncontainerd restrict_oom_score_adj={floor.restricted}, its own oom_score_adj="
+                f"{floor.runtime_oom_score_adj}, CAP_SYS_RESOURCE={floor.cap_sys_resource}\n")
     clamped = floor.restricted and expected < floor.runtime_oom_score_adj and observed == floor.applied(expected)
     if clamped:
         reason = (f"containerd restrict_oom_score_adj=true and its own oom_score_adj is "
                   f"{floor.runtime_oom_score_adj}, so it cannot set {expected}: the kernel applies {observed} "
                   f"(containerd CAP_SYS_RESOURCE: {floor.cap_sys_resource}); expected {expected}, observed {observed}")
         sc.judge.set_aside("OM-5", name, value, "skipped", reason, details=details)
-        record(request, f"environment.oom_score_adj_clamped[{target}]", f"expected {expected}, observed {observed}")
+        sc.note(f"environment.oom_score_adj_clamped[{target}]", f"expected {expected}, observed {observed}")
         return  # the plugin ends the test skipped with this reason
     sc.expect("OM-5", name, value, details=details)
 
@@ -415,17 +366,13 @@ def test_memory_backed_emptydir(scenario: Scenario):
     tmpfs pages (shmem) filling the cgroup up to its limit; pod ``Failed`` (Never)."""
     sc = scenario
     sc.apply("emptydir-memory.yaml", name="tmpfs", write_mi=EMPTYDIR_WRITE_MI, limit_mi=LIMIT_MI)
-    sc.wait_for("tmpfs phase Failed",
-                lambda: (sc.pod("tmpfs") or {}).get("status", {}).get("phase") in ("Failed", "Succeeded"),
-                RUN_BUDGET_S + WAIT_SLACK_S)
+    sc.wait(pods.pod_phase("tmpfs", "Failed", "Succeeded"), RUN_BUDGET_S + WAIT_SLACK_S)
     kernel, note = read_kernel_log(sc)
     flakes: list[str] = []
-    ended = terminated_runs(sc, "tmpfs", "app")
-    assert ended, "the container was never seen terminated"
-    cid, term, reasons = ended[-1]
+    cid, term, reasons = sc.require(terminated_runs(sc, "tmpfs", "app"), "the container seen terminated")[-1]
     t = judge_oom_run(sc, "OM-6", "", "tmpfs", "app", 1, cid, term, reasons, kernel, note, flakes)
     judge_reason_missing(sc, "OM-6", "", 1, flakes)
-    sc.expect("OM-6", "phase", sc.pod("tmpfs")["status"].get("phase"))
+    sc.expect("OM-6", "phase", pods.phase(sc.pod("tmpfs")))
     log = sc.kube.logs(sc.namespace, "tmpfs", "app")
     size = re.search(r"^tmpfs\s+(\d+)", log, re.M)
     if t.kernel is not None:

@@ -15,7 +15,7 @@ an eviction (the kubelet's final status recomputes the phase from the exit codes
 also judges the *first* terminal phase the recorder saw, not only the last.
 
 The kubelet deletes an evicted pod's containers (and their logs) as soon as the pod is
-terminal, so the marks are read from the log while the writer runs, and the container's
+terminal, so the stamps are read from the log while the writer runs, and the container's
 final state may reach the API only as ``lastState`` ``ContainerStatusUnknown`` (a placeholder
 137): the exit code is judged only when the runtime's own terminated state was published
 (e2e/evidence/ephemeral.py ``container_ends``); what was seen is in the details either way.
@@ -32,75 +32,28 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Callable
 
-import allure
 import pytest
-from kubernetes.client.exceptions import ApiException
-from kubernetes.utils import parse_quantity
 
+from e2e import pods
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S
-from e2e.evidence import stamps
-from e2e.evidence.ephemeral import (
-    Eviction,
-    PodStorage,
-    containerd_stats_collect_period_s,
-    eviction,
-    eviction_settings,
-    first_terminal,
-    kubelet_config,
-    parse_duration_s,
-    pod_storage,
-    stats_summary,
-)
+from e2e.evidence.ephemeral import (Eviction, NodeStorage, UsageWatch, container_used, containerd_stats_collect_period_s, eviction,
+                                    eviction_settings, first_terminal, parse_duration_s, read_node_storage)
+from e2e.evidence.stamps import StampWatch, event_times, stamps_from_logs
 from e2e.scenario import Scenario
 from e2e.waiting import WAIT_SLACK_S
-from e2e.timeline import container_samples
 
 MIB = 1024 * 1024
 # Writing up to 16 MiB in 1 MiB blocks on a shared host (waits only).
 WRITE_BUDGET_S = 10
-# How often the Summary API is asked while waiting (s).
-SUMMARY_POLL_S = 1.0
 
 
 # -- can this cluster enforce ephemeral-storage limits? (ES-7) --------------------------
 
 
-@dataclass
-class NodeStorage:
-    """Per node: allocatable ephemeral-storage (bytes; None when not reported) and the kubelet's
-    running configuration (``configz``; empty when it could not be read, see ``errors``)."""
-
-    allocatable: dict[str, int | None] = field(default_factory=dict)
-    kubelet: dict[str, dict] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-
-    def problem(self) -> str | None:
-        """Why the kubelet cannot enforce ephemeral-storage limits here, or None."""
-        for node, alloc in self.allocatable.items():
-            if not alloc:
-                return (f"node {node} reports no allocatable ephemeral-storage (rootless kind or "
-                        "LocalStorageCapacityIsolation off): the kubelet cannot enforce ephemeral-storage limits")
-        for node, cfg in self.kubelet.items():
-            if cfg.get("localStorageCapacityIsolation") is False:
-                return f"kubelet of node {node} runs with localStorageCapacityIsolation: false (configz): no ephemeral-storage eviction"
-        return None
-
-
 @pytest.fixture  # per test: `cluster` is the test's own profile's cluster
 def node_storage(cluster) -> NodeStorage:
-    out = NodeStorage()
-    for node in cluster.kube.core.list_node().items:
-        name = node.metadata.name
-        alloc = (node.status.allocatable or {}).get("ephemeral-storage")
-        out.allocatable[name] = int(parse_quantity(alloc)) if alloc else None
-        try:
-            out.kubelet[name] = kubelet_config(cluster.kube.api_client, name)
-        except Exception as e:  # noqa: BLE001 - configz is evidence; its absence is reported
-            out.errors[name] = f"configz: {type(e).__name__}: {e}"
-    return out
+    return read_node_storage(cluster.kube)
 
 
 def require_enforcement(storage: NodeStorage) -> None:
@@ -112,124 +65,37 @@ def require_enforcement(storage: NodeStorage) -> None:
 # -- the kubelet's view while waiting (evidence, not judged) ----------------------------
 
 
-class UsageWatch:
-    """Polls the kubelet's Summary API (at most every ``SUMMARY_POLL_S``) for one pod and keeps
-    the first sample in which ``used(storage)`` (bytes) exceeded ``threshold`` (bytes)."""
-
-    def __init__(self, sc: Scenario, pod: str, used: Callable[[PodStorage], int | None], threshold: int):
-        self.sc, self.pod, self.used, self.threshold = sc, pod, used, threshold
-        self.first_over: tuple[float, PodStorage] | None = None
-        self.last: tuple[float, PodStorage] | None = None
-        self.errors: list[str] = []
-        self._asked = 0.0
-
-    def poll(self) -> None:
-        now = time.time()
-        if now - self._asked < SUMMARY_POLL_S:
-            return
-        self._asked = now
-        node = ((self.sc.pod(self.pod) or {}).get("spec") or {}).get("nodeName")
-        if not node:
-            return
-        try:
-            storage = pod_storage(stats_summary(self.sc.kube.api_client, node), self.sc.namespace, self.pod)
-        except Exception as e:  # noqa: BLE001 - evidence only; keep waiting
-            if len(self.errors) < 5:
-                self.errors.append(f"{type(e).__name__}: {e}")
-            return
-        if storage is None:
-            return
-        self.last = (now, storage)
-        used = self.used(storage)
-        if self.first_over is None and used is not None and used > self.threshold:
-            self.first_over = (now, storage)
-
-    def details(self, since: float | None = None, mark: str = "crossed") -> dict:
-        """Evidence for the report: the first sample over the threshold (and how long after the
-        container's ``mark`` at ``since`` it was seen), else the last sample."""
-        out: dict = {"summary_threshold_bytes": self.threshold}
-        if self.first_over:
-            t, storage = self.first_over
-            out["summary_first_over_at"] = round(t, 3)
-            if since is not None:
-                out[f"summary_first_over_s_after_{mark}"] = round(t - since, 3)
-            out["summary_first_over"] = storage.as_dict()
-        elif self.last:
-            out["summary_last"] = storage_dict(self.last)
-        if self.errors:
-            out["summary_errors"] = self.errors
-        return out
-
-
-def storage_dict(sample: tuple[float, PodStorage]) -> dict:
-    return {"at": round(sample[0], 3), **sample[1].as_dict()}
-
-
 # -- one eviction -------------------------------------------------------------------------
-
-
-def container_used(name: str) -> Callable[[PodStorage], int | None]:
-    return lambda s: s.containers[name].used_bytes if name in s.containers else None
-
-
-def logs_of(sc: Scenario, pod: str, container: str) -> str:
-    try:
-        return sc.kube.logs(sc.namespace, pod, container)
-    except ApiException as e:
-        return f"(no log: {e.status} {e.reason})"
-
-
-class MarkWatch:
-    """Reads a container's log (at most every ``interval_s``) until it shows ``mark``: the
-    kubelet deletes an evicted pod's containers, and their logs, as soon as the pod is
-    terminal (kubelet.go cleanUpContainersInPod), so the marks are read while it runs."""
-
-    def __init__(self, sc: Scenario, pod: str, container: str, mark: str, interval_s: float = 0.5):
-        self.sc, self.pod, self.container, self.mark, self.interval_s = sc, pod, container, mark, interval_s
-        self.marks: dict[str, float] = {}
-        self._asked = 0.0
-
-    def poll(self) -> None:
-        now = time.time()
-        if self.mark in self.marks or now - self._asked < self.interval_s:
-            return
-        self._asked = now
-        if not any(s.container == self.container and s.state != "waiting"
-                   for s in container_samples(self.sc.recorder.changes("Pod"), self.pod)):
-            return
-        self.marks.update(stamps.event_times(stamps.parse(logs_of(self.sc, self.pod, self.container))))
 
 
 def run_eviction(sc: Scenario, case: str, manifest: str, pod: str, writer: str, watch: UsageWatch,
                  **values: object) -> tuple[Eviction, dict[str, float]]:
     """Apply ``manifest`` and wait for the ``Evicted`` event and then the first terminal
-    status of ``pod``; return the eviction and the writer's marks. Timeouts: the upper ends of
+    status of ``pod``; return the eviction and the writer's stamp times. Timeouts: the upper ends of
     the case's bands plus start and write budgets."""
     sc.apply(manifest, name=pod, **values)
     to_event = sc.judge.wait_budget_s(case, "crossing_to_evicted_event_s")
     to_failed = sc.judge.wait_budget_s(case, "evicted_event_to_failed_s")
-    marks = MarkWatch(sc, pod, writer, "crossed")
+    written = StampWatch(sc, pod, writer, "crossed")
 
     def evicted() -> Eviction | None:
-        marks.poll()
+        written.poll()
         watch.poll()
         return eviction(sc.recorder.changes(), pod)
 
     sc.wait_for(f"an Evicted event of pod {pod}", evicted, WAIT_SLACK_S + WRITE_BUDGET_S + to_event)
-    ev = sc.wait_for(f"pod {pod} in a terminal phase",
-                     lambda: (e := eviction(sc.recorder.changes(), pod)) and e.terminal_phase and e,
+    ev = sc.wait_for(f"pod {pod} in a terminal phase", lambda: (e := eviction(sc.recorder.changes(), pod)) and e.terminal_phase and e,
                      to_failed + WAIT_SLACK_S)
-    assert "crossed" in marks.marks, (
-        f"{case}: the writer's crossing mark was not read before the eviction (marks: {marks.marks})")
-    return ev, marks.marks
+    sc.require("crossed" in written.times, f"{case}: the writer's crossed stamp read before the eviction (stamps: {written.times})")
+    return ev, written.times
 
 
-def judge_eviction(sc: Scenario, case: str, pod: str, writer: str, ev: Eviction, marks: dict[str, float],
+def judge_eviction(sc: Scenario, case: str, pod: str, writer: str, ev: Eviction, times: dict[str, float],
                    watch: UsageWatch, suffix: str = "", **message: str) -> None:
     """Judge the eviction's delays, status, event and exit code (documented in
     e2e/documented/storage.py); ``message`` fills the documented message."""
-    crossed = marks["crossed"]
-    details = {"crossed_at": crossed, "marks": marks, "evicted_event_received_at": round(ev.event_received_at, 3),
+    crossed = times["crossed"]
+    details = {"crossed_at": crossed, "stamps": times, "evicted_event_received_at": round(ev.event_received_at, 3),
                "terminal_received_at": round(ev.terminal_received_at, 3), **watch.details(since=crossed)}
     sc.expect(case, "crossing_to_evicted_event_s", round(ev.event_received_at - crossed, 3),
               around=ev.event_received_at, details=details)
@@ -237,12 +103,11 @@ def judge_eviction(sc: Scenario, case: str, pod: str, writer: str, ev: Eviction,
               around=ev.terminal_received_at, details=details)
     sc.expect(case, "evicted_event_to_failed_s", round(ev.terminal_received_at - ev.event_received_at, 3),
               around=ev.terminal_received_at)
-    latest = sc.pod(pod) or {}
-    status = latest.get("status") or {}
+    status = (sc.pod(pod) or {}).get("status") or {}
     end = ev.ends.get(writer)
     ends = {name: vars(e) for name, e in ev.ends.items()}
     sc.expect(case, "first_terminal_phase", ev.terminal_phase, around=ev.terminal_received_at, details={"container_ends": ends})
-    sc.expect(case, "phase", status.get("phase"))
+    sc.expect(case, "phase", pods.phase(sc.pod(pod)))
     sc.expect(case, "reason", status.get("reason"))
     sc.expect(case, f"message{suffix}", status.get("message"), **message)
     sc.expect(case, f"event_message{suffix}", ev.event_message, **message)
@@ -274,11 +139,11 @@ def test_container_limit(scenario: Scenario, node_storage: NodeStorage, variant:
     sc = scenario
     manifest = "writer.yaml" if variant == "single" else "writer-sibling.yaml"
     watch = UsageWatch(sc, "writer", container_used("app"), 8 * MIB)
-    ev, marks = run_eviction(sc, "ES-1", manifest, "writer", "app", watch, limit="8Mi", blocks=10, cross_mib=8)
+    ev, times = run_eviction(sc, "ES-1", manifest, "writer", "app", watch, limit="8Mi", blocks=10, cross_mib=8)
     params = {"container": "app", "limit": "8Mi"}
     if variant == "single":  # a regex: escape the values
         params = {k: re.escape(v) for k, v in params.items()}
-    judge_eviction(sc, "ES-1", "writer", "app", ev, marks, watch, suffix=f"[{variant}]", **params)
+    judge_eviction(sc, "ES-1", "writer", "app", ev, times, watch, suffix=f"[{variant}]", **params)
 
 
 @pytest.mark.case("ES-2")
@@ -288,8 +153,8 @@ def test_emptydir_size_limit(scenario: Scenario, node_storage: NodeStorage):
     require_enforcement(node_storage)
     sc = scenario
     watch = UsageWatch(sc, "scratch", lambda s: s.volumes.get("scratch"), 8 * MIB)
-    ev, marks = run_eviction(sc, "ES-2", "emptydir-sizelimit.yaml", "scratch", "app", watch, limit="8Mi", blocks=10, cross_mib=8)
-    judge_eviction(sc, "ES-2", "scratch", "app", ev, marks, watch, volume="scratch", limit="8Mi")
+    ev, times = run_eviction(sc, "ES-2", "emptydir-sizelimit.yaml", "scratch", "app", watch, limit="8Mi", blocks=10, cross_mib=8)
+    judge_eviction(sc, "ES-2", "scratch", "app", ev, times, watch, volume="scratch", limit="8Mi")
 
 
 @pytest.mark.case("ES-3")
@@ -299,8 +164,8 @@ def test_pod_total_over_sum_of_limits(scenario: Scenario, node_storage: NodeStor
     require_enforcement(node_storage)
     sc = scenario
     watch = UsageWatch(sc, "total", lambda s: s.ephemeral_bytes, 8 * MIB)
-    ev, marks = run_eviction(sc, "ES-3", "pod-total.yaml", "total", "writer", watch, limit_each="4Mi", blocks=10, cross_mib=8)
-    judge_eviction(sc, "ES-3", "total", "writer", ev, marks, watch, limit="8Mi")
+    ev, times = run_eviction(sc, "ES-3", "pod-total.yaml", "total", "writer", watch, limit_each="4Mi", blocks=10, cross_mib=8)
+    judge_eviction(sc, "ES-3", "total", "writer", ev, times, watch, limit="8Mi")
 
 
 def _eviction_seen(sc: Scenario, pod: str) -> bool:
@@ -308,8 +173,8 @@ def _eviction_seen(sc: Scenario, pod: str) -> bool:
     return eviction(changes, pod) is not None or first_terminal(changes, pod) is not None
 
 
-def _marks_of(sc: Scenario, pod: str, container: str) -> dict[str, float]:
-    return stamps.event_times(stamps.parse(logs_of(sc, pod, container)))
+def _stamps_of(sc: Scenario, pod: str, container: str) -> dict[str, float]:
+    return event_times(stamps_from_logs(sc, pod, [container]))
 
 
 def no_eviction_window_s(sc: Scenario) -> float:
@@ -326,7 +191,7 @@ def test_under_limit_not_evicted(scenario: Scenario, node_storage: NodeStorage):
     require_enforcement(node_storage)
     sc = scenario
     sc.apply("writer.yaml", name="under", limit="16Mi", blocks=12, cross_mib=0)
-    written = sc.wait_for("the write of under/app", lambda: _marks_of(sc, "under", "app").get("written"),
+    written = sc.wait_for("the write of under/app", lambda: _stamps_of(sc, "under", "app").get("written"),
                           WAIT_SLACK_S + WRITE_BUDGET_S, interval_s=0.5)
     watch = UsageWatch(sc, "under", container_used("app"), 12 * MIB - 1)
     window = no_eviction_window_s(sc)
@@ -338,7 +203,7 @@ def test_under_limit_not_evicted(scenario: Scenario, node_storage: NodeStorage):
 
     quiet = sc.never_within(max(0.0, end - time.time()), "an eviction of pod under", evicted_or_seen)
     details = {"written_at": written, "window_s": window, "limit_bytes": 16 * MIB, "written_bytes": 12 * MIB,
-               **watch.details(since=written, mark="written")}
+               **watch.details(since=written, event="written")}
     sc.expect("ES-4", "evicted[under-limit]", not quiet, around=end, details=details)
 
 
@@ -363,9 +228,8 @@ def test_memory_emptydir_not_counted(scenario: Scenario, node_storage: NodeStora
         sc.expect("ES-4", "evicted[memory-emptydir]", True, details=watch.details())
         return
     seen_at, storage = watch.first_over
-    marks = _marks_of(sc, "tmpfs", "app")
     ram = storage.volumes["ram"]
-    details = {"marks": marks, "seen_at": round(seen_at, 3), **storage.as_dict()}
+    details = {"stamps": _stamps_of(sc, "tmpfs", "app"), "seen_at": round(seen_at, 3), **storage.as_dict()}
     sc.expect("ES-4", "memory_emptydir_counted", (storage.ephemeral_bytes or 0) >= ram, details=details)
     window = no_eviction_window_s(sc)
     quiet = sc.never_within(window, "an eviction of pod tmpfs", lambda: _eviction_seen(sc, "tmpfs"))
@@ -381,19 +245,11 @@ def test_logs_count(scenario: Scenario, node_storage: NodeStorage):
     require_enforcement(node_storage)
     sc = scenario
     watch = UsageWatch(sc, "chatty", container_used("app"), 3 * MIB)
-    ev, marks = run_eviction(sc, "ES-5", "chatty.yaml", "chatty", "app", watch, limit="3Mi", blocks=4, cross_mib=3)
-    judge_eviction(sc, "ES-5", "chatty", "app", ev, marks, watch, container="app", limit="3Mi")
+    ev, times = run_eviction(sc, "ES-5", "chatty.yaml", "chatty", "app", watch, limit="3Mi", blocks=4, cross_mib=3)
+    judge_eviction(sc, "ES-5", "chatty", "app", ev, times, watch, container="app", limit="3Mi")
 
 
 # -- ES-6, ES-7 ---------------------------------------------------------------------------
-
-
-def _failed_scheduling(sc: Scenario, pod: str) -> dict | None:
-    for ch in sc.recorder.changes("Event"):
-        inv = ch.obj.get("involvedObject") or {}
-        if ch.obj.get("reason") == "FailedScheduling" and inv.get("name") == pod:
-            return ch.obj
-    return None
 
 
 @pytest.mark.case("ES-6")
@@ -404,12 +260,10 @@ def test_request_above_allocatable(scenario: Scenario, node_storage: NodeStorage
     sc = scenario
     request = 2 * max(a for a in node_storage.allocatable.values() if a)
     sc.apply("too-big-request.yaml", name="huge", request=request)
-    event = sc.wait_for("a FailedScheduling event of pod huge", lambda: _failed_scheduling(sc, "huge"), WAIT_SLACK_S)
-    pod = sc.pod("huge") or {}
-    status = pod.get("status") or {}
-    scheduled = next((c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"), {})
+    event = sc.wait_for("a FailedScheduling event of pod huge", lambda: sc.events("FailedScheduling", "huge"), WAIT_SLACK_S)[0].obj
+    scheduled = pods.condition(sc.pod("huge"), "PodScheduled") or {}
     details = {"request_bytes": request, "allocatable_bytes": node_storage.allocatable}
-    sc.expect("ES-6", "phase", status.get("phase"), details=details)
+    sc.expect("ES-6", "phase", pods.phase(sc.pod("huge")), details=details)
     sc.expect("ES-6", "pod_scheduled_reason", scheduled.get("reason"), details={"condition": scheduled})
     sc.expect("ES-6", "failed_scheduling_message", event.get("message"), details=details)
 
@@ -421,8 +275,7 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
     eviction settings (configz) and the periods the ES bands assume are recorded."""
     sc = scenario
     for node, cfg in node_storage.kubelet.items():
-        allure.attach(json.dumps({"kubeletconfig": cfg}, indent=1), name=f"configz-{node}.json",
-                      attachment_type=allure.attachment_type.JSON)
+        sc.add_file(f"configz-{node}.json", json.dumps({"kubeletconfig": cfg}, indent=1))
     reason = node_storage.problem()
     if reason:
         pytest.skip(reason)
@@ -443,6 +296,6 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
             sc.expect("ES-7", "volume_stats_agg_period_s", parse_duration_s(cfg["volumeStatsAggPeriod"]), details=settings)
     if sc.kind is not None:
         dump = sc.node_exec("containerd", "config", "dump")
-        allure.attach(dump, name="containerd-config-dump.toml", attachment_type=allure.attachment_type.TEXT)
+        sc.add_file("containerd-config-dump.toml", dump)
         sc.expect("ES-7", "containerd_stats_collect_period_s", containerd_stats_collect_period_s(dump),
                   details={"source": "containerd config dump, [plugins.'io.containerd.cri.v1.images'] stats_collect_period"})

@@ -1,0 +1,169 @@
+"""The plugin's real ``scenario`` fixture (namespace, recorder, judge, reports, artifacts) in real
+pytest sessions (``pytester``), on a cluster that answers without being there: what a test body
+reports — judged values, preconditions, notes, files — ends up where the plugin says."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from e2e import plugin
+
+CONFTEST = '''
+import pytest
+from e2e import plugin
+
+
+class FakeRecorder:
+    """Records nothing and never dies (the plugin builds it with the API client, namespace, kinds)."""
+
+    def __init__(self, api_client, namespace, kinds):
+        self.kinds, self.started_at, self.errors = tuple(kinds), 0.0, []
+
+    def start(self):
+        pass
+
+    stop = start
+
+    def changes(self, kind=None, name=None):
+        return []
+
+    def latest(self, kind, name):
+        return None
+
+    def check(self, since=None):
+        pass
+
+
+class FakeKube:
+    """Namespaces that are created and deleted; nothing in them."""
+
+    api_client = None
+    namespaces = []
+
+    def create_namespace(self, name, labels):
+        self.namespaces.append(name)
+
+    def pods(self, namespace):
+        return []
+
+    events = pods
+
+    def release_finalizers(self, namespace, kinds):
+        return []
+
+    def delete_namespace(self, namespace):
+        self.namespaces.remove(namespace)
+
+
+plugin.Recorder = FakeRecorder
+
+
+@pytest.fixture
+def cluster(tmp_path_factory, monkeypatch):
+    monkeypatch.setattr(plugin, "STATE_DIR", tmp_path_factory.mktemp("state"))
+    return plugin.ClusterInfo(FakeKube(), "v1.37.2", 37, 1, None)
+'''
+
+
+@pytest.fixture
+def run(pytester, tmp_path, monkeypatch):
+    monkeypatch.setattr(plugin, "_preflight", lambda config: None)  # the cluster below is never dialled
+    monkeypatch.setattr(plugin, "Recorder", plugin.Recorder)  # the conftest replaces it for the run
+    pytester.makeconftest(CONFTEST)
+    reports, kubeconfig = tmp_path / "reports", tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+
+    def go(body: str):
+        pytester.makepyfile(test_case="import pytest\n\n" + body)
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA", "--kubeconfig", str(kubeconfig),
+                                              "--reports-dir", str(reports))
+        return result, reports
+
+    return go
+
+
+def _artifacts(reports) -> list:
+    return sorted(p for p in reports.glob("*/*/") if p.is_dir() and p.name != "allure-results")
+
+
+def test_a_failed_value_leaves_artifacts_that_explain_it(run):
+    result, reports = run('''
+@pytest.mark.case("CL-1")
+def test_gap(scenario):
+    scenario.add_file("note.txt", lambda: "read at the end")
+    scenario.expect("CL-1", "restart_gap[1]", 25.0)
+''')
+    result.assert_outcomes(failed=1)
+    (folder,) = _artifacts(reports)
+    files = {p.name for p in folder.iterdir()}
+    assert {"failure.txt", "measurements.txt", "timeline.txt", "recording.json", "note.txt"} <= files
+    assert "CL-1 restart_gap[1]: measured 25 s" in (folder / "failure.txt").read_text()
+    assert (folder / "note.txt").read_text() == "read at the end"  # a callable, read when gathered
+    (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]
+    assert (m["case"], m["name"], m["value"], m["verdict"]) == ("CL-1", "restart_gap[1]", 25.0, "fail")
+
+
+def test_a_passing_test_leaves_no_artifacts_but_its_measurements(run):
+    result, reports = run('''
+def test_gap(scenario):
+    scenario.expect("CL-1", "restart_gap[1]", 12.0)
+''')
+    result.assert_outcomes(passed=1)
+    assert _artifacts(reports) == []
+    (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]
+    assert m["verdict"] == "pass"
+
+
+def test_a_precondition_failure_says_so_and_is_not_a_verdict(run):
+    result, reports = run('''
+def test_needs_a_pod(scenario):
+    scenario.require([], "the Job created a pod")
+''')
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*PreconditionFailed: precondition failed: the Job created a pod*"])
+    assert not (reports / "measurements.json").exists() or not json.loads((reports / "measurements.json").read_text())["measurements"]
+
+
+def test_notes_are_junit_properties_of_the_test(run):
+    result, reports = run('''
+def test_env(scenario):
+    scenario.note("cgroup", "v1")
+    pytest.skip("environment: not on this node")
+''')
+    result.assert_outcomes(skipped=1)
+    (case,) = ET.parse(reports / "junit.xml").getroot().iter("testcase")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["cgroup"] == "v1" and props["kubernetes"] == "v1.37.2"
+
+
+def test_the_bodys_own_skip_and_xfail_stand_when_the_values_hold(run):
+    result, _ = run('''
+def test_skips(scenario):
+    scenario.expect("CL-1", "restart_gap[1]", 12.0)
+    pytest.skip("nothing more to see")
+
+
+def test_xfails(scenario):
+    scenario.expect("CL-1", "restart_gap[1]", 12.0)
+    pytest.xfail("known to race")
+''')
+    result.assert_outcomes(skipped=1, xfailed=1)
+
+
+def test_the_namespace_is_deleted_after_a_failure(run, pytester):
+    result, _ = run('''
+from conftest import FakeKube
+
+
+def test_fails(scenario):
+    assert scenario.namespace in FakeKube.namespaces
+    raise RuntimeError("the body broke")
+
+
+def test_after(scenario):
+    assert FakeKube.namespaces == [scenario.namespace]  # the failed test's namespace is gone
+''')
+    result.assert_outcomes(failed=1, passed=1)
