@@ -57,3 +57,23 @@ def test_run_bars_keep_time_order_and_space():
     # the run whose end was never seen reaches the next start; that one starts a space later
     assert bars == [(1.0, 1.0), (5.0, 4.0), (9.0 + space, 11.0 - space)]
     assert picture.run_bars([], epoch(0), 10.0) == []
+
+
+def test_node_lane_shows_ready_lease_renewals_taints_and_the_fault(tmp_path):
+    """NF: a node lane (Ready over time, Lease ticks, taints from timeAdded), a fault window."""
+    from e2e.recorder import Change
+
+    def node(at, ready, taints=()):
+        return Change(epoch(at), "Node", "MODIFIED", "n", {"status": {"conditions": [{"type": "Ready", "status": ready}]},
+                                                           "spec": {"taints": list(taints)}})
+
+    taint = {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule", "timeAdded": "2026-11-29T07:45:31Z"}
+    leases = [Change(epoch(t), "Lease", "MODIFIED", "n", {"spec": {"renewTime": f"2026-11-29T07:45:{t:02d}.250000Z"}})
+              for t in (1, 6, 11)]
+    fault = Change(epoch(60), "Fault", "FAULT", "kubelet-stop", {"from": epoch(12), "to": epoch(60), "node": "n"})
+    changes = [*leases, node(0, "True"), node(31, "Unknown", [taint]), node(65, "True"), fault]
+    lanes = picture.node_lanes(changes)
+    assert lanes["n"]["ready"] == [(epoch(0), "True"), (epoch(31), "Unknown"), (epoch(65), "True")]
+    assert [round(r - epoch(0), 2) for r in lanes["n"]["renewals"]] == [1.25, 6.25, 11.25]
+    assert lanes["n"]["taints"] == [("node.kubernetes.io/unreachable:NoSchedule", epoch(31), epoch(65))]
+    assert picture.render(changes, epoch(0), tmp_path / "t.png", title="NF-2") == tmp_path / "t.png"

@@ -35,3 +35,14 @@ def test_bins_and_classes():
     reqs = [Request(0, 0.1, 0.01, "200"), Request(1, 0.6, 0.01, "refused"), Request(2, 0.7, 0.01, "503")]
     b = traffic_picture.bins(reqs, t0, 0.5)
     assert b["ok"] == {0: 1} and b["refused"] == {1: 1} and b["http-error"] == {1: 1}
+
+
+def test_render_a_fault_window_without_pod_events(tmp_path):
+    """NF scenarios: no pod is deleted; the fault window (inject → undo) is shaded and named."""
+    t0 = 1000.0
+    reqs = [Request(i, t0 + i * 0.1, 0.01, "200" if not 30 <= i < 60 else "refused") for i in range(100)]
+    states = [EndpointState(t0, "web-a", True, True, False), EndpointState(t0 + 3.1, "web-a", False, False, False)]
+    plain = traffic_picture.render(reqs, states, [], t0, "NF-2")
+    shaded = traffic_picture.render(reqs, states, [], t0, "NF-2", windows=[(t0 + 2.0, t0 + 7.0, "kubelet-stop")])
+    assert shaded.startswith(b"\x89PNG") and shaded != plain
+    (tmp_path / "traffic.png").write_bytes(shaded)

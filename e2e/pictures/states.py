@@ -3,6 +3,12 @@
 Each lane shows the state the recorder saw (coloured by state and reason, from receive
 times) and, as black bars, each run of the container from its API ``startedAt`` to
 ``finishedAt`` — one separate bar per run, also for back-to-back runs (:func:`run_bars`). Marks (a delete, a signal...) are vertical lines across all lanes.
+
+When the test recorded Nodes or node Leases (NF cases), each node gets a lane above the
+containers (:func:`node_lanes`): its ``Ready`` condition over time (True / Unknown / False),
+each Lease ``renewTime`` as a tick, each taint from its ``timeAdded`` (API time) until it was
+seen gone, labelled ``key:effect``. A declared fault window (e2e.faults) is shaded across all
+lanes, and a recorder GAP is hatched: nothing was seen there.
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from ..recorder import Change  # noqa: E402
-from ..timeline import Attempt, attempts, container_history, container_samples, restart_gaps  # noqa: E402
+from ..recorder import FAULT_KIND, GAP_KIND, Change  # noqa: E402
+from ..timeline import Attempt, attempts, container_history, container_samples, parse_time, restart_gaps  # noqa: E402
 
 COLOURS = {
     "running": "#4caf50",
@@ -66,6 +72,59 @@ def run_bars(runs: Sequence[Attempt], t0: float, end: float) -> list[tuple[float
     return bars
 
 
+NODE_READY_COLOURS = {"True": "#4caf50", "Unknown": "#9e9e9e", "False": "#e53935"}
+TAINT_COLOUR, LEASE_COLOUR, FAULT_COLOUR = "#6a1b9a", "#1565c0", "#e57373"
+
+
+def node_lanes(changes: Sequence[Change]) -> dict[str, dict]:
+    """Per node (Node or Lease name): ``ready`` [(receive time, Ready status)] on change,
+    ``renewals`` [renewTime epoch s], ``taints`` [(key:effect, timeAdded or first seen, gone or
+    None)]. Empty when the recording has neither Nodes nor Leases."""
+    lanes: dict[str, dict] = {}
+
+    def lane(name: str) -> dict:
+        return lanes.setdefault(name, {"ready": [], "renewals": [], "taints": []})
+
+    open_taints: dict[tuple[str, str], tuple[str, float]] = {}
+    for ch in changes:
+        if ch.kind == "Lease":
+            t = parse_time((ch.obj.get("spec") or {}).get("renewTime"))
+            renewals = lane(ch.name)["renewals"]
+            if t is not None and (not renewals or t > renewals[-1]):
+                renewals.append(t)
+        elif ch.kind == "Node" and ch.type != "DELETED":
+            this = lane(ch.name)
+            ready = next((c.get("status") for c in (ch.obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+            if ready and (not this["ready"] or this["ready"][-1][1] != ready):
+                this["ready"].append((ch.received_at, ready))
+            now = {f"{t.get('key')}:{t.get('effect')}": parse_time(t.get("timeAdded")) or ch.received_at
+                   for t in (ch.obj.get("spec") or {}).get("taints") or []}
+            for label, added in now.items():
+                open_taints.setdefault((ch.name, label), (label, added))
+            for (node, label), (_, added) in list(open_taints.items()):
+                if node == ch.name and label not in now:
+                    this["taints"].append((label, added, ch.received_at))
+                    del open_taints[(node, label)]
+    for (node, label), (_, added) in open_taints.items():
+        lanes[node]["taints"].append((label, added, None))
+    return lanes
+
+
+def _draw_node_lane(ax, y: int, lane: dict, t0: float, end: float) -> None:
+    ready = lane["ready"]
+    for i, (at, status) in enumerate(ready):
+        x1 = (ready[i + 1][0] - t0) if i + 1 < len(ready) else end
+        ax.broken_barh([(at - t0, max(x1 - (at - t0), 0.05))], (y - 0.35, 0.3), facecolors=NODE_READY_COLOURS.get(status, "#bdbdbd"))
+    for r in lane["renewals"]:
+        ax.plot([r - t0, r - t0], [y - 0.02, y + 0.12], color=LEASE_COLOUR, linewidth=1)
+    for k, (label, added, gone) in enumerate(lane["taints"]):
+        x0 = added - t0
+        x1 = (gone - t0) if gone is not None else end
+        level = y + 0.18 + 0.1 * (k % 2)
+        ax.broken_barh([(x0, max(x1 - x0, 0.05))], (level, 0.07), facecolors=TAINT_COLOUR)
+        ax.text(x0, level + 0.08, label.replace("node.kubernetes.io/", ""), fontsize=7, color=TAINT_COLOUR, va="bottom")
+
+
 def render(
     changes: Sequence[Change],
     t0: float,
@@ -82,11 +141,19 @@ def render(
     for s in container_samples(changes):
         if (s.pod, s.container) not in lanes:
             lanes.append((s.pod, s.container))
-    if not lanes:
+    nodes = node_lanes(changes)
+    if not lanes and not nodes:
         return None
     end = max(c.received_at for c in changes) - t0 + 1.0
-    fig, ax = plt.subplots(figsize=(12, 2.2 + 0.9 * len(lanes)))
+    fig, ax = plt.subplots(figsize=(12, 2.2 + 0.9 * (len(lanes) + len(nodes))))
     seen_labels: dict[str, str] = {}
+    for y, (name, lane) in enumerate(nodes.items(), start=len(lanes)):
+        _draw_node_lane(ax, y, lane, t0, end)
+    for w in (c for c in changes if c.kind == FAULT_KIND):
+        ax.axvspan(w.obj["from"] - t0, w.obj["to"] - t0, color=FAULT_COLOUR, alpha=0.15, linewidth=0)
+        ax.text(w.obj["from"] - t0, len(lanes) + len(nodes) - 0.2, f" fault: {w.name}", fontsize=8, color="#b71c1c", va="top")
+    for g in (c for c in changes if c.kind == GAP_KIND):
+        ax.axvspan(g.obj["from"] - t0, g.obj["to"] - t0, facecolor="none", edgecolor="#616161", hatch="xx", linewidth=0)
     for y, (pod, container) in enumerate(lanes):
         history = container_history(changes, pod, container)
         for i, s in enumerate(history):
@@ -109,14 +176,21 @@ def render(
         level = level + 1 if last_x is not None and x - last_x < 0.03 * span else 0
         last_x = x
         ax.text(x, -0.55 + 0.17 * (level % 4), " " + label, va="bottom", ha="left", fontsize=8, color="#1565c0")
-    ax.set_yticks(range(len(lanes)))
-    ax.set_yticklabels([f"{pod}\n{c}" if len({p for p, _ in lanes}) > 1 else c for pod, c in lanes], fontsize=8)
-    ax.set_ylim(-0.6, len(lanes) - 0.05)
+    ax.set_yticks(range(len(lanes) + len(nodes)))
+    ax.set_yticklabels([f"{pod}\n{c}" if len({p for p, _ in lanes}) > 1 else c for pod, c in lanes]
+                       + [f"node {n}\nReady, lease, taints" for n in nodes], fontsize=8)
+    ax.set_ylim(-0.6, len(lanes) + len(nodes) - 0.05)
     ax.set_xlim(left=min(0.0, ax.get_xlim()[0]))
     ax.set_xlabel("seconds since the manifests were applied (state: receive time; black bars: API startedAt–finishedAt)")
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color=c, label=lbl) for lbl, c in seen_labels.items()]
-    handles.append(Patch(color="black", label="container run (API timestamps)"))
+    if lanes:
+        handles.append(Patch(color="black", label="container run (API timestamps)"))
+    if nodes:
+        handles += [Patch(color=c, label=f"node Ready={s}") for s, c in NODE_READY_COLOURS.items()]
+        handles += [Patch(color=LEASE_COLOUR, label="Lease renewTime"), Patch(color=TAINT_COLOUR, label="taint (from timeAdded)")]
+    if any(c.kind == FAULT_KIND for c in changes):
+        handles.append(Patch(color=FAULT_COLOUR, alpha=0.4, label="fault window"))
     ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=4, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)

@@ -11,7 +11,8 @@ Three panels on one time axis (seconds since the load started):
    container's exit.
 
 Deletes, SIGTERMs and exits are also drawn as vertical lines across the first two panels,
-so a failure can be read against them without reading any code.
+so a failure can be read against them without reading any code. A fault window (e2e.faults:
+from the inject to the undo) is shaded across all three panels and named at the top.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ ENDPOINT_COLOURS = {
 _CLASS_TEXT = {"refused": "connection refused", "reset": "connection reset/closed", "timeout": "timeout",
                "other": "other error", "http-error": "HTTP non-2xx"}
 DELETE_COLOUR, SIGTERM_COLOUR, EXIT_COLOUR = "black", "#d32f2f", "#424242"
+FAULT_COLOUR = "#e57373"
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,10 @@ def render(
     t0: float,
     title: str,
     bin_s: float = 0.5,
+    windows: Sequence[tuple[float, float, str]] = (),
 ) -> bytes:
-    """The PNG (bytes) described in the module doc; ``t0`` (epoch s) is time zero."""
+    """The PNG (bytes) described in the module doc; ``t0`` (epoch s) is time zero;
+    ``windows`` are fault windows ``(from, to, name)`` in epoch s."""
     lane_pods = [p.pod for p in pods]
     for s in states:
         if s.pod not in lane_pods:
@@ -136,7 +140,7 @@ def render(
     ax_lat.set_ylabel("latency (ms)\nby send time")
 
     # -- 3: endpoint lanes -------------------------------------------------------------------
-    end = max([r.done_at - t0 for r in requests] + [s.received_at - t0 for s in states] + [1.0]) + 0.5
+    end = max([r.done_at - t0 for r in requests] + [s.received_at - t0 for s in states] + [w[1] - t0 for w in windows] + [1.0]) + 0.5
     by_pod: dict[str, list[EndpointState]] = defaultdict(list)
     for s in states:
         by_pod[s.pod].append(s)
@@ -177,13 +181,19 @@ def render(
                     ax.axvline(at - t0, color=colour, linestyle=style, linewidth=1.1)
         ax.grid(axis="both", alpha=0.25)
     ax_ep.grid(axis="x", alpha=0.25)
-    ax_ep.set_xlim(min(0.0, *(p.delete_at - t0 for p in pods if p.delete_at is not None)) - 0.2, end)
+    for start, stop, name in windows:
+        for ax in (ax_n, ax_lat, ax_ep):
+            ax.axvspan(start - t0, stop - t0, color=FAULT_COLOUR, alpha=0.18, linewidth=0)
+        ax_n.annotate(f"fault: {name}", (start - t0, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
+                      textcoords="offset points", fontsize=8, color="#b71c1c")
+    ax_ep.set_xlim(min([0.0, *(p.delete_at - t0 for p in pods if p.delete_at is not None)]) - 0.2, end)
 
     marker_handles = [
         Line2D([], [], color=DELETE_COLOUR, linestyle="--", marker="v", label="pod delete"),
         Line2D([], [], color=SIGTERM_COLOUR, linestyle=":", marker="*", markersize=10, label="SIGTERM received"),
         Line2D([], [], color=EXIT_COLOUR, linestyle="-.", marker="X", label="container exit"),
         Patch(facecolor="none", edgecolor="black", hatch="////", label="preStop hook"),
+        *([Patch(color=FAULT_COLOUR, alpha=0.35, label="fault window (inject → undo)")] if windows else []),
     ]
     ax_n.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8, title="requests", title_fontsize=8)
     ax_lat.legend(handles=marker_handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8,

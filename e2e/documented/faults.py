@@ -1,0 +1,334 @@
+"""NF — node and component faults (CASES-faults.md §2.1–2.5, §3c, §4 NF-1…NF-3, NF-5…NF-7).
+
+What the node's parts do when they fail, on one node (the multi-node cases are NF-4, NF-8, NF-9):
+
+- The kubelet renews its Lease in ``kube-node-lease`` every 0.25 × ``nodeLeaseDurationSeconds``
+  (+0–4 % jitter); kube-controller-manager marks the node ``Ready=Unknown`` once no renewal
+  came for ``node-monitor-grace-period``, taints it ``unreachable:NoSchedule`` and marks its
+  pods not Ready in the same pass — on one node the NoExecute taint is suppressed ("full
+  disruption": every node of the zone is not ready) (NF-1, NF-2).
+- The taint-eviction controller deletes a pod at the taint's ``timeAdded`` + the pod's
+  smallest matching ``tolerationSeconds``; removing the taint cancels (NF-3).
+- A kubelet restart keeps the containers; whether readiness flips depends on the version
+  (``ChangeContainerStatusOnKubeletRestart``: GA/on until 1.34, deprecated/off from 1.35) (NF-5).
+- containerd restarts keep the containers (shims, ``KillMode=process``); > 30 s without the
+  runtime makes the kubelet report ``Ready=False`` itself (NF-6).
+- Without the API server the node keeps running what it has; kcm and scheduler exit when they
+  lose their leader lease and are restarted (NF-7).
+
+Times are host seconds unless a name says API time (1 s resolution: ``lastTransitionTime``,
+``timeAdded``, ``deletionTimestamp``); Lease ``renewTime`` has µs resolution. Node-lifecycle
+values depend on the cluster profile: they are keyed by it in the measurement name
+(``unknown_after_last_renew_s[fast-lifecycle]``), and the report prints the profile.
+"""
+
+from __future__ import annotations
+
+from ..expectations import Band, Expectation, KnownBug, register
+
+# -- sources -----------------------------------------------------------------------------
+UP_LEASE = ("[UP] k8s.io/component-helpers v0.37.2 apimachinery/lease/controller.go Run "
+            "(JitterUntilWithContext(sync, renewInterval, 0.04, sliding=true)), newLease (RenewTime = now); "
+            "pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction 0.25")
+UP_LEASE_DEFAULTS = "[UP] pkg/kubelet/apis/config/v1beta1/defaults.go (NodeLeaseDurationSeconds 40)"
+UP_NLC = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth, tryUpdateNodeHealth "
+          "(probeTimestamp, NodeStatusUnknown), doNoScheduleTaintingPass, handleDisruption (full disruption)")
+UP_MARK = ("[UP] pkg/controller/util/node/controller_utils.go MarkPodsNotReady (Ready=False, no reason; event NodeNotReady); "
+           "node_lifecycle_controller.go monitorNodeHealth (same pass as the status write)")
+UP_TAINT_EVICTION = ("[UP] pkg/controller/tainteviction/taint_eviction.go processPodOnNode (timeAdded + min tolerationSeconds), "
+                     "addConditionAndDeletePod, TaintManagerEviction events")
+UP_TOLERATION_PLUGIN = "[UP] plugin/pkg/admission/defaulttolerationseconds/admission.go (300 s, only for a key the pod lacks)"
+UP_SCHED_TAINT = ("[UP] pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go Filter "
+                  "(1.37: \"node(s) had untolerated taint(s)\", #134740; 1.34.4: see NF-3 scheduling_message)")
+UP_PROBER = ("[UP] pkg/kubelet/prober/prober_manager.go isContainerStarted, setReadyStateOnKubeletRestart, "
+             "kubeletRestartGracePeriod (10 s); worker.go; pkg/features/kube_features.go ChangeContainerStatusOnKubeletRestart "
+             "(GA/true to 1.34, Deprecated/false from 1.35, KEP-4781, PR #134746)")
+UP_PROBER_134 = ("[UP] v1.34.4 pkg/kubelet/prober/worker.go newWorker (readiness initialValue Failure, startup Unknown): "
+                 "a restarted kubelet starts every readiness worker at Failure; issues #100277, #131303")
+UP_RUNTIME = ("[UP] pkg/kubelet/kubelet.go maxWaitForContainerRuntime 30 s, updateRuntimeUp (every 5 s); runtime.go runtimeErrors "
+              "(\"container runtime is down\"); nodestatus/setters.go ReadyCondition; kubelet_node_status.go syncNodeStatus "
+              "(nodeStatusUpdateFrequency 10 s)")
+UP_EXEC_PROBE = ("[UP] pkg/kubelet/prober/prober.go probe (an errored probe: event \"%s probe errored and resulted in %s state\", "
+                 "returns Failure with the error); worker.go doProbe (\"Prober error, throw away the result\"): v1.34.4 and v1.37.2")
+UP_SHIMS = "[UP] kind v0.33.0 images/base/files/etc/systemd/system/containerd.service (KillMode=process); test/e2e_node/restart_test.go"
+UP_LEADER = ("[UP] cmd/kube-controller-manager/app/controllermanager.go, cmd/kube-scheduler/app/server.go (OnStoppedLeading: "
+             "klog.FlushAndExit), component-base leader election 15/10/2 s")
+UP_KUBELET_OFFLINE = "[S3] L8–9 (the kubelet keeps running without the API); [UP] pkg/kubelet/pod_workers.go, prober/worker.go"
+S3_HEARTBEAT = "[S3] L56 (heartbeat Lease, NotReady)"
+S0_TAINTS = "[S0] L86, L88, L109 (NoExecute, unreachable, not-ready)"
+CASES_NF = "CASES-faults.md §4"
+BUG_111385 = "kubernetes/kubernetes#111385 (closed as rotten, not fixed)"
+RACE_111385 = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go: monitorNodeHealth queues the node for "
+               "NoExecute tainting (processTaintBaseEviction → markNodeForTainting) and doNoExecuteTaintingPass (every 100 ms, "
+               "burst 1) taints it before handleDisruption enters master disruption mode; markNodeAsReachable then works on "
+               "the pass's stale Node copy, which lacks the taint, so nothing removes it (controller_utils.go RemoveTaintOffNode)")
+UP_EXCLUDED = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth "
+               "(isNodeExcludedFromDisruptionChecks: the node's Ready condition is left out of zoneToNodeConditions), "
+               "handleDisruption (no zone left: full-disruption mode is never entered, the zone's NoExecute limiter keeps its rate)")
+
+# -- profiles (profiles/<name>.yaml) and their node-lifecycle settings ----------------------
+FAST = "fast-lifecycle"
+DEFAULT = "default-lifecycle"
+# nodeLeaseDurationSeconds (kubelet), node-monitor-grace-period and node-monitor-period (kcm), s.
+LEASE_DURATION_S = {FAST: 20, DEFAULT: 40}
+GRACE_S = {FAST: 20, DEFAULT: 50}
+MONITOR_PERIOD_S = {FAST: 1, DEFAULT: 5}
+RENEW_FRACTION = 0.25
+RENEW_JITTER = 0.04
+
+# -- scenario settings --------------------------------------------------------------------
+# NF-1: how long the Lease is recorded (3 min).
+NF1_RECORD_S = 180
+# NF-2: how long the kubelet stays stopped (fast-lifecycle: 120 s).
+NF2_STOP_S = 120
+# NF-2: the tolerant Deployment's own unreachable/not-ready tolerationSeconds.
+NF2_TOLERATION_S = 20
+# NF-2 variant (CASES-faults.md §6 point 1): the node label that leaves it out of the zone count.
+EXCLUDE_DISRUPTION = "node.kubernetes.io/exclude-disruption"
+EXCLUDED = "exclude-disruption"
+# NF-3: tolerations of the test pods (None: no toleration; 0 below means infinite), and when the
+# taint is removed (s after it was added).
+NF3_TOLERATIONS = {"none": None, "t10": 10, "t30": 30, "infinite": -1}
+NF3_REMOVE_AFTER_S = 15
+# web.yaml's httpGet readiness probe period, and probes.yaml's exec probes (NF-5, NF-6).
+WEB_READINESS_PERIOD_S = 5
+PROBE_PERIOD_S = 5
+PROBE_FAILURE_THRESHOLD = 3
+# NF-5: the pods must have been running longer than the kubelet's restart grace (10 s).
+KUBELET_RESTART_GRACE_S = 10
+NF5_STEADY_S = 15
+# NF-5: how long the watch runs after the restart (the 1.34 flip lasts ≤ 15 s).
+NF5_WATCH_S = 30
+# NF-6: containerd restarts (3, 20 s apart), the outage (60 s); the app's heartbeat interval.
+NF6_RESTARTS = 3
+NF6_RESTART_INTERVAL_S = 20
+NF6_OUTAGE_S = 60
+TICK_S = 0.1
+# NF-7: the API-server outage, and when the liveness flag is set inside it.
+NF7_OUTAGE_S = 60
+NF7_FLAG_AT_S = 20
+NF7_LIVENESS_PERIOD_S = 5
+
+# -- how wide a band is, and why ----------------------------------------------------------
+API_RESOLUTION_S = 1.0
+# One API write and the watch that sees it, on loopback to a busy 2-core API server.
+API_LATENCY_S = 0.2
+# The loaded host: one controller pass or status write can come a second late.
+LOADED_S = 1.0
+# EndpointSlice controller: a pod's Ready change reaches its slice within 1.5 s (CASES.md PS-3),
+# kube-proxy syncs iptables with minSyncPeriod 1 s (kind's kubeadm template).
+ENDPOINT_S = 1.5
+PROXY_SYNC_S = 1.0
+# kubelet nodeStatusUpdateFrequency (10 s): a changed node status is posted at the next tick.
+NODE_STATUS_UPDATE_S = 10
+RUNTIME_CHECK_S = 5
+RUNTIME_DOWN_S = 30
+# A kubelet (re)start on the node container: process start, client, first node status (~3 s on
+# the 2-core host) — the budget a recovery gets before its first status.
+KUBELET_START_S = 5
+# A new pod on the node: schedule, sandbox (pause), container start on the 2-core host.
+POD_START_S = 15
+
+
+def _exact(case: str, name: str, value: int, source: str, why: str = "", minors=(None, None)) -> Expectation:
+    return Expectation(case, name, value, source, band=None, why=why, minors=minors)
+
+
+def _text(case: str, name: str, value: str | bool, source: str, pattern: bool = False, minors=(None, None)) -> Expectation:
+    return Expectation(case, name, value, source, pattern=pattern, minors=minors)
+
+
+def _nf1(profile: str) -> list[Expectation]:
+    interval = LEASE_DURATION_S[profile] * RENEW_FRACTION
+    return [
+        _exact("NF-1", f"lease_duration_s[{profile}]", LEASE_DURATION_S[profile], f"profiles/{profile}.yaml; {UP_LEASE_DEFAULTS}",
+               why="the profile's kubelet nodeLeaseDurationSeconds"),
+        Expectation("NF-1", f"renew_gap_median_s[{profile}]", interval, f"{S3_HEARTBEAT}; {UP_LEASE}", unit="s",
+                    band=Band(interval, round(interval * (1 + RENEW_JITTER) + API_LATENCY_S, 3)),
+                    why=f"0.25 × lease {LEASE_DURATION_S[profile]} s; sliding jitter adds [0, 4 %) after each renewal "
+                        f"returns; + {API_LATENCY_S:g} s for the Lease update on the loaded host; never below the interval"),
+        Expectation("NF-1", f"renew_gap_max_s[{profile}]", interval, f"{UP_LEASE}; test/e2e/common/node/node_lease.go", unit="s",
+                    band=Band(interval, 2 * interval - 0.001),
+                    why="no single renewal missed: every gap < 2 × the interval"),
+    ]
+
+
+def _nf2(profile: str) -> list[Expectation]:
+    grace, period = GRACE_S[profile], MONITOR_PERIOD_S[profile]
+    return [
+        Expectation("NF-2", f"unknown_after_last_renew_s[{profile}]", float(grace), f"{S3_HEARTBEAT}; {UP_NLC}", unit="s",
+                    band=Band(grace - API_RESOLUTION_S, grace + 2 * period + API_RESOLUTION_S + LOADED_S),
+                    why=f"grace {grace} s from the pass that noticed the last renewal (≤ 1 monitor period {period} s late) to the "
+                        f"pass that acts (≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s); "
+                        f"+{LOADED_S:g} s for a late pass on the loaded host"),
+    ]
+
+
+NF2 = [
+    *_nf2(FAST),
+    *_nf2(DEFAULT),
+    _text("NF-2", "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
+    _text("NF-2", "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
+    _text("NF-2", "pressure_conditions", "DiskPressure=Unknown MemoryPressure=Unknown PIDPressure=Unknown", UP_NLC),
+    Expectation("NF-2", "noschedule_taint_after_unknown_s", 0.0, UP_NLC, unit="s",
+                band=Band(0, API_RESOLUTION_S + LOADED_S),
+                why="doNoScheduleTaintingPass follows the status write (node update → nodeUpdateQueue), same second or the "
+                    f"next (timeAdded and lastTransitionTime both truncated); +{LOADED_S:g} s on the loaded host"),
+    Expectation("NF-2", "pod_not_ready_after_unknown_s", 0.0, UP_MARK, unit="s",
+                band=Band(0, API_RESOLUTION_S + LOADED_S),
+                why="MarkPodsNotReady runs in the pass that wrote Unknown, right after the write; both API times truncated; "
+                    f"+{LOADED_S:g} s on the loaded host"),
+    _text("NF-2", "pod_not_ready_reason", "", UP_MARK),
+    _text("NF-2", "containers_ready", "True", UP_MARK),
+    _text("NF-2", "pod_event", "Warning NodeNotReady: Node is not ready", UP_MARK),
+    _text("NF-2", "node_event", "Normal NodeNotReady: Node {node} status is now: NodeNotReady", UP_MARK),
+    Expectation("NF-2", "endpoint_not_ready_after_pod_not_ready_s", 0.0, "[UP] pkg/controller/endpointslice (pod update → slice)",
+                unit="s", band=Band(0, ENDPOINT_S), why=f"EndpointSlice update after the pod change, receive times (CASES.md PS-3: ≤ {ENDPOINT_S:g} s)"),
+    _exact("NF-2", "failed_requests_before_unknown", 0, f"{CASES_NF} NF-2; {UP_KUBELET_OFFLINE}",
+           why="the containers keep running and stay ready endpoints until the controller marks the pods"),
+    _text("NF-2", "failures_while_not_ready", "refused", "[UP] pkg/proxy/iptables/proxier.go (REJECT a service without endpoints)"),
+    # Full disruption on one node should keep the NoExecute taint off (CASES-faults.md NF-2): it does not.
+    # The race of #111385 happened on the first real run (v1.37.2, fast-lifecycle, 2026-11-30 16:01:33
+    # UTC): the NoExecute taint was added in the second of Unknown, kcm logged "Entering master
+    # disruption mode" 0.96 s later, the taint stayed until the kubelet was back, and the 20 s-tolerating
+    # pod was deleted at timeAdded + 20 s ("Deleting pod" 16:01:53.7).
+    Expectation("NF-2", "noexecute_taint_seen[plain]", True, f"{UP_NLC}; CASES-faults.md NF-2 (expected none)",
+                known_bug=KnownBug(BUG_111385, correct=False, mechanism=RACE_111385)),
+    Expectation("NF-2", "pods_deleted[plain]", 1, f"{S0_TAINTS}; {UP_NLC}; {UP_TAINT_EVICTION}",
+                why="the stuck NoExecute taint evicts the 20 s-tolerating pod; the web pods tolerate the default 300 s",
+                known_bug=KnownBug(BUG_111385, correct=0, mechanism=RACE_111385)),
+    # CASES-faults.md §6 point 1: the only node labelled node.kubernetes.io/exclude-disruption
+    _text("NF-2", f"noexecute_taint_seen[{EXCLUDED}]", True, UP_EXCLUDED),
+    _exact("NF-2", f"pods_deleted[{EXCLUDED}]", 1, f"{UP_EXCLUDED}; {UP_TOLERATION_PLUGIN}",
+           why="only the 20 s-tolerating pod: the web pods tolerate unreachable for the default 300 s, longer than the stop"),
+    # whenever a NoExecute taint came (excluded node, or the race above)
+    Expectation("NF-2", "noexecute_taint_after_unknown_s", 0.0, f"{UP_NLC} processTaintBaseEviction, doNoExecuteTaintingPass", unit="s",
+                band=Band(0, 2 * API_RESOLUTION_S),
+                why="markNodeForTainting in the pass that wrote Unknown; the zone's queue (0.1/s, burst 1) is drained every "
+                    "100 ms; timeAdded and lastTransitionTime both truncated"),
+    Expectation("NF-2", "tolerant_deleted_after_taint_s", float(NF2_TOLERATION_S), UP_TAINT_EVICTION,
+                unit="s", band=Band(NF2_TOLERATION_S - API_RESOLUTION_S, NF2_TOLERATION_S + 2 * API_RESOLUTION_S),
+                why="timeAdded + the pod's own tolerationSeconds (as NF-3); 1 s truncation at both ends"),
+    _exact("NF-2", "container_restarts", 0, UP_KUBELET_OFFLINE, why="the containers run on without the kubelet"),
+    _text("NF-2", "containers_replaced", False, UP_KUBELET_OFFLINE),
+    _text("NF-2", "late_pod_phase", "Pending", UP_SCHED_TAINT),
+    Expectation("NF-2", "node_ready_after_kubelet_start_s", 0.0, f"{UP_NLC}; pkg/kubelet/kubelet_node_status.go", unit="s",
+                band=Band(0, KUBELET_START_S + NODE_STATUS_UPDATE_S),
+                why=f"kubelet start (≤ {KUBELET_START_S} s) + its first node status within one update period ({NODE_STATUS_UPDATE_S} s)"),
+    Expectation("NF-2", "taint_removed_after_ready_s", 0.0, UP_NLC, unit="s", band=Band(0, API_RESOLUTION_S + LOADED_S),
+                why="doNoScheduleTaintingPass on the Ready node update; receive times; +1 s on the loaded host"),
+    Expectation("NF-2", "pod_ready_after_node_ready_s", 0.0, f"{UP_PROBER}; {UP_MARK}", unit="s",
+                band=Band(0, WEB_READINESS_PERIOD_S + KUBELET_START_S),
+                why=f"the first successful readiness probe (≤ 1 period {WEB_READINESS_PERIOD_S} s; a probe is triggered at once "
+                    f"for a pod already not Ready) + the status write; +{KUBELET_START_S} s for the restarted kubelet's pod sync"),
+    _exact("NF-2", "failed_requests_after_recovery", 0, f"{CASES_NF} NF-2",
+           why=f"once both endpoints are ready again (+{PROXY_SYNC_S:g} s kube-proxy sync) every request succeeds"),
+]
+
+NF3 = [
+    Expectation("NF-3", "deleted_after_taint_s[none]", 0.0, f"{S0_TAINTS}; {UP_TAINT_EVICTION}", unit="s",
+                band=Band(0, 2 * API_RESOLUTION_S),
+                why="no matching toleration: deleted when the taint manager sees the taint; timeAdded and the delete time "
+                    "(deletionTimestamp − grace) both truncated, same process"),
+    Expectation("NF-3", "deleted_after_taint_s[t10]", 10.0, f"{S0_TAINTS}; {UP_TAINT_EVICTION}", unit="s",
+                band=Band(10 - API_RESOLUTION_S, 10 + 2 * API_RESOLUTION_S),
+                why="timeAdded + tolerationSeconds 10 on the timed queue of the same process; 1 s truncation at both ends"),
+    _text("NF-3", "deleted[t30]", False, f"{UP_TAINT_EVICTION} (removing the taint cancels); test/e2e/node/taints.go"),
+    _text("NF-3", "deleted[infinite]", False, UP_TAINT_EVICTION),
+    _text("NF-3", "disruption_target_reason", "DeletionByTaintManager", UP_TAINT_EVICTION),
+    _text("NF-3", "disruption_target_message", "Taint manager: deleting due to NoExecute taint", UP_TAINT_EVICTION),
+    _text("NF-3", "marking_event", "Marking for deletion Pod {namespace}/{pod}", UP_TAINT_EVICTION),
+    _text("NF-3", "cancelling_event", "Cancelling deletion of Pod {namespace}/{pod}", UP_TAINT_EVICTION),
+    _text("NF-3", "dry_run_tolerations", "node.kubernetes.io/not-ready=300 node.kubernetes.io/unreachable=20", UP_TOLERATION_PLUGIN),
+    # C8 / CASES-faults.md §6 point 5: the FailedScheduling text of a pod that does not tolerate the taint
+    _text("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. preemption: .*",
+          UP_SCHED_TAINT, pattern=True, minors=(35, None)),
+    _text("NF-3", "scheduling_message",
+          r"0/1 nodes are available: 1 node\(s\) had untolerated taint(\(s\)| \{chaos\.e2e/evict: 1\})\. preemption: .*",
+          f"{UP_SCHED_TAINT}; CASES-faults.md C8 (#135023 cherry-picked to 1.34: both texts accepted)", pattern=True, minors=(34, 34)),
+]
+
+
+def _nf5(minor_range: tuple, flips: dict[str, int], started: int, source: str) -> list[Expectation]:
+    out = [_exact("NF-5", f"ready_flips[{pod}]", n, source, minors=minor_range,
+                  why="Ready True→False transitions in the watch after the restart") for pod, n in flips.items()]
+    out.append(_exact("NF-5", "started_flips[startup-readiness]", started, source, minors=minor_range,
+                      why="started true→false transitions in the watch after the restart"))
+    return out
+
+
+NF5 = [
+    _exact("NF-5", "container_restarts", 0, f"{UP_PROBER}; test/e2e/apps/daemon_restart.go",
+           why="kind's kubelet.service KillMode=process: containers outlive the kubelet"),
+    _text("NF-5", "containers_replaced", False, "test/e2e/apps/daemon_restart.go"),
+    _exact("NF-5", "node_ready_flips", 0, UP_NLC, why="the downtime (≈ 1–3 s) is far below the grace period"),
+    # 1.35+: containers started > 10 s before the kubelet keep started/ready
+    *_nf5((35, None), {"no-probe": 0, "readiness": 0, "startup-readiness": 0, "web": 0}, 0,
+          f"{UP_PROBER}; test/e2e_node/container_lifecycle_test.go \"Not Change Container Status\""),
+    _exact("NF-5", "failed_requests", 0, UP_PROBER, minors=(35, None), why="no readiness flip, no endpoint change"),
+    # 1.34: every readiness worker starts at Failure, startup probes at Unknown
+    *_nf5((None, 34), {"no-probe": 0, "readiness": 1, "startup-readiness": 1, "web": 1}, 1, UP_PROBER_134),
+    Expectation("NF-5", "not_ready_s", 5.0, UP_PROBER_134, unit="s", minors=(None, 34),
+                band=Band(0.001, KUBELET_START_S + PROBE_PERIOD_S + 5),
+                why=f"kubelet start (≤ {KUBELET_START_S} s) + the first probe (≤ 1 period {PROBE_PERIOD_S} s, random initial "
+                    "jitter) + the status write; CASES-faults.md NF-5: (0, 15] s"),
+    Expectation("NF-5", "failed_requests", 0, f"{UP_PROBER_134}; {CASES_NF} NF-5", minors=(None, 34), band=Band.at_least(0),
+                why="report only: requests fail only while both web endpoints are unready at once"),
+]
+
+NF6 = [
+    _exact("NF-6", "container_restarts", 0, UP_SHIMS, why="shims survive a containerd restart or stop"),
+    _text("NF-6", "containers_replaced", False, UP_SHIMS),
+    _exact("NF-6", "failed_requests", 0, f"{UP_SHIMS}; {UP_EXEC_PROBE} (httpGet probes run in the kubelet)",
+           why="the containers and kube-proxy's rules do not depend on containerd; the httpGet readiness keeps passing"),
+    _exact("NF-6", "web_ready_flips", 0, f"{UP_RUNTIME}; #125618",
+           why="the kubelet reports Ready=False itself: the controller does not mark pods NotReady; httpGet readiness passes"),
+    Expectation("NF-6", "tick_max_gap_s", TICK_S, UP_SHIMS, unit="s", band=Band(TICK_S, TICK_S + 0.9),
+                why=f"the app's own {TICK_S:g} s ticker: the app is never paused (its FIFO buffers the lines while containerd "
+                    "is away); +0.9 s scheduling delay on the loaded host"),
+    _exact("NF-6", "node_ready_flips[restart]", 0, UP_RUNTIME, why="each restart is far shorter than the 30 s runtime threshold"),
+    Expectation("NF-6", "new_pod_running_s[restart]", 3.0, UP_SHIMS, unit="s", band=Band(0, POD_START_S),
+                why=f"a pod created after the restarts starts as usual: schedule, sandbox, container (budget {POD_START_S} s)"),
+    Expectation("NF-6", "runtime_down_after_stop_s", float(RUNTIME_DOWN_S), UP_RUNTIME, unit="s",
+                band=Band(RUNTIME_DOWN_S - RUNTIME_CHECK_S - API_RESOLUTION_S,
+                          RUNTIME_DOWN_S + NODE_STATUS_UPDATE_S + API_RESOLUTION_S + LOADED_S),
+                why=f"30 s from the last successful runtime check (≤ {RUNTIME_CHECK_S} s before the stop), posted at the next "
+                    f"node status update (≤ {NODE_STATUS_UPDATE_S} s); 1 s truncation; +{LOADED_S:g} s on the loaded host. "
+                    "(CASES-faults.md NF-6 wrote [30, 46]: it counted the 30 s from the stop, not from the last check)"),
+    _text("NF-6", "runtime_down_reason", "KubeletNotReady", UP_RUNTIME),
+    _text("NF-6", "runtime_down_message", ".*container runtime is down.*", UP_RUNTIME, pattern=True),
+    # CASES-faults.md NF-6 expected the exec-probed pod unready after failureThreshold × period ("a probe
+    # error counts as Failure"). The source and the first real run disagree: prober.probe returns
+    # (Failure, err), and the worker throws an errored result away, so readiness keeps its last value.
+    # Evidence (v1.37.2, fast-lifecycle, 2026-11-30 16:00 UTC): 12 "Readiness probe errored and
+    # resulted in unknown state" events over the 60 s outage, no Ready transition of the pod.
+    _exact("NF-6", "exec_probe_ready_flips", 0, UP_EXEC_PROBE,
+           why="an exec probe cannot reach the runtime: the result is an error, thrown away by the worker; "
+               "readiness keeps its last value (Ready)"),
+    _text("NF-6", "exec_probe_event", r"Readiness probe errored and resulted in unknown state: rpc error: code = Unavailable .*",
+          UP_EXEC_PROBE, pattern=True),
+    _text("NF-6", "exec_during_outage_fails", True, "[UP] pkg/kubelet/cri/streaming (exec through CRI)"),
+    Expectation("NF-6", "node_ready_after_start_s", 0.0, UP_RUNTIME, unit="s",
+                band=Band(0, RUNTIME_CHECK_S + NODE_STATUS_UPDATE_S + API_RESOLUTION_S),
+                why=f"the next runtime check (≤ {RUNTIME_CHECK_S} s) + the next node status update (≤ {NODE_STATUS_UPDATE_S} s)"),
+    Expectation("NF-6", "late_pod_running_after_start_s", 3.0, UP_RUNTIME, unit="s", band=Band(0, POD_START_S),
+                why=f"the pod created during the outage starts once containerd answers (budget {POD_START_S} s)"),
+]
+
+NF7 = [
+    _exact("NF-7", "failed_requests", 0, "[UP] pkg/proxy (rules stay in the kernel); CASES-faults.md §2.5",
+           why="running containers and kube-proxy's rules need no API server; endpoints cannot change"),
+    Expectation("NF-7", "crashloop_runs_in_outage", 1, f"{UP_KUBELET_OFFLINE}; CASES.md CL-1", band=Band.at_least(1),
+                why="the crash loop's back-off (10, 20, 40 s) goes on without the API: the 60 s window holds at least one run"),
+    _exact("NF-7", "liveness_restarts", 1, UP_KUBELET_OFFLINE, why="the probe fails once (the flag), the new container clears it"),
+    Expectation("NF-7", "kcm_restarts", 1, UP_LEADER, band=Band.at_least(1),
+                why="an outage > 10 s (renew deadline) loses the leader lease: the process exits"),
+    Expectation("NF-7", "scheduler_restarts", 1, UP_LEADER, band=Band.at_least(1),
+                why="an outage > 10 s (renew deadline) loses the leader lease: the process exits"),
+    _exact("NF-7", "node_ready_flips", 0, f"{UP_NLC}; NodeControllerLeaseCircuitBreaker (1.37, PR #138698)", minors=(35, None),
+           why="a restarted kcm begins with probeTimestamp = now; 1.37 also re-reads the live Lease"),
+    Expectation("NF-7", "node_ready_flips", 0, f"{UP_NLC}; CASES-faults.md NF-7 (1.34 lacks the lease circuit breaker)",
+                minors=(None, 34), band=Band(0, 1), why="accepted and reported: a transient NotReady on 1.34"),
+]
+
+register([*_nf1(FAST), *_nf1(DEFAULT), *NF2, *NF3, *NF5, *NF6, *NF7])

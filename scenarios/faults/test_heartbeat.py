@@ -1,0 +1,40 @@
+"""NF-1 — heartbeat cadence (CASES-faults.md §2.1, §4 NF-1): the kubelet renews its Lease in
+kube-node-lease every 0.25 × nodeLeaseDurationSeconds (+0–4 % jitter), on every profile.
+
+No fault; recorded on the fault profiles' own clusters (fast-lifecycle in the default
+selection; the upstream defaults, profile default-lifecycle, under ``slow``).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from e2e.documented import faults as doc
+from e2e.scenario import Scenario
+
+from fault_helpers import lease_duration, renewals, wait_until_time
+
+PROFILES = [pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST)),
+            pytest.param(doc.DEFAULT, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow])]
+
+
+@pytest.mark.serial
+@pytest.mark.record("Lease", "Node")
+@pytest.mark.case("NF-1")
+@pytest.mark.parametrize("profile", PROFILES)
+def test_heartbeat_cadence(scenario: Scenario, profile: str):
+    """NF-1: 3 min of Lease renewals: leaseDurationSeconds as the profile sets it, the median
+    gap 0.25 × that (+ jitter), no single gap of twice the interval."""
+    sc = scenario
+    node = sc.kind.control_plane if sc.kind else sc.kube.nodes()[0]["metadata"]["name"]
+    since = sc.recorder.started_at
+    sc.mark(since, "recording the Lease")
+    wait_until_time(sc, since + doc.NF1_RECORD_S, f"{doc.NF1_RECORD_S} s of Lease renewals")
+    sc.recorder.check(since=since)  # every renewal seen: no gap in the recording
+    gaps = [round(b - a, 6) for a, b in zip(renewals(sc, node), renewals(sc, node)[1:])]
+    details = {"renewals": len(gaps) + 1, "gaps_s": gaps}
+    sc.expect("NF-1", f"lease_duration_s[{profile}]", lease_duration(sc, node), details=details)
+    sc.expect("NF-1", f"renew_gap_median_s[{profile}]", statistics.median(gaps) if gaps else None, details=details)
+    sc.expect("NF-1", f"renew_gap_max_s[{profile}]", max(gaps) if gaps else None, details=details)

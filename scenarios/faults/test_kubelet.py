@@ -1,0 +1,237 @@
+"""NF-2 and NF-5 — the kubelet stopped, restarted, SIGKILLed (CASES-faults.md §2.1, §2.3, §4).
+
+NF-2: the kubelet stopped on the only node: the chain last renewal → ``Ready=Unknown`` →
+``unreachable:NoSchedule`` → pods not Ready → endpoints not ready → refused requests, while the
+containers run on; no NoExecute taint and no eviction on one node (full disruption); recovery
+after the kubelet starts again.
+
+NF-5: a kubelet restart (and a SIGKILL, restarted by systemd) keeps every container; on 1.35+
+nothing flips, on 1.34 every readiness probe restarts at Failure, so Ready flips
+False→True (and a startup probe's ``started``).
+
+Both run on a cluster of their own profile (fast-lifecycle; the upstream defaults under
+``slow``), ``serial``; the fault is always undone and the cluster checked healthy afterwards
+(e2e.faults).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+
+import pytest
+
+from e2e.documented import faults as doc
+from e2e.evidence import endpoints
+from e2e.faults import kubelet_killed, kubelet_restarted, kubelet_stopped
+from e2e.pods import condition
+from e2e.scenario import Scenario
+from e2e.timeline import parse_time
+
+from fault_helpers import (
+    WAIT_SLACK_S,
+    apply_web,
+    attach_traffic,
+    containers,
+    first_condition,
+    flips,
+    last_renew_before,
+    delete_requested_at,
+    load,
+    node_condition_changes,
+    node_labelled,
+    pod_condition_changes,
+    release_node_port,
+    states,
+    taint_gone,
+    taint_seen,
+    wait_pods_ready,
+    wait_until_time,
+    web_serving,
+)
+RECORD = ("Pod", "Event", "EndpointSlice", "Node", "Lease")
+UNREACHABLE = "node.kubernetes.io/unreachable"
+# (profile, exclude-disruption label on the node: CASES-faults.md §6 point 1)
+NF2_VARIANTS = [pytest.param(doc.FAST, False, marks=pytest.mark.profile(doc.FAST), id=doc.FAST),
+                pytest.param(doc.FAST, True, marks=pytest.mark.profile(doc.FAST), id=f"{doc.FAST}-{doc.EXCLUDED}"),
+                pytest.param(doc.DEFAULT, False, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow], id=doc.DEFAULT)]
+# NF-2 default variant: the kubelet stays stopped 420 s (past the 300 s default tolerations).
+NF2_STOP_S = {doc.FAST: doc.NF2_STOP_S, doc.DEFAULT: 420}
+
+
+def node_name(sc: Scenario) -> str:
+    return sc.kind.control_plane
+
+
+@pytest.mark.serial
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("NF-2")
+@pytest.mark.parametrize("profile, excluded", NF2_VARIANTS)
+def test_kubelet_stopped(scenario: Scenario, profile: str, excluded: bool):
+    """NF-2: kubelet stopped 120 s (fast-lifecycle): Unknown at the last renewal + grace,
+    NoSchedule taint and pods not Ready at once, endpoints not ready, then refused requests;
+    containers untouched, no NoExecute taint, no pod deleted, a new pod Pending; all back after
+    the kubelet starts. With the node labelled node.kubernetes.io/exclude-disruption (§6 point 1)
+    the zone is not "fully disrupted": the NoExecute taint comes and the 20 s-tolerating pod is
+    deleted at timeAdded + 20 s."""
+    sc = scenario
+    node = node_name(sc)
+    variant = doc.EXCLUDED if excluded else "plain"
+    apply_web(sc)
+    with ExitStack() as stack:
+        if excluded:
+            stack.enter_context(node_labelled(sc, node, doc.EXCLUDE_DISRUPTION))
+        _kubelet_stopped(sc, node, profile, variant)
+
+
+def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> None:
+    try:
+        sc.apply("tolerant.yaml", toleration_s=doc.NF2_TOLERATION_S)
+        web = web_serving(sc)
+        tolerant = sc.wait_for("the tolerant pod running", lambda: next(
+            (c.name for c in sc.recorder.changes("Pod") if c.name.startswith("tolerant-")), None), WAIT_SLACK_S)
+        before = containers(sc, web)
+        gen = load(sc, duration_s=NF2_STOP_S[profile] + 2 * WAIT_SLACK_S)
+        with kubelet_stopped(sc, node) as window:
+            unknown = sc.wait_for("node Ready=Unknown", lambda: first_condition(sc, node, "Unknown", after=window.injected_at),
+                                  doc.GRACE_S[profile] + 3 * doc.MONITOR_PERIOD_S[profile] + 10)
+            sc.apply("late.yaml", name="late")
+            wait_until_time(sc, window.injected_at + NF2_STOP_S[profile], "the end of the kubelet stop")
+        ready = sc.wait_for("node Ready=True again", lambda: first_condition(sc, node, "True", after=window.undone_at), WAIT_SLACK_S)
+        sc.wait_for("both web pods ready endpoints again",
+                    lambda: set(web) <= endpoints.ready_pods(states(sc)), WAIT_SLACK_S)
+        recovered_at = time.time()
+        wait_until_time(sc, recovered_at + 5, "a few seconds of load after the recovery")
+        gen.stop()
+        result = gen.result()
+        after = containers(sc, web)
+    finally:
+        release_node_port(sc)
+    attach_traffic(sc, result, [window], f"NF-2 kubelet stopped ({profile})")
+
+    last_renew = last_renew_before(sc, node, window.injected_at + 1)
+    unknown_at = parse_time(unknown.obj.get("lastTransitionTime"))
+    sc.expect("NF-2", f"unknown_after_last_renew_s[{profile}]", None if last_renew is None else round(unknown_at - last_renew, 3),
+              around=unknown.received_at, details={"last_renew": last_renew, "unknown": unknown.obj, "fault": window.injected_at})
+    sc.expect("NF-2", "ready_unknown_reason", unknown.obj.get("reason"))
+    sc.expect("NF-2", "ready_unknown_message", unknown.obj.get("message"))
+    node_obj = next(c.obj for c in sc.recorder.changes("Node", node) if c.received_at >= unknown.received_at)
+    pressure = " ".join(f"{t}={(condition(node_obj, t) or {}).get('status')}" for t in ("DiskPressure", "MemoryPressure", "PIDPressure"))
+    sc.expect("NF-2", "pressure_conditions", pressure)
+    noschedule = taint_seen(sc, node, UNREACHABLE, "NoSchedule", after=window.injected_at)
+    sc.expect("NF-2", "noschedule_taint_after_unknown_s",
+              None if noschedule is None else parse_time(noschedule.obj.get("timeAdded")) - unknown_at,
+              details={"taint": noschedule and noschedule.obj})
+    noexecute = taint_seen(sc, node, UNREACHABLE, "NoExecute", after=window.injected_at)
+    sc.expect("NF-2", f"noexecute_taint_seen[{variant}]", noexecute is not None, details={"taint": noexecute and noexecute.obj})
+    if noexecute is not None:  # then eviction follows the NF-3 rules
+        added = parse_time(noexecute.obj.get("timeAdded"))
+        sc.expect("NF-2", "noexecute_taint_after_unknown_s", added - unknown_at, details={"taint": noexecute.obj})
+        at = delete_requested_at(sc, tolerant)
+        sc.expect("NF-2", "tolerant_deleted_after_taint_s", None if at is None else at - added,
+                  details={"pod": tolerant, "taint": noexecute.obj})
+
+    for pod in web:
+        ready_changes = pod_condition_changes(sc, pod, "Ready")
+        not_ready = next((s for s in ready_changes if s.obj.get("status") == "False" and s.received_at >= window.injected_at), None)
+        sc.expect("NF-2", "pod_not_ready_after_unknown_s",
+                  None if not_ready is None else parse_time(not_ready.obj.get("lastTransitionTime")) - unknown_at,
+                  details={"pod": pod, "condition": not_ready and not_ready.obj})
+        if not_ready is None:
+            continue
+        sc.expect("NF-2", "pod_not_ready_reason", not_ready.obj.get("reason") or "", details={"pod": pod})
+        obj = next(c.obj for c in sc.recorder.changes("Pod", pod) if c.received_at >= not_ready.received_at)
+        sc.expect("NF-2", "containers_ready", (condition(obj, "ContainersReady") or {}).get("status"), details={"pod": pod})
+        ep = endpoints.first(states(sc), pod, after=window.injected_at, ready=False)
+        sc.expect("NF-2", "endpoint_not_ready_after_pod_not_ready_s", None if ep is None else round(ep.received_at - not_ready.received_at, 3),
+                  around=not_ready.received_at, details={"pod": pod})
+        back = next((s for s in ready_changes if s.obj.get("status") == "True" and s.received_at >= ready.received_at - 1), None)
+        sc.expect("NF-2", "pod_ready_after_node_ready_s",
+                  None if back is None else parse_time(back.obj.get("lastTransitionTime")) - parse_time(ready.obj.get("lastTransitionTime")),
+                  details={"pod": pod, "condition": back and back.obj})
+        event = next((c.obj for c in sc.recorder.changes("Event") if c.obj.get("reason") == "NodeNotReady"
+                      and (c.obj.get("involvedObject") or {}).get("name") == pod), None)
+        sc.expect("NF-2", "pod_event", event and f"{event.get('type')} {event.get('reason')}: {event.get('message')}", details={"pod": pod})
+
+    # the node's own events go to the default namespace (the recorder watches the test's)
+    node_events = sc.kube.core.list_namespaced_event("default", field_selector=f"involvedObject.name={node},reason=NodeNotReady").items
+    node_event = next((e for e in node_events if e.last_timestamp is None or e.last_timestamp.timestamp() >= window.injected_at - 1), None)
+    sc.expect("NF-2", "node_event", node_event and f"{node_event.type} {node_event.reason}: {node_event.message}", node=node)
+
+    early = [r for r in result.requests if r.failed and r.sent_at < unknown.received_at]
+    sc.expect("NF-2", "failed_requests_before_unknown", len(early), details={"failures": [r.__dict__ for r in early[:10]]})
+    during = [r for r in result.requests if r.failed and unknown.received_at <= r.sent_at < window.undone_at]
+    sc.expect("NF-2", "failures_while_not_ready", max(set(r.outcome for r in during), key=[r.outcome for r in during].count) if during else "none",
+              details={"by_outcome": result.failures_by_class(), "failed_in_window": len(during)})
+    late = [r for r in result.requests if r.failed and r.sent_at >= recovered_at + doc.PROXY_SYNC_S]
+    sc.expect("NF-2", "failed_requests_after_recovery", len(late), details={"failures": [r.__dict__ for r in late[:10]]})
+
+    deleted = [c.name for c in sc.recorder.changes("Pod") if c.type == "DELETED" or c.obj["metadata"].get("deletionTimestamp")]
+    sc.expect("NF-2", f"pods_deleted[{variant}]", len(set(deleted)), details={"deleted": sorted(set(deleted))})
+    sc.expect("NF-2", "container_restarts", sum(n for _, n in after.values()) - sum(n for _, n in before.values()),
+              details={"before": before, "after": after})
+    sc.expect("NF-2", "containers_replaced", {k: v[0] for k, v in before.items()} != {k: v[0] for k, v in after.items()},
+              details={"before": before, "after": after})
+    late_pod = sc.pod("late") or {}
+    sc.expect("NF-2", "late_pod_phase", next(((c.obj.get("status") or {}).get("phase") for c in sc.recorder.changes("Pod", "late")
+                                               if c.received_at <= window.undone_at), None), details={"late": late_pod.get("status")})
+    sc.expect("NF-2", "node_ready_after_kubelet_start_s", parse_time(ready.obj.get("lastTransitionTime")) - window.undone_at,
+              around=ready.received_at, details={"ready": ready.obj})
+    gone = taint_gone(sc, node, UNREACHABLE, after=window.undone_at)
+    sc.expect("NF-2", "taint_removed_after_ready_s", None if gone is None else round(gone - ready.received_at, 3),
+              details={"node_ready": ready.obj})
+
+
+# -- NF-5 --------------------------------------------------------------------------------------
+PROBE_PODS = ("no-probe", "readiness", "startup-readiness")
+FAULTS = {"restart": kubelet_restarted, "sigkill": kubelet_killed}
+
+
+@pytest.mark.serial
+@pytest.mark.profile(doc.FAST)
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("NF-5")
+@pytest.mark.parametrize("how", list(FAULTS))
+def test_kubelet_restart(scenario: Scenario, how: str):
+    """NF-5: kubelet restart / SIGKILL with pods Ready > 15 s: no container restarts, node stays
+    Ready; 1.35+ no Ready/started flip and no failed request; 1.34 readiness-probed pods flip
+    Ready→False→True (≤ 15 s) and the startup-probed one flips started."""
+    sc = scenario
+    node = node_name(sc)
+    apply_web(sc)
+    try:
+        sc.apply("probes.yaml", readiness_period=doc.PROBE_PERIOD_S, failure_threshold=doc.PROBE_FAILURE_THRESHOLD)
+        web = web_serving(sc)
+        pods = [*PROBE_PODS, *web]
+        wait_pods_ready(sc, pods, doc.NF5_STEADY_S)
+        before = containers(sc, pods)
+        gen = load(sc, duration_s=doc.NF5_WATCH_S + 2 * WAIT_SLACK_S)
+        with FAULTS[how](sc, node) as window:
+            wait_until_time(sc, window.injected_at + doc.NF5_WATCH_S, "the watch after the kubelet restart")
+        gen.stop()
+        result = gen.result()
+        after = containers(sc, pods)
+    finally:
+        release_node_port(sc)
+    attach_traffic(sc, result, [window], f"NF-5 kubelet {how}")
+    since, until = window.injected_at - 1, time.time()
+    sc.expect("NF-5", "container_restarts", sum(n for _, n in after.values()) - sum(n for _, n in before.values()),
+              details={"before": before, "after": after})
+    sc.expect("NF-5", "containers_replaced", {k: v[0] for k, v in before.items()} != {k: v[0] for k, v in after.items()},
+              details={"before": before, "after": after})
+    sc.expect("NF-5", "node_ready_flips", flips(node_condition_changes(sc, node), since, until))
+    for pod in pods:
+        ready = pod_condition_changes(sc, pod, "Ready")
+        kind = "web" if pod in web else pod
+        n = flips(ready, since, until)
+        sc.expect("NF-5", f"ready_flips[{kind}]", n, details={"pod": pod, "ready": [(s.received_at, s.obj) for s in ready]})
+        for prev, cur in zip(ready, ready[1:]):
+            if since <= cur.received_at <= until and prev.obj.get("status") == "True" and cur.obj.get("status") != "True":
+                back = next((s for s in ready if s.received_at > cur.received_at and s.obj.get("status") == "True"), None)
+                sc.expect("NF-5", "not_ready_s", None if back is None else round(back.received_at - cur.received_at, 3),
+                          details={"pod": pod})
+    started = [(c.received_at, cs.get("started")) for c in sc.recorder.changes("Pod", "startup-readiness")
+               for cs in (c.obj.get("status") or {}).get("containerStatuses") or []]
+    started_flips = sum(1 for (_, a), (t, b) in zip(started, started[1:]) if since <= t <= until and a and not b)
+    sc.expect("NF-5", "started_flips[startup-readiness]", started_flips, details={"started": started})
+    sc.expect("NF-5", "failed_requests", len(result.failures), details={"by_outcome": result.by_outcome()})
