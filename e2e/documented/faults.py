@@ -226,13 +226,17 @@ NF2 = [
 ]
 
 NF3 = [
+    # From the host time the taint patch returned: a taint added through the API has no timeAdded
+    # (the node controller sets it on its own taints only; kubectl taint sets none). CASES-faults.md
+    # NF-3 measured from timeAdded, which the first run (v1.37.2) showed absent on the test taint.
     Expectation("NF-3", "deleted_after_taint_s[none]", 0.0, f"{S0_TAINTS}; {UP_TAINT_EVICTION}", unit="s",
-                band=Band(0, 2 * API_RESOLUTION_S),
-                why="no matching toleration: deleted when the taint manager sees the taint; timeAdded and the delete time "
-                    "(deletionTimestamp − grace) both truncated, same process"),
+                band=Band(-API_RESOLUTION_S, 2 * API_RESOLUTION_S),
+                why="no matching toleration: deleted when the taint manager sees the taint (ms after the patch); the delete "
+                    "time (deletionTimestamp − grace) is truncated (−1 s); +1 s informer and queue +1 s on the loaded host"),
     Expectation("NF-3", "deleted_after_taint_s[t10]", 10.0, f"{S0_TAINTS}; {UP_TAINT_EVICTION}", unit="s",
                 band=Band(10 - API_RESOLUTION_S, 10 + 2 * API_RESOLUTION_S),
-                why="timeAdded + tolerationSeconds 10 on the timed queue of the same process; 1 s truncation at both ends"),
+                why="the taint manager's own observation + tolerationSeconds 10 on its timed queue; the delete time truncated "
+                    "(−1 s); +1 s informer and queue +1 s on the loaded host"),
     _text("NF-3", "deleted[t30]", False, f"{UP_TAINT_EVICTION} (removing the taint cancels); test/e2e/node/taints.go"),
     _text("NF-3", "deleted[infinite]", False, UP_TAINT_EVICTION),
     _text("NF-3", "disruption_target_reason", "DeletionByTaintManager", UP_TAINT_EVICTION),
