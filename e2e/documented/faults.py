@@ -270,6 +270,7 @@ NF5 = [
     *_nf5((35, None), {"no-probe": 0, "readiness": 0, "startup-readiness": 0, "web": 0}, 0,
           f"{UP_PROBER}; test/e2e_node/container_lifecycle_test.go \"Not Change Container Status\""),
     _exact("NF-5", "failed_requests", 0, UP_PROBER, minors=(35, None), why="no readiness flip, no endpoint change"),
+    _text("NF-5", "not_ready_s", "absent", f"{UP_PROBER} (no flip: nothing to time)", minors=(35, None)),
     # 1.34: every readiness worker starts at Failure, startup probes at Unknown
     *_nf5((None, 34), {"no-probe": 0, "readiness": 1, "startup-readiness": 1, "web": 1}, 1, UP_PROBER_134),
     Expectation("NF-5", "not_ready_s", 5.0, UP_PROBER_134, unit="s", minors=(None, 34),
