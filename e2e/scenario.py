@@ -60,6 +60,7 @@ class Scenario:
     # left it broken (e2e.faults.core; the plugin's Clusters.replace_broken)
     profile: str = "default"
     on_broken: Callable[[str], None] | None = None
+    broken: str | None = None
     t0: float = 0.0
     marks: list[tuple[float, str]] = field(default_factory=list)
     # what apply created: (apiVersion, kind) of namespaced objects; (apiVersion, kind, name) of
@@ -120,6 +121,7 @@ class Scenario:
         """The cluster did not recover from a fault (``reason``): export its logs, delete it,
         and give the next test of this profile a new one (e2e.faults.core)."""
         log.error("cluster of profile %s is broken: %s", self.profile, reason)
+        self.broken = reason
         if self.on_broken is not None:
             self.on_broken(reason)
 
@@ -208,8 +210,13 @@ class Scenario:
         collector one) on a pod or on an object of a kind the test applied would leave the
         namespace stuck in ``Terminating``: it is removed with a :class:`CleanupWarning` naming
         the objects. ``keep_namespace`` (``--keep-namespaces`` of a failed test) keeps the
-        namespace and the cluster-scoped objects its pods may need, and says so.
+        namespace and the cluster-scoped objects its pods may need, and says so. After
+        :meth:`cluster_broken` nothing is cleaned: the cluster is being replaced, its namespaces
+        go with it.
         """
+        if self.broken:
+            log.warning("not cleaning namespace %s: its cluster is broken and replaced (%s)", self.namespace, self.broken)
+            return
         if keep_namespace:
             kept = ", ".join(f"{kind.lower()}/{name}" for _, kind, name in self.cluster_objects)
             log.warning("keeping namespace %s%s", self.namespace, f" and cluster-scoped {kept}" if kept else "")

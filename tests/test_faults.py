@@ -290,3 +290,16 @@ def test_replace_broken_exports_logs_marks_and_forgets_the_cluster(tmp_path):
     clusters.replace_broken("fast-lifecycle", "node NotReady", tmp_path)
     assert calls == [("export", "ple2e-x-broken"), ("mark", "node NotReady"), ("delete",)]
     assert "fast-lifecycle" not in clusters._ready  # the next test gets a new cluster
+
+
+def test_a_broken_clusters_namespace_is_not_cleaned(monkeypatch):
+    """After the cluster was handed over as broken, the test's teardown touches nothing on it."""
+    from e2e.scenario import Scenario
+
+    calls = []
+    kube = SimpleNamespace(release_finalizers=lambda *a: calls.append("release"), delete_namespace=lambda ns: calls.append("delete"))
+    sc = Scenario(kube, "ns", SimpleNamespace(), SimpleNamespace(), None, 37, 1, profile="fast-lifecycle",
+                  on_broken=lambda reason: calls.append(f"replace: {reason}"))
+    sc.cluster_broken("node NotReady")
+    sc.clean_up()
+    assert calls == ["replace: node NotReady"]

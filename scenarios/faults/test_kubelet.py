@@ -23,6 +23,7 @@ import pytest
 
 from e2e.documented import faults as doc
 from e2e.evidence import endpoints
+from e2e.evidence.load import outcomes
 from e2e.faults import kubelet_killed, kubelet_restarted, kubelet_stopped
 from e2e.pods import condition
 from e2e.scenario import Scenario
@@ -160,9 +161,12 @@ def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> Non
 
     early = [r for r in result.requests if r.failed and r.sent_at < unknown.received_at]
     sc.expect("NF-2", "failed_requests_before_unknown", len(early), details={"failures": [r.__dict__ for r in early[:10]]})
-    during = [r for r in result.requests if r.failed and unknown.received_at <= r.sent_at < window.undone_at]
-    sc.expect("NF-2", "failures_while_not_ready", max(set(r.outcome for r in during), key=[r.outcome for r in during].count) if during else "none",
-              details={"by_outcome": result.failures_by_class(), "failed_in_window": len(during)})
+    # from both endpoints not ready (+ kube-proxy's sync) until the kubelet is back: no request succeeds
+    both_not_ready = max((ep.received_at for pod in web for ep in [endpoints.first(states(sc), pod, after=window.injected_at, ready=False)]
+                          if ep is not None), default=None)
+    during = [] if both_not_ready is None else result.between(both_not_ready + doc.PROXY_SYNC_S, window.undone_at)
+    sc.expect("NF-2", "ok_requests_while_not_ready", None if both_not_ready is None else sum(r.ok for r in during),
+              details={"requests": len(during), "by_outcome": outcomes(during)})
     late = [r for r in result.requests if r.failed and r.sent_at >= recovered_at + doc.PROXY_SYNC_S]
     sc.expect("NF-2", "failed_requests_after_recovery", len(late), details={"failures": [r.__dict__ for r in late[:10]]})
 
