@@ -131,9 +131,9 @@ def test_containerd(scenario: Scenario, how: str):
               around=down.received_at, details={"condition": down.obj, "stopped_at": window.injected_at})
     sc.expect("NF-6", "runtime_down_reason", down.obj.get("reason"))
     sc.expect("NF-6", "runtime_down_message", down.obj.get("message"))
-    ready = pod_condition_changes(sc, "readiness", "Ready")
-    sc.expect("NF-6", "exec_probe_ready_flips", flips(ready, window.injected_at, window.undone_at),
-              details={"ready": [(s.received_at, s.obj) for s in ready]})
+    exec_ready = pod_condition_changes(sc, "readiness", "Ready")
+    sc.expect("NF-6", "exec_probe_ready_flips", flips(exec_ready, window.injected_at, window.undone_at),
+              details={"ready": [(s.received_at, s.obj) for s in exec_ready]})
     event = next((c.obj for c in sc.recorder.changes("Event") if c.obj.get("reason") == "Unhealthy"
                   and (c.obj.get("involvedObject") or {}).get("name") == "readiness" and c.received_at >= window.injected_at), None)
     sc.expect("NF-6", "exec_probe_event", event and event.get("message"), details={"event": event})
