@@ -40,6 +40,8 @@ UP_TAINT_EVICTION = ("[UP] pkg/controller/tainteviction/taint_eviction.go proces
 UP_TOLERATION_PLUGIN = "[UP] plugin/pkg/admission/defaulttolerationseconds/admission.go (300 s, only for a key the pod lacks)"
 UP_SCHED_TAINT = ("[UP] pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go Filter "
                   "(\"node(s) had untolerated taint(s)\": v1.37.2 (#134740) and v1.34.4 (the cherry-pick #135023))")
+UP_DRA_POSTFILTER = ("[UP] pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go PostFilter "
+                     "(a pod without claims: \"no new claims to deallocate\")")
 UP_PROBER = ("[UP] pkg/kubelet/prober/prober_manager.go isContainerStarted, setReadyStateOnKubeletRestart, "
              "kubeletRestartGracePeriod (10 s); worker.go; pkg/features/kube_features.go ChangeContainerStatusOnKubeletRestart "
              "(GA/true to 1.34, Deprecated/false from 1.35, KEP-4781, PR #134746)")
@@ -254,10 +256,15 @@ NF3 = [
     _text("NF-3", "marking_event", "Marking for deletion Pod {namespace}/{pod}", UP_TAINT_EVICTION),
     _text("NF-3", "cancelling_event", "Cancelling deletion of Pod {namespace}/{pod}", UP_TAINT_EVICTION),
     _text("NF-3", "dry_run_tolerations", "node.kubernetes.io/not-ready=300 node.kubernetes.io/unreachable=20", UP_TOLERATION_PLUGIN),
-    # C8 / CASES-faults.md §6 point 5: v1.34.4 carries #135023 (the generic text), as v1.37.2 does — read in
-    # both versions' taint_toleration.go Filter; the older "had untolerated taint {key: value}" is not accepted
+    # C8 / CASES-faults.md §6 point 5, settled: v1.34.4 carries #135023 (the generic "had untolerated taint(s)"),
+    # as v1.37.2 does. Up to 1.36 the DynamicResources PostFilter of a pod without claims adds its own reason
+    # "no new claims to deallocate" before the preemption text (seen on v1.34.4, 2026-11-30 16:31 UTC); 1.37
+    # returns Unschedulable without a message there.
+    _text("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. "
+          r"no new claims to deallocate, preemption: .*", f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.34.4–v1.36.3)",
+          pattern=True, minors=(None, 36)),
     _text("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. preemption: .*",
-          UP_SCHED_TAINT, pattern=True),
+          f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.37.2: no message)", pattern=True, minors=(37, None)),
 ]
 
 
