@@ -347,6 +347,14 @@ class Kube:
             pod, namespace, container=container, previous=previous, _request_timeout=self.request_timeout_s
         )
 
+    def lease_renewed_at(self, node: str) -> float | None:
+        """``spec.renewTime`` (epoch s, µs) of ``node``'s heartbeat Lease in ``kube-node-lease``;
+        ``None`` when it has none. ``ApiException`` propagates."""
+        lease = client.CoordinationV1Api(self.api_client).read_namespaced_lease(node, "kube-node-lease",
+                                                                                 _request_timeout=self.request_timeout_s)
+        renewed = lease.spec.renew_time if lease.spec else None
+        return renewed.timestamp() if renewed else None
+
     def nodes(self) -> list[dict]:
         """Every node as the API's JSON (``status.images`` lists what its runtime holds)."""
         return [self.api_client.sanitize_for_serialization(n)

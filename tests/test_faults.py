@@ -181,12 +181,13 @@ def test_health_talks_to_the_api_on_loopback_only():
         health(kube)
 
 
-def _api(readyz: str, node_ready: str, pod_ready: bool):
+def _api(readyz: str, node_ready: str, pod_ready: bool, renewed: float | None = 1000.0):
     cond = SimpleNamespace(type="Ready", status=node_ready)
     node = SimpleNamespace(metadata=SimpleNamespace(name="n"), status=SimpleNamespace(conditions=[cond]))
     pod = SimpleNamespace(metadata=SimpleNamespace(name="etcd-n", deletion_timestamp=None),
                           status=SimpleNamespace(phase="Running", container_statuses=[SimpleNamespace(ready=pod_ready)]))
     return SimpleNamespace(
+        lease_renewed_at=lambda node: renewed,
         api_client=SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443"),
                                    call_api=lambda method, url, **k: SimpleNamespace(read=lambda: None, data=readyz.encode())),
         core=SimpleNamespace(list_node=lambda **k: SimpleNamespace(items=[node]),
@@ -201,6 +202,17 @@ def test_health_checks_readyz_nodes_and_kube_system_pods():
     assert report.healthy and "kube-system/etcd-n Running 1/1" in report.text()
 
 
+def test_a_node_is_healthy_only_with_a_heartbeat_after_the_undo():
+    """Right after a kubelet stop the node still reads Ready=True (the grace period): the
+    Lease must have been renewed after the undo (seen on a real cluster: a fault never undone
+    passed a Ready-only check)."""
+    checks, problems = health(_api("ok", "True", True, renewed=990.0), since=1000.0)
+    assert problems == ["lease of n renewed -10.0 s after the undo"]
+    checks, problems = health(_api("ok", "True", True, renewed=1004.5), since=1000.0)
+    assert "lease of n renewed +4.5 s after the undo" in checks and not problems
+    assert health(_api("ok", "True", True, renewed=None), since=1000.0)[1] == ["lease of n renewed never"]
+
+
 @pytest.mark.parametrize("make, inject, undo", [
     (kubelet_killed, "systemctl kill -s KILL kubelet", "systemctl start kubelet"),
     (containerd_stopped, "systemctl stop containerd", "systemctl start containerd"),
@@ -209,7 +221,7 @@ def test_health_checks_readyz_nodes_and_kube_system_pods():
      "/etc/kubernetes/manifests/kube-apiserver.yaml"),
 ])
 def test_component_faults_exec_into_the_node(monkeypatch, make, inject, undo):
-    monkeypatch.setattr(core, "health", lambda kube: HEALTHY)
+    monkeypatch.setattr(core, "health", lambda kube, since=None: HEALTHY)
     site = Site()
     with make(site, recovery_timeout_s=1):
         pass
@@ -217,7 +229,7 @@ def test_component_faults_exec_into_the_node(monkeypatch, make, inject, undo):
 
 
 def test_the_test_taint_is_added_and_always_removed(monkeypatch):
-    monkeypatch.setattr(core, "health", lambda kube: HEALTHY)
+    monkeypatch.setattr(core, "health", lambda kube, since=None: HEALTHY)
     node = {"spec": {"taints": [{"key": "other", "effect": "NoSchedule"}]}}
     patches = []
 

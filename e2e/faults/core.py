@@ -16,7 +16,9 @@ timeout, Ctrl-C / ``KeyboardInterrupt``):
    time the undo command returned. An undo that itself fails is retried once, then the
    cluster counts as broken;
 3. **health check** (:func:`check_health`), polled up to ``recovery_timeout_s``: every node
-   ``Ready=True``, every kube-system pod Running with every container ready, the API server's
+   ``Ready=True`` *and* its heartbeat Lease renewed after the undo (a node's Ready lags the
+   kubelet by up to the grace period: right after a kubelet stop it still reads True), every
+   kube-system pod Running with every container ready, the API server's
    ``/readyz`` answering ``ok`` — through the test's own client, whose server must be on
    127.0.0.1 (host traffic goes nowhere else). The :class:`RecoveryReport` is added to the
    test's report (``recovery-<fault>.txt``) and kept on the window;
@@ -141,9 +143,10 @@ def api_host_is_loopback(kube) -> str:
     return host
 
 
-def health(kube) -> tuple[list[str], list[str]]:
+def health(kube, since: float | None = None) -> tuple[list[str], list[str]]:
     """One poll of the cluster's health through ``kube`` (:class:`e2e.kube.Kube`):
     ``(checks, problems)``, each a list of one-line texts; healthy when ``problems`` is empty.
+    With ``since`` (epoch s, the undo) every node's Lease must have been renewed after it.
     Any error of a request is a problem, not an exception (the API may still be coming back)."""
     checks: list[str] = []
     problems: list[str] = []
@@ -165,6 +168,14 @@ def health(kube) -> tuple[list[str], list[str]]:
     for n in nodes:
         ready = next((c.status for c in n.status.conditions or [] if c.type == "Ready"), "absent")
         (checks if ready == "True" else problems).append(f"node {n.metadata.name} Ready={ready}")
+        if since is not None:
+            try:
+                renewed = kube.lease_renewed_at(n.metadata.name)
+            except Exception as e:  # noqa: BLE001
+                problems.append(f"lease of {n.metadata.name}: {type(e).__name__}: {str(e)[:120]}")
+                continue
+            line = f"lease of {n.metadata.name} renewed {'never' if renewed is None else f'{renewed - since:+.1f} s after the undo'}"
+            (checks if renewed is not None and renewed >= since else problems).append(line)
     for p in pods:
         statuses = p.status.container_statuses or []
         ready = sum(1 for cs in statuses if cs.ready)
@@ -177,15 +188,16 @@ def health(kube) -> tuple[list[str], list[str]]:
 
 
 def check_health(fault: str, kube, timeout_s: float = RECOVERY_TIMEOUT_S, poll_s: float | None = None,
-                 probe: Callable[[object], tuple[list[str], list[str]]] | None = None) -> RecoveryReport:
+                 probe: Callable[[object], tuple[list[str], list[str]]] | None = None,
+                 since: float | None = None) -> RecoveryReport:
     """Poll ``probe(kube)`` every ``poll_s`` (default :data:`HEALTH_POLL_S`) seconds until it
-    finds no problem or ``timeout_s`` passed (``probe``: default :func:`health`); the report
-    (healthy or not — never raises for an unhealthy cluster)."""
+    finds no problem or ``timeout_s`` passed (``probe``: default :func:`health` with ``since``);
+    the report (healthy or not — never raises for an unhealthy cluster)."""
     started = time.monotonic()
     last: dict = {"checks": [], "problems": ["never polled"], "polls": 0}
 
     def poll() -> bool:
-        checks, problems = (probe or health)(kube)
+        checks, problems = probe(kube) if probe else health(kube, since)
         last.update(checks=checks, problems=problems, polls=last["polls"] + 1)
         return not problems
 
@@ -264,7 +276,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], None], und
             window.undone_at = time.time()
             site.mark(window.undone_at, f"undo {name}")
             _declare(site, window)
-            report = check_health(name, site.kube, recovery_timeout_s, probe=probe)
+            report = check_health(name, site.kube, recovery_timeout_s, probe=probe, since=window.undone_at)
             if undo_error:
                 report.healthy = False
                 report.problems.insert(0, undo_error)
