@@ -53,6 +53,7 @@ from .cluster import (
     owned_clusters,
     profile_patches,
 )
+from .faults.core import ClusterBroken
 from .images import ENV_VARS, missing_on_nodes, workload_images
 from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
@@ -423,7 +424,7 @@ FILES = pytest.StashKey[dict]()
 def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield
     rep = outcome.get_result()
-    if call.excinfo is not None and rep.failed and isinstance(call.excinfo.value, (ExpectationFailed, RecorderDied)):
+    if call.excinfo is not None and rep.failed and isinstance(call.excinfo.value, (ExpectationFailed, RecorderDied, ClusterBroken)):
         # the explanation names the test's own lines ("judged at"): no framework traceback
         rep.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
     if rep.when == "call":

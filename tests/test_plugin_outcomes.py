@@ -111,3 +111,15 @@ def test_x(scenario):
     scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
 ''')
     r.assert_outcomes(passed=1)
+
+
+def test_a_broken_cluster_fails_with_its_reason_and_no_traceback(run):
+    r = run('''
+from e2e.faults import ClusterBroken
+
+def test_x(scenario):
+    raise ClusterBroken("the cluster did not recover from kubelet-stop on n within 180 s: node n Ready=Unknown")
+''')
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*ClusterBroken: the cluster did not recover from kubelet-stop on n within 180 s: node n Ready=Unknown*"])
+    assert "core.py" not in r.stdout.str()
