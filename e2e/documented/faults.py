@@ -195,7 +195,9 @@ NF2 = [
     # refuses), then only timeouts until the kubelet was back — the classes are reported, not judged: what
     # clients see is that nothing succeeds.
     _exact("NF-2", "ok_requests_while_not_ready", 0, "[UP] pkg/proxy/iptables/proxier.go syncProxyRules (no endpoints: REJECT)",
-           why=f"from both endpoints not ready + {PROXY_SYNC_S:g} s kube-proxy sync until the kubelet starts: no backend"),
+           why=f"sent from both endpoints not ready + {PROXY_SYNC_S:g} s kube-proxy sync (+{LOADED_S:g} s for iptables-restore "
+               "on the loaded host: a request 1.04 s after was still answered on v1.34.4) and answered before the kubelet "
+               "starts: no backend"),
     # Full disruption on one node should keep the NoExecute taint off (CASES-faults.md NF-2): it does not.
     # The race of #111385 happened on the first real run (v1.37.2, fast-lifecycle, 2026-11-30 16:01:33
     # UTC): the NoExecute taint was added in the second of Unknown, kcm logged "Entering master

@@ -161,10 +161,13 @@ def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> Non
 
     early = [r for r in result.requests if r.failed and r.sent_at < unknown.received_at]
     sc.expect("NF-2", "failed_requests_before_unknown", len(early), details={"failures": [r.__dict__ for r in early[:10]]})
-    # from both endpoints not ready (+ kube-proxy's sync) until the kubelet is back: no request succeeds
+    # from both endpoints not ready (+ kube-proxy's sync, + 1 s on the loaded host) until the kubelet is back:
+    # no request succeeds
     both_not_ready = max((ep.received_at for pod in web for ep in [endpoints.first(states(sc), pod, after=window.injected_at, ready=False)]
                           if ep is not None), default=None)
-    during = [] if both_not_ready is None else result.between(both_not_ready + doc.PROXY_SYNC_S, window.undone_at)
+    # (requests answered only after the undo — held by docker's proxy until a backend was back — do not count)
+    during = [] if both_not_ready is None else [r for r in result.between(both_not_ready + doc.PROXY_SYNC_S + doc.LOADED_S,
+                                                                          window.undone_at) if r.done_at <= window.undone_at]
     sc.expect("NF-2", "ok_requests_while_not_ready", None if both_not_ready is None else sum(r.ok for r in during),
               details={"requests": len(during), "by_outcome": outcomes(during)})
     late = [r for r in result.requests if r.failed and r.sent_at >= recovered_at + doc.PROXY_SYNC_S]
