@@ -227,8 +227,9 @@ NF2 = [
     _text("NF-2", "containers_replaced", False, UP_KUBELET_OFFLINE),
     _text("NF-2", "late_pod_phase", "Pending", UP_SCHED_TAINT),
     Expectation("NF-2", "node_ready_after_kubelet_start_s", 0.0, f"{UP_NLC}; pkg/kubelet/kubelet_node_status.go", unit="s",
-                band=Band(0, KUBELET_START_S + NODE_STATUS_UPDATE_S),
-                why=f"kubelet start (≤ {KUBELET_START_S} s) + its first node status within one update period ({NODE_STATUS_UPDATE_S} s)"),
+                band=Band(-API_RESOLUTION_S, KUBELET_START_S + NODE_STATUS_UPDATE_S),
+                why=f"kubelet start (≤ {KUBELET_START_S} s) + its first node status within one update period ({NODE_STATUS_UPDATE_S} s); "
+                    "lastTransitionTime truncated to the second, the start a host time (−1 s)"),
     Expectation("NF-2", "taint_removed_after_ready_s", 0.0, UP_NLC, unit="s", band=Band(0, API_RESOLUTION_S + LOADED_S),
                 why="doNoScheduleTaintingPass on the Ready node update; receive times; +1 s on the loaded host"),
     Expectation("NF-2", "pod_ready_after_node_ready_s", 0.0, f"{UP_PROBER}; {UP_MARK}", unit="s",
@@ -331,8 +332,9 @@ NF6 = [
           UP_EXEC_PROBE, pattern=True),
     _text("NF-6", "exec_during_outage_fails", True, "[UP] pkg/kubelet/cri/streaming (exec through CRI)"),
     Expectation("NF-6", "node_ready_after_start_s", 0.0, UP_RUNTIME, unit="s",
-                band=Band(0, RUNTIME_CHECK_S + NODE_STATUS_UPDATE_S + API_RESOLUTION_S),
-                why=f"the next runtime check (≤ {RUNTIME_CHECK_S} s) + the next node status update (≤ {NODE_STATUS_UPDATE_S} s)"),
+                band=Band(-API_RESOLUTION_S, RUNTIME_CHECK_S + NODE_STATUS_UPDATE_S + API_RESOLUTION_S),
+                why=f"the next runtime check (≤ {RUNTIME_CHECK_S} s) + the next node status update (≤ {NODE_STATUS_UPDATE_S} s); "
+                    "lastTransitionTime truncated to the second, the start a host time (±1 s)"),
     Expectation("NF-6", "late_pod_running_after_start_s", 3.0, UP_RUNTIME, unit="s", band=Band(0, POD_START_S),
                 why=f"the pod created during the outage starts once containerd answers (budget {POD_START_S} s)"),
 ]
