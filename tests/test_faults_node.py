@@ -1,0 +1,168 @@
+"""Worker-node faults (e2e.faults.node): each injects what CASES-faults.md §3b says, is undone
+whatever the test did, and the shutdown capability check names why it says no — with fakes for
+Docker, the node and the API; no cluster."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+import e2e.faults.core as core
+import e2e.faults.node as node
+from e2e.faults.node import (
+    INHIBIT_WHY,
+    PARTITION_COMMENT,
+    SHUTDOWN_MANAGER_FAILED,
+    node_partitioned,
+    node_paused,
+    node_shutdown,
+    partition_rule,
+    shutdown_capability,
+)
+
+WORKER = "c-worker"
+
+
+class Site:
+    """A fault site on a fake two-node cluster: node commands answered by ``answers`` (first
+    matching substring wins; an Exception value is raised), API calls recorded."""
+
+    def __init__(self, answers: dict[str, object] | None = None, failed_pods: tuple[str, ...] = ()):
+        self.profile = "multi-node-fast-lifecycle"
+        self.calls: list[str] = []
+        self.answers = answers or {}
+        self.marks: list[str] = []
+        self.files: dict[str, str] = {}
+        self.broken: list[str] = []
+        self.kind = SimpleNamespace(control_plane="c-control-plane")
+        self.deleted: list[tuple[str, str]] = []
+        self.listed: list[str] = []
+        pods = [SimpleNamespace(metadata=SimpleNamespace(name=n)) for n in failed_pods]
+
+        def list_pods(namespace, field_selector=""):
+            self.listed.append(f"{namespace}?{field_selector}")
+            return SimpleNamespace(items=pods)
+
+        self.kube = SimpleNamespace(
+            api_client=SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443")),
+            core=SimpleNamespace(list_namespaced_pod=list_pods,
+                                 delete_namespaced_pod=lambda name, ns: self.deleted.append((ns, name))))
+        self.recorder = SimpleNamespace(declare_fault=lambda *a: None)
+
+    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
+        line = f"{node}: {' '.join(cmd)}"
+        self.calls.append(line)
+        for key, answer in self.answers.items():
+            if key in line:
+                if isinstance(answer, Exception):
+                    raise answer
+                return str(answer)
+        return ""
+
+    def mark(self, when: float, label: str) -> None:
+        self.marks.append(label)
+
+    def add_file(self, name: str, content) -> None:
+        self.files[name] = content
+
+    def cluster_broken(self, reason: str) -> None:
+        self.broken.append(reason)
+
+
+@pytest.fixture(autouse=True)
+def healthy(monkeypatch):
+    monkeypatch.setattr(core, "HEALTH_POLL_S", 0.01)
+    monkeypatch.setattr(core, "health", lambda kube: (["node c-worker Ready=True"], []))
+
+
+@pytest.fixture
+def docker(monkeypatch):
+    """Fake host docker: records commands; the worker is paused between pause and unpause."""
+    state = {"paused": False, "calls": []}
+
+    def run(*args: str, timeout: float = 0) -> str:
+        state["calls"].append(" ".join(args))
+        if args[0] == "pause":
+            state["paused"] = True
+        elif args[0] == "unpause":
+            if not state["paused"]:
+                raise RuntimeError("container is not paused")
+            state["paused"] = False
+        elif args[:2] == ("inspect", "-f") and "Paused" in args[2]:
+            return "true\n" if state["paused"] else "false\n"
+        elif args[:2] == ("inspect", "-f") and "Networks" in args[2]:
+            return '{"kind": {"IPAddress": "172.18.0.3"}}\n'
+        return ""
+
+    monkeypatch.setattr(node, "docker", run)
+    return state
+
+
+def test_pause_is_undone_when_the_test_fails(docker):
+    site = Site()
+    with pytest.raises(AssertionError, match="body failed"):
+        with node_paused(site, WORKER) as window:
+            assert docker["paused"]
+            raise AssertionError("body failed")
+    assert not docker["paused"]
+    assert docker["calls"] == [f"pause {WORKER}", f"inspect -f {{{{.State.Paused}}}} {WORKER}", f"unpause {WORKER}"]
+    assert window.recovery.healthy and "recovery-node-pause.txt" in site.files
+    assert site.broken == []
+
+
+def test_unpause_is_idempotent(docker):
+    """A retried undo finds the node running and does not fail on it."""
+    site = Site()
+    with node_paused(site, WORKER):
+        node.docker("unpause", WORKER)  # thawed behind the fault's back
+    assert docker["calls"][-1] == f"inspect -f {{{{.State.Paused}}}} {WORKER}"
+    assert site.broken == []
+
+
+@pytest.mark.parametrize("mode, target", [("reject", "REJECT --reject-with tcp-reset"), ("drop", "DROP")])
+def test_partition_cuts_the_api_connection_and_heals(docker, mode, target):
+    site = Site()
+    with node_partitioned(site, WORKER, mode) as window:
+        pass
+    spec = f"OUTPUT -d 172.18.0.3 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j {target}"
+    assert site.calls[0] == f"{WORKER}: iptables -I {spec}"
+    heal = site.calls[1]
+    assert heal.startswith(f"{WORKER}: sh -c while iptables -D {spec} ") and PARTITION_COMMENT in heal.split(";")[-1]
+    assert window.name == f"partition-{mode}" and window.node == WORKER
+
+
+def test_partition_rule_refuses_an_unknown_mode():
+    with pytest.raises(ValueError, match="reject"):
+        partition_rule("10.0.0.1", "blackhole")
+
+
+def test_shutdown_is_cancelled_and_failed_system_pods_cleared(docker):
+    site = Site(failed_pods=("coredns-1", "kube-proxy-x"))
+    with pytest.raises(KeyboardInterrupt):
+        with node_shutdown(site, WORKER):
+            raise KeyboardInterrupt
+    emits = [c for c in site.calls if "PrepareForShutdown" in c]
+    assert emits == [f"{WORKER}: busctl emit /org/freedesktop/login1 org.freedesktop.login1.Manager PrepareForShutdown b true",
+                     f"{WORKER}: busctl emit /org/freedesktop/login1 org.freedesktop.login1.Manager PrepareForShutdown b false"]
+    assert site.listed == [f"kube-system?spec.nodeName={WORKER},status.phase=Failed"]
+    assert site.deleted == [("kube-system", "coredns-1"), ("kube-system", "kube-proxy-x")]
+
+
+LOCK = (f"WHO     UID USER PID COMM    WHAT     WHY                                        MODE\n"
+        f"kubelet 0   root 251 kubelet shutdown {INHIBIT_WHY} delay\n\n1 inhibitors listed.\n")
+
+
+def test_shutdown_capability_present():
+    assert shutdown_capability(Site({"systemd-inhibit": LOCK}), WORKER) is None
+
+
+@pytest.mark.parametrize("answers, says", [
+    ({"journalctl": f'E1130 kubelet.go:1700] "{SHUTDOWN_MANAGER_FAILED}" err="dial unix /run/dbus/system_bus_socket"'},
+     "dial unix /run/dbus"),
+    ({"systemd-inhibit": RuntimeError("Failed to connect to bus: No such file or directory")}, "D-Bus or systemd-logind missing"),
+    ({"systemd-inhibit": "No inhibitors.\n"}, "holds no delay inhibitor lock"),
+])
+def test_shutdown_capability_says_why_not(answers, says):
+    reason = shutdown_capability(Site(answers), WORKER)
+    assert reason and says in reason and WORKER in reason
