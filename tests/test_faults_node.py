@@ -92,7 +92,7 @@ def docker(monkeypatch):
         elif args[:2] == ("inspect", "-f") and "Paused" in args[2]:
             return "true\n" if state["paused"] else "false\n"
         elif args[:2] == ("inspect", "-f") and "Networks" in args[2]:
-            return '{"kind": {"IPAddress": "172.18.0.3"}}\n'
+            return '{"kind": {"IPAddress": "172.18.0.3", "GlobalIPv6Address": "fc00:f853::3"}}\n'
         return ""
 
     monkeypatch.setattr(node, "docker", run)
@@ -125,16 +125,23 @@ def test_partition_cuts_the_api_connection_and_heals(docker, mode, target):
     site = Site()
     with node_partitioned(site, WORKER, mode) as window:
         pass
-    spec = f"OUTPUT -d 172.18.0.3 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j {target}"
-    assert site.calls[0] == f"{WORKER}: iptables -I {spec}"
-    heal = site.calls[1]
-    assert heal.startswith(f"{WORKER}: sh -c while iptables -D {spec} ") and PARTITION_COMMENT in heal.split(";")[-1]
+    v4 = f"OUTPUT -d 172.18.0.3 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j {target}"
+    v6 = f"OUTPUT -d fc00:f853::3 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j {target}"
+    # kind's network is dual-stack: the kubelet may reach the API server over either family
+    assert site.calls[:2] == [f"{WORKER}: iptables -I {v4}", f"{WORKER}: ip6tables -I {v6}"]
+    heal = site.calls[2]
+    assert f"while iptables -D {v4} " in heal and f"while ip6tables -D {v6} " in heal
+    assert heal.endswith(f"! ( ip6tables -S OUTPUT; iptables -S OUTPUT ) | grep -q -- {PARTITION_COMMENT}")
     assert window.name == f"partition-{mode}" and window.node == WORKER
 
 
 def test_partition_rule_refuses_an_unknown_mode():
     with pytest.raises(ValueError, match="reject"):
         partition_rule("10.0.0.1", "blackhole")
+
+
+LOCK = (f"WHO     UID USER PID COMM    WHAT     WHY                                        MODE\n"
+        f"kubelet 0   root 251 kubelet shutdown {INHIBIT_WHY} delay\n\n1 inhibitors listed.\n")
 
 
 def test_shutdown_is_cancelled_and_failed_system_pods_cleared(docker):
@@ -147,10 +154,15 @@ def test_shutdown_is_cancelled_and_failed_system_pods_cleared(docker):
                      f"{WORKER}: busctl emit /org/freedesktop/login1 org.freedesktop.login1.Manager PrepareForShutdown b false"]
     assert site.listed == [f"kube-system?spec.nodeName={WORKER},status.phase=Failed"]
     assert site.deleted == [("kube-system", "coredns-1"), ("kube-system", "kube-proxy-x")]
+    # the cancel left the kubelet without its inhibitor lock (the fake lists none): restarted
+    assert site.calls[-1] == f"{WORKER}: systemctl restart kubelet"
 
 
-LOCK = (f"WHO     UID USER PID COMM    WHAT     WHY                                        MODE\n"
-        f"kubelet 0   root 251 kubelet shutdown {INHIBIT_WHY} delay\n\n1 inhibitors listed.\n")
+def test_shutdown_undo_keeps_a_kubelet_that_still_holds_its_lock(docker):
+    site = Site({"systemd-inhibit": LOCK})
+    with node_shutdown(site, WORKER):
+        pass
+    assert not any("restart" in c for c in site.calls)
 
 
 def test_shutdown_capability_present():

@@ -8,19 +8,25 @@ fault (window name)    inject                                                   
 ``node-pause``         ``docker pause <worker>`` (cgroup freezer: kubelet,       ``docker unpause <worker>``
                        containerd, shims and apps frozen; heartbeats stop,        (only if still paused)
                        apps time out instead of refusing)
-``partition-reject``   in the worker: ``iptables -I OUTPUT -d <control-plane>    the same rule ``-D`` (every copy)
+``partition-reject``   in the worker: ``iptables -I OUTPUT -d <control-plane>    the same rules ``-D`` (every copy)
                        -p tcp --dport 6443 -j REJECT --reject-with tcp-reset``
-``partition-drop``     the same rule with ``-j DROP`` (packets vanish: the        the same rule ``-D``
+                       (and ``ip6tables`` for its IPv6 address)
+``partition-drop``     the same rules with ``-j DROP`` (packets vanish: the       the same rules ``-D``
                        client notices only by its own timeouts)
 ``node-shutdown``      in the worker: the logind signal ``PrepareForShutdown``   ``PrepareForShutdown(false)``,
-                       ``(true)`` (``busctl emit``), which the kubelet's          then the kube-system pods it
-                       graceful node shutdown manager acts on                     left Failed on the node deleted
+                       ``(true)`` (``busctl emit``), which the kubelet's          the kube-system pods it left
+                       graceful node shutdown manager acts on                     Failed deleted, the kubelet
+                                                                                  restarted if it lost its lock
 =====================  ========================================================  ===============================
 
 Partition: the rule cuts the worker's connections to the API server (its kubelet and kube-proxy,
 which reach it at ``<cluster>-control-plane:6443``) and nothing else: pod traffic between the
-nodes and the host's NodePort traffic keep flowing, so NF-8 sees the control path alone. The rule
-carries the comment :data:`PARTITION_COMMENT` so the undo removes exactly it. A partition inside
+nodes and the host's NodePort traffic keep flowing, so NF-8 sees the control path alone. kind's
+Docker network is dual-stack and that name resolves to both addresses: on this host the kubelet
+and kube-proxy connect over IPv6 (``ss -tn`` in the worker: ``[fc00:…::2] → [fc00:…::3]:6443``),
+so the cut needs an ``ip6tables`` rule as well as the ``iptables`` one (found on the real
+cluster: with IPv4 alone the node never went Unknown). Each rule carries the comment
+:data:`PARTITION_COMMENT` so the undo removes exactly them. A partition inside
 one node is not possible: the kubelet and the API server would share its network namespace, and
 this host's cgroup v1 rules out ``-m cgroup`` matching per process (CASES-faults.md §3b).
 
@@ -31,6 +37,14 @@ and member, not the sender (``pkg/kubelet/nodeshutdown/systemd/inhibit_linux.go`
 ``Failed`` (nodeshutdown_manager.go ``killPods``); the undo deletes those of kube-system on the
 node (their controllers already made replacements), so the health check sees a clean cluster.
 :func:`shutdown_capability` says whether the node can take the fault at all.
+
+Found on the real cluster (v1.37.2): after a cancelled shutdown the kubelet holds **no** inhibitor
+lock any more, so a later real shutdown would not be delayed. ``processShutdownEvent`` closes the
+lock's fd N (deferred ``ReleaseInhibitLock``); on the cancel ``acquireInhibitLock`` gets the new
+lock — the kernel hands out the lowest free fd, N again — and then closes "the old one", fd N:
+the new lock (nodeshutdown_manager_linux.go ``acquireInhibitLock``, systemd/inhibit_linux.go
+``ReleaseInhibitLock`` = ``syscall.Close``). The undo therefore restarts the kubelet when the lock
+is gone, which takes a fresh one: the node is left as the fault found it.
 
 Every function takes the test (a fault site: a :class:`e2e.scenario.Scenario`) and the worker's
 node container name (kind names the Kubernetes node alike); they refuse the shared default profile.
@@ -59,6 +73,8 @@ LOGIN1_MANAGER = "org.freedesktop.login1.Manager"
 # What the kubelet logs when its shutdown manager cannot start (pkg/kubelet/kubelet.go), and the
 # "why" of its delay inhibitor lock (nodeshutdown/systemd/inhibit_linux.go InhibitShutdown).
 SHUTDOWN_MANAGER_FAILED = "Failed to start node shutdown manager"
+# Seconds a systemctl call may take (a kubelet restart).
+SYSTEMCTL_TIMEOUT_S = 60
 INHIBIT_WHY = "Kubelet needs time to handle node shutdown"
 
 
@@ -70,13 +86,15 @@ def docker(*args: str, timeout: float = DOCKER_TIMEOUT_S) -> str:
     return r.stdout
 
 
-def node_address(node: str) -> str:
-    """The node container's address on kind's Docker network (``docker inspect``)."""
+def node_addresses(node: str) -> list[str]:
+    """The node container's addresses on kind's Docker network (``docker inspect``): IPv4, then
+    IPv6 where the network has it (kind's default network is dual-stack)."""
     networks = json.loads(docker("inspect", "-f", "{{json .NetworkSettings.Networks}}", node))
-    address = (networks.get("kind") or {}).get("IPAddress")
-    if not address:
+    kind = networks.get("kind") or {}
+    addresses = [a for a in (kind.get("IPAddress"), kind.get("GlobalIPv6Address")) if a]
+    if not addresses:
         raise RuntimeError(f"node {node} has no address on the kind network: {sorted(networks)}")
-    return address
+    return addresses
 
 
 def paused(node: str) -> bool:
@@ -95,13 +113,15 @@ def node_paused(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY
         yield window
 
 
-def partition_rule(apiserver: str, mode: str) -> list[str]:
-    """The OUTPUT rule (without ``-I``/``-D``) that cuts the node's connections to the API
-    server at ``apiserver`` (address): ``mode`` ``reject`` (TCP reset) or ``drop``."""
+def partition_rule(apiserver: str, mode: str) -> tuple[str, list[str]]:
+    """``(command, rule)``: ``iptables`` or ``ip6tables`` (by the address family) and the OUTPUT
+    rule (without ``-I``/``-D``) that cuts the node's connections to the API server at
+    ``apiserver`` (address): ``mode`` ``reject`` (TCP reset) or ``drop``."""
     if mode not in PARTITION_MODES:
         raise ValueError(f"partition mode must be one of {sorted(PARTITION_MODES)}, not {mode!r}")
-    return ["OUTPUT", "-d", apiserver, "-p", "tcp", "--dport", str(APISERVER_PORT),
-            "-m", "comment", "--comment", PARTITION_COMMENT, "-j", *PARTITION_MODES[mode]]
+    command = "ip6tables" if ":" in apiserver else "iptables"
+    return command, ["OUTPUT", "-d", apiserver, "-p", "tcp", "--dport", str(APISERVER_PORT),
+                     "-m", "comment", "--comment", PARTITION_COMMENT, "-j", *PARTITION_MODES[mode]]
 
 
 @contextmanager
@@ -109,16 +129,19 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
                      ) -> Iterator[FaultWindow]:
     """The worker ``node`` cut off from the API server for the ``with`` block (NF-8):
     ``mode`` ``reject`` or ``drop`` (see the module doc)."""
-    rule = partition_rule(node_address(site.kind.control_plane), mode)
-    spec = " ".join(rule[1:])
+    rules = [partition_rule(a, mode) for a in node_addresses(site.kind.control_plane)]
+
+    def cut() -> None:
+        for command, rule in rules:
+            site.node_exec(command, "-I", *rule, node=node)
 
     def heal() -> None:
-        # every copy of the rule, so a retried inject leaves nothing behind
-        site.node_exec("sh", "-c", f"while iptables -D OUTPUT {spec} 2>/dev/null; do :; done; "
-                                   f"! iptables -S OUTPUT | grep -q -- {PARTITION_COMMENT}", node=node)
+        # every copy of every rule, so a retried inject leaves nothing behind; then none may be left
+        removes = "; ".join(f"while {command} -D {' '.join(rule)} 2>/dev/null; do :; done" for command, rule in rules)
+        listed = "; ".join(f"{command} -S OUTPUT" for command in sorted({c for c, _ in rules}))
+        site.node_exec("sh", "-c", f"{removes}; ! ( {listed} ) | grep -q -- {PARTITION_COMMENT}", node=node)
 
-    with fault(site, f"partition-{mode}", node, lambda: site.node_exec("iptables", "-I", *rule, node=node), heal,
-               recovery_timeout_s) as window:
+    with fault(site, f"partition-{mode}", node, cut, heal, recovery_timeout_s) as window:
         yield window
 
 
@@ -126,6 +149,15 @@ def prepare_for_shutdown(site: FaultSite, node: str, active: bool) -> None:
     """Emit logind's ``PrepareForShutdown(active)`` on the node's system bus (``busctl emit``)."""
     site.node_exec("busctl", "emit", LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForShutdown", "b",
                    "true" if active else "false", node=node)
+
+
+def holds_inhibitor_lock(site: FaultSite, node: str) -> bool:
+    """Whether the kubelet on ``node`` holds its logind delay lock (``systemd-inhibit --list``)."""
+    try:
+        locks = site.node_exec("systemd-inhibit", "--list", "--no-pager", node=node)
+    except RuntimeError:
+        return False
+    return any(INHIBIT_WHY in line and "delay" in line for line in locks.splitlines())
 
 
 def shutdown_capability(site: FaultSite, node: str) -> str | None:
@@ -157,6 +189,8 @@ def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
         for pod in site.kube.core.list_namespaced_pod(
                 "kube-system", field_selector=f"spec.nodeName={node},status.phase=Failed").items:
             site.kube.core.delete_namespaced_pod(pod.metadata.name, "kube-system")
+        if not holds_inhibitor_lock(site, node):
+            site.node_exec("systemctl", "restart", "kubelet", node=node, timeout=SYSTEMCTL_TIMEOUT_S)
 
     with fault(site, "node-shutdown", node, lambda: prepare_for_shutdown(site, node, True), cancel,
                recovery_timeout_s) as window:

@@ -1,0 +1,378 @@
+"""NF-4 worker lost, NF-8 worker partitioned from the API server, NF-9 graceful node shutdown —
+on the two-node profiles (CASES-faults.md §4; documented values: e2e/documented/faults_node.py).
+
+Each fault is one context manager of e2e.faults.node (always undone, then the cluster's health
+checked; a cluster that does not recover is replaced). NF-4 and NF-8 measure the controller's
+chain on the worker: last Lease renewal → ``Ready=Unknown`` → taints → pods not Ready →
+endpoint gone → eviction at the taint + tolerationSeconds → replacement Ready, with HTTP load
+from the host through the NodePort on 127.0.0.1. The ``multi-node-fast-lifecycle`` variants
+(grace 20 s, pods tolerating 20 s) run by default; the ``multi-node`` ones (grace 50 s, the
+API server's 300 s tolerations) are ``slow``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from e2e import applog
+from e2e.documented import faults_node as doc
+from e2e.endpoints import endpoint_states, first
+from e2e.faults.node import (
+    holds_inhibitor_lock,
+    node_partitioned,
+    node_paused,
+    node_shutdown,
+    prepare_for_shutdown,
+    shutdown_capability,
+)
+from e2e.load import LoadGenerator, answering_pods
+from e2e.scenario import Scenario, condition
+from e2e.timeline import parse_time
+
+NODE_PORT = 30080  # nodes-web.yaml's Service; published on a free port of 127.0.0.1 (Scenario.node_port_url)
+UNREACHABLE = "node.kubernetes.io/unreachable"
+# Slack for waits that only set up (scheduling, container start on the 2-core host).
+SETUP_S = 90
+RECORD = pytest.mark.record("Pod", "Event", "EndpointSlice", "Node", "Lease")
+TIMINGS = [
+    pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST), id="fast-lifecycle"),
+    pytest.param(doc.DEFAULT, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow], id="default-lifecycle"),
+]
+
+
+def _worker(sc: Scenario) -> str:
+    if sc.kind is None:
+        pytest.skip("a node fault needs the kind node containers (not available with --kubeconfig)")
+    workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
+    assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
+    return workers[0]
+
+
+def _tolerations(profile: str) -> str:
+    """The pods' own unreachable/not-ready tolerations (fast), or none (the API server adds 300 s)."""
+    if profile == doc.DEFAULT:
+        return "[]"
+    return "[" + ", ".join(f"{{key: {k}, operator: Exists, effect: NoExecute, tolerationSeconds: {doc.TOLERATION_S[profile]}}}"
+                           for k in (UNREACHABLE, "node.kubernetes.io/not-ready")) + "]"
+
+
+def _ready(obj: dict | None) -> bool:
+    cond = condition(obj, "Ready")
+    return bool(cond and cond.get("status") == "True")
+
+
+def _pods(sc: Scenario, prefix: str) -> dict[str, dict]:
+    """The newest state of every recorded pod whose name starts with ``prefix``, by UID."""
+    out: dict[str, dict] = {}
+    for ch in sc.recorder.changes("Pod"):
+        if ch.name.startswith(prefix):
+            out[ch.obj["metadata"]["uid"]] = ch.obj
+    return out
+
+
+def _on(obj: dict, node: str) -> bool:
+    return (obj.get("spec") or {}).get("nodeName") == node
+
+
+def _setup_web_and_db(sc: Scenario, worker: str, profile: str) -> tuple[str, str]:
+    """nodes-web.yaml and nodes-db.yaml applied; waits until each node has a Ready web pod and
+    db-0 is Ready on the worker. Returns (the worker's web pod, the control plane's web pod)."""
+    # the previous test's namespace (and its Service on the same NodePort) may still be going
+    sc.wait_for(f"NodePort {NODE_PORT} free", lambda: not _node_port_taken(sc), SETUP_S)
+    sc.apply("nodes-web.yaml", tolerations=_tolerations(profile))
+    sc.apply("nodes-db.yaml", tolerations=_tolerations(profile), worker=worker)
+
+    def placed():
+        web = [p for p in _pods(sc, "web-").values() if _ready(p) and not p["metadata"].get("deletionTimestamp")]
+        on_worker = [p["metadata"]["name"] for p in web if _on(p, worker)]
+        elsewhere = [p["metadata"]["name"] for p in web if not _on(p, worker)]
+        db = sc.pod("db-0")
+        if len(on_worker) == 1 and len(elsewhere) == 1 and _ready(db) and _on(db, worker):
+            return on_worker[0], elsewhere[0]
+        return None
+
+    pods = sc.wait_for("a Ready web pod on each node and db-0 Ready on the worker", placed, SETUP_S)
+    url, seen = sc.node_port_url(NODE_PORT), set()
+    sc.wait_for("both web pods answering through the NodePort", lambda: set(pods) <= answering_pods(url, seen), SETUP_S)
+    return pods
+
+
+def _node_port_taken(sc: Scenario) -> bool:
+    return any(p.node_port == NODE_PORT for s in sc.kube.core.list_service_for_all_namespaces().items
+               for p in s.spec.ports or [])
+
+
+def _node_changes(sc: Scenario, node: str) -> list:
+    return sc.recorder.changes("Node", node)
+
+
+def _last_renew(sc: Scenario, node: str, before: float) -> float:
+    """The last Lease renewTime of ``node`` received before ``before`` (epoch s, µs resolution)."""
+    renews = [parse_time(ch.obj["spec"]["renewTime"]) for ch in sc.recorder.changes("Lease", node) if ch.received_at <= before]
+    assert renews, f"no Lease renewal of {node} recorded before the fault"
+    return max(renews)
+
+
+def _unknown(sc: Scenario, node: str, after: float) -> tuple[float, dict] | None:
+    """(receive time, Ready condition) of the first recorded Ready=Unknown of ``node`` after ``after``."""
+    for ch in _node_changes(sc, node):
+        cond = condition(ch.obj, "Ready")
+        if ch.received_at >= after and cond and cond.get("status") == "Unknown":
+            return ch.received_at, cond
+    return None
+
+
+def _taint(sc: Scenario, node: str, key: str, effect: str, after: float) -> tuple[float, dict] | None:
+    """(receive time, taint) of the first recorded ``key:effect`` taint of ``node`` after ``after``.
+    Only NoExecute taints carry ``timeAdded`` (the NoSchedule one has none)."""
+    for ch in _node_changes(sc, node):
+        for t in (ch.obj.get("spec") or {}).get("taints") or []:
+            if ch.received_at >= after and t.get("key") == key and t.get("effect") == effect:
+                return ch.received_at, t
+    return None
+
+
+def _ready_again(sc: Scenario, node: str, after: float) -> float | None:
+    for ch in _node_changes(sc, node):
+        if ch.received_at >= after and _ready(ch.obj):
+            return ch.received_at
+    return None
+
+
+def _delete_time(pod: dict) -> float:
+    """When the delete was requested (API time): deletionTimestamp − deletionGracePeriodSeconds."""
+    meta = pod["metadata"]
+    return parse_time(meta["deletionTimestamp"]) - int(meta.get("deletionGracePeriodSeconds") or 0)
+
+
+def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_pod: str, injected_at: float) -> dict:
+    """Judge the controller's chain on a worker that stopped renewing (NF-4, NF-8); returns the
+    moments the callers need: ``unknown`` (receive time), ``endpoint_gone`` (receive time),
+    ``eviction`` (API time) and ``replacement`` (the new web pod's name)."""
+    q = f"[{profile}]"
+    unknown_budget = doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + 30
+    seen = sc.wait_for(f"{worker} Ready=Unknown", lambda: _unknown(sc, worker, injected_at), unknown_budget,
+                       case=case, measurement=f"unknown_after_last_renew_s{q}")
+    unknown_at, cond = seen
+    unknown_api = parse_time(cond["lastTransitionTime"])
+    last_renew = _last_renew(sc, worker, injected_at)
+    sc.expect(case, f"unknown_after_last_renew_s{q}", round(unknown_api - last_renew, 3), around=unknown_at,
+              details={"last_renew": last_renew, "unknown_lastTransitionTime": cond["lastTransitionTime"],
+                       "fault_at": injected_at})
+    sc.expect(case, "ready_unknown_reason", cond.get("reason"), around=unknown_at)
+    sc.expect(case, "ready_unknown_message", cond.get("message"), around=unknown_at)
+
+    _, taint = sc.wait_for("the unreachable NoExecute taint", lambda: _taint(sc, worker, UNREACHABLE, "NoExecute", injected_at), 30)
+    noexec = parse_time(taint["timeAdded"])
+    sc.expect(case, "noexecute_taint_after_unknown_s", noexec - unknown_api, around=unknown_at)
+    nosched = _taint(sc, worker, UNREACHABLE, "NoSchedule", injected_at)
+    sc.expect(case, "noschedule_taint_after_unknown_s", None if nosched is None else round(nosched[0] - unknown_at, 3),
+              around=unknown_at)
+
+    def not_ready():
+        obj = sc.pod(web_pod)
+        cond = condition(obj, "Ready")
+        return cond if cond and cond.get("status") == "False" else None
+
+    pod_cond = sc.wait_for(f"{web_pod} Ready=False", not_ready, 30)
+    sc.expect(case, "pod_not_ready_after_unknown_s", parse_time(pod_cond["lastTransitionTime"]) - unknown_api, around=unknown_at)
+    sc.expect(case, "pod_not_ready_reason", pod_cond.get("reason") or "", around=unknown_at)
+    pod_not_ready_at = next(ch.received_at for ch in sc.recorder.changes("Pod", web_pod)
+                            if ch.received_at >= injected_at and (condition(ch.obj, "Ready") or {}).get("status") == "False")
+
+    def endpoint_gone():
+        states = endpoint_states(sc.recorder.changes("EndpointSlice"))
+        return (first(states, web_pod, after=injected_at, ready=False)
+                or first(states, web_pod, after=injected_at, present=False))
+
+    gone = sc.wait_for(f"{web_pod}'s endpoint not ready", endpoint_gone, 30)
+    sc.expect(case, "endpoint_not_ready_after_pod_not_ready_s", round(gone.received_at - pod_not_ready_at, 3), around=gone.received_at)
+
+    tol = doc.TOLERATION_S[profile]
+    evicted = sc.wait_for(f"{web_pod} deleted by the taint manager",
+                          lambda: (sc.pod(web_pod) or {}).get("metadata", {}).get("deletionTimestamp") and sc.pod(web_pod),
+                          tol + 30, case=case, measurement=f"eviction_after_taint_s{q}")
+    eviction = _delete_time(evicted)
+    sc.expect(case, f"eviction_after_taint_s{q}", eviction - noexec, around=time.time())
+    target = condition(evicted, "DisruptionTarget") or {}
+    sc.expect(case, "disruption_target_reason", target.get("reason"))
+    sc.expect(case, "disruption_target_message", target.get("message"))
+
+    def replacement():
+        fresh = [p for p in _pods(sc, "web-").values()
+                 if p["metadata"]["name"] != web_pod and parse_time(p["metadata"]["creationTimestamp"]) >= eviction - 1
+                 and not p["metadata"].get("deletionTimestamp")]
+        return fresh[0] if fresh else None
+
+    new = sc.wait_for("the replacement web pod", replacement, 30)
+    name = new["metadata"]["name"]
+    sc.expect(case, "replacement_created_after_eviction_s", parse_time(new["metadata"]["creationTimestamp"]) - eviction)
+    ready = sc.wait_for(f"replacement {name} Ready", lambda: condition(sc.pod(name), "Ready")
+                        if _ready(sc.pod(name)) else None, SETUP_S)
+    sc.expect(case, "replacement_ready_after_eviction_s", parse_time(ready["lastTransitionTime"]) - eviction)
+    return {"unknown": unknown_at, "endpoint_gone": gone.received_at, "eviction": eviction, "replacement": name}
+
+
+@pytest.mark.case("NF-4")
+@pytest.mark.serial
+@RECORD
+@pytest.mark.parametrize("profile", TIMINGS)
+def test_worker_lost(scenario: Scenario, profile: str):
+    """NF-4: the worker frozen (``docker pause``): Unknown at the last renewal + the grace,
+    both unreachable taints, its pods not Ready and out of the endpoints, the web pod evicted at
+    the taint + its toleration and replaced on the control plane, while db-0 (a StatefulSet)
+    stays Terminating with no replacement until the worker thaws. Clients through the NodePort
+    see timeouts only until the endpoint goes."""
+    sc = scenario
+    worker = _worker(sc)
+    web_pod, _ = _setup_web_and_db(sc, worker, profile)
+    db_uid = sc.pod("db-0")["metadata"]["uid"]
+    url = sc.node_port_url(NODE_PORT)
+    pause_s = doc.PAUSE_S[profile]
+    with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=pause_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
+        with node_paused(sc, worker) as window:
+            chain = _lost_worker_chain(sc, "NF-4", profile, worker, web_pod, window.injected_at)
+            db = sc.pod("db-0")
+            sc.expect("NF-4", "web_pod_terminating_while_frozen", bool(sc.pod(web_pod)))
+            # db-0: evicted like web, but one pod per ordinal: no second db-0 while it exists
+            sc.wait_for("db-0 deleted by the taint manager", lambda: (sc.pod("db-0") or {}).get("metadata", {}).get("deletionTimestamp"), 30)
+            remaining = window.injected_at + pause_s - time.time()
+            replaced = not sc.never_within(max(1.0, remaining), "a second db-0",
+                                           lambda: sc.pod("db-0") and sc.pod("db-0")["metadata"]["uid"] != db_uid)
+            sc.expect("NF-4", "statefulset_replaced_while_terminating", replaced, around=time.time(), details={"db_before": db["metadata"]})
+        load.stop()
+    result = load.result()
+    sc.add_file("load.txt", result.to_text(sc.t0))
+    frozen = [r for r in result.requests if window.injected_at <= r.sent_at <= chain["endpoint_gone"]]
+    failed = [r for r in frozen if r.failed]
+    sc.expect("NF-4", "failed_requests_while_frozen", len(failed), details={"requests": len(frozen)})
+    sc.expect("NF-4", "failures_while_frozen", ",".join(sorted({r.outcome for r in failed})) or "none")
+    settled = chain["endpoint_gone"] + doc.PROXY_SYNC_S + doc.LOADED_S
+    late = [r for r in result.requests if settled <= r.sent_at <= window.undone_at and r.failed]
+    sc.expect("NF-4", "failed_requests_after_endpoint_removed", len(late),
+              details={"first": [f"{r.sent_at - sc.t0:.2f} {r.outcome}" for r in late[:5]]})
+    recreated = sc.wait_for("db-0 recreated after the thaw",
+                            lambda: _ready(sc.pod("db-0")) and sc.pod("db-0")["metadata"]["uid"] != db_uid, SETUP_S)
+    sc.expect("NF-4", "statefulset_recreated_after_unpause", bool(recreated))
+
+
+@pytest.mark.case("NF-8")
+@pytest.mark.serial
+@RECORD
+@pytest.mark.parametrize("mode", ["reject", "drop"])
+@pytest.mark.parametrize("profile", TIMINGS)
+def test_worker_partitioned(scenario: Scenario, profile: str, mode: str):
+    """NF-8: the worker's connections to the API server cut (iptables REJECT or DROP in the
+    worker): the controller's chain as in NF-4, but the worker's pods keep running and serving
+    (no client failure); after the heal the node is Ready once the kubelet's Node informer has
+    caught up (its status tick compares with it), and the evicted pod is killed."""
+    sc = scenario
+    worker = _worker(sc)
+    web_pod, _ = _setup_web_and_db(sc, worker, profile)
+    web_uid = sc.pod(web_pod)["metadata"]["uid"]
+    url = sc.node_port_url(NODE_PORT)
+    cut_s = doc.PARTITION_S[profile]
+    with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=cut_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
+        with node_partitioned(sc, worker, mode) as window:
+            _lost_worker_chain(sc, "NF-8", profile, worker, web_pod, window.injected_at)
+            running = sc.node_exec("crictl", "ps", "-q", "--state", "Running", "--label", f"io.kubernetes.pod.uid={web_uid}",
+                                   node=worker).split()
+            sc.expect("NF-8", "evicted_pod_running_while_partitioned", bool(running), details={"containers": running})
+            sc.wait_for("the end of the partition", lambda: time.time() >= window.injected_at + cut_s, cut_s + 5)
+        ready_at = _ready_again(sc, worker, window.undone_at)
+        sc.expect("NF-8", f"ready_after_heal_s[{mode}]", None if ready_at is None else round(ready_at - window.undone_at, 3))
+        gone = sc.wait_for(f"evicted {web_pod} gone after the heal", lambda: sc.pod(web_pod) is None or None, SETUP_S)
+        sc.expect("NF-8", "evicted_pod_gone_after_heal", bool(gone))
+        load.stop()
+    result = load.result()
+    sc.add_file("load.txt", result.to_text(sc.t0))
+    failed = [r for r in result.requests if r.failed]
+    sc.expect("NF-8", "failed_requests", len(failed), details={"requests": result.total, "by_outcome": result.by_outcome(),
+                                                               "first": [f"{r.sent_at - sc.t0:.2f} {r.outcome}" for r in failed[:5]]})
+
+
+def _app_events(sc: Scenario, pod: str) -> list[applog.AppEvent]:
+    return applog.parse(sc.kube.logs(sc.namespace, pod, "app"))
+
+
+def _finished_at(pod: dict) -> float | None:
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        term = (cs.get("state") or {}).get("terminated")
+        if term:
+            return parse_time(term.get("finishedAt"))
+    return None
+
+
+@pytest.mark.case("NF-9")
+@pytest.mark.serial
+@RECORD
+@pytest.mark.profile(doc.FAST)
+def test_graceful_node_shutdown(scenario: Scenario):
+    """NF-9: logind's PrepareForShutdown(true) spoofed on the worker's bus: the kubelet reports
+    Ready=False "node is shutting down", kills its ordinary pods with min(own grace, 20 s) and then
+    the critical one with 10 s, marks them Failed/Terminated with DisruptionTarget
+    TerminationByKubelet, rejects a pod bound to it meanwhile; PrepareForShutdown(false) at +45 s
+    brings the node back to Ready while the killed pods stay Failed — and leaves the kubelet
+    without its inhibitor lock (e2e.faults.node; the undo restarts the kubelet)."""
+    sc = scenario
+    worker = _worker(sc)
+    reason = shutdown_capability(sc, worker)
+    if reason:
+        pytest.skip(f"environment: graceful node shutdown is not available: {reason}")
+    grace = doc.NF9_GRACE_S
+    sc.apply("nodes-shutdown.yaml", worker=worker, long_grace=grace["long"], short_grace=grace["short"],
+             critical_grace=grace["critical"])
+    pods = {"long": "shutdown-long", "short": "shutdown-short", "critical": "shutdown-critical"}
+    sc.wait_for("the shutdown pods Ready on the worker", lambda: all(_ready(sc.pod(p)) for p in pods.values()), SETUP_S)
+    signal_at = time.time()  # the emit command starts right after: the signal leaves within EMIT_S
+    with node_shutdown(sc, worker) as window:
+        sc.wait_for("the late pod's moment", lambda: time.time() >= signal_at + doc.NF9_LATE_POD_AT_S, 30)
+        sc.apply("nodes-late.yaml", worker=worker)
+        killed = sc.wait_for("every shutdown pod Failed",
+                             lambda: all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()),
+                             doc.SHUTDOWN_GRACE_S + 30)
+        assert killed
+        sc.wait_for("the cancel's moment", lambda: time.time() >= signal_at + doc.NF9_CANCEL_AT_S, doc.NF9_CANCEL_AT_S + 5)
+        cancel_at = time.time()
+        prepare_for_shutdown(sc, worker, False)  # the undo cancels again (harmless) and restores the lock
+        sc.mark(cancel_at, "PrepareForShutdown(false)")
+        sc.wait_for(f"{worker} Ready after the cancel", lambda: _ready_again(sc, worker, cancel_at), 60)
+        sc.expect("NF-9", "inhibitor_lock_after_cancel", holds_inhibitor_lock(sc, worker))
+
+    not_ready = next((ch for ch in _node_changes(sc, worker) if ch.received_at >= signal_at
+                      and (condition(ch.obj, "Ready") or {}).get("status") == "False"), None)
+    cond = condition(not_ready.obj, "Ready") if not_ready else {}
+    sc.expect("NF-9", "not_ready_after_signal_s", None if not_ready is None else round(not_ready.received_at - signal_at, 3))
+    sc.expect("NF-9", "not_ready_reason", cond.get("reason"))
+    sc.expect("NF-9", "not_ready_message", cond.get("message"))
+    # node events live in "default"; an earlier NF-9 run on this cluster left its own: only this one's
+    events = [e for e in sc.kube.core.list_namespaced_event("default", field_selector=f"involvedObject.name={worker},reason=Shutdown").items
+              if (e.last_timestamp or e.event_time or e.first_timestamp).timestamp() >= int(signal_at)]
+    shutdown = [f"{e.type} {e.reason}: {e.message}" for e in events if e.message and "shutdown event" in e.message]
+    sc.expect("NF-9", "shutdown_event", shutdown[0] if shutdown else None, details={"events": [e.message for e in events]})
+
+    for key, pod in pods.items():
+        obj = sc.pod(pod)
+        term = applog.first(_app_events(sc, pod), "SIGTERM")
+        sc.expect("NF-9", f"sigterm_after_signal_s[{key}]", None if term is None else round(term.at - signal_at, 3))
+        finished = _finished_at(obj)
+        sc.expect("NF-9", f"killed_after_signal_s[{key}]", None if finished is None else round(finished - signal_at, 3))
+        status = obj.get("status") or {}
+        sc.expect("NF-9", "pod_phase", status.get("phase"), details={"pod": pod})
+        sc.expect("NF-9", "pod_reason", status.get("reason"), details={"pod": pod})
+        sc.expect("NF-9", "pod_message", status.get("message"), details={"pod": pod})
+        sc.expect("NF-9", "containers_ready", (condition(obj, "ContainersReady") or {}).get("status"), details={"pod": pod})
+        target = condition(obj, "DisruptionTarget") or {}
+        sc.expect("NF-9", "disruption_target_reason", target.get("reason"), details={"pod": pod})
+        sc.expect("NF-9", "disruption_target_message", target.get("message"), details={"pod": pod})
+    late = (sc.pod("shutdown-late") or {}).get("status") or {}
+    sc.expect("NF-9", "late_pod_phase", late.get("phase"))
+    sc.expect("NF-9", "late_pod_reason", late.get("reason"))
+    sc.expect("NF-9", "late_pod_message", late.get("message"))
+
+    ready_at = _ready_again(sc, worker, cancel_at)
+    sc.expect("NF-9", "ready_after_cancel_s", None if ready_at is None else round(ready_at - cancel_at, 3))
+    sc.expect("NF-9", "killed_pods_stay_failed",
+              all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()))
