@@ -16,9 +16,10 @@ import time
 
 import pytest
 
-from e2e import applog
 from e2e.documented import faults_node as doc
-from e2e.endpoints import endpoint_states, first
+from e2e.evidence import stamps
+from e2e.evidence.endpoints import endpoint_states, first
+from e2e.evidence.load import LoadGenerator, answering_pods
 from e2e.faults.node import (
     holds_inhibitor_lock,
     node_partitioned,
@@ -27,8 +28,8 @@ from e2e.faults.node import (
     prepare_for_shutdown,
     shutdown_capability,
 )
-from e2e.load import LoadGenerator, answering_pods
-from e2e.scenario import Scenario, condition
+from e2e.pods import condition
+from e2e.scenario import Scenario
 from e2e.timeline import parse_time
 
 NODE_PORT = 30080  # nodes-web.yaml's Service; published on a free port of 127.0.0.1 (Scenario.node_port_url)
@@ -293,8 +294,8 @@ def test_worker_partitioned(scenario: Scenario, profile: str, mode: str):
                                                                "first": [f"{r.sent_at - sc.t0:.2f} {r.outcome}" for r in failed[:5]]})
 
 
-def _app_events(sc: Scenario, pod: str) -> list[applog.AppEvent]:
-    return applog.parse(sc.kube.logs(sc.namespace, pod, "app"))
+def _app_stamps(sc: Scenario, pod: str) -> list[stamps.Stamp]:
+    return stamps.parse(sc.kube.logs(sc.namespace, pod, "app"))
 
 
 def _finished_at(pod: dict) -> float | None:
@@ -355,7 +356,7 @@ def test_graceful_node_shutdown(scenario: Scenario):
 
     for key, pod in pods.items():
         obj = sc.pod(pod)
-        term = applog.first(_app_events(sc, pod), "SIGTERM")
+        term = stamps.first(_app_stamps(sc, pod), "SIGTERM")
         sc.expect("NF-9", f"sigterm_after_signal_s[{key}]", None if term is None else round(term.at - signal_at, 3))
         finished = _finished_at(obj)
         sc.expect("NF-9", f"killed_after_signal_s[{key}]", None if finished is None else round(finished - signal_at, 3))
