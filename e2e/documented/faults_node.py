@@ -28,6 +28,11 @@ Open points of CASES-faults.md §6 settled on this host (v1.37.2, cgroup v1, 2 c
 4. With the per-node conflists mounted at creation, the first CoreDNS pods (scheduled before the
    worker joins) take 10.244.0.x on the control plane, and the worker's first pods 10.244.1.x.
 
+Sources read in v1.37.2 and v1.34.4 (client-go v0.37.2 / v0.34.4): the node lifecycle and taint
+eviction passes, the kubelet's node-lister compare, the reflector back-off (800 ms × 2 to 30 s,
+jitter 1.0), the shutdown manager's groups, messages and lock handling are the same in both, so
+the values apply to every version; 1.37's lease circuit breaker changes none of them.
+
 Times are host seconds unless a name says API time (1 s resolution: ``lastTransitionTime``,
 ``timeAdded``, ``deletionTimestamp``, ``finishedAt``); Lease ``renewTime`` has µs resolution.
 Values that follow from the node-lifecycle settings are keyed by profile in the name
@@ -275,13 +280,6 @@ NF9 = [
        f"the cancel only clears the shutdown flag: Ready=True is posted at the next node-status tick (every "
        f"{NODE_STATUS_UPDATE_S:g} s); upstream allows 30 s", f"{UP_SHUTDOWN}; {UP_KUBELET_STATUS}; {UP_E2E_SHUTDOWN}"),
     _text("NF-9", "killed_pods_stay_failed", True, f"{CASES_NF} NF-9; {UP_SHUTDOWN_STATUS}"),
-    # Not what the code means to do (found on the real cluster, v1.37.2; no upstream issue found):
-    # the cancel re-takes the lock and then closes "the old" fd, which the kernel has just reused
-    # for the new lock (e2e/faults/node.py module doc).
-    _text("NF-9", "inhibitor_lock_after_cancel", False,
-          "[UP] pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go processShutdownEvent (defer ReleaseInhibitLock), "
-          "acquireInhibitLock (new lock, then ReleaseInhibitLock(m.inhibitLock) of the closed fd, since PR #98088); "
-          "systemd/inhibit_linux.go ReleaseInhibitLock (syscall.Close)"),
 ]
 
 register([*NF4, *NF8, *NF9])

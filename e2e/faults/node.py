@@ -38,13 +38,14 @@ and member, not the sender (``pkg/kubelet/nodeshutdown/systemd/inhibit_linux.go`
 node (their controllers already made replacements), so the health check sees a clean cluster.
 :func:`shutdown_capability` says whether the node can take the fault at all.
 
-Found on the real cluster (v1.37.2): after a cancelled shutdown the kubelet holds **no** inhibitor
-lock any more, so a later real shutdown would not be delayed. ``processShutdownEvent`` closes the
-lock's fd N (deferred ``ReleaseInhibitLock``); on the cancel ``acquireInhibitLock`` gets the new
-lock — the kernel hands out the lowest free fd, N again — and then closes "the old one", fd N:
-the new lock (nodeshutdown_manager_linux.go ``acquireInhibitLock``, systemd/inhibit_linux.go
-``ReleaseInhibitLock`` = ``syscall.Close``). The undo therefore restarts the kubelet when the lock
-is gone, which takes a fresh one: the node is left as the fault found it.
+Found on the real cluster (v1.37.2, in one of two cancelled shutdowns): afterwards the kubelet
+held **no** inhibitor lock, so a later real shutdown would not be delayed. ``processShutdownEvent``
+closes the lock's fd N (deferred ``ReleaseInhibitLock``); on the cancel ``acquireInhibitLock`` gets
+the new lock — the kernel hands out the lowest free fd, often N again — and then closes "the old
+one", fd N: the new lock, or whatever else now has that number (nodeshutdown_manager_linux.go
+``acquireInhibitLock``, systemd/inhibit_linux.go ``ReleaseInhibitLock`` = ``syscall.Close``; the
+same in v1.34.4). The undo therefore restarts the kubelet when the lock is gone, which takes a
+fresh one: the node is left as the fault found it.
 
 Every function takes the test (a fault site: a :class:`e2e.scenario.Scenario`) and the worker's
 node container name (kind names the Kubernetes node alike); they refuse the shared default profile.
