@@ -73,7 +73,7 @@ class Site:
 @pytest.fixture(autouse=True)
 def healthy(monkeypatch):
     monkeypatch.setattr(core, "HEALTH_POLL_S", 0.01)
-    monkeypatch.setattr(core, "health", lambda kube: (["node c-worker Ready=True"], []))
+    monkeypatch.setattr(core, "health", lambda kube, since=None: (["node c-worker Ready=True"], []))
 
 
 @pytest.fixture
