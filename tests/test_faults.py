@@ -117,7 +117,17 @@ def test_a_failed_inject_is_undone_too():
     assert site.calls[-1] == "n: systemctl start kubelet"
 
 
-def test_ctrl_c_during_the_undo_waits_for_the_undo_and_the_check():
+@pytest.fixture
+def sigint(request):
+    """SIGINT handled as ``request.param`` says during the test (pytest may run in the background,
+    where a shell leaves SIGINT ignored), the process's own handler restored after."""
+    previous = signal.signal(signal.SIGINT, request.param)
+    yield request.param
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("sigint", [signal.default_int_handler], indirect=True)
+def test_ctrl_c_during_the_undo_waits_for_the_undo_and_the_check(sigint):
     site = Site()
     undone = []
 
@@ -131,6 +141,21 @@ def test_ctrl_c_during_the_undo_waits_for_the_undo_and_the_check():
     assert undone == ["started"]
     assert "recovery-kubelet-stop.txt" in site.files
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("sigint", [signal.SIG_IGN], indirect=True)
+def test_a_process_that_ignores_ctrl_c_keeps_ignoring_it_during_the_undo(sigint):
+    site = Site()
+    undone = []
+
+    def undo():
+        os.kill(os.getpid(), signal.SIGINT)
+        undone.append("started")
+
+    with fault(site, "kubelet-stop", "n", lambda: None, undo, 1.0, probe=probe_of(HEALTHY)):
+        pass
+    assert undone == ["started"]
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 def test_health_is_polled_until_the_cluster_recovered():

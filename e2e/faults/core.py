@@ -215,8 +215,9 @@ def check_health(fault: str, kube, timeout_s: float = RECOVERY_TIMEOUT_S, poll_s
 @contextmanager
 def sigint_deferred() -> Iterator[None]:
     """Hold SIGINT (Ctrl-C) back for the duration and deliver it afterwards (main thread only;
-    elsewhere a no-op: Python delivers signals to the main thread anyway)."""
-    if threading.current_thread() is not threading.main_thread():
+    elsewhere a no-op: Python delivers signals to the main thread anyway). A process that ignores
+    SIGINT (started in the background by a shell) keeps ignoring it."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     caught: list[tuple] = []
