@@ -146,7 +146,8 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
     if not unexplained and not failed:
         lines.append("none")
     lines += [f"- {v}: test failed: `{t}`" for v, t in failed]
-    lines += [f"- {c.a} → {c.b}: {c.case} `{c.name}`: {_fmt(c.old)} → {_fmt(c.new)} "
+    lines += [f"- {c.a} → {c.b}: test outcome {c.old} → {c.new}: `{c.test}`" if c.name == "outcome" else
+              f"- {c.a} → {c.b}: {c.case} `{c.name}`: {_fmt(c.old)} → {_fmt(c.new)} "
               f"(expected {_fmt(c.expected_new)}) in `{c.test}`" for c in unexplained]
     lines += ["", "## What each upgrade changed", ""]
     steps = list(zip(summaries, summaries[1:]))
@@ -158,8 +159,9 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
             continue
         lines += ["| case | measurement | old value | new value | documented before | documented after | change |",
                   "|---|---|---|---|---|---|---|"]
-        lines += [f"| {c.case} | `{c.name}` | {_fmt(c.old)} | {_fmt(c.new)} | {_fmt(c.expected_old)} | "
-                  f"{_fmt(c.expected_new)} | {c.change} |" for c in mine]
+        lines += [f"| {c.case or '—'} | " + (f"outcome of `{c.test.split('::')[-1]}`" if c.name == "outcome" else f"`{c.name}`")
+                  + f" | {_fmt(c.old)} | {_fmt(c.new)} | {_fmt(c.expected_old)} | {_fmt(c.expected_new)} | {c.change} |"
+                  for c in mine]
         lines.append("")
     return "\n".join(lines) + "\n"
 
