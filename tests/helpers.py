@@ -1,9 +1,12 @@
 """Builders for the framework's unit tests: pods and container statuses as the API's JSON
-(camelCase dicts, as the recorder keeps them) and recorder ``Change`` objects."""
+(camelCase dicts, as the recorder keeps them), recorder ``Change`` objects, and a fake fault
+site for e2e.faults."""
 
 from __future__ import annotations
 
 import datetime as dt
+
+from types import SimpleNamespace
 
 from e2e.recorder import Change
 
@@ -162,3 +165,56 @@ def scenario(request, tmp_path):
     request.node.stash[SCENARIO] = sc
     return sc
 '''
+
+
+# -- a fault site (e2e.faults.core.FaultSite) --------------------------------------------
+
+
+class FaultSite:
+    """A fake fault site: node commands recorded in ``calls`` (``"<node>: <cmd>"``) and answered by
+    ``answers`` (first matching substring wins; an Exception value is raised, anything else is the
+    output), marks, attached files, declared fault windows, a broken cluster; pods listed by field
+    selector answer ``failed_pods``, deletions recorded."""
+
+    def __init__(self, profile: str = "fast-lifecycle", answers: dict[str, object] | None = None,
+                 failed_pods: tuple[str, ...] = ()):
+        self.profile = profile
+        self.answers = answers or {}
+        self.calls: list[str] = []
+        self.marks: list[str] = []
+        self.files: dict[str, str] = {}
+        self.broken: list[str] = []
+        self.declared: list[tuple] = []
+        self.deleted: list[tuple[str, str]] = []
+        self.listed: list[str] = []
+        self.kind = SimpleNamespace(control_plane="c-control-plane")
+        pods = [SimpleNamespace(metadata=SimpleNamespace(name=n)) for n in failed_pods]
+
+        def list_pods(namespace, field_selector=""):
+            self.listed.append(f"{namespace}?{field_selector}")
+            return SimpleNamespace(items=pods)
+
+        self.kube = SimpleNamespace(
+            api_client=SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443")),
+            core=SimpleNamespace(list_namespaced_pod=list_pods,
+                                 delete_namespaced_pod=lambda name, ns: self.deleted.append((ns, name))))
+        self.recorder = SimpleNamespace(declare_fault=lambda *a: self.declared.append(a))
+
+    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
+        line = f"{node}: {' '.join(cmd)}"
+        self.calls.append(line)
+        for key, answer in self.answers.items():
+            if key in line:
+                if isinstance(answer, Exception):
+                    raise answer
+                return str(answer)
+        return ""
+
+    def mark(self, when: float, label: str) -> None:
+        self.marks.append(label)
+
+    def add_file(self, name: str, content) -> None:
+        self.files[name] = content
+
+    def cluster_broken(self, reason: str) -> None:
+        self.broken.append(reason)

@@ -28,41 +28,15 @@ from e2e.faults import (
 )
 from e2e.recorder import FAULT_KIND, Change
 from e2e.timeline import rows
+from helpers import FaultSite
 
 HEALTHY = (["node n Ready=True"], [])
 SICK = (["/readyz 'ok'"], ["node n Ready=Unknown"])
 
 
-class Site:
-    """A fault site: records node commands, marks, files and a broken cluster."""
-
-    def __init__(self, profile: str = "fast-lifecycle", fail_exec: set[str] = frozenset()):
-        self.profile = profile
-        self.calls: list[str] = []
-        self.marks: list[str] = []
-        self.files: dict[str, str] = {}
-        self.broken: list[str] = []
-        self.fail_exec = set(fail_exec)
-        self.kind = SimpleNamespace(control_plane="c-control-plane")
-        self.kube = SimpleNamespace(api_client=SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443")))
-        self.declared: list[tuple] = []
-        self.recorder = SimpleNamespace(declare_fault=lambda *a: self.declared.append(a))
-
-    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
-        line = f"{node}: {' '.join(cmd)}"
-        self.calls.append(line)
-        if any(f in line for f in self.fail_exec):
-            raise RuntimeError(f"docker exec {line}: failed")
-        return ""
-
-    def mark(self, when: float, label: str) -> None:
-        self.marks.append(label)
-
-    def add_file(self, name: str, content) -> None:
-        self.files[name] = content
-
-    def cluster_broken(self, reason: str) -> None:
-        self.broken.append(reason)
+def Site(profile: str = "fast-lifecycle", fail_exec: set[str] = frozenset()) -> FaultSite:
+    """A fault site whose node commands containing any of ``fail_exec`` fail."""
+    return FaultSite(profile, {f: RuntimeError(f"docker exec: {f} failed") for f in fail_exec})
 
 
 @pytest.fixture(autouse=True)
@@ -112,7 +86,7 @@ def test_the_undo_runs_whatever_ends_the_body(error):
 
 def test_a_failed_inject_is_undone_too():
     site = Site(fail_exec={"stop"})
-    with pytest.raises(RuntimeError, match="stop kubelet"):
+    with pytest.raises(RuntimeError, match="stop failed"):
         run(site, lambda w: None)
     assert site.calls[-1] == "n: systemctl start kubelet"
 

@@ -21,53 +21,14 @@ from e2e.faults.node import (
     shutdown_capability,
 )
 
+from helpers import FaultSite
+
 WORKER = "c-worker"
 
 
-class Site:
-    """A fault site on a fake two-node cluster: node commands answered by ``answers`` (first
-    matching substring wins; an Exception value is raised), API calls recorded."""
-
-    def __init__(self, answers: dict[str, object] | None = None, failed_pods: tuple[str, ...] = ()):
-        self.profile = "multi-node-fast-lifecycle"
-        self.calls: list[str] = []
-        self.answers = answers or {}
-        self.marks: list[str] = []
-        self.files: dict[str, str] = {}
-        self.broken: list[str] = []
-        self.kind = SimpleNamespace(control_plane="c-control-plane")
-        self.deleted: list[tuple[str, str]] = []
-        self.listed: list[str] = []
-        pods = [SimpleNamespace(metadata=SimpleNamespace(name=n)) for n in failed_pods]
-
-        def list_pods(namespace, field_selector=""):
-            self.listed.append(f"{namespace}?{field_selector}")
-            return SimpleNamespace(items=pods)
-
-        self.kube = SimpleNamespace(
-            api_client=SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443")),
-            core=SimpleNamespace(list_namespaced_pod=list_pods,
-                                 delete_namespaced_pod=lambda name, ns: self.deleted.append((ns, name))))
-        self.recorder = SimpleNamespace(declare_fault=lambda *a: None)
-
-    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
-        line = f"{node}: {' '.join(cmd)}"
-        self.calls.append(line)
-        for key, answer in self.answers.items():
-            if key in line:
-                if isinstance(answer, Exception):
-                    raise answer
-                return str(answer)
-        return ""
-
-    def mark(self, when: float, label: str) -> None:
-        self.marks.append(label)
-
-    def add_file(self, name: str, content) -> None:
-        self.files[name] = content
-
-    def cluster_broken(self, reason: str) -> None:
-        self.broken.append(reason)
+def Site(answers: dict[str, object] | None = None, failed_pods: tuple[str, ...] = ()) -> FaultSite:
+    """A fault site on a fake two-node cluster (see helpers.FaultSite)."""
+    return FaultSite("multi-node-fast-lifecycle", answers, failed_pods)
 
 
 @pytest.fixture(autouse=True)
