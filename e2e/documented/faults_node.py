@@ -42,6 +42,7 @@ Values that follow from the node-lifecycle settings are keyed by profile in the 
 from __future__ import annotations
 
 from ..expectations import Band, Expectation, register
+from . import faults as single
 
 # -- sources -----------------------------------------------------------------------------
 S0_TAINTS = "[S0] L86, L88, L96–109 (NoExecute, unreachable, five minutes)"
@@ -80,9 +81,11 @@ CASES_NF = "CASES-faults.md §4"
 # -- profiles (profiles/<name>.yaml) and their node-lifecycle settings ----------------------
 FAST = "multi-node-fast-lifecycle"
 DEFAULT = "multi-node"
-# node-monitor-grace-period and node-monitor-period (kube-controller-manager), s.
-GRACE_S = {FAST: 20, DEFAULT: 50}
-MONITOR_PERIOD_S = {FAST: 1, DEFAULT: 5}
+# node-monitor-grace-period and node-monitor-period (kube-controller-manager), s: the two-node
+# profiles carry the node-lifecycle settings of their one-node counterparts (multi-node those of
+# default-lifecycle, i.e. the upstream defaults).
+GRACE_S = {FAST: single.GRACE_S[single.FAST], DEFAULT: single.GRACE_S[single.DEFAULT]}
+MONITOR_PERIOD_S = {FAST: single.MONITOR_PERIOD_S[single.FAST], DEFAULT: single.MONITOR_PERIOD_S[single.DEFAULT]}
 # The pods' own unreachable/not-ready tolerationSeconds (fast) or the API server's default (300 s,
 # DefaultTolerationSeconds; the default-timing variant gives the pods none).
 TOLERATION_S = {FAST: 20, DEFAULT: 300}
