@@ -17,7 +17,8 @@ from .recorder import Change
 
 
 def parse_time(value: str | None) -> float | None:
-    """An RFC 3339 API timestamp (``2026-11-29T07:45:17Z``) as epoch seconds, or ``None``."""
+    """An RFC 3339 API timestamp (``2026-11-29T07:45:17Z``, or a MicroTime such as a Lease's
+    ``renewTime`` ``2026-11-30T15:50:01.123456Z``) as epoch seconds, or ``None``."""
     if not value:
         return None
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()

@@ -8,7 +8,6 @@ come from the host's kernel clock and subtract directly (CASES-faults.md §5 "Cl
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,18 +34,11 @@ LOAD_TIMEOUT_S = 1.0
 NODE_PORT_WAIT_S = 120
 
 
-def micro_time(value: str | None) -> float | None:
-    """A MicroTime (``2026-11-30T15:50:01.123456Z``, Lease ``renewTime``) as epoch seconds."""
-    if not value:
-        return None
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-
-
 def renewals(sc: Scenario, node: str) -> list[float]:
     """The distinct ``spec.renewTime`` values (epoch s, µs) of ``node``'s Lease, in order."""
     out: list[float] = []
     for ch in sc.recorder.changes("Lease", node):
-        t = micro_time((ch.obj.get("spec") or {}).get("renewTime"))
+        t = parse_time((ch.obj.get("spec") or {}).get("renewTime"))
         if t is not None and (not out or t > out[-1]):
             out.append(t)
     return out
