@@ -8,7 +8,9 @@
   (:func:`e2e.cluster.run_alive`), in every cluster that stays (kept namespaces of failed tests
   included).
 - **Files**: state and lock files of clusters that no longer exist, lock files of dead runs,
-  per-node CNI configs no remaining cluster mounts.
+  per-node CNI configs and node guard files no remaining cluster mounts.
+- **Egress guard** (:mod:`e2e.egress`): the suite's Docker network and the host guard's
+  iptables rules, once no node is on the network and no live run holds it.
 
 Prints what it removes (or would remove); exit code 0, or 1 when something could not be removed.
 """
@@ -17,9 +19,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import subprocess
 import sys
 
-from . import cluster
+from . import cluster, egress
 from .cluster import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
 from .kube import RUN_LABEL, Kube
 
@@ -85,12 +88,31 @@ def clean(dry_run: bool = False) -> int:
         mounted = "".join(
             (state_dir / f"{n}.kind-config.yaml").read_text() for n in remaining if (state_dir / f"{n}.kind-config.yaml").is_file()
         )
-        for path in sorted((state_dir / "cni").glob("*.conflist")) if (state_dir / "cni").is_dir() else []:
+        mounts = [*((state_dir / "cni").glob("*.conflist") if (state_dir / "cni").is_dir() else []),
+                  *((state_dir / "guard").glob("*.sh") if (state_dir / "guard").is_dir() else []),
+                  *((state_dir / "guard").glob("*.conf") if (state_dir / "guard").is_dir() else [])]
+        for path in sorted(mounts):
             if str(path) not in mounted:
-                _say(dry_run, f"CNI config {path} (no remaining cluster mounts it)")
+                _say(dry_run, f"node file {path} (no remaining cluster mounts it)")
                 if not dry_run:
                     path.unlink(missing_ok=True)
+    failures += _clean_egress(dry_run)
     return failures
+
+
+def _clean_egress(dry_run: bool) -> int:
+    """The suite's Docker network and the host guard, once no node is on it and no run holds it."""
+    try:
+        if egress.nodes_on_network() or not (egress.network_exists() or egress.can_guard_host()):
+            return 0
+        if dry_run:
+            _say(dry_run, f"Docker network {egress.NETWORK} and the host egress guard (no node on it), unless a run uses them")
+        elif egress.release(cluster.STATE_DIR):
+            _say(dry_run, f"Docker network {egress.NETWORK} and the host egress guard (no node on it)")
+    except (egress.EgressError, OSError, subprocess.SubprocessError) as e:
+        print(f"  removing the egress guard failed: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _clean_namespaces(name: str, dry_run: bool) -> int:

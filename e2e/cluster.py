@@ -19,6 +19,11 @@ each node gets its own /24 of the pod subnet in a ptp conflist mounted over the 
 (``extraMounts``), routes to the other nodes' /24 via their address on the Docker network,
 and one MASQUERADE rule for pod traffic leaving the pod subnet (CASES-faults.md §3a).
 
+Egress (:mod:`e2e.egress`): every node of every profile mounts the node guard (the pod subnet's
+``unreachable`` route and the Service-subnet reject, run before every kubelet start), and every
+cluster lives on the suite's own Docker network, created — with the host guard, as root —
+before the first cluster.
+
 Errors are :class:`PreflightError` with a message a person can act on: Docker missing or not
 answering, kind missing, a kind command failing (with its output), an unknown profile.
 """
@@ -40,6 +45,8 @@ from pathlib import Path
 
 import yaml
 from filelock import FileLock
+
+from . import egress
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +169,15 @@ class Profile:
             for node, (path, _) in zip(cfg["nodes"], self._conflists(cfg)):
                 node["extraMounts"] = [*(node.get("extraMounts") or []),
                                        {"hostPath": str(path), "containerPath": CONFLIST_IN_NODE, "readOnly": True}]
+        cfg.setdefault("nodes", [{"role": "control-plane"}])
+        for node in cfg["nodes"]:
+            node["extraMounts"] = [*(node.get("extraMounts") or []),
+                                   *({"hostPath": str(path), "containerPath": in_node, "readOnly": True}
+                                     for path, (in_node, _) in self._guard(cfg).items())]
         return cfg
+
+    def _guard(self, cfg: dict) -> dict[Path, tuple[str, str]]:
+        return egress.node_guard_files(STATE_DIR, [pod_subnet(cfg)], egress.service_subnets(cfg))
 
     def _conflists(self, cfg: dict) -> list[tuple[Path, str]]:
         out = []
@@ -175,7 +190,8 @@ class Profile:
     def files(self) -> dict[Path, str]:
         """Host files the config mounts into nodes (content-addressed, so the key covers them)."""
         cfg = self._merged()
-        return dict(self._conflists(cfg)) if uses_static_cni(cfg) else {}
+        files = dict(self._conflists(cfg)) if uses_static_cni(cfg) else {}
+        return {**files, **{path: text for path, (_, text) in self._guard(cfg).items()}}
 
     def rendered(self) -> str:
         return yaml.safe_dump(self.config(), sort_keys=True)
@@ -190,8 +206,9 @@ class Profile:
         return f"{CLUSTER_PREFIX}{self.key}"
 
 
-def _run(cmd: list[str], timeout: float | None = None, input: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
+def _run(cmd: list[str], timeout: float | None = None, input: str | None = None,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input, env=env)
 
 
 def check_docker() -> str:
@@ -238,7 +255,8 @@ class Kind:
         return cls(profile.cluster_name, kind)
 
     def _kind(self, *args: str, timeout: float | None = None) -> str:
-        r = _run([self.kind, *args], timeout=timeout)
+        # every cluster on the suite's network (e2e.egress); kind warns that the variable is set
+        r = _run([self.kind, *args], timeout=timeout, env={**os.environ, "KIND_EXPERIMENTAL_DOCKER_NETWORK": egress.NETWORK})
         if r.returncode != 0:
             raise PreflightError(f"`kind {' '.join(args)}` failed ({r.returncode}):\n{(r.stderr or r.stdout).strip()[-3000:]}")
         return r.stdout
@@ -295,6 +313,7 @@ class Kind:
         cfg = STATE_DIR / f"{self.name}.kind-config.yaml"
         cfg.write_text(profile.rendered())
         try:
+            log.info("%s", egress.prepare(STATE_DIR))
             self._kind("create", "cluster", "--name", self.name, "--image", profile.node_image,
                        "--config", str(cfg), "--kubeconfig", str(self.kubeconfig), "--wait", KIND_WAIT)
             state = {"owner": run_id, "profile": profile.name, "node_image": profile.node_image,
@@ -331,8 +350,9 @@ class Kind:
         return int(ports[key])
 
     def _wire_nodes(self, profile: Profile) -> None:
-        """Per node: routes to the other nodes' pod subnets and the masquerade rule (static CNI,
-        several nodes), then the ``unreachable`` route for the whole pod subnet."""
+        """Per node (static CNI, several nodes): routes to the other nodes' pod subnets and the
+        masquerade rule. (The pod subnet's ``unreachable`` route is the node guard's, set
+        before the kubelet starts: :mod:`e2e.egress`.)"""
         cfg = profile.config()
         nodes = self.nodes()
         if uses_static_cni(cfg):
@@ -343,8 +363,6 @@ class Kind:
                     if other != n:
                         self.node_exec("ip", "route", "replace", subnets[other], "via", addresses[other], node=n)
                 self._ensure_masquerade(n, pod_subnet(cfg))
-        for n in nodes:
-            self._confine_pod_subnet(n, pod_subnet(cfg))
 
     def _wait_ready(self) -> None:
         """Every node Ready and the cluster DNS available: ``kind create --wait`` waits for the
@@ -363,7 +381,7 @@ class Kind:
         return ptp["ipam"]["ranges"][0][0]["subnet"]
 
     def _node_address(self, node: str) -> str:
-        r = _run(["docker", "inspect", "-f", "{{.NetworkSettings.Networks.kind.IPAddress}}", node], timeout=DOCKER_TIMEOUT_S)
+        r = _run(["docker", "inspect", "-f", f"{{{{(index .NetworkSettings.Networks \"{egress.NETWORK}\").IPAddress}}}}", node], timeout=DOCKER_TIMEOUT_S)
         if r.returncode != 0 or not r.stdout.strip():
             raise PreflightError(f"no address of node {node} on the kind network: {r.stderr.strip()}")
         return r.stdout.strip()
@@ -376,19 +394,6 @@ class Kind:
             self.node_exec("iptables", "-t", "nat", "-C", *rule, node=node)
         except RuntimeError:
             self.node_exec("iptables", "-t", "nat", "-A", *rule, node=node)
-
-    def _confine_pod_subnet(self, node: str, subnet: str) -> None:
-        """Never let a packet for a pod address leave the node, except to the node that has it.
-
-        The node routes its pod subnet only per live pod (a /32 per veth) and, with several
-        nodes, each other node's /24 via that node; a packet for a released pod IP (kube-proxy
-        still holding a stale endpoint, seen in PS-4) or an unused part of the subnet would
-        otherwise follow the default route off the machine. An ``unreachable`` route for the
-        whole subnet is less specific than all of those, so it only catches the rest.
-        (Not for the Service range: host-network clients need the default route there until
-        kube-proxy's NAT rewrites the destination.)
-        """
-        self.node_exec("ip", "route", "replace", "unreachable", subnet, node=node)
 
     def _nodes_running(self) -> bool:
         for node in self.nodes() or [self.control_plane]:

@@ -42,6 +42,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from . import documented  # noqa: F401  (registers every family's expectations)
+from . import egress
 from .cluster import (
     DEFAULT_PROFILE,
     STATE_DIR,
@@ -604,11 +605,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         kinds = [Kind(name) for name in owned_clusters(run_id())]
     except PreflightError:
         return
-    if not kinds:
-        return
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
     try:
-        if (session.testsfailed > 0 or exitstatus not in (0, 5)) and not interrupted:
+        if kinds and (session.testsfailed > 0 or exitstatus not in (0, 5)) and not interrupted:
             for kind in kinds:
                 dest = _reports(config) / run_id() / "kind-logs" / kind.name
                 try:
@@ -622,6 +621,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 _finish_cluster(config, kind)
             except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
                 log.warning("finishing kind cluster %s failed: %s", kind.name, e)
+        if kinds or egress.prepared():
+            _release_egress()
+
+
+def _release_egress() -> None:
+    """The host guard and the suite's network go with the last cluster on it (e2e.egress)."""
+    try:
+        if egress.release(STATE_DIR):
+            log.info("egress guard and Docker network %s removed: no cluster left on it", egress.NETWORK)
+    except Exception as e:  # noqa: BLE001 - `make clean` removes them later
+        log.warning("removing the egress guard failed (`make clean` tries again): %s", e)
 
 
 def _finish_cluster(config: pytest.Config, kind: Kind) -> None:

@@ -83,6 +83,7 @@ fi
 if [ "$offline" != 0 ]; then
   "$here/offline/build.sh" "${K8S_VERSION:-}"
   echo "E2E_APP_IMAGE=$app"
+  echo "E2E_EGRESS=none"   # nodes need nothing outside the machine (e2e/egress.py)
   exit 0
 fi
 
@@ -106,4 +107,5 @@ E2E_NODE_IMAGE=$image
 E2E_PROFILE_PATCH=
 E2E_BUSYBOX_IMAGE=$busybox
 E2E_APP_IMAGE=$app
+E2E_EGRESS=public
 ENV

@@ -12,7 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from e2e import clean, cluster
+from e2e import clean, cluster, egress
+
+
+class FakeNetwork:
+    """The suite's Docker network as e2e.clean sees it (no docker, no iptables)."""
+
+    def __init__(self, monkeypatch, exists: bool = False, nodes: tuple[str, ...] = (), root: bool = False):
+        self.exists, self.nodes, self.released = exists, list(nodes), 0
+        monkeypatch.setattr(egress, "network_exists", lambda: self.exists)
+        monkeypatch.setattr(egress, "nodes_on_network", lambda: self.nodes)
+        monkeypatch.setattr(egress, "can_guard_host", lambda: root)
+        monkeypatch.setattr(egress, "release", self.release)
+
+    def release(self, state_dir) -> bool:
+        self.released += 1
+        self.exists = False
+        return True
 
 
 @pytest.fixture
@@ -20,7 +36,18 @@ def state(tmp_path, monkeypatch) -> Path:
     d = tmp_path / "state"
     d.mkdir()
     monkeypatch.setattr(cluster, "STATE_DIR", d)
+    FakeNetwork(monkeypatch)
     return d
+
+
+def test_clean_removes_the_network_and_guard_once_no_node_is_on_it(state, monkeypatch, capsys):
+    net = FakeNetwork(monkeypatch, exists=True, nodes=("ple2e-x-control-plane",), root=True)
+    assert clean._clean_egress(dry_run=False) == 0 and net.released == 0  # a node: kept, guarded
+    net.nodes = []
+    assert clean._clean_egress(dry_run=True) == 0 and net.released == 0
+    assert f"would remove Docker network {egress.NETWORK}" in capsys.readouterr().out
+    assert clean._clean_egress(dry_run=False) == 0 and net.released == 1
+    assert f"removing Docker network {egress.NETWORK} and the host egress guard" in capsys.readouterr().out
 
 
 def holder(code: str) -> subprocess.Popen:
@@ -97,6 +124,8 @@ def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, cap
         (state / f"{name}.node.lock").write_text("")
     (state / "cni").mkdir()
     (state / "cni" / "abc.conflist").write_text("{}")
+    (state / "guard").mkdir()
+    (state / "guard" / "abc.sh").write_text("#!/bin/sh\n")
     runs = state / "runs"
     runs.mkdir()
     (runs / "dead-run.lock").write_text("")
@@ -120,6 +149,7 @@ def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, cap
     assert not (runs / "dead-run.lock").exists()
     assert (runs / "live-run.lock").exists()
     assert not (state / "cni" / "abc.conflist").exists()
+    assert not (state / "guard" / "abc.sh").exists()
     assert failures == 1  # the live cluster's namespaces (fake kind has no kubeconfig)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from e2e import cluster
+from e2e import cluster, egress
 from e2e.cluster import (
     CONFLIST_IN_NODE,
     PreflightError,
@@ -67,8 +67,35 @@ def patch(tmp_path) -> Path:
     return write(tmp_path, "patch.yaml", PATCH)
 
 
-def test_config_without_patches_is_the_file(base):
-    assert Profile(base, IMAGE).config() == yaml.safe_load(base.read_text())
+GUARD_PATHS = {egress.NODE_SCRIPT, egress.NODE_DROPIN}
+
+
+def without_guard(cfg: dict) -> dict:
+    """``cfg`` without the node guard's mounts, which every node of every profile has (checked)."""
+    for node in cfg["nodes"]:
+        mounts = node.pop("extraMounts")
+        assert {m["containerPath"] for m in mounts} >= GUARD_PATHS
+        rest = [m for m in mounts if m["containerPath"] not in GUARD_PATHS]
+        if rest:
+            node["extraMounts"] = rest
+    return cfg
+
+
+def test_config_without_patches_is_the_file_plus_the_node_guard(base):
+    assert without_guard(Profile(base, IMAGE).config()) == yaml.safe_load(base.read_text())
+
+
+def test_every_node_mounts_the_node_guard_read_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "state")
+    prof = multi_node(tmp_path)
+    files = prof.files()
+    for node in prof.config()["nodes"]:
+        guard = {m["containerPath"]: m for m in node["extraMounts"] if m["containerPath"] in GUARD_PATHS}
+        assert set(guard) == GUARD_PATHS and all(m["readOnly"] for m in guard.values())
+        script = files[Path(guard[egress.NODE_SCRIPT]["hostPath"])]
+        assert "ip -4 route replace unreachable 10.244.0.0/16" in script
+        assert f"-A {egress.NODE_CHAIN} -d 10.96.0.0/16 -j REJECT" in script  # kind's default Service subnet
+        assert egress.NODE_SCRIPT in files[Path(guard[egress.NODE_DROPIN]["hostPath"])]
 
 
 def test_patch_deep_merges_maps_and_appends_lists(base, patch):
@@ -78,7 +105,7 @@ def test_patch_deep_merges_maps_and_appends_lists(base, patch):
     patches = cfg["kubeadmConfigPatches"]
     assert len(patches) == 2
     assert "ClusterConfiguration" in patches[0] and "KubeletConfiguration" in patches[1]
-    assert cfg["nodes"] == [{"role": "control-plane"}]
+    assert without_guard(cfg)["nodes"] == [{"role": "control-plane"}]
 
 
 def test_patches_apply_in_order_and_scalars_are_replaced(base, patch, tmp_path):
@@ -104,7 +131,7 @@ def test_real_offline_profile_merges_over_the_default_config():
     assert mapping["listenAddress"] == "127.0.0.1"
     assert mapping.get("hostPort", 0) == 0  # a free host port per cluster, never a fixed one
     assert any("failCgroupV1: false" in p for p in cfg["kubeadmConfigPatches"])
-    assert "extraMounts" not in cfg["nodes"][0]  # one node: the baked conflist serves
+    assert "extraMounts" not in without_guard(cfg)["nodes"][0]  # one node: the baked conflist serves
 
 
 def test_port_mappings_listen_on_loopback_unless_told(tmp_path):
@@ -177,7 +204,7 @@ def test_each_node_mounts_its_own_conflist(tmp_path, monkeypatch):
     files = prof.files()
     assert [n["role"] for n in cfg["nodes"]] == ["control-plane", "worker"]
     seen = []
-    for node, subnet in zip(cfg["nodes"], ["10.244.0.0/24", "10.244.1.0/24"]):
+    for node, subnet in zip(without_guard(cfg)["nodes"], ["10.244.0.0/24", "10.244.1.0/24"]):
         (mount,) = node["extraMounts"]
         assert mount["containerPath"] == CONFLIST_IN_NODE and mount["readOnly"] is True
         conf = json.loads(files[Path(mount["hostPath"])])
@@ -191,11 +218,14 @@ def test_each_node_mounts_its_own_conflist(tmp_path, monkeypatch):
     assert len(set(seen)) == 2
 
 
-def test_one_node_or_kindnetd_mounts_nothing(tmp_path):
-    assert Profile(write(tmp_path, "one.yaml", "kind: Cluster\nnetworking: {disableDefaultCNI: true}\nnodes: [{role: control-plane}]\n"), IMAGE).files() == {}
+def test_one_node_or_kindnetd_mounts_no_conflist(tmp_path):
+    def conflists(prof: Profile) -> dict:
+        return {p: t for p, t in prof.files().items() if p.suffix == ".conflist"}
+
+    assert conflists(Profile(write(tmp_path, "one.yaml", "kind: Cluster\nnetworking: {disableDefaultCNI: true}\nnodes: [{role: control-plane}]\n"), IMAGE)) == {}
     online = multi_node(tmp_path, cni_off=False)
-    assert online.files() == {}
-    assert all("extraMounts" not in n for n in online.config()["nodes"])
+    assert conflists(online) == {}
+    assert all("extraMounts" not in n for n in without_guard(online.config())["nodes"])
 
 
 # -- cluster state --------------------------------------------------------------------------

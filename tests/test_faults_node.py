@@ -4,11 +4,13 @@ Docker, the node and the API; no cluster."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
 
 import e2e.faults.core as core
+from e2e import egress
 import e2e.faults.node as node
 from e2e.faults.node import (
     INHIBIT_WHY,
@@ -53,7 +55,7 @@ def docker(monkeypatch):
         elif args[:2] == ("inspect", "-f") and "Paused" in args[2]:
             return "true\n" if state["paused"] else "false\n"
         elif args[:2] == ("inspect", "-f") and "Networks" in args[2]:
-            return '{"kind": {"IPAddress": "172.18.0.3", "GlobalIPv6Address": "fc00:f853::3"}}\n'
+            return json.dumps({egress.NETWORK: {"IPAddress": "172.18.0.3", "GlobalIPv6Address": "fc00:f853::3"}}) + "\n"
         return ""
 
     monkeypatch.setattr(node, "docker", run)

@@ -58,6 +58,7 @@ import subprocess
 from contextlib import contextmanager
 from typing import Iterator
 
+from ..egress import NETWORK
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
 
 # Seconds a docker command may take (pause/unpause freeze or thaw every process of the node).
@@ -88,13 +89,13 @@ def docker(*args: str, timeout: float = DOCKER_TIMEOUT_S) -> str:
 
 
 def node_addresses(node: str) -> list[str]:
-    """The node container's addresses on kind's Docker network (``docker inspect``): IPv4, then
-    IPv6 where the network has it (kind's default network is dual-stack)."""
+    """The node container's addresses on the suite's Docker network (``docker inspect``;
+    :data:`e2e.egress.NETWORK`): IPv4, then IPv6 where the network has it (dual-stack, as kind's)."""
     networks = json.loads(docker("inspect", "-f", "{{json .NetworkSettings.Networks}}", node))
-    kind = networks.get("kind") or {}
-    addresses = [a for a in (kind.get("IPAddress"), kind.get("GlobalIPv6Address")) if a]
+    net = networks.get(NETWORK) or {}
+    addresses = [a for a in (net.get("IPAddress"), net.get("GlobalIPv6Address")) if a]
     if not addresses:
-        raise RuntimeError(f"node {node} has no address on the kind network: {sorted(networks)}")
+        raise RuntimeError(f"node {node} has no address on the {NETWORK} network: {sorted(networks)}")
     return addresses
 
 

@@ -1,0 +1,330 @@
+"""Nothing from a kind node or a pod leaves the machine: the suite's egress guard.
+
+Why: a fresh cluster's pods (CoreDNS, local-path-provisioner) dial the ``kubernetes`` Service
+(``10.96.0.1:443``) before kube-proxy has written its DNAT rules. With no DNAT the packet
+follows the node's default route to the Docker bridge, and the host forwards and masquerades it
+to its own default route: ~85 packets per cluster start left the machine for a private-range
+address (issue 31, seen with tcpdump on the uplink). The same holds for a pod address no node
+routes (a released pod IP) and for a Service whose rules are not yet written.
+
+Two layers, each installed before the first packet can exist:
+
+- **In every node** (:func:`node_guard_script`, mounted into each node with its kubelet drop-in
+  :data:`NODE_DROPIN`, so ``ExecStartPre`` runs it before every kubelet start, hence before any
+  pod): an ``unreachable`` route for the pod subnet (less specific than the per-pod /32 and the
+  other nodes' /24 routes, so it catches only the rest), and a filter chain :data:`NODE_CHAIN`
+  at the top of ``OUTPUT`` and ``FORWARD`` that rejects packets still addressed to the Service
+  subnet. Filter runs after the ``nat`` table's DNAT (netfilter hook priority: NAT_DST −100 <
+  FILTER 0), so kube-proxy's translated connections pass and only untranslated ones are
+  refused, at once, as kube-proxy refuses a Service without endpoints. A route could not do
+  this: a host-network client's route lookup happens before OUTPUT DNAT, so an ``unreachable``
+  route for the Service subnet would break every host-network client of a Service.
+  Works without root on the host and with any node image (the online ``kindest/node`` too).
+- **On the host** (root only; :class:`HostGuard`): the suite's clusters live on their own Docker
+  network :data:`NETWORK` with the fixed bridge name :data:`BRIDGE`, created by the suite before
+  its first cluster (kind is pointed at it with ``KIND_EXPERIMENTAL_DOCKER_NETWORK``, kind
+  v0.33.0 pkg/cluster/internal/providers/docker/provider.go), so the rule exists before any node.
+  A chain :data:`HOST_CHAIN` jumped to from ``DOCKER-USER`` (Docker evaluates it before its own
+  forwarding rules; ``FORWARD`` where Docker does not manage that family) rejects what the bridge
+  forwards to any other interface: everything with :data:`EGRESS_NONE` (the offline image: nodes
+  need nothing outside), private, shared and link-local ranges with :data:`EGRESS_PUBLIC` (an
+  online node image may pull from public registries). IPv4 and IPv6 (kind's network is
+  dual-stack). It stays while any node is on the network (a kept cluster stays guarded) and is
+  removed with the network by the last run that used it (:func:`release`) or ``make clean``.
+
+Errors: :class:`EgressError` when the guard cannot be installed although it should be (root,
+but iptables failing); a host without root gets the node guard only, with a warning.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import ipaddress
+import logging
+import os
+import shutil
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+from filelock import FileLock
+
+log = logging.getLogger(__name__)
+
+# The suite's Docker network (every cluster of every profile) and its bridge's fixed name.
+NETWORK = "ple2e"
+BRIDGE = "ple2e0"
+# kind's default Service subnet (kind v0.33.0 pkg/apis/config/v1alpha4/default.go SetDefaultsCluster).
+KIND_SERVICE_SUBNET = "10.96.0.0/16"
+# Filter chains of the guard: in each node, and on the host.
+NODE_CHAIN = "PLE2E-GUARD"
+HOST_CHAIN = "PLE2E-EGRESS"
+# Where the node guard is mounted in each node; the drop-in sorts before kind's 10-kubeadm.conf.
+NODE_SCRIPT = "/usr/local/sbin/ple2e-node-guard"
+NODE_DROPIN = "/etc/systemd/system/kubelet.service.d/05-ple2e-node-guard.conf"
+# E2E_EGRESS: what the host lets the suite's bridge forward elsewhere.
+EGRESS_NONE = "none"      # nothing (offline image: hack/prepare.sh writes it into profile.env)
+EGRESS_PUBLIC = "public"  # public addresses only (default: an online image may pull)
+EGRESS_MODES = (EGRESS_NONE, EGRESS_PUBLIC)
+# Never reached from the bridge with EGRESS_PUBLIC: RFC 1918, shared (RFC 6598), link-local,
+# loopback-range and "this network" (RFC 1122); IPv6 unique-local (RFC 4193) and link-local.
+NON_PUBLIC = {
+    4: ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "0.0.0.0/8", "127.0.0.0/8"),
+    6: ("fc00::/7", "fe80::/10"),
+}
+IPTABLES = {4: "iptables", 6: "ip6tables"}
+REJECT_WITH = {4: "icmp-admin-prohibited", 6: "icmp6-adm-prohibited"}
+# Seconds the end of a run waits for its exiting xdist workers to let go of the network.
+RELEASE_WAIT_S = 10
+# Seconds a docker or iptables command may take.
+COMMAND_TIMEOUT_S = 60
+_DROPIN_TEXT = f"""# Written by pod-lifecycle-e2e (e2e/egress.py): the node's egress guard, before every kubelet start.
+[Service]
+ExecStartPre=/bin/sh {NODE_SCRIPT}
+"""
+
+
+class EgressError(RuntimeError):
+    """The egress guard could not be installed or checked; the message says why."""
+
+
+def subnets(value: str) -> list[str]:
+    """``"10.96.0.0/16,fd00:10:96::/112"`` → both, normalised; ``EgressError`` on a bad one."""
+    out = []
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        try:
+            out.append(str(ipaddress.ip_network(part, strict=False)))
+        except ValueError as e:
+            raise EgressError(f"not a subnet: {part!r} ({e})") from None
+    return out
+
+
+def service_subnets(cfg: dict) -> list[str]:
+    """The kind config's Service subnet(s) (``networking.serviceSubnet``, kind's default otherwise)."""
+    return subnets((cfg.get("networking") or {}).get("serviceSubnet") or KIND_SERVICE_SUBNET)
+
+
+def _family(subnet: str) -> int:
+    return ipaddress.ip_network(subnet).version
+
+
+def node_guard_script(pod_subnets: list[str], service_subnets: list[str]) -> str:
+    """The shell script each node runs before every kubelet start (module doc, first layer):
+    ``unreachable`` routes for ``pod_subnets``, and :data:`NODE_CHAIN` rejecting untranslated
+    packets to ``service_subnets`` at the top of ``OUTPUT`` and ``FORWARD``. Idempotent (a
+    restarted kubelet runs it again)."""
+    lines = [
+        "#!/bin/sh",
+        "# Written by pod-lifecycle-e2e (e2e/egress.py): no packet for a pod or Service address leaves the node.",
+        "set -eu",
+    ]
+    for subnet in pod_subnets:
+        lines.append(f"ip -{_family(subnet)} route replace unreachable {subnet}")
+    for family in (4, 6):
+        mine = [s for s in service_subnets if _family(s) == family]
+        if not mine:
+            continue
+        ipt = f"{IPTABLES[family]} -w"
+        lines.append(f"{ipt} -N {NODE_CHAIN} 2>/dev/null || {ipt} -F {NODE_CHAIN}")
+        lines += [f"{ipt} -A {NODE_CHAIN} -d {s} -j REJECT --reject-with {REJECT_WITH[family]}" for s in mine]
+        lines.append(f"for chain in OUTPUT FORWARD; do {ipt} -C $chain -j {NODE_CHAIN} 2>/dev/null || {ipt} -I $chain 1 -j {NODE_CHAIN}; done")
+    return "\n".join(lines) + "\n"
+
+
+def node_guard_files(state_dir: Path, pod_subnets: list[str], service_subnets: list[str]) -> dict[Path, tuple[str, str]]:
+    """``{host path: (node path, content)}`` of the node guard: the script and its kubelet
+    drop-in, content-addressed under ``state_dir/guard`` (the cluster's key covers them)."""
+    out = {}
+    for node_path, text, suffix in ((NODE_SCRIPT, node_guard_script(pod_subnets, service_subnets), ".sh"),
+                                    (NODE_DROPIN, _DROPIN_TEXT, ".conf")):
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        out[Path(state_dir) / "guard" / f"{digest}{suffix}"] = (node_path, text)
+    return out
+
+
+def egress_mode() -> str:
+    """``$E2E_EGRESS`` (default :data:`EGRESS_PUBLIC`); ``EgressError`` for another value."""
+    mode = os.environ.get("E2E_EGRESS") or EGRESS_PUBLIC
+    if mode not in EGRESS_MODES:
+        raise EgressError(f"E2E_EGRESS={mode!r}: give one of {', '.join(EGRESS_MODES)}")
+    return mode
+
+
+def _run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+    if check and r.returncode != 0:
+        raise EgressError(f"`{' '.join(cmd)}` failed ({r.returncode}): {(r.stderr or r.stdout).strip()}")
+    return r
+
+
+def ula_subnet(name: str, attempt: int = 0) -> str:
+    """The IPv6 /64 kind gives a network called ``name`` (kind v0.33.0
+    pkg/cluster/internal/providers/docker/network.go generateULASubnetFromName): fc00::/8 with
+    bytes 2..7 of sha1(name + attempt as little-endian int32)."""
+    digest = hashlib.sha1(name.encode() + struct.pack("<i", attempt)).digest()
+    return str(ipaddress.IPv6Network((bytes([0xFC, 0x00]) + digest[2:8] + bytes(8), 64)))
+
+
+def network_exists() -> bool:
+    return _run(["docker", "network", "inspect", NETWORK], check=False).returncode == 0
+
+
+def ensure_network() -> None:
+    """Create the suite's Docker network unless it exists, as kind creates its own (bridge,
+    masquerade on, the default bridge's MTU, an IPv6 ULA /64 where the engine allows IPv6 —
+    network.go createNetwork), with the bridge named :data:`BRIDGE`."""
+    if network_exists():
+        return
+    mtu = _run(["docker", "network", "inspect", "bridge", "-f", '{{ index .Options "com.docker.network.driver.mtu" }}'],
+               check=False).stdout.strip()
+    base = ["docker", "network", "create", "-d=bridge", "-o", "com.docker.network.bridge.enable_ip_masquerade=true",
+            "-o", f"com.docker.network.bridge.name={BRIDGE}", "--label", "pod-lifecycle-e2e=1"]
+    if mtu.isdigit():
+        base += ["-o", f"com.docker.network.driver.mtu={mtu}"]
+    errors = []
+    for extra in (["--ipv6", "--subnet", ula_subnet(NETWORK, a)] for a in range(5)):
+        r = _run([*base, *extra, NETWORK], check=False)
+        if r.returncode == 0 or network_exists():
+            return
+        errors.append(r.stderr.strip())
+        if "overlap" not in r.stderr:
+            break  # IPv6 unavailable (or another error): one IPv4-only try, as kind does
+    r = _run([*base, NETWORK], check=False)
+    if r.returncode != 0 and not network_exists():
+        raise EgressError(f"cannot create Docker network {NETWORK}: {r.stderr.strip()} (before: {'; '.join(errors)})")
+
+
+def nodes_on_network() -> list[str]:
+    """Names of the containers on the suite's network (none when it does not exist)."""
+    r = _run(["docker", "network", "inspect", NETWORK, "-f", "{{range .Containers}}{{.Name}} {{end}}"], check=False)
+    return r.stdout.split() if r.returncode == 0 else []
+
+
+class HostGuard:
+    """The host layer (module doc): :meth:`install` and :meth:`remove` the :data:`HOST_CHAIN`
+    rules of ``mode`` for both families. ``runner(cmd, check=True)`` runs a command list and
+    returns a CompletedProcess (tests pass a fake)."""
+
+    def __init__(self, mode: str = EGRESS_PUBLIC, runner=None):
+        if mode not in EGRESS_MODES:
+            raise EgressError(f"egress mode {mode!r}: give one of {', '.join(EGRESS_MODES)}")
+        self.mode = mode
+        self._run = runner or _run
+
+    def rules(self, family: int) -> list[list[str]]:
+        """The rules of :data:`HOST_CHAIN` for ``family`` (4 or 6), in order (without ``-A chain``)."""
+        reject = ["-j", "REJECT", "--reject-with", REJECT_WITH[family]]
+        out = [["-o", BRIDGE, "-j", "RETURN"]]
+        if self.mode == EGRESS_NONE:
+            out.append(reject)
+        else:
+            out += [["-d", net, *reject] for net in NON_PUBLIC[family]]
+        return out
+
+    def _parent(self, ipt: str) -> str:
+        return "DOCKER-USER" if self._run([ipt, "-w", "-S", "DOCKER-USER"], check=False).returncode == 0 else "FORWARD"
+
+    def install(self) -> None:
+        """Write the chain for IPv4 and IPv6 and jump to it from the bridge's forwarded traffic
+        first thing (idempotent; a mode change rewrites the chain). ``EgressError`` on failure."""
+        for family in (4, 6):
+            ipt = IPTABLES[family]
+            if self._run([ipt, "-w", "-N", HOST_CHAIN], check=False).returncode != 0:
+                self._run([ipt, "-w", "-F", HOST_CHAIN])
+            for rule in self.rules(family):
+                self._run([ipt, "-w", "-A", HOST_CHAIN, *rule])
+            parent = self._parent(ipt)
+            jump = ["-i", BRIDGE, "-j", HOST_CHAIN]
+            if self._run([ipt, "-w", "-C", parent, *jump], check=False).returncode != 0:
+                self._run([ipt, "-w", "-I", parent, "1", *jump])
+
+    def remove(self) -> None:
+        """Remove the jumps (from DOCKER-USER and FORWARD) and the chain, both families."""
+        for ipt in IPTABLES.values():
+            for parent in ("DOCKER-USER", "FORWARD"):
+                while self._run([ipt, "-w", "-D", parent, "-i", BRIDGE, "-j", HOST_CHAIN], check=False).returncode == 0:
+                    pass
+            self._run([ipt, "-w", "-F", HOST_CHAIN], check=False)
+            self._run([ipt, "-w", "-X", HOST_CHAIN], check=False)
+
+
+def can_guard_host() -> bool:
+    """Root with iptables and ip6tables on PATH (the host layer needs both)."""
+    return os.geteuid() == 0 and all(shutil.which(c) for c in IPTABLES.values())
+
+
+_use_fd: list[int] = []  # this process's shared lock on guard/network.use, while it holds it
+_prepared: list[bool] = []
+
+
+def prepared() -> bool:
+    """Whether this process has called :func:`prepare` (it made a cluster on the network)."""
+    return bool(_prepared)
+
+
+def _lock_dir(state_dir: Path) -> Path:
+    path = Path(state_dir) / "guard"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def prepare(state_dir: Path) -> str:
+    """Before a cluster is created: the suite's network, and the host layer where this process
+    may install it (else a warning: the node layer alone). This process holds a shared lock on
+    ``guard/network.use`` for its life, so no other run removes the guard under it.
+    Returns a line saying what guards the run."""
+    mode = egress_mode()
+    _prepared.append(True)
+    locks = _lock_dir(state_dir)
+    if not _use_fd:
+        fd = os.open(locks / "network.use", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _use_fd.append(fd)
+    with FileLock(str(locks / "network.lock")):
+        if not can_guard_host():
+            ensure_network()
+            msg = (f"egress guard: node layer only (not root, or no iptables/ip6tables on the host): pod and Service "
+                   f"addresses stay in the nodes; the host's forwarding of bridge {BRIDGE} is not restricted")
+            log.warning(msg)
+            return msg
+        HostGuard(mode).install()  # before the network exists: no bridge, no packet
+        ensure_network()
+    return f"egress guard: node layer + host layer on bridge {BRIDGE} (E2E_EGRESS={mode})"
+
+
+def _lock_exclusive(fd: int, wait_s: float) -> bool:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.5)
+
+
+def release(state_dir: Path) -> bool:
+    """After this process's clusters are gone: when no other process holds the guard and no
+    container is left on the network (a kept cluster keeps both), remove the host layer and
+    the network. True when removed."""
+    for fd in _use_fd:
+        os.close(fd)
+    _use_fd.clear()
+    locks = _lock_dir(state_dir)
+    with FileLock(str(locks / "network.lock")):
+        fd = os.open(locks / "network.use", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if not _lock_exclusive(fd, RELEASE_WAIT_S):
+                return False  # another run still uses the network
+            if nodes_on_network():
+                return False
+            if network_exists():
+                _run(["docker", "network", "rm", NETWORK], check=False)
+            if can_guard_host():
+                HostGuard().remove()
+            return True
+        finally:
+            os.close(fd)

@@ -1,0 +1,226 @@
+"""``make wire-check``: run a command (``make e2e``'s pytest) while tcpdump watches the wire, and
+fail on any packet that leaves the machine (issue 31; :mod:`e2e.egress` is what prevents them).
+
+``python -m e2e.wirecheck --reports DIR [--egress none|public] -- COMMAND...`` (root, tcpdump):
+
+1. Puts the egress guard in place as a run would (:func:`e2e.egress.prepare`: the suite's
+   network and the host layer) and holds it for the whole command, so the bridge exists to be
+   watched before the first node does.
+2. Captures, until the command ends:
+
+   - **uplink**: every interface that carries a default route (IPv4 or IPv6), outgoing packets
+     only (``-Q out``), IP and IPv6, except DNS to the configured resolvers (``/etc/resolv.conf``)
+     and IPv6 neighbour discovery (link-local by nature). With ``--egress public`` (an online
+     node image may pull from public registries) only non-public destinations count
+     (:data:`e2e.egress.NON_PUBLIC`). The command runs after the build, so the package
+     registries are not in its traffic; anything else is a leak.
+   - **bridge**: packets the nodes hand to the host (``-p``: frames for the bridge's own MAC,
+     ``-Q in``) addressed to the pod or Service subnets: what the host would forward elsewhere.
+     The node guard keeps this at 0 by itself.
+3. Writes ``DIR/wire-check.json`` and ``DIR/wire-check.md`` (the counts, the filters, the first
+   packets) and appends the counts to ``DIR/summary.md``.
+
+Exit status: the command's when it failed; else 3 when any packet was captured or tcpdump lost
+packets; 2 on bad input (not root, no tcpdump, no command). The counts are printed either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import cluster, egress
+
+# Exit status when the command passed but packets left (or may have: tcpdump dropped some).
+EXIT_LEAK = 3
+EXIT_USAGE = 2
+# Seconds tcpdump gets to start listening, and to flush and exit after SIGINT.
+TCPDUMP_START_S = 20
+TCPDUMP_STOP_S = 20
+# Packets listed per capture in the report (the count is always whole).
+SHOWN = 40
+# kind's default pod subnet (kind v0.33.0 pkg/apis/config/v1alpha4/default.go).
+POD_SUBNET = "10.244.0.0/16"
+# ICMPv6 neighbour discovery types (RFC 4861): router/neighbour solicitation, advertisement, redirect.
+ND_FILTER = "(icmp6 and ip6[40] >= 133 and ip6[40] <= 137)"
+
+
+@dataclass
+class Capture:
+    """One tcpdump: its interface, direction, filter; after :meth:`stop` the packets seen
+    (tcpdump's one-line text each), and the kernel's drop count."""
+
+    name: str
+    interface: str
+    bpf: str
+    direction: str
+    promiscuous: bool = True
+    packets: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+    def args(self, pcap: Path) -> list[str]:
+        return ["tcpdump", "-i", self.interface, "-Q", self.direction, "-n", "-U", "-w", str(pcap),
+                *([] if self.promiscuous else ["-p"]), self.bpf]
+
+
+def resolvers(resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
+    """The ``nameserver`` addresses of ``resolv_conf`` (systemd-resolved's upstream ones when
+    the stub 127.0.0.53 is configured)."""
+    def read(path: Path) -> list[str]:
+        try:
+            lines = path.read_text().splitlines()
+        except OSError:
+            return []
+        return [parts[1] for parts in (line.split() for line in lines) if len(parts) >= 2 and parts[0] == "nameserver"]
+
+    found = read(resolv_conf)
+    if any(a.startswith("127.") for a in found):
+        found += read(Path("/run/systemd/resolve/resolv.conf"))
+    return sorted({a for a in found if not a.startswith("127.") and a != "::1"})
+
+
+def uplinks() -> list[str]:
+    """Interfaces that carry a default route (``ip -j route show default``, IPv4 and IPv6)."""
+    devs: set[str] = set()
+    for family in ("-4", "-6"):
+        r = subprocess.run(["ip", "-j", family, "route", "show", "default"], capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip():
+            devs |= {route["dev"] for route in json.loads(r.stdout) if route.get("dev")}
+    return sorted(devs - {egress.BRIDGE})
+
+
+def uplink_filter(dns: list[str], mode: str) -> str:
+    """The BPF filter of the uplink capture (module doc)."""
+    parts = ["(ip or ip6)", f"not {ND_FILTER}"]
+    parts += [f"not (dst host {a} and port 53)" for a in dns]
+    if mode == egress.EGRESS_PUBLIC:
+        nets = [n for family in (4, 6) for n in egress.NON_PUBLIC[family]]
+        parts.append("(" + " or ".join(f"dst net {n}" for n in nets) + ")")
+    return " and ".join(parts)
+
+
+def bridge_filter(subnets: list[str]) -> str:
+    """The BPF filter of the bridge capture: destinations in ``subnets``."""
+    return " or ".join(f"dst net {s}" for s in subnets)
+
+
+def _start(capture: Capture, pcap: Path) -> subprocess.Popen:
+    proc = subprocess.Popen(capture.args(pcap), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + TCPDUMP_START_S
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if "listening on" in line:
+            return proc
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise RuntimeError(f"tcpdump on {capture.interface} did not start: {proc.stderr.read().strip() or 'no answer'}")
+
+
+def _stop(capture: Capture, proc: subprocess.Popen, pcap: Path) -> None:
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=TCPDUMP_STOP_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    for line in (err or "").splitlines():
+        words = line.split()
+        if "dropped by kernel" in line and words and words[0].isdigit():
+            capture.dropped = int(words[0])
+    r = subprocess.run(["tcpdump", "-r", str(pcap), "-n", "-tttt"], capture_output=True, text=True)
+    capture.packets = [line for line in r.stdout.splitlines() if line.strip()]
+
+
+def report(captures: list[Capture], command: list[str], status: int, wall_s: float) -> tuple[dict, str]:
+    """The JSON and markdown of a finished check."""
+    leaks = sum(len(c.packets) for c in captures)
+    data = {
+        "command": command, "command_status": status, "wall_s": round(wall_s, 1),
+        "packets": leaks, "dropped": sum(c.dropped for c in captures),
+        "captures": [{**asdict(c), "packets": c.packets[:SHOWN], "count": len(c.packets)} for c in captures],
+    }
+    verdict = "PASS: no packet left the machine" if not leaks and not data["dropped"] else \
+        f"FAIL: {leaks} packet(s) left or would have left the machine" + (f", tcpdump dropped {data['dropped']}" if data["dropped"] else "")
+    lines = ["## Wire check", "", verdict, "", "| capture | interface | direction | packets | filter |", "|---|---|---|---|---|"]
+    lines += [f"| {c.name} | {c.interface} | {c.direction} | {len(c.packets)} | `{c.bpf}` |" for c in captures]
+    lines += ["", f"command: `{' '.join(command)}` (exit {status}, {wall_s:.0f} s)"]
+    for c in captures:
+        if c.packets:
+            lines += ["", f"### {c.name} on {c.interface}: first {min(SHOWN, len(c.packets))} of {len(c.packets)}", "", "```",
+                      *c.packets[:SHOWN], "```"]
+    return data, "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m e2e.wirecheck", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reports", type=Path, default=Path("reports"), help="reports directory (default: reports)")
+    parser.add_argument("--egress", choices=egress.EGRESS_MODES, default=None,
+                        help="what may leave: none (offline image) or public; default $E2E_EGRESS or public")
+    parser.add_argument("--pod-subnet", default=POD_SUBNET, help=f"(default {POD_SUBNET})")
+    parser.add_argument("--service-subnet", default=egress.KIND_SERVICE_SUBNET, help=f"(default {egress.KIND_SERVICE_SUBNET})")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND...: what runs while the wire is watched")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the command to watch after --")
+    if os.geteuid() != 0:
+        print("wire check: needs root (tcpdump and the host guard)", file=sys.stderr)
+        return EXIT_USAGE
+    if not shutil.which("tcpdump"):
+        print("wire check: tcpdump is not installed (Debian: apt-get install tcpdump)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.egress:
+        os.environ["E2E_EGRESS"] = args.egress
+    mode = egress.egress_mode()
+    devs = uplinks()
+    if not devs:
+        print("wire check: no interface carries a default route: nothing to watch", file=sys.stderr)
+        return EXIT_USAGE
+    print(egress.prepare(cluster.STATE_DIR), file=sys.stderr)
+    captures = [Capture("uplink", dev, uplink_filter(resolvers(), mode), "out") for dev in devs]
+    captures.append(Capture("bridge", egress.BRIDGE, bridge_filter(egress.subnets(f"{args.pod_subnet},{args.service_subnet}")),
+                            "in", promiscuous=False))
+    args.reports.mkdir(parents=True, exist_ok=True)
+    status, started = 1, time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="wirecheck-") as tmp:
+        pcaps = [Path(tmp) / f"{i}.pcap" for i in range(len(captures))]
+        procs = []
+        try:
+            for capture, pcap in zip(captures, pcaps):
+                procs.append(_start(capture, pcap))
+                print(f"wire check: watching {capture.name} {capture.interface} ({capture.direction}): {capture.bpf}", file=sys.stderr)
+            proc = subprocess.Popen(command)
+            while True:
+                try:
+                    status = proc.wait()
+                    break
+                except KeyboardInterrupt:
+                    continue  # the command got the same Ctrl-C: let it clean up and write its reports
+        finally:
+            for capture, proc, pcap in zip(captures, procs, pcaps):
+                _stop(capture, proc, pcap)
+            egress.release(cluster.STATE_DIR)
+    data, text = report(captures, command, status, time.monotonic() - started)
+    (args.reports / "wire-check.json").write_text(json.dumps(data, indent=2) + "\n")
+    (args.reports / "wire-check.md").write_text(text)
+    with open(args.reports / "summary.md", "a") as f:
+        f.write("\n" + text)
+    print(text)
+    if status != 0:
+        return status
+    return EXIT_LEAK if data["packets"] or data["dropped"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

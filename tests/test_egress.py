@@ -1,0 +1,148 @@
+"""The egress guard (e2e.egress): the node script, the host rules, kind's network subnet, the mode."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from e2e import egress
+from e2e.egress import BRIDGE, HOST_CHAIN, NODE_CHAIN, EgressError, HostGuard
+
+
+def test_ula_subnet_is_the_one_kind_gives_its_own_network():
+    # kind's "kind" network is fc00:f853:ccd:e793::/64 on every Docker host (docker network inspect kind)
+    assert egress.ula_subnet("kind") == "fc00:f853:ccd:e793::/64"
+    assert egress.ula_subnet("kind", 1) != egress.ula_subnet("kind")
+    assert egress.ula_subnet(egress.NETWORK).startswith("fc00:")
+
+
+def test_service_subnets_default_to_kinds_and_read_dual_stack():
+    assert egress.service_subnets({}) == ["10.96.0.0/16"]
+    assert egress.service_subnets({"networking": {"serviceSubnet": "10.96.0.0/16, fd00:10:96::/112"}}) == [
+        "10.96.0.0/16", "fd00:10:96::/112"]
+    with pytest.raises(EgressError, match="not a subnet: '10.96.0.0/40'"):
+        egress.subnets("10.96.0.0/40")
+
+
+def test_node_script_routes_pods_unreachable_and_rejects_untranslated_service_traffic():
+    script = egress.node_guard_script(["10.244.0.0/16"], ["10.96.0.0/16", "fd00:10:96::/112"])
+    lines = script.splitlines()
+    assert lines[0] == "#!/bin/sh" and "set -eu" in lines
+    assert "ip -4 route replace unreachable 10.244.0.0/16" in lines
+    # filter, not a route: a host-network client's route lookup comes before OUTPUT DNAT
+    assert "route" not in " ".join(line for line in lines if "10.96." in line)
+    assert f"iptables -w -A {NODE_CHAIN} -d 10.96.0.0/16 -j REJECT --reject-with icmp-admin-prohibited" in lines
+    assert f"ip6tables -w -A {NODE_CHAIN} -d fd00:10:96::/112 -j REJECT --reject-with icmp6-adm-prohibited" in lines
+    # idempotent: a chain that exists is flushed, a jump that exists is not added twice
+    assert f"iptables -w -N {NODE_CHAIN} 2>/dev/null || iptables -w -F {NODE_CHAIN}" in lines
+    assert any(line.startswith("for chain in OUTPUT FORWARD; do iptables -w -C $chain") for line in lines)
+
+
+def test_node_script_runs_in_a_shell(tmp_path):
+    """The script is valid sh and calls ip/iptables as written (fakes on PATH log each call)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls"
+    for tool in ("ip", "iptables", "ip6tables"):
+        fake = bin_dir / tool
+        # -N of an existing chain and -C of a missing jump fail, as iptables does
+        fake.write_text(f'#!/bin/sh\necho "{tool} $*" >> {log}\ncase "$*" in *" -N "*|*" -C "*) exit 1;; esac\n')
+        fake.chmod(0o755)
+    script = tmp_path / "guard.sh"
+    script.write_text(egress.node_guard_script(["10.244.0.0/16"], ["10.96.0.0/16"]))
+    subprocess.run(["sh", str(script)], check=True, env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    calls = log.read_text().splitlines()
+    assert calls == [
+        "ip -4 route replace unreachable 10.244.0.0/16",
+        f"iptables -w -N {NODE_CHAIN}",
+        f"iptables -w -F {NODE_CHAIN}",
+        f"iptables -w -A {NODE_CHAIN} -d 10.96.0.0/16 -j REJECT --reject-with icmp-admin-prohibited",
+        f"iptables -w -C OUTPUT -j {NODE_CHAIN}",
+        f"iptables -w -I OUTPUT 1 -j {NODE_CHAIN}",
+        f"iptables -w -C FORWARD -j {NODE_CHAIN}",
+        f"iptables -w -I FORWARD 1 -j {NODE_CHAIN}",
+    ]
+
+
+def test_node_guard_files_are_content_addressed(tmp_path):
+    a = egress.node_guard_files(tmp_path, ["10.244.0.0/16"], ["10.96.0.0/16"])
+    b = egress.node_guard_files(tmp_path, ["10.245.0.0/16"], ["10.96.0.0/16"])
+    assert {node for node, _ in a.values()} == {egress.NODE_SCRIPT, egress.NODE_DROPIN}
+    assert set(a) != set(b)  # another pod subnet, another script file (and cluster key)
+    dropin = next(text for node, text in a.values() if node == egress.NODE_DROPIN)
+    assert f"ExecStartPre=/bin/sh {egress.NODE_SCRIPT}" in dropin and dropin.startswith("#") and "[Service]" in dropin
+
+
+class FakeIptables:
+    """Records commands; ``-N`` of an existing chain and ``-C``/``-D`` of a missing rule fail."""
+
+    def __init__(self, docker_user: bool = True):
+        self.calls: list[list[str]] = []
+        self.rules: set[tuple[str, ...]] = set()
+        self.chains = {"FORWARD"} | ({"DOCKER-USER"} if docker_user else set())
+
+    def __call__(self, cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
+        self.calls.append(cmd)
+        ipt, _, op, chain, *rule = cmd
+        key = (ipt, chain, *rule)
+        ok = True
+        if op == "-N":
+            ok = (ipt, chain) not in self.chains
+            self.chains.add((ipt, chain))
+        elif op == "-S":
+            ok = chain in self.chains
+        elif op in ("-C", "-D"):
+            ok = key in self.rules
+            if op == "-D":
+                self.rules.discard(key)
+        elif op == "-F":
+            self.rules = {r for r in self.rules if r[:2] != (ipt, chain)}
+        elif op in ("-A", "-I"):
+            self.rules.add((ipt, chain, *(rule[1:] if op == "-I" else rule)))
+        if check and not ok:
+            raise EgressError(f"`{' '.join(cmd)}` failed")
+        return subprocess.CompletedProcess(cmd, 0 if ok else 1, "", "")
+
+
+def test_host_guard_offline_rejects_everything_the_bridge_forwards_elsewhere():
+    fake = FakeIptables()
+    HostGuard(egress.EGRESS_NONE, runner=fake).install()
+    for ipt in ("iptables", "ip6tables"):
+        assert (ipt, "DOCKER-USER", "-i", BRIDGE, "-j", HOST_CHAIN) in fake.rules
+        assert (ipt, HOST_CHAIN, "-o", BRIDGE, "-j", "RETURN") in fake.rules
+    assert ("iptables", HOST_CHAIN, "-j", "REJECT", "--reject-with", "icmp-admin-prohibited") in fake.rules
+    assert ("ip6tables", HOST_CHAIN, "-j", "REJECT", "--reject-with", "icmp6-adm-prohibited") in fake.rules
+    inserted = [c for c in fake.calls if c[2] == "-I"]
+    assert all(c[3:5] == ["DOCKER-USER", "1"] for c in inserted)  # first thing Docker evaluates
+
+
+def test_host_guard_online_rejects_only_non_public_destinations():
+    guard = HostGuard(egress.EGRESS_PUBLIC)
+    rules = guard.rules(4)
+    assert rules[0] == ["-o", BRIDGE, "-j", "RETURN"]
+    assert [r[1] for r in rules[1:]] == list(egress.NON_PUBLIC[4])
+    assert "10.0.0.0/8" in egress.NON_PUBLIC[4] and "fc00::/7" in egress.NON_PUBLIC[6]
+    assert not any(r == ["-j", "REJECT", "--reject-with", "icmp-admin-prohibited"] for r in rules)
+
+
+def test_host_guard_is_idempotent_and_removed_whole():
+    fake = FakeIptables(docker_user=False)  # Docker manages no such chain: FORWARD itself
+    guard = HostGuard(egress.EGRESS_NONE, runner=fake)
+    guard.install()
+    guard.install()
+    jumps = [r for r in fake.rules if r[1] == "FORWARD"]
+    assert sorted(jumps) == [("ip6tables", "FORWARD", "-i", BRIDGE, "-j", HOST_CHAIN), ("iptables", "FORWARD", "-i", BRIDGE, "-j", HOST_CHAIN)]
+    guard.remove()
+    assert not [r for r in fake.rules if r[1] in ("FORWARD", "DOCKER-USER")]
+    assert ["iptables", "-w", "-X", HOST_CHAIN] in fake.calls and ["ip6tables", "-w", "-X", HOST_CHAIN] in fake.calls
+
+
+def test_egress_mode_from_the_environment(monkeypatch):
+    monkeypatch.delenv("E2E_EGRESS", raising=False)
+    assert egress.egress_mode() == egress.EGRESS_PUBLIC
+    monkeypatch.setenv("E2E_EGRESS", "none")
+    assert egress.egress_mode() == egress.EGRESS_NONE
+    monkeypatch.setenv("E2E_EGRESS", "all")
+    with pytest.raises(EgressError, match="E2E_EGRESS='all': give one of none, public"):
+        egress.egress_mode()

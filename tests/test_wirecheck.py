@@ -1,0 +1,64 @@
+"""The wire check (e2e.wirecheck): what each capture counts, the resolvers, the report, bad input."""
+
+from __future__ import annotations
+
+import json
+
+from e2e import egress, wirecheck
+from e2e.wirecheck import Capture
+
+
+def test_resolvers_read_resolv_conf_without_loopback(tmp_path):
+    conf = tmp_path / "resolv.conf"
+    conf.write_text("# comment\nnameserver 10.255.255.53\nnameserver 127.0.0.11\nsearch example\nnameserver fd00::53\n")
+    assert wirecheck.resolvers(conf) == ["10.255.255.53", "fd00::53"]
+    assert wirecheck.resolvers(tmp_path / "missing") == []
+
+
+def test_uplink_filter_offline_counts_every_destination_but_dns_and_neighbour_discovery():
+    bpf = wirecheck.uplink_filter(["10.255.255.53"], egress.EGRESS_NONE)
+    assert bpf.startswith("(ip or ip6) and not (icmp6 and ip6[40] >= 133")
+    assert "not (dst host 10.255.255.53 and port 53)" in bpf
+    assert "dst net" not in bpf  # offline: any other destination is a leak
+
+
+def test_uplink_filter_online_counts_non_public_destinations():
+    bpf = wirecheck.uplink_filter([], egress.EGRESS_PUBLIC)
+    for net in (*egress.NON_PUBLIC[4], *egress.NON_PUBLIC[6]):
+        assert f"dst net {net}" in bpf
+
+
+def test_bridge_capture_sees_only_what_the_nodes_hand_to_the_host():
+    capture = Capture("bridge", egress.BRIDGE, wirecheck.bridge_filter(["10.244.0.0/16", "10.96.0.0/16"]), "in", promiscuous=False)
+    args = capture.args("x.pcap")
+    assert args[:5] == ["tcpdump", "-i", egress.BRIDGE, "-Q", "in"]
+    assert "-p" in args  # frames for the bridge's own MAC: routed by the host, not node to node
+    assert args[-1] == "dst net 10.244.0.0/16 or dst net 10.96.0.0/16"
+
+
+def test_report_counts_every_packet_and_fails_on_any():
+    leak = "2026-12-01 15:00:00.000000 IP 192.0.2.2.59620 > 10.96.0.1.443: Flags [S]"
+    caps = [Capture("uplink", "eth0", "f", "out", packets=[leak] * 85), Capture("bridge", egress.BRIDGE, "g", "in")]
+    data, text = wirecheck.report(caps, ["pytest"], 0, 12.0)
+    assert data["packets"] == 85 and data["captures"][0]["count"] == 85 and data["captures"][1]["count"] == 0
+    assert len(data["captures"][0]["packets"]) == wirecheck.SHOWN
+    assert "FAIL: 85 packet(s)" in text and leak in text and "| uplink | eth0 | out | 85 |" in text
+    json.dumps(data)
+    clean = [Capture("uplink", "eth0", "f", "out")]
+    _, text = wirecheck.report(clean, ["pytest"], 0, 1.0)
+    assert "PASS: no packet left the machine" in text
+
+
+def test_dropped_packets_fail_the_check():
+    data, text = wirecheck.report([Capture("uplink", "eth0", "f", "out", dropped=3)], ["pytest"], 0, 1.0)
+    assert data["dropped"] == 3 and "tcpdump dropped 3" in text
+
+
+def test_bad_input_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setattr(wirecheck.os, "geteuid", lambda: 1000)
+    assert wirecheck.main(["--", "true"]) == wirecheck.EXIT_USAGE
+    assert "needs root" in capsys.readouterr().err
+    monkeypatch.setattr(wirecheck.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(wirecheck.shutil, "which", lambda _: None)
+    assert wirecheck.main(["--", "true"]) == wirecheck.EXIT_USAGE
+    assert "tcpdump is not installed" in capsys.readouterr().err
