@@ -27,8 +27,9 @@ Two layers, each installed before the first packet can exist:
   A chain :data:`HOST_CHAIN` jumped to from ``DOCKER-USER`` (Docker evaluates it before its own
   forwarding rules; ``FORWARD`` where Docker does not manage that family) rejects what the bridge
   forwards to any other interface: everything with :data:`EGRESS_NONE` (the offline image: nodes
-  need nothing outside), private, shared and link-local ranges with :data:`EGRESS_PUBLIC` (an
-  online node image may pull from public registries). IPv4 and IPv6 (kind's network is
+  need nothing outside; their DNS queries that Docker's embedded DNS forwards from the node's
+  namespace included), private, shared and link-local ranges but DNS to the host's resolvers
+  with :data:`EGRESS_PUBLIC` (an online node image may pull from public registries). IPv4 and IPv6 (kind's network is
   dual-stack). It stays while any node is on the network (a kept cluster stays guarded) and is
   removed with the network by the last run that used it (:func:`release`) or ``make clean``.
 
@@ -202,15 +203,35 @@ def nodes_on_network() -> list[str]:
     return r.stdout.split() if r.returncode == 0 else []
 
 
+def resolvers(resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
+    """The host's DNS servers: the ``nameserver`` addresses of ``resolv_conf`` (systemd-resolved's
+    upstream ones when its stub 127.0.0.53 is configured), loopback left out."""
+    def read(path: Path) -> list[str]:
+        try:
+            lines = path.read_text().splitlines()
+        except OSError:
+            return []
+        return [parts[1] for parts in (line.split() for line in lines) if len(parts) >= 2 and parts[0] == "nameserver"]
+
+    found = read(resolv_conf)
+    if any(a.startswith("127.") for a in found):
+        found += read(Path("/run/systemd/resolve/resolv.conf"))
+    return sorted({a for a in found if not a.startswith("127.") and a != "::1"})
+
+
 class HostGuard:
     """The host layer (module doc): :meth:`install` and :meth:`remove` the :data:`HOST_CHAIN`
-    rules of ``mode`` for both families. ``runner(cmd, check=True)`` runs a command list and
+    rules of ``mode`` for both families. With :data:`EGRESS_PUBLIC`, DNS to ``dns`` (the
+    host's resolvers, often a private address) stays open: Docker's embedded DNS (20.10)
+    forwards a node's queries from the node's own namespace, through the bridge, and an online
+    node resolves its registries that way. ``runner(cmd, check=True)`` runs a command list and
     returns a CompletedProcess (tests pass a fake)."""
 
-    def __init__(self, mode: str = EGRESS_PUBLIC, runner=None):
+    def __init__(self, mode: str = EGRESS_PUBLIC, dns: list[str] = (), runner=None):
         if mode not in EGRESS_MODES:
             raise EgressError(f"egress mode {mode!r}: give one of {', '.join(EGRESS_MODES)}")
         self.mode = mode
+        self.dns = list(dns)
         self._run = runner or _run
 
     def rules(self, family: int) -> list[list[str]]:
@@ -220,6 +241,8 @@ class HostGuard:
         if self.mode == EGRESS_NONE:
             out.append(reject)
         else:
+            out += [["-d", a, "-p", proto, "--dport", "53", "-j", "RETURN"]
+                    for a in self.dns if ipaddress.ip_address(a).version == family for proto in ("udp", "tcp")]
             out += [["-d", net, *reject] for net in NON_PUBLIC[family]]
         return out
 
@@ -289,7 +312,7 @@ def prepare(state_dir: Path) -> str:
                    f"addresses stay in the nodes; the host's forwarding of bridge {BRIDGE} is not restricted")
             log.warning(msg)
             return msg
-        HostGuard(mode).install()  # before the network exists: no bridge, no packet
+        HostGuard(mode, resolvers()).install()  # before the network exists: no bridge, no packet
         ensure_network()
     return f"egress guard: node layer + host layer on bridge {BRIDGE} (E2E_EGRESS={mode})"
 

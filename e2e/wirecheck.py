@@ -10,7 +10,8 @@ fail on any packet that leaves the machine (issue 31; :mod:`e2e.egress` is what 
 
    - **uplink**: every interface that carries a default route (IPv4 or IPv6), outgoing packets
      only (``-Q out``), IP and IPv6, except DNS to the configured resolvers (``/etc/resolv.conf``)
-     and IPv6 neighbour discovery (link-local by nature). With ``--egress public`` (an online
+     and the host's link housekeeping (:data:`LINK_FILTER`: neighbour discovery, link-scope
+     multicast), which never leaves the link. With ``--egress public`` (an online
      node image may pull from public registries) only non-public destinations count
      (:data:`e2e.egress.NON_PUBLIC`). The command runs after the build, so the package
      registries are not in its traffic; anything else is a leak.
@@ -50,8 +51,11 @@ TCPDUMP_STOP_S = 20
 SHOWN = 40
 # kind's default pod subnet (kind v0.33.0 pkg/apis/config/v1alpha4/default.go).
 POD_SUBNET = "10.244.0.0/16"
-# ICMPv6 neighbour discovery types (RFC 4861): router/neighbour solicitation, advertisement, redirect.
-ND_FILTER = "(icmp6 and ip6[40] >= 133 and ip6[40] <= 137)"
+# The host's own link housekeeping, which never leaves the link: ICMPv6 neighbour discovery
+# (RFC 4861 types 133-137, unicast to a gateway too) and link-scope destinations — IPv6
+# link-local and link-local multicast (MLD reports to ff02::16, seen when tcpdump turns on
+# promiscuous mode), IPv4 local network control multicast (224.0.0.0/24, RFC 5771).
+LINK_FILTER = "(icmp6 and ip6[40] >= 133 and ip6[40] <= 137) or dst net fe80::/10 or dst net ff02::/16 or dst net 224.0.0.0/24"
 
 
 @dataclass
@@ -72,22 +76,6 @@ class Capture:
                 *([] if self.promiscuous else ["-p"]), self.bpf]
 
 
-def resolvers(resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
-    """The ``nameserver`` addresses of ``resolv_conf`` (systemd-resolved's upstream ones when
-    the stub 127.0.0.53 is configured)."""
-    def read(path: Path) -> list[str]:
-        try:
-            lines = path.read_text().splitlines()
-        except OSError:
-            return []
-        return [parts[1] for parts in (line.split() for line in lines) if len(parts) >= 2 and parts[0] == "nameserver"]
-
-    found = read(resolv_conf)
-    if any(a.startswith("127.") for a in found):
-        found += read(Path("/run/systemd/resolve/resolv.conf"))
-    return sorted({a for a in found if not a.startswith("127.") and a != "::1"})
-
-
 def uplinks() -> list[str]:
     """Interfaces that carry a default route (``ip -j route show default``, IPv4 and IPv6)."""
     devs: set[str] = set()
@@ -100,7 +88,7 @@ def uplinks() -> list[str]:
 
 def uplink_filter(dns: list[str], mode: str) -> str:
     """The BPF filter of the uplink capture (module doc)."""
-    parts = ["(ip or ip6)", f"not {ND_FILTER}"]
+    parts = ["(ip or ip6)", f"not ({LINK_FILTER})"]
     parts += [f"not (dst host {a} and port 53)" for a in dns]
     if mode == egress.EGRESS_PUBLIC:
         nets = [n for family in (4, 6) for n in egress.NON_PUBLIC[family]]
@@ -188,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print("wire check: no interface carries a default route: nothing to watch", file=sys.stderr)
         return EXIT_USAGE
     print(egress.prepare(cluster.STATE_DIR), file=sys.stderr)
-    captures = [Capture("uplink", dev, uplink_filter(resolvers(), mode), "out") for dev in devs]
+    captures = [Capture("uplink", dev, uplink_filter(egress.resolvers(), mode), "out") for dev in devs]
     captures.append(Capture("bridge", egress.BRIDGE, bridge_filter(egress.subnets(f"{args.pod_subnet},{args.service_subnet}")),
                             "in", promiscuous=False))
     args.reports.mkdir(parents=True, exist_ok=True)

@@ -117,11 +117,21 @@ def test_host_guard_offline_rejects_everything_the_bridge_forwards_elsewhere():
     assert all(c[3:5] == ["DOCKER-USER", "1"] for c in inserted)  # first thing Docker evaluates
 
 
-def test_host_guard_online_rejects_only_non_public_destinations():
-    guard = HostGuard(egress.EGRESS_PUBLIC)
+def test_resolvers_read_resolv_conf_without_loopback(tmp_path):
+    conf = tmp_path / "resolv.conf"
+    conf.write_text("# comment\nnameserver 10.255.255.53\nnameserver 127.0.0.11\nsearch example\nnameserver fd00::53\n")
+    assert egress.resolvers(conf) == ["10.255.255.53", "fd00::53"]
+    assert egress.resolvers(tmp_path / "missing") == []
+
+
+def test_host_guard_online_rejects_only_non_public_destinations_but_dns_to_the_resolvers():
+    guard = HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.53", "fd00::53"])
     rules = guard.rules(4)
     assert rules[0] == ["-o", BRIDGE, "-j", "RETURN"]
-    assert [r[1] for r in rules[1:]] == list(egress.NON_PUBLIC[4])
+    assert rules[1:3] == [["-d", "10.255.255.53", "-p", p, "--dport", "53", "-j", "RETURN"] for p in ("udp", "tcp")]
+    assert [r[1] for r in rules[3:]] == list(egress.NON_PUBLIC[4])
+    assert ["-d", "fd00::53", "-p", "udp", "--dport", "53", "-j", "RETURN"] in guard.rules(6)
+    assert not any("53" in r for r in HostGuard(egress.EGRESS_NONE, dns=["10.255.255.53"]).rules(4))  # offline: no DNS either
     assert "10.0.0.0/8" in egress.NON_PUBLIC[4] and "fc00::/7" in egress.NON_PUBLIC[6]
     assert not any(r == ["-j", "REJECT", "--reject-with", "icmp-admin-prohibited"] for r in rules)
 
