@@ -42,8 +42,8 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from . import documented  # noqa: F401  (registers every family's expectations)
-from . import egress
-from .cluster import (
+from .cluster import egress
+from .cluster.kind import (
     DEFAULT_PROFILE,
     STATE_DIR,
     Kind,
@@ -55,8 +55,8 @@ from .cluster import (
     profile_patches,
 )
 from .faults.core import ClusterBroken
-from .images import ENV_VARS, missing_on_nodes, workload_images
-from .kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
+from .cluster.images import ENV_VARS, missing_on_nodes, workload_images
+from .cluster.kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
 from .progress import LiveProgress
 from .recorder import Recorder, RecorderDied
@@ -343,7 +343,7 @@ class Clusters:
     def replace_broken(self, name: str, reason: str, logs: Path) -> None:
         """Profile ``name``'s cluster did not recover from a fault (``reason``, e2e.faults): export
         its kind logs to ``logs/<cluster>-broken``, mark it broken (whoever ensures it next
-        recreates it: :meth:`e2e.cluster.Kind.ensure`), delete it unless another run uses it, and
+        recreates it: :meth:`e2e.cluster.kind.Kind.ensure`), delete it unless another run uses it, and
         forget it here, so that the next test of the profile gets a new cluster — never this one."""
         info = self._ready.pop(name, None)
         if info is None or info.kind is None:
@@ -626,7 +626,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _release_egress() -> None:
-    """The host guard and the suite's network go with the last cluster on it (e2e.egress)."""
+    """The host guard and the suite's network go with the last cluster on it (e2e.cluster.egress)."""
     try:
         if egress.release(STATE_DIR):
             log.info("egress guard and Docker network %s removed: no cluster left on it", egress.NETWORK)

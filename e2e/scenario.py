@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .cluster import Kind
+from .cluster.kind import Kind
 from .evidence.stamps import STAMP_SH
-from .images import workload_images
-from .kube import ApiAnswer, ExecResult, Kube, load_manifests
+from .cluster.images import workload_images
+from .cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
 from .measurements import Judge
 from .pods import Until, condition, events_of
 from .recorder import Change, Recorder
@@ -247,7 +247,7 @@ class Scenario:
     def patch(self, kind: str, name: str, body: dict | list, patch_type: str = "strategic",
               subresource: str | None = None, api_version: str | None = None) -> dict:
         """Patch ``kind``/``name`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
-        ``subresource`` such as ``status``); returns the patched object. See :meth:`e2e.kube.Kube.patch`."""
+        ``subresource`` such as ``status``); returns the patched object. See :meth:`e2e.cluster.kube.Kube.patch`."""
         self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
         return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version)
 
@@ -272,7 +272,7 @@ class Scenario:
 
     def exec(self, pod: str, container: str, *command: str, timeout_s: float = 30) -> ExecResult:
         """Run ``command`` in ``pod``'s running ``container`` through the API (as ``kubectl exec``;
-        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.kube.ExecError`
+        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.cluster.kube.ExecError`
         when it cannot run."""
         self.mark(time.time(), f"exec {pod}/{container}: {' '.join(command)}"[:60])
         return self.kube.exec(self.namespace, pod, container, list(command), timeout_s)

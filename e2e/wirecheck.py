@@ -1,9 +1,9 @@
 """``make wire-check``: run a command (``make e2e``'s pytest) while tcpdump watches the wire, and
-fail on any packet that leaves the machine (issue 31; :mod:`e2e.egress` is what prevents them).
+fail on any packet that leaves the machine (issue 31; :mod:`e2e.cluster.egress` is what prevents them).
 
 ``python -m e2e.wirecheck --reports DIR [--egress none|public] -- COMMAND...`` (root, tcpdump):
 
-1. Puts the egress guard in place as a run would (:func:`e2e.egress.prepare`: the suite's
+1. Puts the egress guard in place as a run would (:func:`e2e.cluster.egress.prepare`: the suite's
    network and the host layer) and holds it for the whole command, so the bridge exists to be
    watched before the first node does.
 2. Captures, until the command ends:
@@ -12,7 +12,7 @@ fail on any packet that leaves the machine (issue 31; :mod:`e2e.egress` is what 
      only (``-Q out``), IP and IPv6, except DNS to the configured resolvers (``/etc/resolv.conf``)
      and IPv6 neighbour discovery (link-local by nature). With ``--egress public`` (an online
      node image may pull from public registries) only non-public destinations count
-     (:data:`e2e.egress.NON_PUBLIC`). The command runs after the build, so the package
+     (:data:`e2e.cluster.egress.NON_PUBLIC`). The command runs after the build, so the package
      registries are not in its traffic; anything else is a leak.
    - **bridge**: packets the nodes hand to the host (``-p``: frames for the bridge's own MAC,
      ``-Q in``) addressed to the pod or Service subnets: what the host would forward elsewhere.
@@ -38,7 +38,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import cluster, egress
+from .cluster import kind as cluster, egress
 
 # Exit status when the command passed but packets left (or may have: tcpdump dropped some).
 EXIT_LEAK = 3

@@ -1,4 +1,4 @@
-"""make clean (e2e.clean) and the liveness locks it trusts (e2e.cluster): a fake kind CLI, a
+"""make clean (e2e.clean) and the liveness locks it trusts (e2e.cluster.kind): a fake kind CLI, a
 temporary state directory, real processes holding and dropping locks."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e import clean, cluster, egress
+from e2e import clean
+from e2e.cluster import kind as cluster, egress
 
 
 class FakeNetwork:
@@ -51,9 +52,9 @@ def test_clean_removes_the_network_and_guard_once_no_node_is_on_it(state, monkey
 
 
 def holder(code: str) -> subprocess.Popen:
-    """A child process that runs ``code`` (with e2e.cluster's STATE_DIR set), prints 'held', waits."""
+    """A child process that runs ``code`` (with e2e.cluster.kind's STATE_DIR set), prints 'held', waits."""
     script = textwrap.dedent(f"""\
-        import sys, e2e.cluster as c
+        import sys, e2e.cluster.kind as c
         from pathlib import Path
         c.STATE_DIR = Path(sys.argv[1])
         {code}

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 import e2e.faults.core as core
-from e2e.cluster import Kind
+from e2e.cluster.kind import Kind
 from e2e.faults import (
     TEST_TAINT,
     ClusterBroken,
@@ -259,7 +259,7 @@ def test_a_gap_inside_a_fault_window_is_shown_as_expected():
 
 
 def test_a_broken_cluster_is_marked_for_recreation(tmp_path, monkeypatch):
-    monkeypatch.setattr("e2e.cluster.STATE_DIR", tmp_path)
+    monkeypatch.setattr("e2e.cluster.kind.STATE_DIR", tmp_path)
     kind = Kind("ple2e-x", kind="/bin/true")
     kind.state_file.write_text(json.dumps({"owner": "run-1"}))
     kind.mark_broken("did not recover from kubelet-stop")
@@ -267,7 +267,7 @@ def test_a_broken_cluster_is_marked_for_recreation(tmp_path, monkeypatch):
 
 
 def test_ensure_recreates_a_broken_cluster_instead_of_reusing_it(tmp_path, monkeypatch):
-    monkeypatch.setattr("e2e.cluster.STATE_DIR", tmp_path)
+    monkeypatch.setattr("e2e.cluster.kind.STATE_DIR", tmp_path)
     kind = Kind("ple2e-x", kind="/bin/true")
     kind.state_file.write_text(json.dumps({"owner": "run-1", "broken": "did not recover"}))
     done = []

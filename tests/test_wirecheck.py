@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from e2e import egress, wirecheck
+from e2e.cluster import egress
+from e2e import wirecheck
 from e2e.wirecheck import Capture
 
 

@@ -47,7 +47,7 @@ from kubernetes.utils import parse_quantity
 from ..recorder import Change
 
 if TYPE_CHECKING:
-    from ..kube import Kube
+    from ..cluster.kube import Kube
     from ..scenario import Scenario
 
 TERMINAL_PHASES = ("Succeeded", "Failed")

@@ -61,7 +61,7 @@ RECOVERY_TIMEOUT_S = 180
 HEALTH_POLL_S = 2.0
 # Seconds one API request of the health check may take.
 HEALTH_REQUEST_S = 5.0
-# The profile whose cluster every ordinary test shares (e2e.cluster.DEFAULT_PROFILE).
+# The profile whose cluster every ordinary test shares (e2e.cluster.kind.DEFAULT_PROFILE).
 SHARED_PROFILE = "default"
 # Hosts the health check may reach the API server on (loopback only).
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -144,7 +144,7 @@ def api_host_is_loopback(kube) -> str:
 
 
 def health(kube, since: float | None = None) -> tuple[list[str], list[str]]:
-    """One poll of the cluster's health through ``kube`` (:class:`e2e.kube.Kube`):
+    """One poll of the cluster's health through ``kube`` (:class:`e2e.cluster.kube.Kube`):
     ``(checks, problems)``, each a list of one-line texts; healthy when ``problems`` is empty.
     With ``since`` (epoch s, the undo) every node's Lease must have been renewed after it.
     Any error of a request is a problem, not an exception (the API may still be coming back)."""

@@ -13,7 +13,7 @@ from e2e import pods
 from e2e.documented import crashloop as cl
 from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
 from e2e.evidence.ephemeral import kubelet_config
-from e2e.kube import api_status
+from e2e.cluster.kube import api_status
 from e2e.podstatus import pod_columns
 from e2e.scenario import Scenario
 from e2e.timeline import container_history, container_samples, restart_gaps, status_sequence
