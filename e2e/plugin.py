@@ -59,7 +59,7 @@ from .cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from .cluster.kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
 from .progress import LiveProgress
-from .recorder import Recorder, RecorderDied
+from .record.recorder import Recorder, RecorderDied
 from .report import gather, publish, slug, write
 from .scenario import Scenario
 from .selection import cases_of, label, select_cases, select_keyword

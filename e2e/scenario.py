@@ -20,9 +20,9 @@ from .evidence.stamps import STAMP_SH
 from .cluster.images import workload_images
 from .cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
 from .measurements import Judge
-from .pods import Until, condition, events_of
-from .recorder import Change, Recorder
-from .timeline import Attempt, attempts, excerpt, rows
+from .record.pods import Until, condition, events_of
+from .record.recorder import Change, Recorder
+from .record.timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
@@ -174,7 +174,7 @@ class Scenario:
 
     def wait(self, until: Until[T], timeout_s: float, interval_s: float = 0.25,
              case: str | None = None, measurement: str | None = None) -> T:
-        """Wait for a named condition (:mod:`e2e.pods`: ``pod_phase``, ``container_running``,
+        """Wait for a named condition (:mod:`e2e.record.pods`: ``pod_phase``, ``container_running``,
         ``endpoint_ready``...) as :meth:`wait_for` does; returns what its check found."""
         return self.wait_for(until.what, lambda: until.check(self), timeout_s, interval_s, case=case, measurement=measurement)
 
@@ -318,7 +318,7 @@ class Scenario:
 
     def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
         """The recorded table: the 25 rows nearest ``around`` (epoch s) within ``width_s``
-        seconds of it, in time order (see :func:`e2e.timeline.excerpt`), or its last 25 rows."""
+        seconds of it, in time order (see :func:`e2e.record.timeline.excerpt`), or its last 25 rows."""
         t0 = self.t0 or self.recorder.started_at or 0.0
         table = rows(self.recorder.changes(), t0)
         return excerpt(table, None if around is None else around - t0, width_s)

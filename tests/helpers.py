@@ -8,7 +8,7 @@ import datetime as dt
 
 from types import SimpleNamespace
 
-from e2e.recorder import Change
+from e2e.record.recorder import Change
 
 # A fixed origin for synthetic timelines: 2026-11-29T07:45:00Z.
 T0 = dt.datetime(2026, 11, 29, 7, 45, 0, tzinfo=dt.timezone.utc)
@@ -129,7 +129,7 @@ import pytest
 from e2e.expectations import Band, Expectation, KnownBug, Registry
 from e2e.measurements import Judge, MeasurementLog
 from e2e.plugin import SCENARIO
-from e2e.recorder import RecorderDied
+from e2e.record.recorder import RecorderDied
 from e2e.scenario import Scenario
 
 

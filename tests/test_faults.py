@@ -26,8 +26,8 @@ from e2e.faults import (
     kubelet_stopped,
     node_tainted,
 )
-from e2e.recorder import FAULT_KIND, Change
-from e2e.timeline import rows
+from e2e.record.recorder import FAULT_KIND, Change
+from e2e.record.timeline import rows
 from helpers import FaultSite
 
 HEALTHY = (["node n Ready=True"], [])

@@ -12,7 +12,7 @@ import e2e.documented  # noqa: F401  (registers the SC expectations)
 from e2e.expectations import REGISTRY, NotDocumented
 from e2e.cluster.kube import PLACEHOLDER, load_manifests
 from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
-from e2e.recorder import Change
+from e2e.record.recorder import Change
 from e2e.evidence.stamps import (
     STAMP_SH,
     Stamp,

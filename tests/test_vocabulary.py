@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from e2e.cluster import kube as kube_module
 from e2e.cluster.kube import ApiAnswer, ExecError, ExecResult, Kube
-from e2e.pods import condition
+from e2e.record.pods import condition
 from e2e.scenario import Scenario
 from e2e.waiting import WaitTimeout
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..pods import Until
-from ..recorder import Change
+from ..record.pods import Until
+from ..record.recorder import Change
 
 
 @dataclass(frozen=True)

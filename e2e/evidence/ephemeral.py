@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
-from ..recorder import Change
+from ..record.recorder import Change
 
 if TYPE_CHECKING:
     from ..cluster.kube import Kube

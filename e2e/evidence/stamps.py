@@ -44,9 +44,9 @@ from kubernetes.client.exceptions import ApiException
 
 from ..expectations import NotDocumented
 from ..measurements import Judge
-from ..recorder import Change
-from ..pods import container_statuses, ever_started
-from ..timeline import Row, format_table, rows
+from ..record.recorder import Change
+from ..record.pods import container_statuses, ever_started
+from ..record.timeline import Row, format_table, rows
 
 if TYPE_CHECKING:
     from ..scenario import Scenario
@@ -308,7 +308,7 @@ def expect_order(
 def merged_rows(
     changes: Sequence[Change], stamps: Sequence[Stamp], t0: float, marks: Sequence[tuple[float, str]] = ()
 ) -> list[Row]:
-    """The recorder's table (:func:`e2e.timeline.rows`) with the container-written stamps and
+    """The recorder's table (:func:`e2e.record.timeline.rows`) with the container-written stamps and
     the scenario's marks put in, all sorted by time (``t`` seconds after ``t0``)."""
     out = list(rows(changes, t0))
     for s in stamps:

@@ -293,7 +293,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], None], und
 
 
 def _declare(site: FaultSite, window: FaultWindow) -> None:
-    """Tell the recorder about the window (a gap inside it is expected; e2e.recorder)."""
+    """Tell the recorder about the window (a gap inside it is expected; e2e.record.recorder)."""
     declare = getattr(site.recorder, "declare_fault", None)
     if declare is not None:
         declare(window.name, window.node, window.injected_at, window.undone_at)

@@ -20,7 +20,7 @@ from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
 from e2e.evidence.stamps import find, merge, merged_table, stamps_from_changes, stamps_from_logs
-from e2e.pods import condition, container_status, phase
+from e2e.record.pods import condition, container_status, phase
 from e2e.scenario import Scenario
 from e2e.waiting import WAIT_SLACK_S
 

@@ -35,7 +35,7 @@ import time
 
 import pytest
 
-from e2e import pods
+from e2e.record import pods
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S
 from e2e.evidence.ephemeral import (Eviction, NodeStorage, UsageWatch, container_used, containerd_stats_collect_period_s, eviction,
                                     eviction_settings, first_terminal, parse_duration_s, read_node_storage)

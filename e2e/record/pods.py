@@ -8,7 +8,7 @@ with no status):
 - :func:`state` — ``running`` / ``waiting`` / ``terminated`` of a container;
 - :func:`phase`, :func:`condition`, :func:`last_termination` (``lastState.terminated``).
 
-Reading a recording (``changes``: :meth:`e2e.recorder.Recorder.changes` of one pod, oldest first):
+Reading a recording (``changes``: :meth:`e2e.record.recorder.Recorder.changes` of one pod, oldest first):
 
 - :func:`first_terminated` / :func:`last_terminated` — a container's ``state.terminated``;
   :func:`terminated_runs` — every ended run; :func:`ever_started`;
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Generic, Iterable, Sequence, TypeVar
 from .recorder import Change
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from ..scenario import Scenario
 
 T = TypeVar("T")
 
