@@ -44,10 +44,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 
-# verdicts of values set aside with a reason (e2e.measurements.Judge.set_aside)
+# verdicts of values set aside with a reason (e2e.judge.measurements.Judge.set_aside)
 SET_ASIDE = ("skipped", "flake")
 # a known upstream bug's verdicts and the reason a test with a bug-fixed value ends with
-# (e2e.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
+# (e2e.judge.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
 KNOWN_BUG_VERDICTS = ("bug-present", "bug-fixed")
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 

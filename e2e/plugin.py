@@ -57,7 +57,7 @@ from .cluster.kind import (
 from .faults.core import ClusterBroken
 from .cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from .cluster.kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
-from .measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
+from .judge.measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
 from .progress import LiveProgress
 from .record.recorder import Recorder, RecorderDied
 from .report import gather, publish, slug, write

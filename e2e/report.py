@@ -30,7 +30,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from .pictures import states as picture
-from .measurements import Judge, Verdict, shown
+from .judge.measurements import Judge, Verdict, shown
 from .scenario import Scenario
 from .record.recorder import dump_changes
 from .record.timeline import Row, format_table, rows

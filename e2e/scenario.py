@@ -19,7 +19,7 @@ from .cluster.kind import Kind
 from .evidence.stamps import STAMP_SH
 from .cluster.images import workload_images
 from .cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
-from .measurements import Judge
+from .judge.measurements import Judge
 from .record.pods import Until, condition, events_of
 from .record.recorder import Change, Recorder
 from .record.timeline import Attempt, attempts, excerpt, rows
@@ -325,7 +325,7 @@ class Scenario:
 
     def expect(self, case: str, name: str, value: object, around: float | None = None, context: str | None = None,
                details: dict | None = None, **params: object) -> bool:
-        """Judge ``value`` (see :meth:`e2e.measurements.Judge.expect`); a failure's context is
+        """Judge ``value`` (see :meth:`e2e.judge.measurements.Judge.expect`); a failure's context is
         ``context`` if given, else the timeline around ``around`` (epoch s), else its end."""
         if context is None and around:
             context = self.timeline_excerpt(around)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e.expectations import Band, Expectation, Registry, REGISTRY
-from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.judge.expectations import Band, Expectation, Registry, REGISTRY
+from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import load_changes
 from e2e.record.timeline import attempts, excerpt, restart_gaps, rows
 

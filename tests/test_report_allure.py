@@ -11,8 +11,8 @@ import pytest
 from e2e.report import description_html
 
 JUDGING_TEST = """
-from e2e.expectations import Band, Expectation, Registry
-from e2e.measurements import Judge, MeasurementLog
+from e2e.judge.expectations import Band, Expectation, Registry
+from e2e.judge.measurements import Judge, MeasurementLog
 from e2e.report import publish
 
 def test_judged(tmp_path):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import e2e.documented  # noqa: F401  (registers the SC expectations)
-from e2e.expectations import REGISTRY, NotDocumented
+from e2e.judge.expectations import REGISTRY, NotDocumented
 from e2e.cluster.kube import PLACEHOLDER, load_manifests
-from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change
 from e2e.evidence.stamps import (
     STAMP_SH,

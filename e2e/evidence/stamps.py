@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from kubernetes.client.exceptions import ApiException
 
-from ..expectations import NotDocumented
-from ..measurements import Judge
+from ..judge.expectations import NotDocumented
+from ..judge.measurements import Judge
 from ..record.recorder import Change
 from ..record.pods import container_statuses, ever_started
 from ..record.timeline import Row, format_table, rows
