@@ -8,7 +8,7 @@ never globally; its configuration is ``hack/report/allurerc.mjs``. The history o
 (``REPORTS/allure-history.jsonl``, one entry per run: a second ``make report`` of the same
 results reads it without adding the run again) gives the trend and each test's previous results.
 
-Without Node.js or npm: ``REPORTS/summary.html``, a plain page written by :mod:`e2e.summary`.
+Without Node.js or npm: ``REPORTS/summary.html``, a plain page written by :mod:`e2e.report.summary`.
 
 The Awesome template always embeds Google Analytics (plugin-awesome ``generators.js``:
 ``analyticsEnable: true``); the report is for reading offline and must not call out, so the
@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import summary
+from .report import summary
 
 HERE = Path(__file__).resolve().parent.parent / "hack" / "report"
 PACKAGE_FILES = ("package.json", "package-lock.json")

@@ -60,10 +60,10 @@ from .cluster.kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .judge.measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
 from .progress import LiveProgress
 from .record.recorder import Recorder, RecorderDied
-from .report import gather, publish, slug, write
+from .report.artifacts import gather, publish, slug, write
 from .scenario import Scenario
 from .selection import cases_of, label, select_cases, select_keyword
-from .summary import UNDOCUMENTED_PREFIX, RunSummary
+from .report.summary import UNDOCUMENTED_PREFIX, RunSummary
 from .waiting import set_observer
 
 log = logging.getLogger("e2e")

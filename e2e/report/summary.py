@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .judge.expectations import number
+from ..judge.expectations import number
 
 # most telling first; verdict strings not listed here rank right after "fail"
 ORDER = ("fail", "undocumented", "flake", "skipped", "pass")

@@ -29,11 +29,11 @@ import yaml
 from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
-from .pictures import states as picture
-from .judge.measurements import Judge, Verdict, shown
-from .scenario import Scenario
-from .record.recorder import dump_changes
-from .record.timeline import Row, format_table, rows
+from ..pictures import states as picture
+from ..judge.measurements import Judge, Verdict, shown
+from ..scenario import Scenario
+from ..record.recorder import dump_changes
+from ..record.timeline import Row, format_table, rows
 
 log = logging.getLogger(__name__)
 
