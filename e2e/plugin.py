@@ -14,7 +14,7 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --case IDS               only the tests judging these case IDs or families (CL-1,SC-3 / CL)
 
 Case IDs are keywords too: ``-k CL-1``, ``-k CL`` select exactly the tests judging them
-(:mod:`e2e.selection`). ``--collect-only`` and ``--help`` need no cluster and no Docker.
+(:mod:`e2e.run.selection`). ``--collect-only`` and ``--help`` need no cluster and no Docker.
 
 The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist workers) labels
 every namespace and measurement. A test runs on the cluster of its profile
@@ -58,13 +58,13 @@ from .faults.core import ClusterBroken
 from .cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from .cluster.kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
 from .judge.measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
-from .progress import LiveProgress
+from .run.progress import LiveProgress
 from .record.recorder import Recorder, RecorderDied
 from .report.artifacts import gather, publish, slug, write
-from .scenario import Scenario
-from .selection import cases_of, label, select_cases, select_keyword
+from .run.scenario import Scenario
+from .run.selection import cases_of, label, select_cases, select_keyword
 from .report.summary import UNDOCUMENTED_PREFIX, RunSummary
-from .waiting import set_observer
+from .run.waiting import set_observer
 
 log = logging.getLogger("e2e")
 
@@ -181,7 +181,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         _preflight(config)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest's own -k (see e2e.selection)
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -k (see e2e.run.selection)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     label(items)
     select_cases(config, items)

@@ -119,7 +119,7 @@ def event(name: str, reason: str, message: str, involved: str = "p", type_: str 
 
 
 def fake_scenario_conftest(registry_entries: str) -> str:
-    """A ``pytester`` conftest whose ``scenario`` fixture is a real :class:`e2e.scenario.Scenario`
+    """A ``pytester`` conftest whose ``scenario`` fixture is a real :class:`e2e.run.scenario.Scenario`
     and :class:`e2e.judge.measurements.Judge` (v1.37.2, cgroup v1) on a registry of
     ``registry_entries`` (Python source: ``Expectation(...)`` items, names from e2e.judge.expectations),
     with no cluster: a recorder that records nothing (``dead = True`` makes it raise like a dead
@@ -130,7 +130,7 @@ from e2e.judge.expectations import Band, Expectation, KnownBug, Registry
 from e2e.judge.measurements import Judge, MeasurementLog
 from e2e.plugin import SCENARIO
 from e2e.record.recorder import RecorderDied
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 
 
 class FakeRecorder:

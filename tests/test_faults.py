@@ -305,7 +305,7 @@ def test_replace_broken_exports_logs_marks_and_forgets_the_cluster(tmp_path):
 
 def test_a_broken_clusters_namespace_is_not_cleaned(monkeypatch):
     """After the cluster was handed over as broken, the test's teardown touches nothing on it."""
-    from e2e.scenario import Scenario
+    from e2e.run.scenario import Scenario
 
     calls = []
     kube = SimpleNamespace(release_finalizers=lambda *a: calls.append("release"), delete_namespace=lambda ns: calls.append("delete"))

@@ -22,7 +22,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import ERROR_CHANNEL
 
-from ..waiting import wait_until
+from ..run.waiting import wait_until
 
 log = logging.getLogger(__name__)
 

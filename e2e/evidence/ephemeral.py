@@ -48,7 +48,7 @@ from ..record.recorder import Change
 
 if TYPE_CHECKING:
     from ..cluster.kube import Kube
-    from ..scenario import Scenario
+    from ..run.scenario import Scenario
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 

@@ -15,7 +15,7 @@ for example ``1795940222.692360 sigterm container=sidecar-1`` (a busybox contain
 (``agent="kube-probe/1.37"``). Lines of any other shape are not stamps and are ignored.
 
 Busybox containers get the shell functions of :data:`STAMP_SH` through the manifest placeholder
-``${stamp_sh}`` (filled for every manifest by :meth:`e2e.scenario.Scenario.manifests`).
+``${stamp_sh}`` (filled for every manifest by :meth:`e2e.run.scenario.Scenario.manifests`).
 ``stamp EVENT [key=value ...]`` reads the kernel's CLOCK_REALTIME with busybox ``adjtimex``
 (µs; busybox ``date`` has no ``%N``). On kind the node shares the host's kernel clock, so a
 stamp compares directly with the test process's ``time.time()`` and the recorder's receive times.
@@ -29,7 +29,7 @@ not a child of the container's PID 1: it writes its lines to the container log t
 ``> /proc/1/fd/1`` (PID 1's stdout).
 
 The scenario's own actions on the timeline (a delete, a signal sent) are *marks*
-(:attr:`e2e.scenario.Scenario.marks`), never stamps.
+(:attr:`e2e.run.scenario.Scenario.marks`), never stamps.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from ..record.pods import container_statuses, ever_started
 from ..record.timeline import Row, format_table, rows
 
 if TYPE_CHECKING:
-    from ..scenario import Scenario
+    from ..run.scenario import Scenario
 
 # The shell functions of every busybox container and exec probe (one line, so that it can fill
 # a ``${stamp_sh}`` placeholder inside a YAML block scalar). ``stamp EVENT [key=value ...]``

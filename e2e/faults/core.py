@@ -30,7 +30,7 @@ timeout, Ctrl-C / ``KeyboardInterrupt``):
    failure; the broken cluster is logged and replaced all the same).
 
 The faults act on a *site*: anything with ``node_exec``, ``kube``, ``mark``, ``add_file``,
-``cluster_broken``, ``profile`` and ``recorder`` (a :class:`e2e.scenario.Scenario`; the unit
+``cluster_broken``, ``profile`` and ``recorder`` (a :class:`e2e.run.scenario.Scenario`; the unit
 tests use a fake). Node faults refuse to run on the ``default`` profile: its cluster is shared
 with every other test of a run, and a fault there would break their tests
 (:class:`FaultRefused`).
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
-from ..waiting import WaitTimeout, wait_until
+from ..run.waiting import WaitTimeout, wait_until
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class FaultWindow:
 
 
 class FaultSite(Protocol):
-    """What a fault needs of a test (a :class:`e2e.scenario.Scenario` has it all)."""
+    """What a fault needs of a test (a :class:`e2e.run.scenario.Scenario` has it all)."""
 
     kube: object
     profile: str

@@ -47,7 +47,7 @@ one", fd N: the new lock, or whatever else now has that number (nodeshutdown_man
 same in v1.34.4). The undo therefore restarts the kubelet when the lock is gone, which takes a
 fresh one: the node is left as the fault found it.
 
-Every function takes the test (a fault site: a :class:`e2e.scenario.Scenario`) and the worker's
+Every function takes the test (a fault site: a :class:`e2e.run.scenario.Scenario`) and the worker's
 node container name (kind names the Kubernetes node alike); they refuse the shared default profile.
 """
 

@@ -1,5 +1,5 @@
 """The shared pod vocabulary: one name per fact of a pod (its API JSON) or of its recording, and
-named wait conditions (:class:`Until`) for :meth:`e2e.scenario.Scenario.wait`.
+named wait conditions (:class:`Until`) for :meth:`e2e.run.scenario.Scenario.wait`.
 
 Reading a pod (``pod``: the API's JSON shape, as the recorder keeps it; ``None`` reads as a pod
 with no status):
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Generic, Iterable, Sequence, TypeVar
 from .recorder import Change
 
 if TYPE_CHECKING:
-    from ..scenario import Scenario
+    from ..run.scenario import Scenario
 
 T = TypeVar("T")
 

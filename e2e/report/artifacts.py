@@ -31,7 +31,7 @@ from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
 from ..judge.measurements import Judge, Verdict, shown
-from ..scenario import Scenario
+from ..run.scenario import Scenario
 from ..record.recorder import dump_changes
 from ..record.timeline import Row, format_table, rows
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from e2e.judge.expectations import Band, Expectation, register
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
 DEADLINE_S = 5

@@ -22,7 +22,7 @@ from e2e.documented import faults as doc
 from e2e.faults import FaultWindow
 from e2e.evidence.load import LoadGenerator, LoadResult, answering_pods
 from e2e.record.pods import condition
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
 NODE_PORT = 30080  # web.yaml's Service; published on a free host port of 127.0.0.1

@@ -21,8 +21,8 @@ from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
 from e2e.evidence.stamps import find, merge, merged_table, stamps_from_changes, stamps_from_logs
 from e2e.record.pods import condition, container_status, phase
-from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import WAIT_SLACK_S
 
 
 # -- KB-1 -------------------------------------------------------------------------------------

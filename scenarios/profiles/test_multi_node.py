@@ -15,7 +15,7 @@ import ipaddress
 import pytest
 from kubernetes import client
 
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 
 # Slack for waits: scheduling, container start, the client's requests (3 s timeout each).
 WAIT_SLACK_S = 60

@@ -21,9 +21,9 @@ from e2e.documented import kubelet, sidecar as doc
 from e2e.evidence.stamps import (Stamp, expect_order, find, gap_ms, merge, merged_table, ms, since_ms, stamps_from_changes,
                                  stamps_from_logs, stamps_of)
 from e2e.record.podstatus import pod_columns, ready_status
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 from e2e.record.timeline import status_sequence
-from e2e.waiting import WAIT_SLACK_S
+from e2e.run.waiting import WAIT_SLACK_S
 
 pytestmark = pytest.mark.min_k8s(33)
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .cluster.kind import Kind
-from .evidence.stamps import STAMP_SH
-from .cluster.images import workload_images
-from .cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
-from .judge.measurements import Judge
-from .record.pods import Until, condition, events_of
-from .record.recorder import Change, Recorder
-from .record.timeline import Attempt, attempts, excerpt, rows
+from ..cluster.images import workload_images
+from ..cluster.kind import Kind
+from ..cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
+from ..evidence.stamps import STAMP_SH
+from ..judge.measurements import Judge
+from ..record.pods import Until, condition, events_of
+from ..record.recorder import Change, Recorder
+from ..record.timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
@@ -157,7 +157,7 @@ class Scenario:
 
     def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
                  case: str | None = None, measurement: str | None = None) -> T:
-        """Poll ``check`` until truthy (see :func:`e2e.waiting.wait_until`); on timeout the
+        """Poll ``check`` until truthy (see :func:`e2e.run.waiting.wait_until`); on timeout the
         error carries the end of the timeline. With ``case``/``measurement`` a timeout is also a
         judged value: ``measurement`` is recorded as measured ``None`` (it never happened within
         ``timeout_s``) against its documented expectation, and ``ExpectationFailed`` is raised
