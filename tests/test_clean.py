@@ -1,4 +1,4 @@
-"""make clean (e2e.clean) and the liveness locks it trusts (e2e.cluster.kind): a fake kind CLI, a
+"""make clean (e2e.cli.clean) and the liveness locks it trusts (e2e.cluster.kind): a fake kind CLI, a
 temporary state directory, real processes holding and dropping locks."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from e2e import clean
+from e2e.cli import clean
 from e2e.cluster import kind as cluster, egress
 
 
 class FakeNetwork:
-    """The suite's Docker network as e2e.clean sees it (no docker, no iptables)."""
+    """The suite's Docker network as e2e.cli.clean sees it (no docker, no iptables)."""
 
     def __init__(self, monkeypatch, exists: bool = False, nodes: tuple[str, ...] = (), root: bool = False):
         self.exists, self.nodes, self.released = exists, list(nodes), 0

@@ -31,13 +31,13 @@ def test_adding_a_case_family_needs_no_edit_of_the_documented_package():
 
 def test_make_compare_never_builds_a_venv():
     # issue 20 (12): `make compare` rebuilt .venv when its stamp was missing or older than pyproject.toml;
-    # e2e.compare needs only the standard library
+    # e2e.cli.compare needs only the standard library
     plan = subprocess.run(["make", "-n", "-W", "pyproject.toml", "compare", "A=a", "B=b"], cwd=ROOT,
                           capture_output=True, text=True, check=True).stdout
     assert "-m venv" not in plan and "pip install" not in plan
-    assert "-m e2e.compare a b" in plan
+    assert "-m e2e.cli.compare a b" in plan
     stdlib = set(sys.stdlib_module_names) | {"e2e", "__future__"}
-    source = (ROOT / "e2e" / "compare.py").read_text()
+    source = (ROOT / "e2e" / "cli" / "compare.py").read_text()
     imported = {m.split(".")[0] for m in re.findall(r"^(?:from|import) ([\w.]+)", source, re.M)}
     assert imported <= stdlib, imported - stdlib
 

@@ -1,12 +1,12 @@
-"""The wire check (e2e.wirecheck): what each capture counts, the resolvers, the report, bad input."""
+"""The wire check (e2e.cli.wirecheck): what each capture counts, the resolvers, the report, bad input."""
 
 from __future__ import annotations
 
 import json
 
 from e2e.cluster import egress
-from e2e import wirecheck
-from e2e.wirecheck import Capture
+from e2e.cli import wirecheck
+from e2e.cli.wirecheck import Capture
 
 
 def test_resolvers_read_resolv_conf_without_loopback(tmp_path):

@@ -29,7 +29,7 @@ a test that ran in only one of the runs otherwise is ``not run``, never a change
 
 Standard library only: ``make compare`` runs it with the system Python, no venv needed.
 
-Usage: ``python -m e2e.compare A B [--json OUT]``; prints a table, writes the JSON (default:
+Usage: ``python -m e2e.cli.compare A B [--json OUT]``; prints a table, writes the JSON (default:
 ``compare.json`` next to B's measurements), and exits 1 when anything is unexplained (for CI),
 2 on bad input.
 """
@@ -235,7 +235,7 @@ def table(a: Run, b: Run, rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m e2e.compare", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m e2e.cli.compare", description=__doc__.split("\n\n")[0])
     p.add_argument("a", help="reports dir or measurements.json of the earlier run")
     p.add_argument("b", help="reports dir or measurements.json of the later run")
     p.add_argument("--run-id-a")

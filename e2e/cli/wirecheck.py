@@ -1,7 +1,7 @@
 """``make wire-check``: run a command (``make e2e``'s pytest) while tcpdump watches the wire, and
 fail on any packet that leaves the machine (issue 31; :mod:`e2e.cluster.egress` is what prevents them).
 
-``python -m e2e.wirecheck --reports DIR [--egress none|public] -- COMMAND...`` (root, tcpdump):
+``python -m e2e.cli.wirecheck --reports DIR [--egress none|public] -- COMMAND...`` (root, tcpdump):
 
 1. Puts the egress guard in place as a run would (:func:`e2e.cluster.egress.prepare`: the suite's
    network and the host layer) and holds it for the whole command, so the bridge exists to be
@@ -38,7 +38,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .cluster import kind as cluster, egress
+from ..cluster import kind as cluster, egress
 
 # Exit status when the command passed but packets left (or may have: tcpdump dropped some).
 EXIT_LEAK = 3
@@ -163,7 +163,7 @@ def report(captures: list[Capture], command: list[str], status: int, wall_s: flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.wirecheck", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m e2e.cli.wirecheck", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="reports directory (default: reports)")
     parser.add_argument("--egress", choices=egress.EGRESS_MODES, default=None,
                         help="what may leave: none (offline image) or public; default $E2E_EGRESS or public")

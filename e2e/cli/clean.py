@@ -1,4 +1,4 @@
-"""``make clean``: remove what dead runs left behind (``python -m e2e.clean [--dry-run]``).
+"""``make clean``: remove what dead runs left behind (``python -m e2e.cli.clean [--dry-run]``).
 
 - **Clusters**: every kind cluster with a state file in ``STATE_DIR`` (``$E2E_STATE_DIR``,
   default ``/tmp/pod-lifecycle-e2e``) that no live process uses (:func:`e2e.cluster.kind.cluster_in_use`):
@@ -22,9 +22,9 @@ import logging
 import subprocess
 import sys
 
-from .cluster import kind as cluster, egress
-from .cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
-from .cluster.kube import RUN_LABEL, Kube
+from ..cluster import kind as cluster, egress
+from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
+from ..cluster.kube import RUN_LABEL, Kube
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def _clean_namespaces(name: str, dry_run: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.clean", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m e2e.cli.clean", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     args = parser.parse_args(argv)
     return 1 if clean(args.dry_run) else 0
