@@ -41,9 +41,9 @@ import allure
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from . import documented  # noqa: F401  (registers every family's expectations)
-from .cluster import egress
-from .cluster.kind import (
+from .. import documented  # noqa: F401  (registers every family's expectations)
+from ..cluster import egress
+from ..cluster.kind import (
     DEFAULT_PROFILE,
     STATE_DIR,
     Kind,
@@ -54,17 +54,17 @@ from .cluster.kind import (
     owned_clusters,
     profile_patches,
 )
-from .faults.core import ClusterBroken
-from .cluster.images import ENV_VARS, missing_on_nodes, workload_images
-from .cluster.kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
-from .judge.measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
-from .run.progress import LiveProgress
-from .record.recorder import Recorder, RecorderDied
-from .report.artifacts import gather, publish, slug, write
-from .run.scenario import Scenario
-from .run.selection import cases_of, label, select_cases, select_keyword
-from .report.summary import UNDOCUMENTED_PREFIX, RunSummary
-from .run.waiting import set_observer
+from ..faults.core import ClusterBroken
+from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
+from ..cluster.kube import CASE_LABEL, RUN_LABEL, ClusterUnreachable, Kube
+from ..judge.measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed, Judge, MeasurementLog
+from ..run.progress import LiveProgress
+from ..record.recorder import Recorder, RecorderDied
+from ..report.artifacts import gather, publish, slug, write
+from ..run.scenario import Scenario
+from ..run.selection import cases_of, label, select_cases, select_keyword
+from ..report.summary import UNDOCUMENTED_PREFIX, RunSummary
+from ..run.waiting import set_observer
 
 log = logging.getLogger("e2e")
 
@@ -247,7 +247,7 @@ def _default_kind_config(config: pytest.Config) -> str:
     """``kind-config.yaml`` of the rootdir, else the suite's own (a folder of your own cases
     run from anywhere uses the suite's default profile)."""
     here = config.rootpath / "kind-config.yaml"
-    suite = Path(__file__).resolve().parent.parent / "kind-config.yaml"
+    suite = Path(__file__).resolve().parents[2] / "kind-config.yaml"
     return str(here if here.exists() or not suite.exists() else suite)
 
 
@@ -264,7 +264,7 @@ def profile_name(item: pytest.Item) -> str:
 def _profiles_dir(config: pytest.Config) -> Path:
     """``profiles/`` of the rootdir, else the suite's own (like :func:`_default_kind_config`)."""
     here = config.rootpath / "profiles"
-    suite = Path(__file__).resolve().parent.parent / "profiles"
+    suite = Path(__file__).resolve().parents[2] / "profiles"
     return here if here.is_dir() or not suite.is_dir() else suite
 
 
