@@ -128,7 +128,7 @@ def fake_scenario_conftest(registry_entries: str) -> str:
 import pytest
 from e2e.judge.expectations import Band, Expectation, KnownBug, Registry
 from e2e.judge.measurements import Judge, MeasurementLog
-from e2e.plugin import SCENARIO
+from e2e.plugin.outcomes import SCENARIO
 from e2e.record.recorder import RecorderDied
 from e2e.run.scenario import Scenario
 

@@ -290,7 +290,7 @@ def test_ensure_recreates_a_broken_cluster_instead_of_reusing_it(tmp_path, monke
 
 
 def test_replace_broken_exports_logs_marks_and_forgets_the_cluster(tmp_path):
-    from e2e.plugin import Clusters
+    from e2e.plugin.clusters import Clusters
 
     calls = []
     kind = SimpleNamespace(name="ple2e-x", export_logs=lambda dest: calls.append(("export", dest.name)),

@@ -74,7 +74,7 @@ class Run:
 def _outcomes(junit: Path) -> dict[str, str]:
     """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|xfailed}`` from a pytest
     junit.xml (``undocumented``: skipped by the plugin for values with nothing documented;
-    ``bug fixed?``: for a known bug's correct value, e2e.plugin.settle)."""
+    ``bug fixed?``: for a known bug's correct value, e2e.plugin.outcomes.settle)."""
     out = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
         classname, name = tc.get("classname", ""), tc.get("name", "")
