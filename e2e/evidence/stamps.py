@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from kubernetes.client.exceptions import ApiException
 
+from ..cluster.stamp_sh import STAMP_SH  # noqa: F401  (the writer of the shape parsed here, named here too)
 from ..judge.expectations import NotDocumented
 from ..judge.measurements import Judge
 from ..record.recorder import Change
@@ -50,14 +51,6 @@ from ..record.timeline import Row, format_table, rows
 
 if TYPE_CHECKING:
     from ..run.scenario import Scenario
-
-# The shell functions of every busybox container and exec probe (one line, so that it can fill
-# a ``${stamp_sh}`` placeholder inside a YAML block scalar). ``stamp EVENT [key=value ...]``
-# writes "<now> EVENT key=value..." to stdout and appends it to /dev/termination-log.
-STAMP_SH = (
-    "now() { adjtimex | awk '/tv_sec/{s=$2} /tv_usec/{u=$2} END{printf \"%d.%06d\", s, u}'; }; "
-    "stamp() { l=\"$(now) $*\"; echo \"$l\"; echo \"$l\" >> /dev/termination-log; }"
-)
 
 LINE = re.compile(r"^(?P<sec>\d{9,11})\.(?P<usec>\d{6}) (?P<event>[A-Za-z][\w:./-]*)(?: (?P<fields>.*))?$")
 

@@ -24,12 +24,9 @@ EndpointSlice evidence (:func:`e2e.evidence.endpoints.endpoint_ready`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Generic, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar
 
-from .recorder import Change
-
-if TYPE_CHECKING:
-    from ..run.scenario import Scenario
+from .recorder import Change, Recorder
 
 T = TypeVar("T")
 
@@ -136,17 +133,28 @@ def events_of(changes: Iterable[Change], reason: str, involved: str | None = Non
 # -- named wait conditions -------------------------------------------------------------------------
 
 
+class Watched(Protocol):
+    """What a wait condition is checked on: the test's :class:`e2e.run.scenario.Scenario`, named
+    here by what the conditions of this module read (the record layer does not import the run
+    layer)."""
+
+    recorder: Recorder
+
+    def pod(self, name: str) -> dict | None: ...
+
+
 @dataclass(frozen=True)
 class Until(Generic[T]):
     """A named wait condition: ``what`` it waits for (the progress line, the timeout's message)
     and ``check(scenario)``, which returns the awaited fact, or a falsy value while it is not there."""
 
     what: str
-    check: Callable[["Scenario"], T | None]
+    check: Callable[[Watched], T | None]
 
 
-def until(what: str, check: Callable[["Scenario"], T | None]) -> Until[T]:
-    """A condition of its own (``until("3 runs", lambda sc: len(sc.attempts("p", "app")) >= 3)``)."""
+def until(what: str, check: Callable[[Any], T | None]) -> Until[T]:
+    """A condition of its own (``until("3 runs", lambda sc: len(sc.attempts("p", "app")) >= 3)``;
+    ``check`` gets the test's scenario and may read anything of it)."""
     return Until(what, check)
 
 
@@ -157,7 +165,7 @@ def pod_phase(pod: str, *phases: str) -> Until[str]:
 
 def pod_ready(pod: str) -> Until[dict]:
     """``pod``'s Ready condition True; gives the condition."""
-    def check(sc: "Scenario") -> dict | None:
+    def check(sc: Watched) -> dict | None:
         ready = condition(sc.pod(pod), "Ready")
         return ready if ready and ready.get("status") == "True" else None
     return Until(f"{pod} Ready", check)

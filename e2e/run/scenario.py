@@ -18,7 +18,7 @@ from typing import Callable, TypeVar
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
 from ..cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
-from ..evidence.stamps import STAMP_SH
+from ..cluster.stamp_sh import STAMP_SH
 from ..judge.measurements import Judge
 from ..record.pods import Until, condition, events_of
 from ..record.recorder import Change, Recorder
@@ -73,7 +73,7 @@ class Scenario:
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
         the pinned workload images and ``${stamp_sh}`` (the stamp shell functions,
-        :data:`e2e.evidence.stamps.STAMP_SH`); ``ManifestError`` on a bad file."""
+        :data:`e2e.cluster.stamp_sh.STAMP_SH`); ``ManifestError`` on a bad file."""
         return load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
