@@ -53,12 +53,19 @@ def test_the_worked_example_is_the_file_it_quotes():
 
 def test_the_code_map_names_every_module_of_e2e():
     # issue 13: README's map named 11 of 23 modules; every module is named under its package's entry
+    # issue 25: one entry per package of the tree (the layers), and no entry names a module that is not there
     text = (ROOT / "README.md").read_text()
     code_map = text[text.index("- `e2e/` — the framework"):text.index("- `scenarios/` — one folder")]
-    entries = {m.group(1): m.group(2) for m in re.finditer(r"^- `(e2e/[a-z]*/?)` (.*?)(?=^- `|\Z)", code_map, re.S | re.M)}
+    entries = {m.group(1): m.group(2) for m in re.finditer(r"^- `(e2e/(?:[a-z]+/)*)` (.*?)(?=^- `|\Z)", code_map, re.S | re.M)}
+    packages = {f"{p.parent.relative_to(ROOT).as_posix()}/" for p in (ROOT / "e2e").rglob("__init__.py")}
+    assert set(entries) == packages, f"README's code map: packages without an entry {sorted(packages - set(entries))}, " \
+                                     f"entries of no package {sorted(set(entries) - packages)}"
     for path in sorted((ROOT / "e2e").rglob("*.py")):
         rel = path.relative_to(ROOT)
         if path.name == "__init__.py" or rel.parts[1] == "documented":
             continue
-        package = "e2e/" if len(rel.parts) == 2 else f"e2e/{rel.parts[1]}/"
-        assert f"`{path.name}`" in entries.get(package, ""), f"README's code map does not name {rel}"
+        package = f"{rel.parent.as_posix()}/"
+        assert f"`{path.name}`" in entries[package], f"README's code map does not name {rel}"
+    for package, entry in entries.items():
+        for name in re.findall(r"`([a-z_]+\.py)`", entry):
+            assert (ROOT / package / name).is_file(), f"README's code map names {package}{name}, which is not there"
