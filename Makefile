@@ -36,14 +36,14 @@ e2e: $(BIN)/.installed
 	set -a; . $(REPORTS)/profile.env; set +a; status=0; \
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS) \
 	  || status=$$?; \
-	$(BIN)/python -m e2e.htmlreport $(REPORTS) || { [ $$status -ne 0 ] || status=1; }; \
+	$(BIN)/python -m e2e.cli.htmlreport $(REPORTS) || { [ $$status -ne 0 ] || status=1; }; \
 	exit $$status
 
 # the HTML report of $(REPORTS)/allure-results: Allure 3 (pinned in hack/report, npm ci into
 # ~/.cache/pod-lifecycle-e2e) in $(REPORTS)/allure-report/index.html; without Node.js/npm the
 # plain page $(REPORTS)/summary.html
 report: $(BIN)/.installed
-	$(BIN)/python -m e2e.htmlreport $(REPORTS)
+	$(BIN)/python -m e2e.cli.htmlreport $(REPORTS)
 
 # the slow cases: the tail of CL-1 (back-off up to the 300 s cap) and the CL-7 reset after
 # 600 s (on its own profile cluster): about 11 minutes each
@@ -58,11 +58,11 @@ clean-reports:
 	rm -rf $(REPORTS)/allure-results $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
 
 # make e2e while tcpdump watches the host's uplink and the suite's Docker bridge
-# (e2e/wirecheck.py): exit 3 when a packet leaves the machine although every test passed.
+# (e2e/cli/wirecheck.py): exit 3 when a packet leaves the machine although every test passed.
 # Root; tcpdump from Debian (installed here when missing).
 wire-check: $(BIN)/.installed
 	@command -v tcpdump >/dev/null || [ "$$(id -u)" != 0 ] || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tcpdump; }
-	$(MAKE) e2e E2E_WRAP="$(BIN)/python -m e2e.wirecheck --reports $(REPORTS) --"
+	$(MAKE) e2e E2E_WRAP="$(BIN)/python -m e2e.cli.wirecheck --reports $(REPORTS) --"
 
 # the fast API-level cases (smoke marker): under a minute once the cluster is up
 smoke:
@@ -74,9 +74,9 @@ interrupt-check: $(BIN)/.installed
 	set -a; . $(REPORTS)/profile.env; set +a; $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) --out $(REPORTS)/interrupts.md
 
 # compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes);
-# e2e.compare needs only the standard library: no venv is built or rebuilt for it
+# e2e.cli.compare needs only the standard library: no venv is built or rebuilt for it
 compare:
-	$(PYTHON) -m e2e.compare $(A) $(B) $(if $(OUT),--json $(OUT))
+	$(PYTHON) -m e2e.cli.compare $(A) $(B) $(if $(OUT),--json $(OUT))
 
 # the upgrade path: build what is missing (one version at a time), run the suite on each minor
 # into reports-<minor>/ (MATRIX_JOBS at a time: each version has its own clusters), then compare
@@ -87,9 +87,9 @@ MATRIX_JOBS ?= 1
 matrix: $(BIN)/.installed
 	for v in $(MATRIX); do K8S_VERSION=$$v hack/prepare.sh > /dev/null || exit 1; done
 	$(MAKE) -j$(MATRIX_JOBS) $(addprefix matrix-run-,$(MATRIX))
-	$(BIN)/python -m e2e.upgrade $(addprefix reports-,$(MATRIX)) --out reports-matrix
+	$(BIN)/python -m e2e.cli.upgrade $(addprefix reports-,$(MATRIX)) --out reports-matrix
 
-# one version of the matrix; its failures are judged by e2e.upgrade, not here
+# one version of the matrix; its failures are judged by e2e.cli.upgrade, not here
 matrix-run-%:
 	-$(MAKE) e2e K8S_VERSION=$* REPORTS=reports-$*
 
@@ -104,4 +104,4 @@ lint: $(ACTIONLINT)
 # files (DRY_RUN=1: only list them)
 clean: $(BIN)/.installed
 	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
-	$(BIN)/python -m e2e.clean $(if $(DRY_RUN),--dry-run)
+	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run)

@@ -35,8 +35,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from e2e.cluster import Profile  # noqa: E402
-from e2e.kube import Kube  # noqa: E402
+from e2e.cluster.kind import Profile  # noqa: E402
+from e2e.cluster.kube import Kube  # noqa: E402
 
 EXIT_TIMEOUT_S = 240  # an interrupted run must be gone (cleanup included) within this
 

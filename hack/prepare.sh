@@ -83,7 +83,7 @@ fi
 if [ "$offline" != 0 ]; then
   "$here/offline/build.sh" "${K8S_VERSION:-}"
   echo "E2E_APP_IMAGE=$app"
-  echo "E2E_EGRESS=none"   # nodes need nothing outside the machine (e2e/egress.py)
+  echo "E2E_EGRESS=none"   # nodes need nothing outside the machine (e2e/cluster/egress.py)
   exit 0
 fi
 
@@ -99,7 +99,7 @@ if [ -z "$kind_bin" ] || [ "$("$kind_bin" version | awk '{print $2}')" != "$KIND
     mv "$cache/offline/bin.tmp/kind" "$kind_bin"
   fi
 fi
-busybox=$(cd "$here/.." && python3 -c 'from e2e.images import BUSYBOX; print(BUSYBOX)')
+busybox=$(cd "$here/.." && python3 -c 'from e2e.cluster.images import BUSYBOX; print(BUSYBOX)')
 docker image inspect "$busybox" >/dev/null 2>&1 || docker pull "$busybox" >&2
 cat <<ENV
 E2E_KIND=$kind_bin

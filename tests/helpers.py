@@ -8,7 +8,7 @@ import datetime as dt
 
 from types import SimpleNamespace
 
-from e2e.recorder import Change
+from e2e.record.recorder import Change
 
 # A fixed origin for synthetic timelines: 2026-11-29T07:45:00Z.
 T0 = dt.datetime(2026, 11, 29, 7, 45, 0, tzinfo=dt.timezone.utc)
@@ -119,18 +119,18 @@ def event(name: str, reason: str, message: str, involved: str = "p", type_: str 
 
 
 def fake_scenario_conftest(registry_entries: str) -> str:
-    """A ``pytester`` conftest whose ``scenario`` fixture is a real :class:`e2e.scenario.Scenario`
-    and :class:`e2e.measurements.Judge` (v1.37.2, cgroup v1) on a registry of
-    ``registry_entries`` (Python source: ``Expectation(...)`` items, names from e2e.expectations),
+    """A ``pytester`` conftest whose ``scenario`` fixture is a real :class:`e2e.run.scenario.Scenario`
+    and :class:`e2e.judge.measurements.Judge` (v1.37.2, cgroup v1) on a registry of
+    ``registry_entries`` (Python source: ``Expectation(...)`` items, names from e2e.judge.expectations),
     with no cluster: a recorder that records nothing (``dead = True`` makes it raise like a dead
     watch) and a namespace that cannot be read. The plugin's hooks run as in a real session."""
     return f'''
 import pytest
-from e2e.expectations import Band, Expectation, KnownBug, Registry
-from e2e.measurements import Judge, MeasurementLog
-from e2e.plugin import SCENARIO
-from e2e.recorder import RecorderDied
-from e2e.scenario import Scenario
+from e2e.judge.expectations import Band, Expectation, KnownBug, Registry
+from e2e.judge.measurements import Judge, MeasurementLog
+from e2e.plugin.outcomes import SCENARIO
+from e2e.record.recorder import RecorderDied
+from e2e.run.scenario import Scenario
 
 
 class FakeRecorder:

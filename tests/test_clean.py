@@ -1,4 +1,4 @@
-"""make clean (e2e.clean) and the liveness locks it trusts (e2e.cluster): a fake kind CLI, a
+"""make clean (e2e.cli.clean) and the liveness locks it trusts (e2e.cluster.kind): a fake kind CLI, a
 temporary state directory, real processes holding and dropping locks."""
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from e2e import clean, cluster, egress
+from e2e.cli import clean
+from e2e.cluster import kind as cluster, egress
 
 
 class FakeNetwork:
-    """The suite's Docker network as e2e.clean sees it (no docker, no iptables)."""
+    """The suite's Docker network as e2e.cli.clean sees it (no docker, no iptables)."""
 
     def __init__(self, monkeypatch, exists: bool = False, nodes: tuple[str, ...] = (), root: bool = False):
         self.exists, self.nodes, self.released = exists, list(nodes), 0
@@ -51,9 +52,9 @@ def test_clean_removes_the_network_and_guard_once_no_node_is_on_it(state, monkey
 
 
 def holder(code: str) -> subprocess.Popen:
-    """A child process that runs ``code`` (with e2e.cluster's STATE_DIR set), prints 'held', waits."""
+    """A child process that runs ``code`` (with e2e.cluster.kind's STATE_DIR set), prints 'held', waits."""
     script = textwrap.dedent(f"""\
-        import sys, e2e.cluster as c
+        import sys, e2e.cluster.kind as c
         from pathlib import Path
         c.STATE_DIR = Path(sys.argv[1])
         {code}

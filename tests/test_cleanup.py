@@ -1,4 +1,4 @@
-"""Cleanup after a scenario leaks nothing (e2e.scenario.Scenario.clean_up, e2e.kube): a
+"""Cleanup after a scenario leaks nothing (e2e.run.scenario.Scenario.clean_up, e2e.cluster.kube): a
 finalizer of the test's own no longer keeps the namespace Terminating (removed, with a warning
 naming the objects), and cluster-scoped objects made by ``apply`` are deleted (no cluster)."""
 
@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from kubernetes.dynamic.exceptions import NotFoundError
 
-from e2e.kube import Kube, foreign_finalizer
-from e2e.scenario import CleanupWarning, Scenario
+from e2e.cluster.kube import Kube, foreign_finalizer
+from e2e.run.scenario import CleanupWarning, Scenario
 
 
 def pod_obj(name: str, finalizers: list[str]) -> dict:
@@ -33,7 +33,7 @@ class ListedResource:
 
 
 class FakeKube:
-    """What clean_up and apply use of :class:`e2e.kube.Kube`, keeping the calls in order."""
+    """What clean_up and apply use of :class:`e2e.cluster.kube.Kube`, keeping the calls in order."""
 
     def __init__(self, fail_on: str | None = None):
         self.calls: list[tuple] = []

@@ -1,4 +1,4 @@
-"""Profile (e2e.cluster): patch merging, named profiles, host ports, per-node CNI, the cluster
+"""Profile (e2e.cluster.kind): patch merging, named profiles, host ports, per-node CNI, the cluster
 key, config errors, cluster state; Docker preflight."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from e2e import cluster, egress
-from e2e.cluster import (
+from e2e.cluster import kind as cluster, egress
+from e2e.cluster.kind import (
     CONFLIST_IN_NODE,
     PreflightError,
     Profile,

@@ -1,4 +1,4 @@
-"""e2e.compare: classification of changes between two runs, table, JSON and exit code."""
+"""e2e.cli.compare: classification of changes between two runs, table, JSON and exit code."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from e2e.compare import RunNotFound, compare, load_run, main
+from e2e.cli.compare import RunNotFound, compare, load_run, main
 
 T = "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"
 
@@ -136,7 +136,7 @@ def test_a_flake_is_shown_as_such(tmp_path):
 
 
 def test_undocumented_and_xfailed_tests_are_their_own_outcomes(tmp_path):
-    from e2e.compare import _outcomes
+    from e2e.cli.compare import _outcomes
 
     junit = tmp_path / "junit.xml"
     junit.write_text(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from e2e.documented import api as doc, kubelet
-from e2e.expectations import REGISTRY, NotDocumented
+from e2e.judge.expectations import REGISTRY, NotDocumented
 
 
 def test_ps7_message_and_zero_sleep_are_keyed_by_version():

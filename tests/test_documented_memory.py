@@ -8,7 +8,7 @@ from e2e.documented.memory import (
     MIB,
     burstable_oom_score_adj,
 )
-from e2e.expectations import REGISTRY
+from e2e.judge.expectations import REGISTRY
 
 
 def test_burstable_formula_matches_the_documented_examples():

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import e2e.documented  # noqa: F401  (registers every family's expectations)
-from e2e.expectations import REGISTRY, NotDocumented
+from e2e.judge.expectations import REGISTRY, NotDocumented
 
 VERSIONS_ENV = Path(__file__).resolve().parents[1] / "hack" / "offline" / "versions.env"
 

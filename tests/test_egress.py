@@ -1,4 +1,4 @@
-"""The egress guard (e2e.egress): the node script, the host rules, kind's network subnet, the mode."""
+"""The egress guard (e2e.cluster.egress): the node script, the host rules, kind's network subnet, the mode."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from e2e import egress
-from e2e.egress import BRIDGE, HOST_CHAIN, NODE_CHAIN, EgressError, HostGuard
+from e2e.cluster import egress
+from e2e.cluster.egress import BRIDGE, HOST_CHAIN, NODE_CHAIN, EgressError, HostGuard
 
 
 def test_ula_subnet_is_the_one_kind_gives_its_own_network():

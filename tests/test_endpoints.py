@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from e2e.evidence import endpoints
-from e2e.recorder import Change
+from e2e.record.recorder import Change
 
 
 def slice_change(t: float, name: str, eps: dict[str, tuple], type_: str = "MODIFIED") -> Change:

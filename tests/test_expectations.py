@@ -1,11 +1,11 @@
-"""Band, Expectation and Registry (e2e.expectations) and the real registry's contents."""
+"""Band, Expectation and Registry (e2e.judge.expectations) and the real registry's contents."""
 
 from __future__ import annotations
 
 import pytest
 
 import e2e.documented  # noqa: F401  (registers every family's expectations)
-from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry, UnknownMeasurement, number
+from e2e.judge.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry, UnknownMeasurement, number
 
 
 def exp(name: str = "gap", minors=(None, None), cgroup=None, **kw) -> Expectation:

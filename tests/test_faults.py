@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 import e2e.faults.core as core
-from e2e.cluster import Kind
+from e2e.cluster.kind import Kind
 from e2e.faults import (
     TEST_TAINT,
     ClusterBroken,
@@ -26,8 +26,8 @@ from e2e.faults import (
     kubelet_stopped,
     node_tainted,
 )
-from e2e.recorder import FAULT_KIND, Change
-from e2e.timeline import rows
+from e2e.record.recorder import FAULT_KIND, Change
+from e2e.record.timeline import rows
 from helpers import FaultSite
 
 HEALTHY = (["node n Ready=True"], [])
@@ -259,7 +259,7 @@ def test_a_gap_inside_a_fault_window_is_shown_as_expected():
 
 
 def test_a_broken_cluster_is_marked_for_recreation(tmp_path, monkeypatch):
-    monkeypatch.setattr("e2e.cluster.STATE_DIR", tmp_path)
+    monkeypatch.setattr("e2e.cluster.kind.STATE_DIR", tmp_path)
     kind = Kind("ple2e-x", kind="/bin/true")
     kind.state_file.write_text(json.dumps({"owner": "run-1"}))
     kind.mark_broken("did not recover from kubelet-stop")
@@ -267,7 +267,7 @@ def test_a_broken_cluster_is_marked_for_recreation(tmp_path, monkeypatch):
 
 
 def test_ensure_recreates_a_broken_cluster_instead_of_reusing_it(tmp_path, monkeypatch):
-    monkeypatch.setattr("e2e.cluster.STATE_DIR", tmp_path)
+    monkeypatch.setattr("e2e.cluster.kind.STATE_DIR", tmp_path)
     kind = Kind("ple2e-x", kind="/bin/true")
     kind.state_file.write_text(json.dumps({"owner": "run-1", "broken": "did not recover"}))
     done = []
@@ -290,7 +290,7 @@ def test_ensure_recreates_a_broken_cluster_instead_of_reusing_it(tmp_path, monke
 
 
 def test_replace_broken_exports_logs_marks_and_forgets_the_cluster(tmp_path):
-    from e2e.plugin import Clusters
+    from e2e.plugin.clusters import Clusters
 
     calls = []
     kind = SimpleNamespace(name="ple2e-x", export_logs=lambda dest: calls.append(("export", dest.name)),
@@ -305,7 +305,7 @@ def test_replace_broken_exports_logs_marks_and_forgets_the_cluster(tmp_path):
 
 def test_a_broken_clusters_namespace_is_not_cleaned(monkeypatch):
     """After the cluster was handed over as broken, the test's teardown touches nothing on it."""
-    from e2e.scenario import Scenario
+    from e2e.run.scenario import Scenario
 
     calls = []
     kube = SimpleNamespace(release_finalizers=lambda *a: calls.append("release"), delete_namespace=lambda ns: calls.append("delete"))

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 import e2e.faults.core as core
-from e2e import egress
+from e2e.cluster import egress
 import e2e.faults.node as node
 from e2e.faults.node import (
     INHIBIT_WHY,

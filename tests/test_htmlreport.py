@@ -1,4 +1,4 @@
-"""make report (e2e.htmlreport): the Allure report without its analytics tag, one history entry
+"""make report (e2e.cli.htmlreport): the Allure report without its analytics tag, one history entry
 per run, and the plain summary.html page when Node.js is missing."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e import htmlreport
-from e2e.htmlreport import generate, have_node, strip_analytics
+from e2e.cli import htmlreport
+from e2e.cli.htmlreport import generate, have_node, strip_analytics
 
 # a real run's reports directory, trimmed: allure-results/ and measurements.json (see its README)
 FIXTURE = Path(__file__).resolve().parent / "data" / "report-cl"

@@ -1,10 +1,10 @@
-"""e2e.images: which workload images a cluster's nodes lack (the --kubeconfig preflight)."""
+"""e2e.cluster.images: which workload images a cluster's nodes lack (the --kubeconfig preflight)."""
 
 from __future__ import annotations
 
 import pytest
 
-from e2e.images import missing_on_nodes, normalize
+from e2e.cluster.images import missing_on_nodes, normalize
 
 
 def node(name: str, images: list[list[str]], unschedulable: bool = False, taints: list[dict] | None = None) -> dict:

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from e2e.compare import compare, load_run, main
-from e2e.expectations import Band, Expectation, KnownBug, Registry
-from e2e.measurements import Judge, MeasurementLog
+from e2e.cli.compare import compare, load_run, main
+from e2e.judge.expectations import Band, Expectation, KnownBug, Registry
+from e2e.judge.measurements import Judge, MeasurementLog
 from helpers import fake_scenario_conftest
 
 BUG = KnownBug("kubernetes/kubernetes#134338 (open)", correct=6.0, correct_band=Band(5.5, 9.5),
@@ -151,11 +151,11 @@ def test_compare_lists_known_bug_states_as_their_own_class(tmp_path, a, b, chang
 
 def test_compare_knows_the_judges_known_bug_verdicts_and_reason():
     # compare stays standard-library only, so it repeats the judge's names: they must agree
-    import e2e.compare
-    import e2e.measurements
+    import e2e.cli.compare
+    import e2e.judge.measurements
 
-    assert e2e.compare.KNOWN_BUG_VERDICTS == e2e.measurements.KNOWN_BUG_VERDICTS
-    assert e2e.compare.BUG_FIXED_PREFIX == e2e.measurements.BUG_FIXED_PREFIX
+    assert e2e.cli.compare.KNOWN_BUG_VERDICTS == e2e.judge.measurements.KNOWN_BUG_VERDICTS
+    assert e2e.cli.compare.BUG_FIXED_PREFIX == e2e.judge.measurements.BUG_FIXED_PREFIX
 
 
 def test_a_known_bug_value_that_fails_is_unexplained(tmp_path):

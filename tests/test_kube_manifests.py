@@ -1,4 +1,4 @@
-"""load_manifests (e2e.kube): ${placeholders}, shell dollars, errors that name the file, and the
+"""load_manifests (e2e.cluster.kube): ${placeholders}, shell dollars, errors that name the file, and the
 real scenario manifests."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e.images import workload_images
-from e2e.kube import PLACEHOLDER, ManifestError, load_manifests
+from e2e.cluster.images import workload_images
+from e2e.cluster.kube import PLACEHOLDER, ManifestError, load_manifests
 
 ROOT = Path(__file__).resolve().parents[1]
 CRASHLOOP = ROOT / "scenarios" / "crashloop"

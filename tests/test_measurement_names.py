@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from e2e import documented  # noqa: F401  (registers every family)
-from e2e.expectations import REGISTRY
+from e2e.judge.expectations import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted((ROOT / "scenarios").rglob("*.py")) + sorted((ROOT / "e2e").glob("*.py"))
+SOURCES = sorted((ROOT / "scenarios").rglob("*.py")) + sorted((ROOT / "e2e").rglob("*.py"))
 JUDGING = {"expect", "set_aside", "expect_order"}
 CASE_ID = re.compile(r"^[A-Z]{2}-\d+$")
 

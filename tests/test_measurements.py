@@ -1,4 +1,4 @@
-"""Judge and MeasurementLog (e2e.measurements): every value written at once, failures explained,
+"""Judge and MeasurementLog (e2e.judge.measurements): every value written at once, failures explained,
 parallel writers safe."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import e2e.documented  # noqa: F401
-from e2e.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry, UnknownMeasurement
-from e2e.measurements import ExpectationFailed, Judge, Measurement, MeasurementLog
+from e2e.judge.expectations import REGISTRY, Band, Expectation, NotDocumented, Registry, UnknownMeasurement
+from e2e.judge.measurements import ExpectationFailed, Judge, Measurement, MeasurementLog
 
 SOURCE = "[S1] «CrashLoopBackOff своими глазами»"
 

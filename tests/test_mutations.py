@@ -20,10 +20,11 @@ import pytest
 
 from e2e import documented  # noqa: F401  (registers every family)
 from e2e.evidence.ephemeral import eviction
-from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
-from e2e.recorder import Change, load_changes
-from e2e.evidence.stamps import Stamp, event_times, expect_order, find, first, gap_ms, labelled, parse
-from e2e.timeline import attempts, parse_time, restart_gaps
+from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.record.recorder import Change, load_changes
+from e2e.evidence.stamps import Stamp, event_times, find, first, gap_ms, labelled, parse
+from e2e.evidence.stamp_order import expect_order
+from e2e.record.timeline import attempts, parse_time, restart_gaps
 
 DATA = Path(__file__).parent / "data"
 REAL = DATA / "real-v1.37.2"  # taken from one `make e2e` run on v1.37.2, cgroup v1 (issue 12)

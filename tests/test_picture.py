@@ -6,7 +6,7 @@ import matplotlib.axes
 from helpers import change, cstatus, epoch, pod, running, terminated
 
 from e2e.pictures import states as picture
-from e2e.timeline import Attempt
+from e2e.record.timeline import Attempt
 
 
 def _five_back_to_back_runs() -> list:
@@ -61,7 +61,7 @@ def test_run_bars_keep_time_order_and_space():
 
 def test_node_lane_shows_ready_lease_renewals_taints_and_the_fault(tmp_path):
     """NF: a node lane (Ready over time, Lease ticks, taints from timeAdded), a fault window."""
-    from e2e.recorder import Change
+    from e2e.record.recorder import Change
 
     def node(at, ready, taints=()):
         return Change(epoch(at), "Node", "MODIFIED", "n", {"status": {"conditions": [{"type": "Ready", "status": ready}]},

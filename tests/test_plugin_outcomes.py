@@ -1,4 +1,4 @@
-"""The plugin's one outcome policy (e2e.plugin.settle), run through real pytest sessions
+"""The plugin's one outcome policy (e2e.plugin.outcomes.settle), run through real pytest sessions
 (``pytester``): every judged value is verified whatever the body did; undocumented values and
 a dead recorder are never a pass; a flake is an xfail; an environment limit a skip."""
 

@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from e2e import plugin
+from e2e.plugin import clusters, fixtures
 
 CONFTEST = '''
 import pytest
-from e2e import plugin
+from e2e.plugin import clusters, fixtures
 
 
 class FakeRecorder:
@@ -58,20 +58,20 @@ class FakeKube:
         self.namespaces.remove(namespace)
 
 
-plugin.Recorder = FakeRecorder
+fixtures.Recorder = FakeRecorder
 
 
 @pytest.fixture
 def cluster(tmp_path_factory, monkeypatch):
-    monkeypatch.setattr(plugin, "STATE_DIR", tmp_path_factory.mktemp("state"))
-    return plugin.ClusterInfo(FakeKube(), "v1.37.2", 37, 1, None)
+    monkeypatch.setattr(clusters, "STATE_DIR", tmp_path_factory.mktemp("state"))
+    return clusters.ClusterInfo(FakeKube(), "v1.37.2", 37, 1, None)
 '''
 
 
 @pytest.fixture
 def run(pytester, tmp_path, monkeypatch):
-    monkeypatch.setattr(plugin, "_preflight", lambda config: None)  # the cluster below is never dialled
-    monkeypatch.setattr(plugin, "Recorder", plugin.Recorder)  # the conftest replaces it for the run
+    monkeypatch.setattr(clusters, "_preflight", lambda config: None)  # the cluster below is never dialled
+    monkeypatch.setattr(fixtures, "Recorder", fixtures.Recorder)  # the conftest replaces it for the run
     pytester.makeconftest(CONFTEST)
     reports, kubeconfig = tmp_path / "reports", tmp_path / "kubeconfig"
     kubeconfig.write_text("")

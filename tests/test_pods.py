@@ -1,4 +1,4 @@
-"""The shared pod vocabulary (e2e.pods) and the scenario's named waits and pod delete, on
+"""The shared pod vocabulary (e2e.record.pods) and the scenario's named waits and pod delete, on
 synthetic pods and recordings (no cluster)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 from helpers import change, cstatus, event, pod, running, terminated, waiting
 
-from e2e import pods
-from e2e.recorder import Change
-from e2e.scenario import Scenario
-from e2e.waiting import WaitTimeout
+from e2e.record import pods
+from e2e.record.recorder import Change
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import WaitTimeout
 
 SIDECAR_POD = pod("p", sidecars=("sidecar",), phase="Running", conditions={"Ready": "True"},
                   init_statuses=[cstatus("sidecar", running(1), last=terminated(1, "Error"), restarts=1)],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import cstatus, pod, running, terminated, ts, waiting
 
-from e2e.podstatus import PodColumns, pod_columns
+from e2e.record.podstatus import PodColumns, pod_columns
 
 
 def test_pending_pod_without_statuses():

@@ -1,18 +1,18 @@
-"""Live progress of long waits (e2e.progress through the plugin): case IDs, what, elapsed/timeout;
+"""Live progress of long waits (e2e.run.progress through the plugin): case IDs, what, elapsed/timeout;
 a line per interval without a terminal, nothing under -q."""
 
 from __future__ import annotations
 
 import pytest
 
-from e2e import progress
-from e2e.progress import describe, output_mode
-from e2e.waiting import WaitState
+from e2e.run import progress
+from e2e.run.progress import describe, output_mode
+from e2e.run.waiting import WaitState
 
 WAITING_TEST = """
 import time
 import pytest
-from e2e.waiting import wait_until
+from e2e.run.waiting import wait_until
 
 @pytest.mark.case("CL-1", "CL-2")
 def test_waits():

@@ -31,13 +31,13 @@ def test_adding_a_case_family_needs_no_edit_of_the_documented_package():
 
 def test_make_compare_never_builds_a_venv():
     # issue 20 (12): `make compare` rebuilt .venv when its stamp was missing or older than pyproject.toml;
-    # e2e.compare needs only the standard library
+    # e2e.cli.compare needs only the standard library
     plan = subprocess.run(["make", "-n", "-W", "pyproject.toml", "compare", "A=a", "B=b"], cwd=ROOT,
                           capture_output=True, text=True, check=True).stdout
     assert "-m venv" not in plan and "pip install" not in plan
-    assert "-m e2e.compare a b" in plan
+    assert "-m e2e.cli.compare a b" in plan
     stdlib = set(sys.stdlib_module_names) | {"e2e", "__future__"}
-    source = (ROOT / "e2e" / "compare.py").read_text()
+    source = (ROOT / "e2e" / "cli" / "compare.py").read_text()
     imported = {m.split(".")[0] for m in re.findall(r"^(?:from|import) ([\w.]+)", source, re.M)}
     assert imported <= stdlib, imported - stdlib
 
@@ -53,12 +53,19 @@ def test_the_worked_example_is_the_file_it_quotes():
 
 def test_the_code_map_names_every_module_of_e2e():
     # issue 13: README's map named 11 of 23 modules; every module is named under its package's entry
+    # issue 25: one entry per package of the tree (the layers), and no entry names a module that is not there
     text = (ROOT / "README.md").read_text()
     code_map = text[text.index("- `e2e/` — the framework"):text.index("- `scenarios/` — one folder")]
-    entries = {m.group(1): m.group(2) for m in re.finditer(r"^- `(e2e/[a-z]*/?)` (.*?)(?=^- `|\Z)", code_map, re.S | re.M)}
+    entries = {m.group(1): m.group(2) for m in re.finditer(r"^- `(e2e/(?:[a-z]+/)*)` (.*?)(?=^- `|\Z)", code_map, re.S | re.M)}
+    packages = {f"{p.parent.relative_to(ROOT).as_posix()}/" for p in (ROOT / "e2e").rglob("__init__.py")}
+    assert set(entries) == packages, f"README's code map: packages without an entry {sorted(packages - set(entries))}, " \
+                                     f"entries of no package {sorted(set(entries) - packages)}"
     for path in sorted((ROOT / "e2e").rglob("*.py")):
         rel = path.relative_to(ROOT)
         if path.name == "__init__.py" or rel.parts[1] == "documented":
             continue
-        package = "e2e/" if len(rel.parts) == 2 else f"e2e/{rel.parts[1]}/"
-        assert f"`{path.name}`" in entries.get(package, ""), f"README's code map does not name {rel}"
+        package = f"{rel.parent.as_posix()}/"
+        assert f"`{path.name}`" in entries[package], f"README's code map does not name {rel}"
+    for package, entry in entries.items():
+        for name in re.findall(r"`([a-z_]+\.py)`", entry):
+            assert (ROOT / package / name).is_file(), f"README's code map names {package}{name}, which is not there"

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 from urllib3.exceptions import ProtocolError
 
-import e2e.recorder as recorder_module
-from e2e.recorder import GAP_KIND, Recorder, RecorderDied
-from e2e.timeline import format_table, rows
+import e2e.record.recorder as recorder_module
+from e2e.record.recorder import GAP_KIND, Recorder, RecorderDied
+from e2e.record.timeline import format_table, rows
 
 
 def pod(name: str, rv: str) -> dict:

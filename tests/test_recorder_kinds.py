@@ -1,4 +1,4 @@
-"""e2e.recorder records the kinds a test asks for with ``@pytest.mark.record(...)``: namespaced
+"""e2e.record.recorder records the kinds a test asks for with ``@pytest.mark.record(...)``: namespaced
 Jobs, Deployments, ReplicaSets, PodDisruptionBudgets, the cluster-scoped Nodes and the node
 Leases of kube-node-lease (fake API)."""
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from kubernetes import client, watch
 
-from e2e.recorder import Recorder
+from e2e.record.recorder import Recorder
 
 KINDS = {
     "Job": (client.BatchV1Api, "list_namespaced_job"),

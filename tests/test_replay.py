@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from e2e.expectations import Band, Expectation, Registry, REGISTRY
-from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
-from e2e.recorder import load_changes
-from e2e.timeline import attempts, excerpt, restart_gaps, rows
+from e2e.judge.expectations import Band, Expectation, Registry, REGISTRY
+from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.record.recorder import load_changes
+from e2e.record.timeline import attempts, excerpt, restart_gaps, rows
 
 RECORDING = Path(__file__).parent / "data" / "cl1-v1.37.2-recording.json"
 

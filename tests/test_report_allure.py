@@ -1,4 +1,4 @@
-"""What the allure report gets per test (e2e.report): one step per judged value with its band
+"""What the allure report gets per test (e2e.report.artifacts): one step per judged value with its band
 and source, the test's docstring and pictures inline in its description."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from e2e.report import description_html
+from e2e.report.artifacts import description_html
 
 JUDGING_TEST = """
-from e2e.expectations import Band, Expectation, Registry
-from e2e.measurements import Judge, MeasurementLog
-from e2e.report import publish
+from e2e.judge.expectations import Band, Expectation, Registry
+from e2e.judge.measurements import Judge, MeasurementLog
+from e2e.report.artifacts import publish
 
 def test_judged(tmp_path):
     registry = Registry()

@@ -1,4 +1,4 @@
-"""The HTML report in a real browser (e2e.htmlreport): the Allure 3 report of a real run's
+"""The HTML report in a real browser (e2e.cli.htmlreport): the Allure 3 report of a real run's
 ``allure-results`` (``tests/data/report-cl``: CL tests of a run on a kind cluster with
 Kubernetes v1.37.2, see its README) opened from disk by headless Chromium; the rendered DOM must
 show the number of tests by status, the case families, and on the CL-1/CL-2 test's page its
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.htmlreport import generate, have_node
+from e2e.cli.htmlreport import generate, have_node
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "data" / "report-cl" / "allure-results"

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from e2e.expectations import Band, Expectation, Registry
-from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
-from e2e.scenario import Scenario
-from e2e.waiting import WaitTimeout
+from e2e.judge.expectations import Band, Expectation, Registry
+from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import WaitTimeout
 
 
 class QuietRecorder:

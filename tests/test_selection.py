@@ -1,4 +1,4 @@
-"""Selecting by case ID (e2e.selection through the plugin): -k with case IDs and families,
+"""Selecting by case ID (e2e.run.selection through the plugin): -k with case IDs and families,
 --case, --collect-only without a cluster, every case ID as junit property and allure label."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from e2e.selection import parse_case_option
+from e2e.run.selection import parse_case_option
 
 SCENARIOS = """
 import pytest

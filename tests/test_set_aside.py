@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from e2e.expectations import Expectation, Registry, UnknownMeasurement
-from e2e.measurements import Judge, MeasurementLog
+from e2e.judge.expectations import Expectation, Registry, UnknownMeasurement
+from e2e.judge.measurements import Judge, MeasurementLog
 
 
 @pytest.fixture

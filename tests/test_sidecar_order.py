@@ -9,24 +9,13 @@ from pathlib import Path
 import pytest
 
 import e2e.documented  # noqa: F401  (registers the SC expectations)
-from e2e.expectations import REGISTRY, NotDocumented
-from e2e.kube import PLACEHOLDER, load_manifests
-from e2e.measurements import ExpectationFailed, Judge, MeasurementLog
-from e2e.recorder import Change
-from e2e.evidence.stamps import (
-    STAMP_SH,
-    Stamp,
-    expect_order,
-    find,
-    gap_ms,
-    measured_order,
-    merge,
-    merged_rows,
-    merged_table,
-    parse,
-    stamps_from_changes,
-    stamps_from_pod,
-)
+from e2e.judge.expectations import REGISTRY, NotDocumented
+from e2e.cluster.kube import PLACEHOLDER, load_manifests
+from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.record.recorder import Change
+from e2e.evidence.stamps import STAMP_SH, Stamp, find, gap_ms, merge, parse, stamps_from_changes, stamps_from_pod
+from e2e.evidence.stamp_order import expect_order, measured_order
+from e2e.evidence.stamp_table import merged_rows, merged_table
 
 from helpers import cstatus, running, terminated
 

@@ -1,4 +1,4 @@
-"""The run summary (e2e.summary): per case the most telling verdict, the values against their
+"""The run summary (e2e.report.summary): per case the most telling verdict, the values against their
 bands, flakes/skips/undocumented with reasons; at the end of the terminal output, in
 summary.md, and as the plain summary.html page."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from e2e.summary import Outcome, build, expected, markdown, rank, terminal_lines, value
+from e2e.report.summary import Outcome, build, expected, markdown, rank, terminal_lines, value
 
 TEST = "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"
 

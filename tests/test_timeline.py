@@ -1,13 +1,13 @@
-"""Container histories, attempts, restart gaps and the readable table (e2e.timeline), and the
-recording's JSON round trip (e2e.recorder.dump_changes / load_changes)."""
+"""Container histories, attempts, restart gaps and the readable table (e2e.record.timeline), and the
+recording's JSON round trip (e2e.record.recorder.dump_changes / load_changes)."""
 
 from __future__ import annotations
 
 import pytest
 from helpers import change, cstatus, epoch, event, pod, running, terminated, ts, waiting
 
-from e2e.recorder import Change, dump_changes, load_changes
-from e2e.timeline import (
+from e2e.record.recorder import Change, dump_changes, load_changes
+from e2e.record.timeline import (
     Attempt, Row, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows, status_sequence,
 )
 

@@ -1,10 +1,10 @@
-"""e2e.upgrade: each contract's first change along a path of versions, unexplained ones, exit code."""
+"""e2e.cli.upgrade: each contract's first change along a path of versions, unexplained ones, exit code."""
 
 from __future__ import annotations
 
 import json
 
-from e2e.upgrade import main
+from e2e.cli.upgrade import main
 from test_compare import m, write_run
 
 OK = ("test_backoff_gaps_and_waiting_state", "")

@@ -1,4 +1,4 @@
-"""The scenario's vocabulary for common actions (e2e.scenario.Scenario, e2e.kube.Kube):
+"""The scenario's vocabulary for common actions (e2e.run.scenario.Scenario, e2e.cluster.kube.Kube):
 patch, resize, evict, exec, delete with options, waits on any kind's condition — against
 fakes of the API client (no cluster)."""
 
@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e import kube as kube_module
-from e2e.kube import ApiAnswer, ExecError, ExecResult, Kube
-from e2e.pods import condition
-from e2e.scenario import Scenario
-from e2e.waiting import WaitTimeout
+from e2e.cluster import kube as kube_module
+from e2e.cluster.kube import ApiAnswer, ExecError, ExecResult, Kube
+from e2e.record.pods import condition
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import WaitTimeout
 
 KUBECONFIG = """apiVersion: v1
 kind: Config

@@ -1,11 +1,12 @@
-"""The wire check (e2e.wirecheck): what each capture counts, the resolvers, the report, bad input."""
+"""The wire check (e2e.cli.wirecheck): what each capture counts, the resolvers, the report, bad input."""
 
 from __future__ import annotations
 
 import json
 
-from e2e import egress, wirecheck
-from e2e.wirecheck import Capture
+from e2e.cluster import egress
+from e2e.cli import wirecheck
+from e2e.cli.wirecheck import Capture
 
 
 def test_uplink_filter_offline_counts_every_destination_but_dns_and_neighbour_discovery():

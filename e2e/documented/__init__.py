@@ -1,5 +1,5 @@
 """The documented values of every case family, one module per family (``crashloop``, ...),
-registered in :data:`e2e.expectations.REGISTRY` when this package is imported (the plugin
+registered in :data:`e2e.judge.expectations.REGISTRY` when this package is imported (the plugin
 does). Every module of this package is imported: a new family needs no edit here."""
 
 import importlib

@@ -36,7 +36,7 @@ Under ``restartPolicy: Never`` a startup-probe kill of the only container kills 
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from .kubelet import KUBELET_HANDOFF_S, PLEG_RELIST_S
 
 # -- sources ---------------------------------------------------------------------------------

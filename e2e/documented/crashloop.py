@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SYNC_TICKER_S
 
 S0_PHASES = "[S0] «Фазы, состояния…» (flowcontrol.Backoff keyed by pod+container)"

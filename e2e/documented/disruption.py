@@ -27,7 +27,7 @@ the same there, except where an entry is keyed by version — the eviction's bud
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from .kubelet import API_TIMESTAMP_RESOLUTION_S
 
 # -- sources -----------------------------------------------------------------------------

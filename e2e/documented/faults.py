@@ -24,7 +24,7 @@ values depend on the cluster profile: they are keyed by it in the measurement na
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, KnownBug, register
+from ..judge.expectations import Band, Expectation, KnownBug, register
 
 # -- sources -----------------------------------------------------------------------------
 UP_LEASE = ("[UP] k8s.io/component-helpers v0.37.2 apimachinery/lease/controller.go Run "

@@ -41,7 +41,7 @@ Values that follow from the node-lifecycle settings are keyed by profile in the 
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from . import faults as single
 
 # -- sources -----------------------------------------------------------------------------

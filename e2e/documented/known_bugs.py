@@ -1,6 +1,6 @@
 """KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-3).
 
-Each entry with a :class:`~e2e.expectations.KnownBug` documents what the cluster does today (the
+Each entry with a :class:`~e2e.judge.expectations.KnownBug` documents what the cluster does today (the
 bug) as its expectation, and names the upstream issue (as found on GitHub, state when read), the
 correct value and the mechanism in the source. The judge calls a measured value ``bug-present``
 (holds today's behaviour: the test passes, marked "known bug present"), ``bug-fixed`` (holds the
@@ -67,7 +67,7 @@ OM-3's (137, ``OOMKilled``, dd and sh killed), the sandbox is stopped, the pod e
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, KnownBug, register
+from ..judge.expectations import Band, Expectation, KnownBug, register
 from .kubelet import KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, STATUS_UPDATE_S, SYNC_TICKER_S
 from .storage import POD_MSG
 

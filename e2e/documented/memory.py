@@ -19,7 +19,7 @@ never fit whatever else the cgroup holds).
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from .crashloop import gap_expectations
 
 S0_NODE = "[S0] «Как requests и limits становятся файлами cgroup»"

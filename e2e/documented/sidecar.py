@@ -6,7 +6,7 @@ clusters.
 
 Order and sub-second timings are judged on timestamps the containers write themselves
 (:mod:`e2e.evidence.stamps`, µs resolution, the node's kernel clock = the test process's clock); STATUS
-and READY are kubectl's columns (:mod:`e2e.podstatus`). Times named ``*_ms`` are milliseconds,
+and READY are kubectl's columns (:mod:`e2e.record.podstatus`). Times named ``*_ms`` are milliseconds,
 ``*_s`` seconds.
 
 The mechanism, read in the kubelet of v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (identical here):
@@ -30,7 +30,7 @@ The mechanism, read in the kubelet of v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (ide
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from .crashloop import SINCE_MIN_BACKOFF_EXPIRATION, first_backoff, resync_late_s, resync_why
 from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S
 

@@ -48,7 +48,7 @@ the first terminal pod status.
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from .kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S
 
 S0_ES = "[S0] «ephemeral-storage» (десятисекундный цикл kubelet, grace 1 s, сообщение «Container app exceeded…»)"

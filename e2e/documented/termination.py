@@ -30,7 +30,7 @@ scenarios, because the documented value of each measurement is a function of the
 
 from __future__ import annotations
 
-from ..expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, register
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, STATUS_UPDATE_S
 
 # -- sources -----------------------------------------------------------------------------

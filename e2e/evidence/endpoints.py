@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..pods import Until
-from ..recorder import Change
+from ..record.pods import Until
+from ..record.recorder import Change
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def ready_pods(states: Sequence[EndpointState]) -> set[str]:
 
 
 def endpoint_ready(pod: str, ready: bool = True, after: float | None = None) -> Until[EndpointState]:
-    """A named wait (:meth:`e2e.scenario.Scenario.wait`): the first recorded endpoint state of
+    """A named wait (:meth:`e2e.run.scenario.Scenario.wait`): the first recorded endpoint state of
     ``pod`` with ``ready`` (at or after ``after``, epoch s); gives that state. The test records
     EndpointSlices (``@pytest.mark.record(..., "EndpointSlice")``)."""
     return Until(f"endpoint of {pod} ready={str(ready).lower()}",

@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
-from ..recorder import Change
+from ..record.recorder import Change
 
 if TYPE_CHECKING:
-    from ..kube import Kube
-    from ..scenario import Scenario
+    from ..cluster.kube import Kube
+    from ..run.scenario import Scenario
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 

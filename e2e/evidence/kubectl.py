@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from ..cluster import STATE_DIR, Kind
+from ..cluster.kind import STATE_DIR, Kind
 
 # Where the node's kubectl is in every kind node image (kind pkg/build/nodeimage installs it there).
 NODE_KUBECTL = "/usr/bin/kubectl"

@@ -1,6 +1,8 @@
 """Container-written timestamps ("stamps"): the one line shape every container of the suite
-writes, its parser, and what the families do with stamps (orders, gaps, first/last of an event,
-a merged table with the recorder's API view).
+writes, its parser, and picking stamps (first/last of an event, gaps, the stamps of the
+termination messages the recorder saw). Reading them from the cluster's logs is
+:mod:`e2e.evidence.stamp_logs`, judging a documented order :mod:`e2e.evidence.stamp_order`, the
+table merged with the recorder's API view :mod:`e2e.evidence.stamp_table`.
 
 Why: API timestamps (``startedAt``, ``finishedAt``) have 1 s resolution and cannot prove an
 order inside one second (CASES.md "Measuring timings honestly"). So containers write their own
@@ -15,7 +17,7 @@ for example ``1795940222.692360 sigterm container=sidecar-1`` (a busybox contain
 (``agent="kube-probe/1.37"``). Lines of any other shape are not stamps and are ignored.
 
 Busybox containers get the shell functions of :data:`STAMP_SH` through the manifest placeholder
-``${stamp_sh}`` (filled for every manifest by :meth:`e2e.scenario.Scenario.manifests`).
+``${stamp_sh}`` (filled for every manifest by :meth:`e2e.run.scenario.Scenario.manifests`).
 ``stamp EVENT [key=value ...]`` reads the kernel's CLOCK_REALTIME with busybox ``adjtimex``
 (µs; busybox ``date`` has no ``%N``). On kind the node shares the host's kernel clock, so a
 stamp compares directly with the test process's ``time.time()`` and the recorder's receive times.
@@ -29,39 +31,20 @@ not a child of the container's PID 1: it writes its lines to the container log t
 ``> /proc/1/fd/1`` (PID 1's stdout).
 
 The scenario's own actions on the timeline (a delete, a signal sent) are *marks*
-(:attr:`e2e.scenario.Scenario.marks`), never stamps.
+(:attr:`e2e.run.scenario.Scenario.marks`), never stamps.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from kubernetes.client.exceptions import ApiException
-
-from ..expectations import NotDocumented
-from ..measurements import Judge
-from ..recorder import Change
-from ..pods import container_statuses, ever_started
-from ..timeline import Row, format_table, rows
-
-if TYPE_CHECKING:
-    from ..scenario import Scenario
-
-# The shell functions of every busybox container and exec probe (one line, so that it can fill
-# a ``${stamp_sh}`` placeholder inside a YAML block scalar). ``stamp EVENT [key=value ...]``
-# writes "<now> EVENT key=value..." to stdout and appends it to /dev/termination-log.
-STAMP_SH = (
-    "now() { adjtimex | awk '/tv_sec/{s=$2} /tv_usec/{u=$2} END{printf \"%d.%06d\", s, u}'; }; "
-    "stamp() { l=\"$(now) $*\"; echo \"$l\"; echo \"$l\" >> /dev/termination-log; }"
-)
+from ..cluster.stamp_sh import STAMP_SH  # noqa: F401  (the writer of the shape parsed here, named here too)
+from ..record.recorder import Change
 
 LINE = re.compile(r"^(?P<sec>\d{9,11})\.(?P<usec>\d{6}) (?P<event>[A-Za-z][\w:./-]*)(?: (?P<fields>.*))?$")
-
-ARROW = " → "
 
 
 @dataclass(frozen=True, order=True)
@@ -174,50 +157,6 @@ def stamps_from_changes(changes: Iterable[Change], pod: str | None = None) -> li
     return merge(*(stamps_from_pod(c.obj) for c in changes if c.kind == "Pod" and (pod is None or c.name == pod)))
 
 
-def stamps_from_logs(sc: "Scenario", pod: str, containers: Sequence[str] = ()) -> list[Stamp]:
-    """Stamps in the current (and, after a restart, previous) logs of the containers of ``pod``
-    (``containers``, or all); none of a container not started yet or already gone (its
-    termination message has them: :func:`stamps_from_changes`)."""
-    found: list[Stamp] = []
-    for name, cs in container_statuses(sc.pod(pod)).items():
-        if containers and name not in containers:
-            continue
-        for previous in (False, True) if cs.get("restartCount") else (False,):
-            try:
-                found.extend(parse(sc.kube.logs(sc.namespace, pod, name, previous=previous)))
-            except ApiException:
-                pass
-    return merge(found)
-
-
-def stamps_of(sc: "Scenario", pod: str | None) -> list[Stamp]:
-    """Every stamp of ``pod`` seen so far: its containers' logs and the termination messages the
-    recorder saw (also of a deleted pod); none for ``pod`` None."""
-    if pod is None:
-        return []
-    return merge(stamps_from_changes(sc.recorder.changes("Pod"), pod), stamps_from_logs(sc, pod))
-
-
-class StampWatch:
-    """Reads a container's log (at most every ``interval_s``, once it has started) until it shows
-    ``event``: the kubelet deletes an evicted pod's containers, and their logs, as soon as the pod
-    is terminal (kubelet.go cleanUpContainersInPod), so the stamps are read while it runs.
-    :attr:`times` is ``{event: epoch s}`` (:func:`event_times`)."""
-
-    def __init__(self, sc: "Scenario", pod: str, container: str, event: str, interval_s: float = 0.5):
-        self.sc, self.pod, self.container, self.event, self.interval_s = sc, pod, container, event, interval_s
-        self.times: dict[str, float] = {}
-        self._asked = 0.0
-
-    def poll(self) -> None:
-        now = time.time()
-        if self.event in self.times or now - self._asked < self.interval_s:
-            return
-        self._asked = now
-        if ever_started(self.sc.recorder.changes("Pod", self.pod), self.container):
-            self.times.update(event_times(stamps_from_logs(self.sc, self.pod, [self.container])))
-
-
 def find(stamps: Sequence[Stamp], key: str, nth: int = 0) -> Stamp | None:
     """The ``nth`` (0 = first, -1 = last) stamp whose :attr:`Stamp.key` is ``key``, or None."""
     hits = [s for s in sorted(stamps) if s.key == key]
@@ -246,86 +185,3 @@ def since_ms(stamp: Stamp | None, t: float | Stamp | None) -> float | None:
     if isinstance(t, Stamp):
         t = t.at
     return None if stamp is None or t is None else ms(stamp.at - t)
-
-
-def measured_order(stamps: Sequence[Stamp], keys: Sequence[str]) -> str:
-    """The order in which the first stamp of each of ``keys`` happened, as
-    ``"app sigterm → app exit → ..."``; keys never stamped are listed at the end as
-    ``"(missing: sidecar-1 exit)"``. Ties keep the order of ``keys``."""
-    seen = []
-    missing = []
-    for i, key in enumerate(keys):
-        s = find(stamps, key)
-        if s is None:
-            missing.append(key)
-        else:
-            seen.append((s.at, i, key))
-    text = ARROW.join(key for _, _, key in sorted(seen))
-    if missing:
-        text += f" (missing: {', '.join(missing)})"
-    return text
-
-
-def expected_keys(judge: Judge, case: str, name: str, **params: object) -> list[str] | None:
-    """The stamp keys of the documented order ``case``/``name`` (its documented string split at
-    ``→``), or None when nothing is documented for this cluster's version."""
-    try:
-        documented = judge.expectation(case, name, **params).documented
-    except NotDocumented:
-        return None
-    return [k.strip() for k in str(documented).split(ARROW.strip())]
-
-
-def expect_order(
-    judge: Judge,
-    case: str,
-    name: str,
-    stamps: Sequence[Stamp],
-    context: str | None = None,
-    t_ref: float | None = None,
-    **params: object,
-) -> bool:
-    """Judge the order of ``stamps`` against the documented order ``case``/``name``.
-
-    The expected order is the registry's documented string (``"app sigterm → app exit → ..."``,
-    ``{placeholders}`` filled from ``params``); the measured value is :func:`measured_order` of
-    the same keys, so a failure reads "measured <order>, expected <order>" with the case ID.
-    Every key's time goes into the measurement's details, in ms after ``t_ref`` (epoch s; the
-    first stamp when None). ``context`` (e.g. :func:`merged_table`) goes into a failure message.
-    Where the order is not documented for the version, every stamp's order is recorded.
-    """
-    keys = expected_keys(judge, case, name, **params)
-    if keys is None:
-        keys = list(dict.fromkeys(s.key for s in sorted(stamps)))
-    ref = t_ref if t_ref is not None else (min((s.at for s in stamps), default=0.0))
-    details = {}
-    for key in keys:
-        s = find(stamps, key)
-        details[key] = None if s is None else ms(s.at - ref)
-    return judge.expect(case, name, measured_order(stamps, keys), context=context, details={"ms_after_ref": details}, **params)
-
-
-def merged_rows(
-    changes: Sequence[Change], stamps: Sequence[Stamp], t0: float, marks: Sequence[tuple[float, str]] = ()
-) -> list[Row]:
-    """The recorder's table (:func:`e2e.timeline.rows`) with the container-written stamps and
-    the scenario's marks put in, all sorted by time (``t`` seconds after ``t0``)."""
-    out = list(rows(changes, t0))
-    for s in stamps:
-        rest = " ".join(f"{k}={v}" for k, v in s.fields if k != "container")
-        out.append(Row(s.at - t0, f"  stamp {s.container}".rstrip(), s.event, f"(container clock) {rest}".strip()))
-    out.extend(Row(t - t0, "mark", label) for t, label in marks)
-    return sorted(out, key=lambda r: r.t)
-
-
-def merged_table(
-    changes: Sequence[Change],
-    stamps: Sequence[Stamp],
-    t0: float,
-    marks: Sequence[tuple[float, str]] = (),
-    keep: Callable[[Stamp], bool] | None = None,
-) -> str:
-    """:func:`merged_rows` as fixed-width text (millisecond times); ``keep`` filters stamps
-    (e.g. leave out periodic ticks)."""
-    picked = [s for s in stamps if keep is None or keep(s)]
-    return format_table(merged_rows(changes, picked, t0, marks))

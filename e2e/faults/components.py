@@ -19,7 +19,7 @@ fault (window name)        inject                                               
 
 kind's units: ``kubelet.service`` and ``containerd.service`` have ``Restart=always`` and
 ``KillMode=process`` (kind v0.33.0 images/base/files/etc/systemd/system/*.service). Every
-function takes the test (a fault site: a :class:`e2e.scenario.Scenario`) and the node
+function takes the test (a fault site: a :class:`e2e.run.scenario.Scenario`) and the node
 container (default: the control plane); they refuse the shared default profile.
 """
 

@@ -30,7 +30,7 @@ timeout, Ctrl-C / ``KeyboardInterrupt``):
    failure; the broken cluster is logged and replaced all the same).
 
 The faults act on a *site*: anything with ``node_exec``, ``kube``, ``mark``, ``add_file``,
-``cluster_broken``, ``profile`` and ``recorder`` (a :class:`e2e.scenario.Scenario`; the unit
+``cluster_broken``, ``profile`` and ``recorder`` (a :class:`e2e.run.scenario.Scenario`; the unit
 tests use a fake). Node faults refuse to run on the ``default`` profile: its cluster is shared
 with every other test of a run, and a fault there would break their tests
 (:class:`FaultRefused`).
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
-from ..waiting import WaitTimeout, wait_until
+from ..run.waiting import WaitTimeout, wait_until
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ RECOVERY_TIMEOUT_S = 180
 HEALTH_POLL_S = 2.0
 # Seconds one API request of the health check may take.
 HEALTH_REQUEST_S = 5.0
-# The profile whose cluster every ordinary test shares (e2e.cluster.DEFAULT_PROFILE).
+# The profile whose cluster every ordinary test shares (e2e.cluster.kind.DEFAULT_PROFILE).
 SHARED_PROFILE = "default"
 # Hosts the health check may reach the API server on (loopback only).
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -121,7 +121,7 @@ class FaultWindow:
 
 
 class FaultSite(Protocol):
-    """What a fault needs of a test (a :class:`e2e.scenario.Scenario` has it all)."""
+    """What a fault needs of a test (a :class:`e2e.run.scenario.Scenario` has it all)."""
 
     kube: object
     profile: str
@@ -144,7 +144,7 @@ def api_host_is_loopback(kube) -> str:
 
 
 def health(kube, since: float | None = None) -> tuple[list[str], list[str]]:
-    """One poll of the cluster's health through ``kube`` (:class:`e2e.kube.Kube`):
+    """One poll of the cluster's health through ``kube`` (:class:`e2e.cluster.kube.Kube`):
     ``(checks, problems)``, each a list of one-line texts; healthy when ``problems`` is empty.
     With ``since`` (epoch s, the undo) every node's Lease must have been renewed after it.
     Any error of a request is a problem, not an exception (the API may still be coming back)."""
@@ -293,7 +293,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], None], und
 
 
 def _declare(site: FaultSite, window: FaultWindow) -> None:
-    """Tell the recorder about the window (a gap inside it is expected; e2e.recorder)."""
+    """Tell the recorder about the window (a gap inside it is expected; e2e.record.recorder)."""
     declare = getattr(site.recorder, "declare_fault", None)
     if declare is not None:
         declare(window.name, window.node, window.injected_at, window.undone_at)

@@ -47,7 +47,7 @@ one", fd N: the new lock, or whatever else now has that number (nodeshutdown_man
 same in v1.34.4). The undo therefore restarts the kubelet when the lock is gone, which takes a
 fresh one: the node is left as the fault found it.
 
-Every function takes the test (a fault site: a :class:`e2e.scenario.Scenario`) and the worker's
+Every function takes the test (a fault site: a :class:`e2e.run.scenario.Scenario`) and the worker's
 node container name (kind names the Kubernetes node alike); they refuse the shared default profile.
 """
 
@@ -58,7 +58,7 @@ import subprocess
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..egress import NETWORK
+from ..cluster.egress import NETWORK
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
 
 # Seconds a docker command may take (pause/unpause freeze or thaw every process of the node).
@@ -90,7 +90,7 @@ def docker(*args: str, timeout: float = DOCKER_TIMEOUT_S) -> str:
 
 def node_addresses(node: str) -> list[str]:
     """The node container's addresses on the suite's Docker network (``docker inspect``;
-    :data:`e2e.egress.NETWORK`): IPv4, then IPv6 where the network has it (dual-stack, as kind's)."""
+    :data:`e2e.cluster.egress.NETWORK`): IPv4, then IPv6 where the network has it (dual-stack, as kind's)."""
     networks = json.loads(docker("inspect", "-f", "{{json .NetworkSettings.Networks}}", node))
     net = networks.get(NETWORK) or {}
     addresses = [a for a in (net.get("IPAddress"), net.get("GlobalIPv6Address")) if a]

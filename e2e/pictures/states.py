@@ -22,8 +22,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from ..recorder import FAULT_KIND, GAP_KIND, Change  # noqa: E402
-from ..timeline import Attempt, attempts, container_history, container_samples, parse_time, restart_gaps  # noqa: E402
+from ..record.recorder import FAULT_KIND, GAP_KIND, Change  # noqa: E402
+from ..record.timeline import Attempt, attempts, container_history, container_samples, parse_time, restart_gaps  # noqa: E402
 
 COLOURS = {
     "running": "#4caf50",

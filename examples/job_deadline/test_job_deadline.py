@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.expectations import Band, Expectation, register
-from e2e.scenario import Scenario
-from e2e.timeline import parse_time
+from e2e.judge.expectations import Band, Expectation, register
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import parse_time
 
 DEADLINE_S = 5
 SOURCE = "[UP] pkg/controller/job/job_controller.go syncJob, pastActiveDeadline, newFailureCondition (v1.37.2)"

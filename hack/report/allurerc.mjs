@@ -1,4 +1,4 @@
-// Allure 3 configuration of `make report` (e2e/htmlreport.py sets the environment):
+// Allure 3 configuration of `make report` (e2e/cli/htmlreport.py sets the environment):
 // E2E_REPORT_NAME the report's title, E2E_ALLURE_OUTPUT its directory,
 // E2E_ALLURE_HISTORY the history file kept next to the results between runs (trend, retries).
 export default {

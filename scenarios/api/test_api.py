@@ -14,14 +14,14 @@ import time
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e import pods
+from e2e.record import pods
 from e2e.documented import api as doc, kubelet
 from e2e.evidence import endpoints
 from e2e.evidence.stamps import Stamp, before, first, intervals, labelled, parse
-from e2e.kube import api_status
-from e2e.scenario import Scenario
-from e2e.timeline import container_samples
-from e2e.waiting import WAIT_SLACK_S
+from e2e.cluster.kube import api_status
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import container_samples
+from e2e.run.waiting import WAIT_SLACK_S
 
 log = logging.getLogger(__name__)
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from e2e import pods
+from e2e.record import pods
 from e2e.documented import crashloop as cl
 from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
 from e2e.evidence.ephemeral import kubelet_config
-from e2e.kube import api_status
-from e2e.podstatus import pod_columns
-from e2e.scenario import Scenario
-from e2e.timeline import container_history, container_samples, restart_gaps, status_sequence
-from e2e.waiting import WAIT_SLACK_S
+from e2e.cluster.kube import api_status
+from e2e.record.podstatus import pod_columns
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import container_history, container_samples, restart_gaps, status_sequence
+from e2e.run.waiting import WAIT_SLACK_S
 
 # Seconds one run of the crashing container lasts (its `sleep`), plus a start budget.
 RUN_S = 1

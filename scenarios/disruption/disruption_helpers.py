@@ -10,8 +10,8 @@ import pytest
 
 from e2e.documented import disruption as doc
 from e2e.evidence.kubectl import Transcript
-from e2e.pods import condition
-from e2e.scenario import Scenario
+from e2e.record.pods import condition
+from e2e.run.scenario import Scenario
 
 # Slack for waits (not for verdicts): pod creation, scheduling, container start on 2 busy cores.
 WAIT_SLACK_S = 60

@@ -17,7 +17,7 @@ import pytest
 
 from e2e.documented import disruption as doc
 from e2e.evidence.kubectl import Transcript, run
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 
 from disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
 

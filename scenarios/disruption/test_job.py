@@ -22,9 +22,9 @@ import pytest
 
 from e2e.documented import disruption as doc
 from e2e.faults import addons_tolerate, node_tainted
-from e2e.pods import condition
-from e2e.scenario import Scenario
-from e2e.timeline import parse_time
+from e2e.record.pods import condition
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import parse_time
 
 from disruption_helpers import WAIT_SLACK_S, name_of, pods, running
 

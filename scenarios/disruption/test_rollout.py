@@ -23,8 +23,8 @@ from kubernetes.dynamic.exceptions import DynamicApiError
 
 from e2e.documented import disruption as doc
 from e2e.evidence.load import LoadGenerator, answering_pods
-from e2e.scenario import Scenario
-from e2e.waiting import WaitTimeout
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import WaitTimeout
 
 from disruption_helpers import (WAIT_SLACK_S, Over, deployment_status, is_ready, make_ready, name_of, pods, replicaset_sum,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)

@@ -21,9 +21,9 @@ from e2e.pictures import traffic as traffic_picture
 from e2e.documented import faults as doc
 from e2e.faults import FaultWindow
 from e2e.evidence.load import LoadGenerator, LoadResult, answering_pods
-from e2e.pods import condition
-from e2e.scenario import Scenario
-from e2e.timeline import parse_time
+from e2e.record.pods import condition
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import parse_time
 
 NODE_PORT = 30080  # web.yaml's Service; published on a free host port of 127.0.0.1
 # Slack for waits (not for verdicts): pod creation, scheduling, container start on 2 busy cores.

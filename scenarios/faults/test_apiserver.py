@@ -18,7 +18,7 @@ import pytest
 
 from e2e.documented import faults as doc
 from e2e.faults import apiserver_down
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 
 from fault_helpers import (
     WAIT_SLACK_S,

@@ -18,9 +18,9 @@ import pytest
 from e2e.evidence import applog
 from e2e.documented import faults as doc
 from e2e.faults import containerd_restarted, containerd_stopped
-from e2e.kube import ExecError
-from e2e.scenario import Scenario
-from e2e.timeline import parse_time
+from e2e.cluster.kube import ExecError
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import parse_time
 
 from fault_helpers import (
     WAIT_SLACK_S,

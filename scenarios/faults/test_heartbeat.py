@@ -12,7 +12,7 @@ import statistics
 import pytest
 
 from e2e.documented import faults as doc
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 
 from fault_helpers import lease_duration, renewals, wait_until_time
 

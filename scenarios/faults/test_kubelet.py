@@ -25,9 +25,9 @@ from e2e.documented import faults as doc
 from e2e.evidence import endpoints
 from e2e.evidence.load import outcomes
 from e2e.faults import kubelet_killed, kubelet_restarted, kubelet_stopped
-from e2e.pods import condition
-from e2e.scenario import Scenario
-from e2e.timeline import parse_time
+from e2e.record.pods import condition
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import parse_time
 
 from fault_helpers import (
     WAIT_SLACK_S,

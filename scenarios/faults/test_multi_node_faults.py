@@ -28,9 +28,9 @@ from e2e.faults.node import (
     prepare_for_shutdown,
     shutdown_capability,
 )
-from e2e.pods import condition
-from e2e.scenario import Scenario
-from e2e.timeline import parse_time
+from e2e.record.pods import condition
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import parse_time
 
 NODE_PORT = 30080  # nodes-web.yaml's Service; published on a free port of 127.0.0.1 (Scenario.node_port_url)
 UNREACHABLE = "node.kubernetes.io/unreachable"

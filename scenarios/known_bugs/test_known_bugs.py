@@ -19,10 +19,12 @@ from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, ST
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_LAG_S, crossing_to_event_high
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
-from e2e.evidence.stamps import find, merge, merged_table, stamps_from_changes, stamps_from_logs
-from e2e.pods import condition, container_status, phase
-from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
+from e2e.evidence.stamps import find, merge, stamps_from_changes
+from e2e.evidence.stamp_logs import stamps_from_logs
+from e2e.evidence.stamp_table import merged_table
+from e2e.record.pods import condition, container_status, phase
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import WAIT_SLACK_S
 
 
 # -- KB-1 -------------------------------------------------------------------------------------

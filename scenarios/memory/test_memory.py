@@ -17,7 +17,7 @@ import pytest
 import yaml
 from kubernetes.utils import parse_quantity
 
-from e2e import pods
+from e2e.record import pods
 from e2e.documented.memory import (
     ALLOC_MI,
     BESTEFFORT_OOM_SCORE_ADJ,
@@ -34,10 +34,10 @@ from e2e.documented.memory import (
 )
 from e2e.evidence.nodeview import cpu_quota_period, inspect_container, inspect_sandbox, memory_limit_bytes, oom_score_adj, oom_score_floor
 from e2e.evidence.oomkill import OomReport, Termination, parse_dmesg, reports_for_container, termination
-from e2e.podstatus import pod_columns
-from e2e.scenario import Scenario
-from e2e.timeline import container_samples, restart_gaps
-from e2e.waiting import WAIT_SLACK_S
+from e2e.record.podstatus import pod_columns
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import container_samples, restart_gaps
+from e2e.run.waiting import WAIT_SLACK_S
 
 # One run of an OOM container: its `sleep 1`, then the allocation and the kill (well under 1 s),
 # plus a 1 s container start budget.

@@ -2,7 +2,7 @@
 nodes, cluster DNS from both, and the pod-subnet safety route on each node.
 
 Not a documented case (no CASES.md ID, nothing judged against a band): a check that the
-cluster profile ``multi-node`` (profiles/multi-node.yaml; offline: e2e.cluster's per-node
+cluster profile ``multi-node`` (profiles/multi-node.yaml; offline: e2e.cluster.kind's per-node
 ptp subnets, routes and masquerade rule, CASES-faults.md §3a) gives the NF/DR cases the
 network they assume. All traffic comes from pods; the host only reads the API and asks the
 nodes' routing tables (``ip route get`` sends nothing).
@@ -15,7 +15,7 @@ import ipaddress
 import pytest
 from kubernetes import client
 
-from e2e.scenario import Scenario
+from e2e.run.scenario import Scenario
 
 # Slack for waits: scheduling, container start, the client's requests (3 s timeout each).
 WAIT_SLACK_S = 60
@@ -24,7 +24,7 @@ WAIT_SLACK_S = 60
 SERVICE_REQUESTS = 20
 APP_PORT = 8080
 # An address of the pod subnet that no node's share covers (nodes get 10.244.0.0/24,
-# 10.244.1.0/24, …: e2e.cluster.node_pod_subnets).
+# 10.244.1.0/24, …: e2e.cluster.kind.node_pod_subnets).
 UNUSED_POD_IP = "10.244.200.1"
 
 

@@ -16,14 +16,16 @@ import time
 
 import pytest
 
-from e2e import pods
+from e2e.record import pods
 from e2e.documented import kubelet, sidecar as doc
-from e2e.evidence.stamps import (Stamp, expect_order, find, gap_ms, merge, merged_table, ms, since_ms, stamps_from_changes,
-                                 stamps_from_logs, stamps_of)
-from e2e.podstatus import pod_columns, ready_status
-from e2e.scenario import Scenario
-from e2e.timeline import status_sequence
-from e2e.waiting import WAIT_SLACK_S
+from e2e.evidence.stamps import Stamp, find, gap_ms, merge, ms, since_ms, stamps_from_changes
+from e2e.evidence.stamp_logs import stamps_from_logs, stamps_of
+from e2e.evidence.stamp_order import expect_order
+from e2e.evidence.stamp_table import merged_table
+from e2e.record.podstatus import pod_columns, ready_status
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import status_sequence
+from e2e.run.waiting import WAIT_SLACK_S
 
 pytestmark = pytest.mark.min_k8s(33)
 

@@ -35,13 +35,14 @@ import time
 
 import pytest
 
-from e2e import pods
+from e2e.record import pods
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S
 from e2e.evidence.ephemeral import (Eviction, NodeStorage, UsageWatch, container_used, containerd_stats_collect_period_s, eviction,
                                     eviction_settings, first_terminal, parse_duration_s, read_node_storage)
-from e2e.evidence.stamps import StampWatch, event_times, stamps_from_logs
-from e2e.scenario import Scenario
-from e2e.waiting import WAIT_SLACK_S
+from e2e.evidence.stamps import event_times
+from e2e.evidence.stamp_logs import StampWatch, stamps_from_logs
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import WAIT_SLACK_S
 
 MIB = 1024 * 1024
 # Writing up to 16 MiB in 1 MiB blocks on a shared host (waits only).

@@ -20,16 +20,16 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import DynamicApiError
 
-from e2e import pods
+from e2e.record import pods
 from e2e.documented import kubelet, termination as doc
 from e2e.evidence import applog, endpoints, stamps
 from e2e.evidence.applog import LogFollower
 from e2e.evidence.load import LoadGenerator, LoadResult, answering_pods, failure_windows
 from e2e.pictures import traffic as traffic_picture
-from e2e.podstatus import pod_columns
-from e2e.scenario import Scenario
-from e2e.timeline import parse_time
-from e2e.waiting import WAIT_SLACK_S
+from e2e.record.podstatus import pod_columns
+from e2e.run.scenario import Scenario
+from e2e.record.timeline import parse_time
+from e2e.run.waiting import WAIT_SLACK_S
 
 # The Service's NodePort (traffic.yaml); kind-config.yaml publishes it on a free port of
 # 127.0.0.1 per cluster (Scenario.node_port_url), the only address host traffic goes to.

@@ -1,7 +1,7 @@
 """The run summary: per case ID its verdict, the measured values against their documented
 ones, and every flake, skip or undocumented value with its reason.
 
-Read from ``measurements.json`` (the values of one run, :mod:`e2e.measurements`) and the
+Read from ``measurements.json`` (the values of one run, :mod:`e2e.judge.measurements`) and the
 tests' outcomes. :class:`RunSummary` is the plugin part: it collects the outcomes (also from
 xdist workers), prints the summary at the end of pytest's terminal output and writes
 ``<reports>/summary.md``.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .expectations import number
+from ..judge.expectations import number
 
 # most telling first; verdict strings not listed here rank right after "fail"
 ORDER = ("fail", "undocumented", "flake", "skipped", "pass")

@@ -2,7 +2,7 @@
 artifacts folder ``reports/<run-id>/<test>/`` with the same files.
 
 Files: ``timeline.txt`` (the table), ``timeline.png`` (the picture), ``recording.json``
-(every recorded change, replayable with ``e2e.recorder.load_changes``), ``pods.yaml``,
+(every recorded change, replayable with ``e2e.record.recorder.load_changes``), ``pods.yaml``,
 ``events.txt``, ``measurements.txt`` (the judge's summary), ``recorder-errors.txt`` when a
 watch failed, and ``logs/<pod>.<container>[.previous].log``.
 
@@ -29,11 +29,11 @@ import yaml
 from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
-from .pictures import states as picture
-from .measurements import Judge, Verdict, shown
-from .scenario import Scenario
-from .recorder import dump_changes
-from .timeline import Row, format_table, rows
+from ..pictures import states as picture
+from ..judge.measurements import Judge, Verdict, shown
+from ..run.scenario import Scenario
+from ..record.recorder import dump_changes
+from ..record.timeline import Row, format_table, rows
 
 log = logging.getLogger(__name__)
 

@@ -27,10 +27,10 @@ from filelock import FileLock
 
 from .expectations import REGISTRY, Expectation, NotDocumented, Registry, number
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # the e2e package: its frames are not the caller
 
 # Verdicts of a known upstream bug's value (Expectation.known_bug) and the reason a test with a
-# bug-fixed value ends with (e2e.plugin counts it apart, e2e.compare reads it from junit.xml).
+# bug-fixed value ends with (e2e.plugin counts it apart, e2e.cli.compare reads it from junit.xml).
 BUG_PRESENT, BUG_FIXED = "bug-present", "bug-fixed"
 KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
@@ -132,7 +132,7 @@ class Verdict:
 
 
 def shown(value: object, unit: str = "") -> str:
-    """A measured value as a message shows it: numbers by :func:`e2e.expectations.number`
+    """A measured value as a message shows it: numbers by :func:`e2e.judge.expectations.number`
     with their unit, strings quoted, ``None`` as ``nothing``."""
     if value is None:
         return "nothing"

@@ -2,7 +2,7 @@
 
 Input: the reports directories of one run per Kubernetes version, oldest first (``make matrix``
 writes ``reports-1.34`` … ``reports-1.37``). Each adjacent pair is compared with
-:func:`e2e.compare.compare`; every measured contract (test, case ID, measurement name) is then
+:func:`e2e.cli.compare.compare`; every measured contract (test, case ID, measurement name) is then
 followed along the path, and the report names the **first upgrade that changed it**:
 
 - ``documented change``: the documented value or band differs between the two versions (each
@@ -15,9 +15,9 @@ followed along the path, and the report names the **first upgrade that changed i
 - ``undocumented``: a value with nothing documented on one side (the suite's aim is none).
 
 Outputs ``upgrade.md`` (tables for people) and ``upgrade.json`` (the same, for tools) in the
-output directory. Standard library only, like :mod:`e2e.compare`.
+output directory. Standard library only, like :mod:`e2e.cli.compare`.
 
-Usage: ``python -m e2e.upgrade RUN RUN [RUN …] [--out reports-matrix]``; exit 0 when nothing is
+Usage: ``python -m e2e.cli.upgrade RUN RUN [RUN …] [--out reports-matrix]``; exit 0 when nothing is
 unexplained, 1 when something is (or a run failed tests), 2 on bad input.
 """
 
@@ -30,7 +30,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from e2e.compare import Row, Run, RunNotFound, compare, load_run
+from e2e.cli.compare import Row, Run, RunNotFound, compare, load_run
 
 # compare's classes that are no change of a contract between two versions
 UNCHANGED = ("same", "not run", "holds now", "flake", "set aside")
@@ -167,7 +167,7 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m e2e.upgrade", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m e2e.cli.upgrade", description=__doc__.split("\n\n")[0])
     p.add_argument("runs", nargs="+", help="reports dirs (or measurements.json) of one run per version, oldest first")
     p.add_argument("--out", default="reports-matrix", help="where upgrade.md and upgrade.json go")
     args = p.parse_args(argv)

@@ -19,7 +19,7 @@ each node gets its own /24 of the pod subnet in a ptp conflist mounted over the 
 (``extraMounts``), routes to the other nodes' /24 via their address on the Docker network,
 and one MASQUERADE rule for pod traffic leaving the pod subnet (CASES-faults.md §3a).
 
-Egress (:mod:`e2e.egress`): every node of every profile mounts the node guard (the pod subnet's
+Egress (:mod:`e2e.cluster.egress`): every node of every profile mounts the node guard (the pod subnet's
 ``unreachable`` route and the Service-subnet reject, run before every kubelet start), and every
 cluster lives on the suite's own Docker network, created — with the host guard, as root —
 before the first cluster.
@@ -62,7 +62,7 @@ CLUSTER_PREFIX = "ple2e-"
 DEFAULT_PROFILE = "default"
 # The offline image's CNI config (hack/offline): ptp + host-local on 10.244.0.0/24, baked into
 # every node; a multi-node cluster mounts a per-node copy over it.
-OFFLINE_CONFLIST = Path(__file__).resolve().parents[1] / "hack" / "offline" / "10-offline-ptp.conflist"
+OFFLINE_CONFLIST = Path(__file__).resolve().parents[2] / "hack" / "offline" / "10-offline-ptp.conflist"
 CONFLIST_IN_NODE = "/etc/cni/net.d/10-offline-ptp.conflist"
 # kind's default pod subnet (kind v0.33.0 pkg/apis/config/v1alpha4/default.go).
 KIND_POD_SUBNET = "10.244.0.0/16"
@@ -255,7 +255,7 @@ class Kind:
         return cls(profile.cluster_name, kind)
 
     def _kind(self, *args: str, timeout: float | None = None) -> str:
-        # every cluster on the suite's network (e2e.egress); kind warns that the variable is set
+        # every cluster on the suite's network (e2e.cluster.egress); kind warns that the variable is set
         r = _run([self.kind, *args], timeout=timeout, env={**os.environ, "KIND_EXPERIMENTAL_DOCKER_NETWORK": egress.NETWORK})
         if r.returncode != 0:
             raise PreflightError(f"`kind {' '.join(args)}` failed ({r.returncode}):\n{(r.stderr or r.stdout).strip()[-3000:]}")
@@ -352,7 +352,7 @@ class Kind:
     def _wire_nodes(self, profile: Profile) -> None:
         """Per node (static CNI, several nodes): routes to the other nodes' pod subnets and the
         masquerade rule. (The pod subnet's ``unreachable`` route is the node guard's, set
-        before the kubelet starts: :mod:`e2e.egress`.)"""
+        before the kubelet starts: :mod:`e2e.cluster.egress`.)"""
         cfg = profile.config()
         nodes = self.nodes()
         if uses_static_cni(cfg):

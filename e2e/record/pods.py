@@ -1,5 +1,5 @@
 """The shared pod vocabulary: one name per fact of a pod (its API JSON) or of its recording, and
-named wait conditions (:class:`Until`) for :meth:`e2e.scenario.Scenario.wait`.
+named wait conditions (:class:`Until`) for :meth:`e2e.run.scenario.Scenario.wait`.
 
 Reading a pod (``pod``: the API's JSON shape, as the recorder keeps it; ``None`` reads as a pod
 with no status):
@@ -8,7 +8,7 @@ with no status):
 - :func:`state` — ``running`` / ``waiting`` / ``terminated`` of a container;
 - :func:`phase`, :func:`condition`, :func:`last_termination` (``lastState.terminated``).
 
-Reading a recording (``changes``: :meth:`e2e.recorder.Recorder.changes` of one pod, oldest first):
+Reading a recording (``changes``: :meth:`e2e.record.recorder.Recorder.changes` of one pod, oldest first):
 
 - :func:`first_terminated` / :func:`last_terminated` — a container's ``state.terminated``;
   :func:`terminated_runs` — every ended run; :func:`ever_started`;
@@ -24,12 +24,9 @@ EndpointSlice evidence (:func:`e2e.evidence.endpoints.endpoint_ready`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Generic, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar
 
-from .recorder import Change
-
-if TYPE_CHECKING:
-    from .scenario import Scenario
+from .recorder import Change, Recorder
 
 T = TypeVar("T")
 
@@ -136,17 +133,28 @@ def events_of(changes: Iterable[Change], reason: str, involved: str | None = Non
 # -- named wait conditions -------------------------------------------------------------------------
 
 
+class Watched(Protocol):
+    """What a wait condition is checked on: the test's :class:`e2e.run.scenario.Scenario`, named
+    here by what the conditions of this module read (the record layer does not import the run
+    layer)."""
+
+    recorder: Recorder
+
+    def pod(self, name: str) -> dict | None: ...
+
+
 @dataclass(frozen=True)
 class Until(Generic[T]):
     """A named wait condition: ``what`` it waits for (the progress line, the timeout's message)
     and ``check(scenario)``, which returns the awaited fact, or a falsy value while it is not there."""
 
     what: str
-    check: Callable[["Scenario"], T | None]
+    check: Callable[[Watched], T | None]
 
 
-def until(what: str, check: Callable[["Scenario"], T | None]) -> Until[T]:
-    """A condition of its own (``until("3 runs", lambda sc: len(sc.attempts("p", "app")) >= 3)``)."""
+def until(what: str, check: Callable[[Any], T | None]) -> Until[T]:
+    """A condition of its own (``until("3 runs", lambda sc: len(sc.attempts("p", "app")) >= 3)``;
+    ``check`` gets the test's scenario and may read anything of it)."""
     return Until(what, check)
 
 
@@ -157,7 +165,7 @@ def pod_phase(pod: str, *phases: str) -> Until[str]:
 
 def pod_ready(pod: str) -> Until[dict]:
     """``pod``'s Ready condition True; gives the condition."""
-    def check(sc: "Scenario") -> dict | None:
+    def check(sc: Watched) -> dict | None:
         ready = condition(sc.pod(pod), "Ready")
         return ready if ready and ready.get("status") == "True" else None
     return Until(f"{pod} Ready", check)

@@ -17,7 +17,7 @@ Lookup is by case ID, measurement name and the cluster's Kubernetes minor versio
 A **known upstream bug** (``Expectation.known_bug``, :class:`KnownBug`) documents today's buggy
 behaviour as the expectation and names the upstream issue, the correct value and the mechanism in
 the source: the judge calls a value that holds the documented (buggy) expectation ``bug-present``
-and one that holds the correct value ``bug-fixed`` (e2e.measurements).
+and one that holds the correct value ``bug-fixed`` (e2e.judge.measurements).
 """
 
 from __future__ import annotations

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .cluster import Kind
-from .evidence.stamps import STAMP_SH
-from .images import workload_images
-from .kube import ApiAnswer, ExecResult, Kube, load_manifests
-from .measurements import Judge
-from .pods import Until, condition, events_of
-from .recorder import Change, Recorder
-from .timeline import Attempt, attempts, excerpt, rows
+from ..cluster.images import workload_images
+from ..cluster.kind import Kind
+from ..cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
+from ..cluster.stamp_sh import STAMP_SH
+from ..judge.measurements import Judge
+from ..record.pods import Until, condition, events_of
+from ..record.recorder import Change, Recorder
+from ..record.timeline import Attempt, attempts, excerpt, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
@@ -73,7 +73,7 @@ class Scenario:
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
         the pinned workload images and ``${stamp_sh}`` (the stamp shell functions,
-        :data:`e2e.evidence.stamps.STAMP_SH`); ``ManifestError`` on a bad file."""
+        :data:`e2e.cluster.stamp_sh.STAMP_SH`); ``ManifestError`` on a bad file."""
         return load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
@@ -157,7 +157,7 @@ class Scenario:
 
     def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
                  case: str | None = None, measurement: str | None = None) -> T:
-        """Poll ``check`` until truthy (see :func:`e2e.waiting.wait_until`); on timeout the
+        """Poll ``check`` until truthy (see :func:`e2e.run.waiting.wait_until`); on timeout the
         error carries the end of the timeline. With ``case``/``measurement`` a timeout is also a
         judged value: ``measurement`` is recorded as measured ``None`` (it never happened within
         ``timeout_s``) against its documented expectation, and ``ExpectationFailed`` is raised
@@ -174,7 +174,7 @@ class Scenario:
 
     def wait(self, until: Until[T], timeout_s: float, interval_s: float = 0.25,
              case: str | None = None, measurement: str | None = None) -> T:
-        """Wait for a named condition (:mod:`e2e.pods`: ``pod_phase``, ``container_running``,
+        """Wait for a named condition (:mod:`e2e.record.pods`: ``pod_phase``, ``container_running``,
         ``endpoint_ready``...) as :meth:`wait_for` does; returns what its check found."""
         return self.wait_for(until.what, lambda: until.check(self), timeout_s, interval_s, case=case, measurement=measurement)
 
@@ -247,7 +247,7 @@ class Scenario:
     def patch(self, kind: str, name: str, body: dict | list, patch_type: str = "strategic",
               subresource: str | None = None, api_version: str | None = None) -> dict:
         """Patch ``kind``/``name`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
-        ``subresource`` such as ``status``); returns the patched object. See :meth:`e2e.kube.Kube.patch`."""
+        ``subresource`` such as ``status``); returns the patched object. See :meth:`e2e.cluster.kube.Kube.patch`."""
         self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
         return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version)
 
@@ -272,7 +272,7 @@ class Scenario:
 
     def exec(self, pod: str, container: str, *command: str, timeout_s: float = 30) -> ExecResult:
         """Run ``command`` in ``pod``'s running ``container`` through the API (as ``kubectl exec``;
-        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.kube.ExecError`
+        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.cluster.kube.ExecError`
         when it cannot run."""
         self.mark(time.time(), f"exec {pod}/{container}: {' '.join(command)}"[:60])
         return self.kube.exec(self.namespace, pod, container, list(command), timeout_s)
@@ -318,14 +318,14 @@ class Scenario:
 
     def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
         """The recorded table: the 25 rows nearest ``around`` (epoch s) within ``width_s``
-        seconds of it, in time order (see :func:`e2e.timeline.excerpt`), or its last 25 rows."""
+        seconds of it, in time order (see :func:`e2e.record.timeline.excerpt`), or its last 25 rows."""
         t0 = self.t0 or self.recorder.started_at or 0.0
         table = rows(self.recorder.changes(), t0)
         return excerpt(table, None if around is None else around - t0, width_s)
 
     def expect(self, case: str, name: str, value: object, around: float | None = None, context: str | None = None,
                details: dict | None = None, **params: object) -> bool:
-        """Judge ``value`` (see :meth:`e2e.measurements.Judge.expect`); a failure's context is
+        """Judge ``value`` (see :meth:`e2e.judge.measurements.Judge.expect`); a failure's context is
         ``context`` if given, else the timeline around ``around`` (epoch s), else its end."""
         if context is None and around:
             context = self.timeline_excerpt(around)

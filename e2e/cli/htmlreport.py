@@ -1,4 +1,4 @@
-"""``make report``: one HTML page of a run's ``allure-results`` (``python -m e2e.htmlreport REPORTS``).
+"""``make report``: one HTML page of a run's ``allure-results`` (``python -m e2e.cli.htmlreport REPORTS``).
 
 With Node.js and npm: the Allure 3 report (Awesome plugin, one self-contained
 ``REPORTS/allure-report/index.html`` that opens from disk). The Allure CLI is pinned by
@@ -8,7 +8,7 @@ never globally; its configuration is ``hack/report/allurerc.mjs``. The history o
 (``REPORTS/allure-history.jsonl``, one entry per run: a second ``make report`` of the same
 results reads it without adding the run again) gives the trend and each test's previous results.
 
-Without Node.js or npm: ``REPORTS/summary.html``, a plain page written by :mod:`e2e.summary`.
+Without Node.js or npm: ``REPORTS/summary.html``, a plain page written by :mod:`e2e.report.summary`.
 
 The Awesome template always embeds Google Analytics (plugin-awesome ``generators.js``:
 ``analyticsEnable: true``); the report is for reading offline and must not call out, so the
@@ -27,9 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import summary
+from ..report import summary
 
-HERE = Path(__file__).resolve().parent.parent / "hack" / "report"
+HERE = Path(__file__).resolve().parents[2] / "hack" / "report"
 PACKAGE_FILES = ("package.json", "package-lock.json")
 _ANALYTICS = re.compile(
     r'\s*<script async src="https://www\.googletagmanager\.com/[^"]*"></script>\s*<script>.*?</script>', re.S
@@ -106,7 +106,7 @@ def have_node() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m e2e.htmlreport", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m e2e.cli.htmlreport", description=__doc__.splitlines()[0])
     p.add_argument("reports", type=Path, help="the run's reports directory (with allure-results/)")
     p.add_argument("--name", default=None, help="report title (default: pod-lifecycle-e2e — <reports dir>)")
     p.add_argument("--no-history", action="store_true", help="do not read or append REPORTS/allure-history.jsonl")

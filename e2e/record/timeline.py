@@ -238,7 +238,7 @@ def _object_rows(last: dict[tuple[str, str], tuple], ch: Change, t0: float) -> l
 
 
 # Seconds a gap may outlast its fault window and still count as inside it: the watch notices
-# the API is back only at its next reconnect attempt (e2e.recorder RETRY_MAX_S) and the API
+# the API is back only at its next reconnect attempt (e2e.record.recorder RETRY_MAX_S) and the API
 # server answers only some seconds after its manifest is back.
 GAP_GRACE_S = 60.0
 

@@ -1,15 +1,15 @@
-"""``make clean``: remove what dead runs left behind (``python -m e2e.clean [--dry-run]``).
+"""``make clean``: remove what dead runs left behind (``python -m e2e.cli.clean [--dry-run]``).
 
 - **Clusters**: every kind cluster with a state file in ``STATE_DIR`` (``$E2E_STATE_DIR``,
-  default ``/tmp/pod-lifecycle-e2e``) that no live process uses (:func:`e2e.cluster.cluster_in_use`):
+  default ``/tmp/pod-lifecycle-e2e``) that no live process uses (:func:`e2e.cluster.kind.cluster_in_use`):
   clusters kept with ``--keep-cluster`` included. A ``ple2e-*`` cluster without a state file
   (another ``E2E_STATE_DIR``, or made before state files existed) is listed, not touched.
 - **Namespaces** labelled with the run id of a run that is no longer alive
-  (:func:`e2e.cluster.run_alive`), in every cluster that stays (kept namespaces of failed tests
+  (:func:`e2e.cluster.kind.run_alive`), in every cluster that stays (kept namespaces of failed tests
   included).
 - **Files**: state and lock files of clusters that no longer exist, lock files of dead runs,
   per-node CNI configs and node guard files no remaining cluster mounts.
-- **Egress guard** (:mod:`e2e.egress`): the suite's Docker network and the host guard's
+- **Egress guard** (:mod:`e2e.cluster.egress`): the suite's Docker network and the host guard's
   iptables rules, once no node is on the network and no live run holds it.
 
 Prints what it removes (or would remove); exit code 0, or 1 when something could not be removed.
@@ -22,9 +22,9 @@ import logging
 import subprocess
 import sys
 
-from . import cluster, egress
-from .cluster import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
-from .kube import RUN_LABEL, Kube
+from ..cluster import kind as cluster, egress
+from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
+from ..cluster.kube import RUN_LABEL, Kube
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def _clean_namespaces(name: str, dry_run: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.clean", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m e2e.cli.clean", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="only say what would be removed")
     args = parser.parse_args(argv)
     return 1 if clean(args.dry_run) else 0

@@ -1,9 +1,9 @@
 """``make wire-check``: run a command (``make e2e``'s pytest) while tcpdump watches the wire, and
-fail on any packet that leaves the machine (issue 31; :mod:`e2e.egress` is what prevents them).
+fail on any packet that leaves the machine (issue 31; :mod:`e2e.cluster.egress` is what prevents them).
 
-``python -m e2e.wirecheck --reports DIR [--egress none|public] -- COMMAND...`` (root, tcpdump):
+``python -m e2e.cli.wirecheck --reports DIR [--egress none|public] -- COMMAND...`` (root, tcpdump):
 
-1. Puts the egress guard in place as a run would (:func:`e2e.egress.prepare`: the suite's
+1. Puts the egress guard in place as a run would (:func:`e2e.cluster.egress.prepare`: the suite's
    network and the host layer) and holds it for the whole command, so the bridge exists to be
    watched before the first node does.
 2. Captures, until the command ends:
@@ -13,7 +13,7 @@ fail on any packet that leaves the machine (issue 31; :mod:`e2e.egress` is what 
      and the host's link housekeeping (:data:`LINK_FILTER`: neighbour discovery, link-scope
      multicast), which never leaves the link. With ``--egress public`` (an online
      node image may pull from public registries) only non-public destinations count
-     (:data:`e2e.egress.NON_PUBLIC`). The command runs after the build, so the package
+     (:data:`e2e.cluster.egress.NON_PUBLIC`). The command runs after the build, so the package
      registries are not in its traffic; anything else is a leak.
    - **bridge**: packets the nodes hand to the host (``-p``: frames for the bridge's own MAC,
      ``-Q in``) addressed to the pod or Service subnets: what the host would forward elsewhere.
@@ -39,7 +39,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import cluster, egress
+from ..cluster import kind as cluster, egress
 
 # Exit status when the command passed but packets left (or may have: tcpdump dropped some).
 EXIT_LEAK = 3
@@ -151,7 +151,7 @@ def report(captures: list[Capture], command: list[str], status: int, wall_s: flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.wirecheck", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m e2e.cli.wirecheck", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="reports directory (default: reports)")
     parser.add_argument("--egress", choices=egress.EGRESS_MODES, default=None,
                         help="what may leave: none (offline image) or public; default $E2E_EGRESS or public")

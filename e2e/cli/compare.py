@@ -29,7 +29,7 @@ a test that ran in only one of the runs otherwise is ``not run``, never a change
 
 Standard library only: ``make compare`` runs it with the system Python, no venv needed.
 
-Usage: ``python -m e2e.compare A B [--json OUT]``; prints a table, writes the JSON (default:
+Usage: ``python -m e2e.cli.compare A B [--json OUT]``; prints a table, writes the JSON (default:
 ``compare.json`` next to B's measurements), and exits 1 when anything is unexplained (for CI),
 2 on bad input.
 """
@@ -44,10 +44,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 
-# verdicts of values set aside with a reason (e2e.measurements.Judge.set_aside)
+# verdicts of values set aside with a reason (e2e.judge.measurements.Judge.set_aside)
 SET_ASIDE = ("skipped", "flake")
 # a known upstream bug's verdicts and the reason a test with a bug-fixed value ends with
-# (e2e.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
+# (e2e.judge.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
 KNOWN_BUG_VERDICTS = ("bug-present", "bug-fixed")
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 
@@ -74,7 +74,7 @@ class Run:
 def _outcomes(junit: Path) -> dict[str, str]:
     """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|xfailed}`` from a pytest
     junit.xml (``undocumented``: skipped by the plugin for values with nothing documented;
-    ``bug fixed?``: for a known bug's correct value, e2e.plugin.settle)."""
+    ``bug fixed?``: for a known bug's correct value, e2e.plugin.outcomes.settle)."""
     out = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
         classname, name = tc.get("classname", ""), tc.get("name", "")
@@ -235,7 +235,7 @@ def table(a: Run, b: Run, rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m e2e.compare", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m e2e.cli.compare", description=__doc__.split("\n\n")[0])
     p.add_argument("a", help="reports dir or measurements.json of the earlier run")
     p.add_argument("b", help="reports dir or measurements.json of the later run")
     p.add_argument("--run-id-a")

@@ -3,7 +3,7 @@ waits for, and progress logged and shown.
 
 Progress: every poll of :func:`wait_until` (and its end) is passed as a :class:`WaitState`
 to the observer set with :func:`set_observer` (the plugin's live terminal line,
-:mod:`e2e.progress`); without one, only the log gets a line about every 10 s.
+:mod:`e2e.run.progress`); without one, only the log gets a line about every 10 s.
 """
 
 from __future__ import annotations

@@ -81,6 +81,8 @@ REJECT_WITH = {4: "icmp-admin-prohibited", 6: "icmp6-adm-prohibited"}
 RELEASE_WAIT_S = 10
 # Seconds a docker or iptables command may take.
 COMMAND_TIMEOUT_S = 60
+# (The generated texts below keep the module's old path e2e/egress.py: they are content-addressed into
+# every cluster's key, so a new path would rename every cluster.)
 _DROPIN_TEXT = f"""# Written by pod-lifecycle-e2e (e2e/egress.py): the node's egress guard, before every kubelet start.
 [Service]
 ExecStartPre=/bin/sh {NODE_SCRIPT}

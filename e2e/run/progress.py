@@ -1,7 +1,7 @@
 """Live progress of long waits in pytest's terminal: case ID, what the test waits for,
 elapsed / timeout.
 
-Every wait of :func:`e2e.waiting.wait_until` reports its polls here (the plugin registers a
+Every wait of :func:`e2e.run.waiting.wait_until` reports its polls here (the plugin registers a
 :class:`LiveProgress` as the waits' observer and as a pytest plugin). A wait shows up once it
 has lasted :data:`SHOW_AFTER_S`; how depends on where the output goes:
 

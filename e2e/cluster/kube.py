@@ -2,7 +2,7 @@
 
 Manifests are YAML files next to the scenario. ``${name}`` placeholders (a lower-case
 identifier in braces; ``$${`` for a literal ``${``) are filled from the caller's values and the
-pinned workload images (``e2e.images``); any other ``$`` is left alone, so shell scripts in
+pinned workload images (``e2e.cluster.images``); any other ``$`` is left alone, so shell scripts in
 manifests keep ``$var`` and ``$(cmd)``. A missing value or a YAML error is a
 :class:`ManifestError` that names the file.
 """
@@ -22,7 +22,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import ERROR_CHANNEL
 
-from .waiting import wait_until
+from ..run.waiting import wait_until
 
 log = logging.getLogger(__name__)
 

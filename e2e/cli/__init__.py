@@ -1,0 +1,1 @@
+"""The commands (python -m e2e.cli.<command>): compare (make compare), upgrade (make matrix), htmlreport (make report), clean (make clean), wirecheck (make wire-check). Nothing is imported here: compare needs only the standard library."""

@@ -1,0 +1,36 @@
+"""The recorder's table with the container-written stamps (:mod:`e2e.evidence.stamps`) and the
+scenario's marks put in: one timeline of both clocks, for a failure's context and the artifacts."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ..record.recorder import Change
+from ..record.timeline import Row, format_table, rows
+from .stamps import Stamp
+
+
+def merged_rows(
+    changes: Sequence[Change], stamps: Sequence[Stamp], t0: float, marks: Sequence[tuple[float, str]] = ()
+) -> list[Row]:
+    """The recorder's table (:func:`e2e.record.timeline.rows`) with the container-written stamps and
+    the scenario's marks put in, all sorted by time (``t`` seconds after ``t0``)."""
+    out = list(rows(changes, t0))
+    for s in stamps:
+        rest = " ".join(f"{k}={v}" for k, v in s.fields if k != "container")
+        out.append(Row(s.at - t0, f"  stamp {s.container}".rstrip(), s.event, f"(container clock) {rest}".strip()))
+    out.extend(Row(t - t0, "mark", label) for t, label in marks)
+    return sorted(out, key=lambda r: r.t)
+
+
+def merged_table(
+    changes: Sequence[Change],
+    stamps: Sequence[Stamp],
+    t0: float,
+    marks: Sequence[tuple[float, str]] = (),
+    keep: Callable[[Stamp], bool] | None = None,
+) -> str:
+    """:func:`merged_rows` as fixed-width text (millisecond times); ``keep`` filters stamps
+    (e.g. leave out periodic ticks)."""
+    picked = [s for s in stamps if keep is None or keep(s)]
+    return format_table(merged_rows(changes, picked, t0, marks))

@@ -1,0 +1,101 @@
+"""The fixtures a scenario uses: ``clusters``, ``cluster`` (its profile's) and ``scenario`` (a
+fresh namespace, a recorder already watching it, a judge; reports and cleanup afterwards)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import allure
+import pytest
+
+from ..cluster.kube import CASE_LABEL, RUN_LABEL
+from ..judge.measurements import Judge, MeasurementLog
+from ..record.recorder import Recorder
+from ..report.artifacts import gather, publish, slug, write
+from ..run.scenario import Scenario
+from ..run.selection import cases_of
+from .clusters import _CLUSTERS, ClusterInfo, Clusters, node_share, profile_name
+from .options import _reports, run_id
+from .outcomes import CALL_REPORT, FILES, SCENARIO
+
+
+@pytest.fixture(scope="session")
+def clusters(pytestconfig: pytest.Config) -> Clusters:
+    """Every profile's cluster of this process (:class:`Clusters`)."""
+    pytestconfig.stash[_CLUSTERS] = Clusters(pytestconfig)
+    return pytestconfig.stash[_CLUSTERS]
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> ClusterInfo:
+    """The cluster of the test's profile (``@pytest.mark.profile``), created or reused; or the
+    ``--kubeconfig`` cluster. Stops the whole run with a clear message when Docker, kind or
+    the default cluster is missing."""
+    return clusters.get(profile_name(request.node))
+
+
+
+def _namespace_name(item: pytest.Item) -> str:
+    base = slug(item.name.lower()).replace("_", "-").replace(".", "-")
+    return f"e2e-{base[:40].strip('-')}-{secrets.token_hex(3)}"
+
+@pytest.fixture
+def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
+    """A fresh namespace (labelled with the run id and case), a recorder already watching it,
+    and a judge for this test; reports and cleanup afterwards, also on failure and Ctrl-C."""
+    item = request.node
+    cases = cases_of(item)
+    for m in item.iter_markers("min_k8s"):
+        if cluster.minor < m.args[0]:
+            pytest.skip(f"needs Kubernetes 1.{m.args[0]}+, cluster is {cluster.kubernetes}")
+    allure.dynamic.parameter("kubernetes", cluster.kubernetes)
+    item.user_properties.append(("kubernetes", cluster.kubernetes))
+    allure.dynamic.parameter("profile", cluster.profile)
+    item.user_properties.append(("profile", cluster.profile))
+
+    with node_share(cluster, serial=item.get_closest_marker("serial") is not None):
+        yield from _scenario(request, cluster, item, cases)
+
+
+def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest.Item, cases: list[str]):
+    ns = _namespace_name(item)
+    labels = {RUN_LABEL: run_id()}
+    if cases:
+        labels[CASE_LABEL] = cases[0]
+    cluster.kube.create_namespace(ns, labels)
+    kinds = [k for m in item.iter_markers("record") for k in m.args] or ["Pod", "Event"]
+    clusters = request.getfixturevalue("clusters")
+    recorder = Recorder(cluster.kube.api_client, ns, kinds)
+    judge = Judge(
+        MeasurementLog(_reports(request.config) / "measurements.json"),
+        test=item.nodeid,
+        run_id=run_id(),
+        kubernetes=cluster.kubernetes,
+        minor=cluster.minor,
+        cgroup=cluster.cgroup,
+    )
+    sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
+                  profile=cluster.profile,
+                  on_broken=lambda reason: clusters.replace_broken(cluster.profile, reason,
+                                                                   _reports(request.config) / run_id() / "kind-logs"))
+    judge.context = sc.timeline_excerpt
+    item.stash[SCENARIO] = sc
+    recorder.start()
+    try:
+        yield sc
+    finally:
+        recorder.stop()
+        rep = item.stash.get(CALL_REPORT, None)
+        failed = rep is None or rep.failed
+        try:
+            files = item.stash.get(FILES, None)
+            if files is None:  # the test body never finished (interrupted)
+                files = gather(sc, item.nodeid)
+                publish(sc.judge, files, item.obj.__doc__)
+            if failed:
+                if rep is not None:
+                    files = {**files, "failure.txt": str(rep.longrepr)}
+                write(files, _reports(request.config) / run_id() / slug(item.nodeid))
+        finally:
+            sc.clean_up(keep_namespace=failed and request.config.getoption("--keep-namespaces"))
