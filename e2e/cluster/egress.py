@@ -81,9 +81,7 @@ REJECT_WITH = {4: "icmp-admin-prohibited", 6: "icmp6-adm-prohibited"}
 RELEASE_WAIT_S = 10
 # Seconds a docker or iptables command may take.
 COMMAND_TIMEOUT_S = 60
-# (The generated texts below keep the module's old path e2e/egress.py: they are content-addressed into
-# every cluster's key, so a new path would rename every cluster.)
-_DROPIN_TEXT = f"""# Written by pod-lifecycle-e2e (e2e/egress.py): the node's egress guard, before every kubelet start.
+_DROPIN_TEXT = f"""# Written by pod-lifecycle-e2e (e2e/cluster/egress.py): the node's egress guard, before every kubelet start.
 [Service]
 ExecStartPre=/bin/sh {NODE_SCRIPT}
 """
@@ -120,7 +118,7 @@ def node_guard_script(pod_subnets: list[str], service_subnets: list[str]) -> str
     restarted kubelet runs it again)."""
     lines = [
         "#!/bin/sh",
-        "# Written by pod-lifecycle-e2e (e2e/egress.py): no packet for a pod or Service address leaves the node.",
+        "# Written by pod-lifecycle-e2e (e2e/cluster/egress.py): no packet for a pod or Service address leaves the node.",
         "set -eu",
     ]
     for subnet in pod_subnets:
