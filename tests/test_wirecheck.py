@@ -9,18 +9,25 @@ from e2e.cli import wirecheck
 from e2e.cli.wirecheck import Capture
 
 
-def test_uplink_filter_offline_counts_every_destination_but_dns_and_neighbour_discovery():
-    bpf = wirecheck.uplink_filter(["10.255.255.53"], egress.EGRESS_NONE)
+def test_uplink_filter_offline_counts_forwarded_packets_and_non_public_destinations():
+    bpf = wirecheck.uplink_filter(["10.255.255.53"], egress.EGRESS_NONE, (64, 64))
     assert bpf.startswith("(ip or ip6) and not ((icmp6 and ip6[40] >= 133")
     assert "dst net ff02::/16" in bpf  # MLD reports: link scope, never routed
     assert "not (dst host 10.255.255.53 and port 53)" in bpf
-    assert "dst net 10." not in bpf  # offline: any other destination is a leak
+    # forwarded (TTL decremented below the host's own): a node's or pod's packet, whatever its address after masquerade
+    assert "((ip and ip[8] < 64) or (ip6 and ip6[7] < 64)) or (dst net 10.0.0.0/8" in bpf
 
 
-def test_uplink_filter_online_counts_non_public_destinations():
-    bpf = wirecheck.uplink_filter([], egress.EGRESS_PUBLIC)
+def test_uplink_filter_online_counts_non_public_destinations_only():
+    bpf = wirecheck.uplink_filter([], egress.EGRESS_PUBLIC, (64, 64))
     for net in (*egress.NON_PUBLIC[4], *egress.NON_PUBLIC[6]):
         assert f"dst net {net}" in bpf
+    assert "ip[8]" not in bpf  # an online node may pull from a public registry
+
+
+def test_the_host_own_hop_limits_are_read():
+    ttl, hops = wirecheck.host_hop_limits()
+    assert 1 <= ttl <= 255 and 1 <= hops <= 255
 
 
 def test_bridge_capture_sees_only_what_the_nodes_hand_to_the_host():

@@ -9,17 +9,20 @@ fail on any packet that leaves the machine (issue 31; :mod:`e2e.cluster.egress` 
 2. Captures, until the command ends:
 
    - **uplink**: every interface that carries a default route (IPv4 or IPv6), outgoing packets
-     only (``-Q out``), IP and IPv6, except DNS to the configured resolvers (``/etc/resolv.conf``)
-     and the host's link housekeeping (:data:`LINK_FILTER`: neighbour discovery, link-scope
-     multicast), which never leaves the link. With ``--egress public`` (an online
-     node image may pull from public registries) only non-public destinations count
-     (:data:`e2e.cluster.egress.NON_PUBLIC`). The command runs after the build, so the package
-     registries are not in its traffic; anything else is a leak.
+     only (``-Q out``): every packet the host **forwarded** (its TTL/hop limit below the host's
+     own: it came from a node, a pod or a container, whatever its address after masquerading)
+     and every packet for a **non-public** range (:data:`e2e.cluster.egress.NON_PUBLIC`, the host's
+     own too), except DNS to the configured resolvers (``/etc/resolv.conf``) and the host's link
+     housekeeping (:data:`LINK_FILTER`). With ``--egress public`` (an online node image may pull
+     from public registries) only the non-public part counts. The host's own traffic to public
+     addresses (a package registry, a browser) is not the suite's: a first version that counted
+     it failed on a helper's ``pip install`` during the run.
    - **bridge**: packets the nodes hand to the host (``-p``: frames for the bridge's own MAC,
      ``-Q in``) addressed to the pod or Service subnets: what the host would forward elsewhere.
      The node guard keeps this at 0 by itself.
 3. Writes ``DIR/wire-check.json`` and ``DIR/wire-check.md`` (the counts, the filters, the first
-   packets) and appends the counts to ``DIR/summary.md``.
+   packets), keeps each capture as ``DIR/wire-<capture>-<interface>.pcap`` and appends the
+   counts to ``DIR/summary.md``.
 
 Exit status: the command's when it failed; else 3 when any packet was captured or tcpdump lost
 packets; 2 on bad input (not root, no tcpdump, no command). The counts are printed either way.
@@ -86,13 +89,31 @@ def uplinks() -> list[str]:
     return sorted(devs - {egress.BRIDGE})
 
 
-def uplink_filter(dns: list[str], mode: str) -> str:
-    """The BPF filter of the uplink capture (module doc)."""
+def host_hop_limits() -> tuple[int, int]:
+    """The TTL (IPv4) and hop limit (IPv6) the host's own packets leave with
+    (``net.ipv4.ip_default_ttl``, ``net.ipv6.conf.all.hop_limit``; 64 and 64 where unreadable)."""
+    def read(path: str) -> int:
+        try:
+            return int(Path(path).read_text().strip())
+        except (OSError, ValueError):
+            return 64
+    return read("/proc/sys/net/ipv4/ip_default_ttl"), read("/proc/sys/net/ipv6/conf/all/hop_limit")
+
+
+def uplink_filter(dns: list[str], mode: str, hop_limits: tuple[int, int] = (64, 64)) -> str:
+    """The BPF filter of the uplink capture (module doc): a packet counts when it is **forwarded**
+    (the kernel decremented its TTL/hop limit below the host's own ``hop_limits``: it came from a
+    container, a node or a pod, whatever its address after masquerading) or addressed to a
+    **non-public** range (also from the host itself: the suite sends nothing there); with
+    :data:`e2e.cluster.egress.EGRESS_PUBLIC` only the non-public part. Never: the host's link
+    housekeeping, DNS to ``dns``. The host's own traffic to public addresses (a package
+    registry, a person's browser) is not the suite's and does not count."""
+    non_public = "(" + " or ".join(f"dst net {n}" for family in (4, 6) for n in egress.NON_PUBLIC[family]) + ")"
+    ttl, hops = hop_limits
+    forwarded = f"((ip and ip[8] < {ttl}) or (ip6 and ip6[7] < {hops}))"
     parts = ["(ip or ip6)", f"not ({LINK_FILTER})"]
     parts += [f"not (dst host {a} and port 53)" for a in dns]
-    if mode == egress.EGRESS_PUBLIC:
-        nets = [n for family in (4, 6) for n in egress.NON_PUBLIC[family]]
-        parts.append("(" + " or ".join(f"dst net {n}" for n in nets) + ")")
+    parts.append(non_public if mode == egress.EGRESS_PUBLIC else f"({forwarded} or {non_public})")
     return " and ".join(parts)
 
 
@@ -176,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         print("wire check: no interface carries a default route: nothing to watch", file=sys.stderr)
         return EXIT_USAGE
     print(egress.prepare(cluster.STATE_DIR), file=sys.stderr)
-    captures = [Capture("uplink", dev, uplink_filter(egress.resolvers(), mode), "out") for dev in devs]
+    captures = [Capture("uplink", dev, uplink_filter(egress.resolvers(), mode, host_hop_limits()), "out") for dev in devs]
     captures.append(Capture("bridge", egress.BRIDGE, bridge_filter(egress.subnets(f"{args.pod_subnet},{args.service_subnet}")),
                             "in", promiscuous=False))
     args.reports.mkdir(parents=True, exist_ok=True)
@@ -198,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             for capture, proc, pcap in zip(captures, procs, pcaps):
                 _stop(capture, proc, pcap)
+                shutil.copyfile(pcap, args.reports / f"wire-{capture.name}-{capture.interface}.pcap")
             egress.release(cluster.STATE_DIR)
     data, text = report(captures, command, status, time.monotonic() - started)
     (args.reports / "wire-check.json").write_text(json.dumps(data, indent=2) + "\n")
