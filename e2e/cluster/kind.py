@@ -166,7 +166,7 @@ class Profile:
             for pm in node.get("extraPortMappings") or []:
                 pm.setdefault("listenAddress", "127.0.0.1")
         if uses_static_cni(cfg):
-            for node, (path, _) in zip(cfg["nodes"], self._conflists(cfg)):
+            for node, (path, _) in zip(cfg["nodes"], self._conflists(cfg), strict=False):
                 node["extraMounts"] = [*(node.get("extraMounts") or []),
                                        {"hostPath": str(path), "containerPath": CONFLIST_IN_NODE, "readOnly": True}]
         cfg.setdefault("nodes", [{"role": "control-plane"}])

@@ -37,7 +37,7 @@ def probe_hits(events: Sequence[Stamp], path: str) -> list[float]:
 def max_interval(times: Sequence[float]) -> float | None:
     """The longest gap between consecutive times (s), or None with fewer than two."""
     ts = sorted(times)
-    return max((b - a for a, b in zip(ts, ts[1:])), default=None)
+    return max((b - a for a, b in zip(ts, ts[1:], strict=False)), default=None)
 
 
 class LogFollower:

@@ -123,7 +123,7 @@ def before(stamps: Iterable[Stamp], at: float) -> list[Stamp]:
 
 def intervals(stamps: Sequence[Stamp]) -> list[float]:
     """Seconds between consecutive stamps (``len(stamps) - 1`` values, rounded to 1 ms)."""
-    return [round(b.at - a.at, 3) for a, b in zip(stamps, stamps[1:])]
+    return [round(b.at - a.at, 3) for a, b in zip(stamps, stamps[1:], strict=False)]
 
 
 def event_times(stamps: Iterable[Stamp]) -> dict[str, float]:

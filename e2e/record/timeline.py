@@ -147,7 +147,7 @@ def restart_gaps(runs: Sequence[Attempt]) -> list[float]:
     """``gap[i]`` = ``runs[i+1].started_at - runs[i].finished_at`` in seconds (CASES.md CL-1);
     stops at the first run whose end was not seen."""
     gaps = []
-    for prev, nxt in zip(runs, runs[1:]):
+    for prev, nxt in zip(runs, runs[1:], strict=False):
         if prev.finished_at is None:
             break
         gaps.append(nxt.started_at - prev.finished_at)
