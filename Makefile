@@ -106,13 +106,14 @@ matrix: $(BIN)/.installed
 matrix-run-%:
 	-$(MAKE) e2e K8S_VERSION=$* REPORTS=reports-$*
 
-# lint: ruff on the whole tree (its rules in pyproject.toml; ruff pinned in uv.lock) and the CI
-# workflow with actionlint (built from its Go module, cached)
+# lint: ruff on the whole tree, mypy on e2e/ (both configured in pyproject.toml, pinned in
+# uv.lock) and the CI workflow with actionlint (built from its Go module, cached)
 ACTIONLINT := $(HOME)/.cache/pod-lifecycle-e2e/bin/actionlint-v1.7.12
 $(ACTIONLINT):
 	mkdir -p $(dir $@) && GOBIN=$(dir $@)tmp go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 && mv $(dir $@)tmp/actionlint $@
 lint: $(BIN)/.installed $(ACTIONLINT)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(ACTIONLINT) -color=false .github/workflows/*.yml
 
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock

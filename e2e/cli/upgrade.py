@@ -81,8 +81,9 @@ def summarize(run: Run) -> RunSummary:
     if junit.exists():
         root = ET.parse(junit).getroot()
         suite = root if root.tag == "testsuite" else root.find("testsuite")
-        if suite is not None and suite.get("time"):
-            wall = float(suite.get("time"))
+        time_s = suite.get("time") if suite is not None else None
+        if time_s:
+            wall = float(time_s)
     failed = sorted(t for t, s in run.outcomes.items() if s in ("failed", "error"))
     return RunSummary(run.path, run.kubernetes, run.run_id, outcomes, values, wall, failed)
 

@@ -136,7 +136,7 @@ def gap_expectations(case: str, indices: range, source: str, gaps: tuple[int, ..
     return out
 
 
-def _exact(case: str, name: str, documented: object, source: str, **kw) -> Expectation:
+def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
     return Expectation(case=case, name=name, documented=documented, source=source, **kw)
 
 

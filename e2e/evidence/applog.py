@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 from kubernetes import client
 
@@ -57,7 +57,7 @@ class LogFollower:
         self.errors: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._resp = None
+        self._resp: Any = None  # the log stream: urllib3's response (_preload_content=False)
         self._thread: threading.Thread | None = None
         self.ended = threading.Event()
 

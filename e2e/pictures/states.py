@@ -14,7 +14,7 @@ lanes, and a recorder GAP is hatched: nothing was seen there.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, cast
 
 import matplotlib
 
@@ -166,7 +166,7 @@ def render(
         ax.broken_barh(run_bars(runs, t0, end), (y + 0.2, 0.15), facecolors="black")
         for prev, gap in zip(runs, restart_gaps(runs), strict=False):
             if gap >= 3:  # label the gaps wide enough to hold their text
-                ax.text(prev.finished_at - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)
+                ax.text(cast(float, prev.finished_at) - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)
     span = max(end, 1.0)
     last_x, level = None, 0
     for when, label in sorted(marks):

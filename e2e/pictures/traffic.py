@@ -110,7 +110,7 @@ def render(
     counted = bins(requests, t0, bin_s)
     classes = ["ok"] + [c for c in FAILURE_COLOURS if c in counted]
     all_bins = sorted({i for c in counted.values() for i in c})
-    bottom = Counter()
+    bottom: Counter[int] = Counter()
     for cls in classes:
         xs = [i * bin_s for i in all_bins]
         ys = [counted[cls].get(i, 0) for i in all_bins]
