@@ -17,13 +17,26 @@ PYTEST_ARGS ?=
 # a command the scenarios' pytest runs under (make wire-check sets it)
 E2E_WRAP ?=
 
-.PHONY: e2e e2e-slow smoke test offline compare matrix lint clean clean-reports interrupt-check report wire-check
+.PHONY: e2e e2e-slow smoke test offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
 
-$(BIN)/.installed: pyproject.toml
+# the venv: exactly the versions of uv.lock (every dependency with its hashes, for every Python
+# from 3.10 on), the dev tools of `make lint` included, and this project editable. uv, pinned
+# here, installs it into the venv made by $(PYTHON); --inexact keeps pip and uv themselves there.
+UV_VERSION := 0.13.9
+UV := UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv
+$(BIN)/.uv-$(UV_VERSION):
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q uv==$(UV_VERSION)
 	touch $@
+$(BIN)/.installed: pyproject.toml uv.lock $(BIN)/.uv-$(UV_VERSION)
+	$(UV) sync -q --locked --inexact
+	touch $@
+
+# after changing a dependency in pyproject.toml: resolve again, write uv.lock (commit it);
+# `make lock LOCK_ARGS=--upgrade` takes the newest versions the bounds allow
+LOCK_ARGS ?=
+lock: $(BIN)/.uv-$(UV_VERSION)
+	$(UV) lock $(LOCK_ARGS)
 
 # no cluster: the framework's tests write no junit.xml/allure-results over a scenario run's
 test: $(BIN)/.installed
@@ -93,11 +106,14 @@ matrix: $(BIN)/.installed
 matrix-run-%:
 	-$(MAKE) e2e K8S_VERSION=$* REPORTS=reports-$*
 
-# lint the CI workflow with actionlint (built from its Go module, cached)
+# lint: ruff on the whole tree, mypy on e2e/ (both configured in pyproject.toml, pinned in
+# uv.lock) and the CI workflow with actionlint (built from its Go module, cached)
 ACTIONLINT := $(HOME)/.cache/pod-lifecycle-e2e/bin/actionlint-v1.7.12
 $(ACTIONLINT):
 	mkdir -p $(dir $@) && GOBIN=$(dir $@)tmp go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 && mv $(dir $@)tmp/actionlint $@
-lint: $(ACTIONLINT)
+lint: $(BIN)/.installed $(ACTIONLINT)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(ACTIONLINT) -color=false .github/workflows/*.yml
 
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock

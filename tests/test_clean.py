@@ -4,7 +4,6 @@ temporary state directory, real processes holding and dropping locks."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap

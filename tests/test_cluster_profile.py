@@ -204,7 +204,7 @@ def test_each_node_mounts_its_own_conflist(tmp_path, monkeypatch):
     files = prof.files()
     assert [n["role"] for n in cfg["nodes"]] == ["control-plane", "worker"]
     seen = []
-    for node, subnet in zip(without_guard(cfg)["nodes"], ["10.244.0.0/24", "10.244.1.0/24"]):
+    for node, subnet in zip(without_guard(cfg)["nodes"], ["10.244.0.0/24", "10.244.1.0/24"], strict=True):
         (mount,) = node["extraMounts"]
         assert mount["containerPath"] == CONFLIST_IN_NODE and mount["readOnly"] is True
         conf = json.loads(files[Path(mount["hostPath"])])

@@ -50,7 +50,8 @@ def probe_of(*answers):
     return lambda kube: seq.pop(0) if len(seq) > 1 else seq[0]
 
 
-def run(site: Site, body, probe=probe_of(HEALTHY), timeout_s: float = 1.0, **kw):
+def run(site: Site, body, probe=None, timeout_s: float = 1.0, **kw):
+    probe = probe_of(HEALTHY) if probe is None else probe
     with fault(site, "kubelet-stop", "n", lambda: site.node_exec("systemctl", "stop", "kubelet", node="n"),
                lambda: site.node_exec("systemctl", "start", "kubelet", node="n"), timeout_s, probe=probe, **kw) as window:
         body(window)

@@ -5,7 +5,6 @@ Docker, the node and the API; no cluster."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 

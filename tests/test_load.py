@@ -72,7 +72,7 @@ def test_constant_rate_and_time_bound(server):
     assert 19 <= len(reqs) <= 20
     assert all(r.outcome == "200" and r.ok for r in reqs)
     assert [r.seq for r in reqs] == list(range(len(reqs)))
-    gaps = [b.sent_at - a.sent_at for a, b in zip(reqs, reqs[1:])]
+    gaps = [b.sent_at - a.sent_at for a, b in zip(reqs, reqs[1:], strict=False)]
     assert sum(gaps) / len(gaps) == pytest.approx(0.05, abs=0.01)
     assert reqs[-1].sent_at - reqs[0].sent_at < 1.0
     assert reqs[0].body == "server 200"

@@ -101,7 +101,7 @@ def doubled_backoff(changes: list[Change]) -> list[Change]:
     """Each back-off twice as long: 0, 20, 40, 80 s instead of 0, 10, 20, 40 s."""
     runs = attempts(changes, "crashloop", "app")
     extra = 0.0
-    for k, documented_gap in zip(range(2, len(runs)), (10, 20, 40)):
+    for k, documented_gap in zip(range(2, len(runs)), (10, 20, 40), strict=False):
         changes = shift_after(changes, runs[k].started_at + extra, documented_gap)
         extra += documented_gap
     return changes

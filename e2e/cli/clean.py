@@ -21,6 +21,7 @@ import argparse
 import logging
 import subprocess
 import sys
+from typing import Any
 
 from ..cluster import kind as cluster, egress
 from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
@@ -74,8 +75,8 @@ def clean(dry_run: bool = False) -> int:
     # files of clusters that no longer exist
     if state_dir.is_dir():
         for path in sorted(state_dir.glob(f"{CLUSTER_PREFIX}*")):
-            name = next((path.name[: -len(s)] for s in STATE_SUFFIXES if path.name.endswith(s)), None)
-            if name and name not in existing | remaining and not cluster_in_use(name):
+            of = next((path.name[: -len(s)] for s in STATE_SUFFIXES if path.name.endswith(s)), None)
+            if of and of not in existing | remaining and not cluster_in_use(of):
                 _say(dry_run, f"file {path}")
                 if not dry_run:
                     path.unlink(missing_ok=True)
@@ -120,7 +121,7 @@ def _clean_namespaces(name: str, dry_run: bool) -> int:
     kind = Kind(name)
     try:
         kube = Kube(str(kind.write_kubeconfig()))
-        namespaces = kube.core.list_namespace(label_selector=RUN_LABEL).items
+        namespaces: list[Any] = kube.core.list_namespace(label_selector=RUN_LABEL).items  # the API sets these fields
     except Exception as e:  # noqa: BLE001 - one cluster's trouble does not stop the rest
         print(f"cannot list namespaces of cluster {name}: {e}", file=sys.stderr)
         return 1

@@ -225,8 +225,8 @@ def table(a: Run, b: Run, rows: list[Row]) -> str:
     data = [[r.case, r.name if r.name != "outcome" else f"outcome {r.test.split('::')[-1]}", _fmt(r.a), _fmt(r.b),
              _fmt(r.expected_a), _fmt(r.expected_b), r.change] for r in rows]
     widths = [max(len(c), *(len(d[i]) for d in data)) if data else len(c) for i, c in enumerate(cols)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
-    lines += ["  ".join(str(x).ljust(w) for x, w in zip(d, widths)) for d in data]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
+    lines += ["  ".join(str(x).ljust(w) for x, w in zip(d, widths, strict=True)) for d in data]
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.change] = counts.get(r.change, 0) + 1

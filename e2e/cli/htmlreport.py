@@ -81,7 +81,7 @@ def generate(results: Path, output: Path, history: Path | None, name: str) -> Pa
     digest = hashlib.sha256("\n".join(sorted(p.name for p in results.glob("*-result.json"))).encode()).hexdigest()
     last = history.with_name(history.name + ".last") if history is not None else None
     with tempfile.TemporaryDirectory() as tmp:
-        if history is not None:
+        if history is not None and last is not None:
             # results reported before (their digest in <history>.last) read a copy: no second entry
             if last.exists() and last.read_text().strip() == digest:
                 if history.exists():

@@ -81,8 +81,9 @@ def summarize(run: Run) -> RunSummary:
     if junit.exists():
         root = ET.parse(junit).getroot()
         suite = root if root.tag == "testsuite" else root.find("testsuite")
-        if suite is not None and suite.get("time"):
-            wall = float(suite.get("time"))
+        time_s = suite.get("time") if suite is not None else None
+        if time_s:
+            wall = float(time_s)
     failed = sorted(t for t, s in run.outcomes.items() if s in ("failed", "error"))
     return RunSummary(run.path, run.kubernetes, run.run_id, outcomes, values, wall, failed)
 
@@ -105,7 +106,7 @@ def upgrade_path(runs: list[Run]) -> tuple[list[Change], list[list[Row]]]:
     changes: list[Change] = []
     seen: set[tuple[str, str, str]] = set()
     steps = []
-    for a, b in zip(runs, runs[1:]):
+    for a, b in zip(runs, runs[1:], strict=False):
         rows = compare(a, b)
         steps.append(rows)
         for row in rows:
@@ -150,7 +151,7 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
               f"- {c.a} → {c.b}: {c.case} `{c.name}`: {_fmt(c.old)} → {_fmt(c.new)} "
               f"(expected {_fmt(c.expected_new)}) in `{c.test}`" for c in unexplained]
     lines += ["", "## What each upgrade changed", ""]
-    steps = list(zip(summaries, summaries[1:]))
+    steps = list(zip(summaries, summaries[1:], strict=False))
     for a, b in steps:
         mine = [c for c in changes if c.a == a.kubernetes and c.b == b.kubernetes]
         lines += [f"### {a.kubernetes} → {b.kubernetes}", ""]
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": [asdict(s) for s in summaries],
         "changes": [asdict(c) for c in changes],
         "steps": [{"a": a.kubernetes, "b": b.kubernetes, "rows": [asdict(r) for r in rows]}
-                  for (a, b), rows in zip(zip(runs, runs[1:]), steps)],
+                  for (a, b), rows in zip(zip(runs, runs[1:], strict=False), steps, strict=True)],
     }, indent=1, default=str))
     print(text)
     print(f"upgrade: written {out / 'upgrade.md'} and {out / 'upgrade.json'}")

@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         pcaps = [Path(tmp) / f"{i}.pcap" for i in range(len(captures))]
         procs = []
         try:
-            for capture, pcap in zip(captures, pcaps):
+            for capture, pcap in zip(captures, pcaps, strict=True):
                 procs.append(_start(capture, pcap))
                 print(f"wire check: watching {capture.name} {capture.interface} ({capture.direction}): {capture.bpf}", file=sys.stderr)
             proc = subprocess.Popen(command)
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
                 except KeyboardInterrupt:
                     continue  # the command got the same Ctrl-C: let it clean up and write its reports
         finally:
-            for capture, proc, pcap in zip(captures, procs, pcaps):
+            for capture, proc, pcap in zip(captures, procs, pcaps, strict=False):
                 _stop(capture, proc, pcap)
                 shutil.copyfile(pcap, args.reports / f"wire-{capture.name}-{capture.interface}.pcap")
             egress.release(cluster.STATE_DIR)

@@ -49,6 +49,7 @@ import struct
 import subprocess
 import time
 from pathlib import Path
+from typing import Iterable
 
 from filelock import FileLock
 
@@ -227,7 +228,7 @@ class HostGuard:
     node resolves its registries that way. ``runner(cmd, check=True)`` runs a command list and
     returns a CompletedProcess (tests pass a fake)."""
 
-    def __init__(self, mode: str = EGRESS_PUBLIC, dns: list[str] = (), runner=None):
+    def __init__(self, mode: str = EGRESS_PUBLIC, dns: Iterable[str] = (), runner=None):
         if mode not in EGRESS_MODES:
             raise EgressError(f"egress mode {mode!r}: give one of {', '.join(EGRESS_MODES)}")
         self.mode = mode

@@ -42,6 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 import yaml
 from filelock import FileLock
@@ -166,7 +167,7 @@ class Profile:
             for pm in node.get("extraPortMappings") or []:
                 pm.setdefault("listenAddress", "127.0.0.1")
         if uses_static_cni(cfg):
-            for node, (path, _) in zip(cfg["nodes"], self._conflists(cfg)):
+            for node, (path, _) in zip(cfg["nodes"], self._conflists(cfg), strict=False):
                 node["extraMounts"] = [*(node.get("extraMounts") or []),
                                        {"hostPath": str(path), "containerPath": CONFLIST_IN_NODE, "readOnly": True}]
         cfg.setdefault("nodes", [{"role": "control-plane"}])
@@ -273,7 +274,7 @@ class Kind:
     def control_plane(self) -> str:
         return f"{self.name}-control-plane"
 
-    def ensure(self, profile: Profile, run_id: str, images: list[str] = ()) -> Path:
+    def ensure(self, profile: Profile, run_id: str, images: Iterable[str] = ()) -> Path:
         """Create the cluster of ``profile`` unless it exists (under the lock), wire its nodes,
         load ``images``, return the kubeconfig path. The creating run is recorded as the owner.
         The calling process holds the cluster's use lock from then on (see :func:`cluster_in_use`)."""

@@ -14,6 +14,7 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import yaml
 from kubernetes import client, config, dynamic
@@ -86,7 +87,7 @@ def api_status(e: ApiException) -> dict:
     """The API's ``Status`` body of a refused request (``message``, ``reason``, ``details``...),
     or ``{"message": <the raw body>}`` when the body is not JSON."""
     try:
-        return json.loads(e.body)
+        return json.loads(e.body or "")  # no body: ValueError, as for one that is not JSON
     except (TypeError, ValueError):
         return {"message": str(e.body)}
 
@@ -158,7 +159,7 @@ class Kube:
         except Exception as e:
             host = self.api_client.configuration.host
             raise ClusterUnreachable(f"the API server at {host} did not answer within {timeout_s:g} s: {e}") from e
-        minor = int(re.match(r"\d+", info.minor).group(0))
+        minor = int(cast(re.Match, re.match(r"\d+", info.minor)).group(0))  # "34" or "34+": digits first
         return ServerVersion(info.git_version, int(info.major), minor)
 
     # -- namespaces ------------------------------------------------------------------------
@@ -203,7 +204,7 @@ class Kube:
             raise
 
     def namespaces_of_run(self, run_id: str) -> list[str]:
-        items = self.core.list_namespace(label_selector=f"{RUN_LABEL}={run_id}").items
+        items: list[Any] = self.core.list_namespace(label_selector=f"{RUN_LABEL}={run_id}").items  # the API sets metadata.name
         return [ns.metadata.name for ns in items]
 
     # -- objects ---------------------------------------------------------------------------
@@ -297,10 +298,11 @@ class Kube:
         body: dict = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": namespace}}
         if grace_period_s is not None:
             body["deleteOptions"] = {"gracePeriodSeconds": grace_period_s}
-        kwargs = {"dry_run": "All"} if dry_run else {}
+        kwargs: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
         try:
-            resp = self.core.create_namespaced_pod_eviction(pod, namespace, body, _preload_content=False,
-                                                            _request_timeout=self.request_timeout_s, **kwargs)
+            # the client serializes a plain dict body too; _preload_content=False: urllib3's response
+            resp: Any = self.core.create_namespaced_pod_eviction(pod, namespace, body, _preload_content=False,  # type: ignore[arg-type]
+                                                                 _request_timeout=self.request_timeout_s, **kwargs)
             return ApiAnswer(resp.status, json.loads(resp.data or b"{}"))
         except ApiException as e:
             try:

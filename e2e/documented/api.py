@@ -90,7 +90,7 @@ READY_FOR_S = 5
 assert READY_FOR_S > PLEG_RELIST_S + READINESS_PERIOD_S + PROBE_TIMEOUT_S + API_PROPAGATION_S
 
 
-def _exact(case: str, name: str, documented: object, source: str, **kw) -> Expectation:
+def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
     return Expectation(case=case, name=name, documented=documented, source=source, **kw)
 
 

@@ -136,7 +136,7 @@ def gap_expectations(case: str, indices: range, source: str, gaps: tuple[int, ..
     return out
 
 
-def _exact(case: str, name: str, documented: object, source: str, **kw) -> Expectation:
+def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
     return Expectation(case=case, name=name, documented=documented, source=source, **kw)
 
 
@@ -245,7 +245,7 @@ def _visible_normally(minor_key: int, d: float) -> tuple[float, Band, str]:
     period = "backOffPeriod" if minor_key <= 34 else "syncFrequency"
     why = (f"from the first re-sync ({period} {hop_min:g} s × [1, 1.5) + tick after the failing sync) to the restart, "
            f"nominally {remaining:g} s: "
-           + (f"≥ 0 (that re-sync may already be past the expiry); " if low == 0 else
+           + ("≥ 0 (that re-sync may already be past the expiry); " if low == 0 else
               f"≥ {shortest:g} s (that re-sync as late as PLEG relist + {hop_max:g} s"
               + (", then one more hop" if minor_key <= 34 else "") + f") −{API_TIMESTAMP_RESOLUTION_S:g} s its status write; ")
            + f"≤ {longest:g} s (that re-sync {hop_min:g} s after the exit, the restart {last_hop}) {brief}")

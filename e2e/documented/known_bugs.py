@@ -160,7 +160,7 @@ KB2_MECHANISM = ("evictPod's status function (Failed/Evicted) is held back by me
 register(
     [
         Expectation(case="KB-2", name="evicted_event_message", documented=POD_MSG,
-                    source=f"CASES.md KB-2; [UP] pkg/kubelet/eviction/helpers.go podEphemeralStorageMessageFmt; "
+                    source="CASES.md KB-2; [UP] pkg/kubelet/eviction/helpers.go podEphemeralStorageMessageFmt; "
                            "eviction_manager.go podEphemeralStorageLimitEviction (the pod check runs first; see ES-3)",
                     minors=READ),
         # Runs of the container the recorder saw (by container ID), not restartCount: in the Failed

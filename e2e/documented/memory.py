@@ -83,7 +83,7 @@ KERNEL_MEMORY_MI = 1
 NOT_TMPFS_MI = DD_BLOCK_MI + BINARIES_RESIDENT_MI + KERNEL_MEMORY_MI
 
 
-def _exact(case: str, name: str, documented: object, source: str, **kw) -> Expectation:
+def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
     return Expectation(case=case, name=name, documented=documented, source=source, **kw)
 
 

@@ -100,7 +100,7 @@ def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 1)
 
 
-def _exact(case: str, name: str, documented: object, source: str, **kw) -> Expectation:
+def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
     return Expectation(case=case, name=name, documented=documented, source=source, minors=SINCE, **kw)
 
 

@@ -105,7 +105,7 @@ def _n(case: str, name: str, documented: float, low: float, high: float, why: st
                        unit=unit, band=Band(low, high), why=why, source=source)
 
 
-def _exact(case: str, name: str, documented: object, source: str) -> Expectation:
+def _exact(case: str, name: str, documented: float | str | bool, source: str) -> Expectation:
     return Expectation(case=case, name=name, documented=documented, source=source)
 
 

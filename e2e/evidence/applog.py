@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 from kubernetes import client
 
@@ -37,7 +37,7 @@ def probe_hits(events: Sequence[Stamp], path: str) -> list[float]:
 def max_interval(times: Sequence[float]) -> float | None:
     """The longest gap between consecutive times (s), or None with fewer than two."""
     ts = sorted(times)
-    return max((b - a for a, b in zip(ts, ts[1:])), default=None)
+    return max((b - a for a, b in zip(ts, ts[1:], strict=False)), default=None)
 
 
 class LogFollower:
@@ -57,7 +57,7 @@ class LogFollower:
         self.errors: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._resp = None
+        self._resp: Any = None  # the log stream: urllib3's response (_preload_content=False)
         self._thread: threading.Thread | None = None
         self.ended = threading.Event()
 

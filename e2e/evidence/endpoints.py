@@ -65,8 +65,8 @@ def endpoint_states(changes: Iterable[Change]) -> list[EndpointState]:
         else:
             slices[ch.name] = _conditions(ch.obj)
         merged: dict[str, tuple] = {}
-        for conds in slices.values():
-            merged.update(conds)
+        for by_pod in slices.values():
+            merged.update(by_pod)
         for pod, conds in merged.items():
             if current.get(pod) != conds:
                 current[pod] = conds

@@ -39,7 +39,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kubernetes import client
 from kubernetes.utils import parse_quantity
@@ -59,7 +59,7 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 def node_proxy_json(api_client: client.ApiClient, node: str, path: str, timeout_s: float = 15) -> dict:
     """The JSON the kubelet of ``node`` answers on ``path`` (``configz``, ``stats/summary``),
     proxied by the API server. ``ApiException`` propagates."""
-    resp = client.CoreV1Api(api_client).connect_get_node_proxy_with_path(
+    resp: Any = client.CoreV1Api(api_client).connect_get_node_proxy_with_path(  # _preload_content=False: urllib3's response
         node, path, _preload_content=False, _request_timeout=timeout_s
     )
     return json.loads(resp.data)
@@ -329,7 +329,8 @@ class NodeStorage:
 def read_node_storage(kube: "Kube") -> NodeStorage:
     """Every node's allocatable ephemeral-storage and its kubelet's configz."""
     out = NodeStorage()
-    for node in kube.core.list_node().items:
+    nodes: list[Any] = kube.core.list_node().items  # the API sets metadata.name, status
+    for node in nodes:
         name = node.metadata.name
         alloc = (node.status.allocatable or {}).get("ephemeral-storage")
         out.allocatable[name] = int(parse_quantity(alloc)) if alloc else None

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, overload
 
 from ..cluster.stamp_sh import STAMP_SH  # noqa: F401  (the writer of the shape parsed here, named here too)
 from ..record.recorder import Change
@@ -57,7 +57,12 @@ class Stamp:
     event: str
     fields: tuple[tuple[str, str], ...] = ()
 
-    def get(self, key: str, default: str = "") -> str:
+    @overload
+    def get(self, key: str, default: str = "") -> str: ...
+    @overload
+    def get(self, key: str, default: None) -> str | None: ...
+
+    def get(self, key: str, default: str | None = "") -> str | None:
         """The value of field ``key`` (``default`` when the line has none)."""
         return next((v for k, v in self.fields if k == key), default)
 
@@ -107,7 +112,7 @@ def first(stamps: Iterable[Stamp], event: str, after: float | None = None, **fie
 
 def last(stamps: Sequence[Stamp], event: str, **fields: str) -> Stamp | None:
     """The last ``event`` whose fields include ``fields``."""
-    return first(reversed(stamps), event, **fields)
+    return first(reversed(stamps), event, None, **fields)
 
 
 def labelled(stamps: Iterable[Stamp], prefix: str) -> list[Stamp]:
@@ -123,7 +128,7 @@ def before(stamps: Iterable[Stamp], at: float) -> list[Stamp]:
 
 def intervals(stamps: Sequence[Stamp]) -> list[float]:
     """Seconds between consecutive stamps (``len(stamps) - 1`` values, rounded to 1 ms)."""
-    return [round(b.at - a.at, 3) for a, b in zip(stamps, stamps[1:])]
+    return [round(b.at - a.at, 3) for a, b in zip(stamps, stamps[1:], strict=False)]
 
 
 def event_times(stamps: Iterable[Stamp]) -> dict[str, float]:

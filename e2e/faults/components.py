@@ -26,9 +26,12 @@ container (default: the control plane); they refuse the shared default profile.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
+
+if TYPE_CHECKING:
+    from ..cluster.kind import Kind
 
 MANIFESTS = "/etc/kubernetes/manifests"
 APISERVER_MANIFEST = f"{MANIFESTS}/kube-apiserver.yaml"
@@ -40,7 +43,7 @@ SYSTEMCTL_TIMEOUT_S = 60
 
 def node_of(site: FaultSite, node: str | None) -> str:
     """``node``, or the site's control-plane node container."""
-    return node or site.kind.control_plane
+    return node or cast("Kind", site.kind).control_plane  # faults run on kind clusters
 
 
 def _systemctl(site: FaultSite, node: str, *args: str) -> None:

@@ -44,10 +44,14 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
 from ..run.waiting import WaitTimeout, wait_until
+
+if TYPE_CHECKING:
+    from ..cluster.kind import Kind
+    from ..cluster.kube import Kube
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +127,8 @@ class FaultWindow:
 class FaultSite(Protocol):
     """What a fault needs of a test (a :class:`e2e.run.scenario.Scenario` has it all)."""
 
-    kube: object
+    kube: Kube
+    kind: Kind | None
     profile: str
     recorder: object
 
@@ -237,7 +242,7 @@ def refuse_shared(site: FaultSite, name: str) -> None:
                            f"never on the shared {SHARED_PROFILE!r} cluster: it would break other tests")
 
 
-def _undo(name: str, undo: Callable[[], None]) -> str | None:
+def _undo(name: str, undo: Callable[[], object]) -> str | None:
     """Run ``undo`` (retried once); the error text when both attempts failed."""
     error = None
     for attempt in (1, 2):
@@ -251,7 +256,7 @@ def _undo(name: str, undo: Callable[[], None]) -> str | None:
 
 
 @contextmanager
-def fault(site: FaultSite, name: str, node: str, inject: Callable[[], None], undo: Callable[[], None],
+def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], undo: Callable[[], object],
           recovery_timeout_s: float = RECOVERY_TIMEOUT_S, shared_ok: bool = False,
           probe: Callable[[object], tuple[list[str], list[str]]] | None = None) -> Iterator[FaultWindow]:
     """The fault protocol (module doc): ``inject()``, yield the :class:`FaultWindow`, always

@@ -56,10 +56,13 @@ from __future__ import annotations
 import json
 import subprocess
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from ..cluster.egress import NETWORK
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
+
+if TYPE_CHECKING:
+    from ..cluster.kind import Kind
 
 # Seconds a docker command may take (pause/unpause freeze or thaw every process of the node).
 DOCKER_TIMEOUT_S = 60
@@ -131,7 +134,7 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
                      ) -> Iterator[FaultWindow]:
     """The worker ``node`` cut off from the API server for the ``with`` block (NF-8):
     ``mode`` ``reject`` or ``drop`` (see the module doc)."""
-    rules = [partition_rule(a, mode) for a in node_addresses(site.kind.control_plane)]
+    rules = [partition_rule(a, mode) for a in node_addresses(cast("Kind", site.kind).control_plane)]  # faults run on kind clusters
 
     def cut() -> None:
         for command, rule in rules:
@@ -188,8 +191,9 @@ def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
     (NF-9); see the module doc. Check :func:`shutdown_capability` first."""
     def cancel() -> None:
         prepare_for_shutdown(site, node, False)
-        for pod in site.kube.core.list_namespaced_pod(
-                "kube-system", field_selector=f"spec.nodeName={node},status.phase=Failed").items:
+        failed: list[Any] = site.kube.core.list_namespaced_pod(  # the API sets metadata.name
+            "kube-system", field_selector=f"spec.nodeName={node},status.phase=Failed").items
+        for pod in failed:
             site.kube.core.delete_namespaced_pod(pod.metadata.name, "kube-system")
         if not holds_inhibitor_lock(site, node):
             site.node_exec("systemctl", "restart", "kubelet", node=node, timeout=SYSTEMCTL_TIMEOUT_S)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Iterable, cast
 
 
 def number(value: float | int) -> str:
@@ -163,7 +163,7 @@ class Expectation:
             unit = f" {self.unit}" if self.unit else ""
             if math.isinf(self.band.high):
                 return f"at least {number(self.band.low)}{unit}"
-            return f"{number(self.documented)}{unit} within {self.band}{unit}"
+            return f"{number(cast(float, self.documented))}{unit} within {self.band}{unit}"  # a band: a number
         if self.pattern:
             return f"matching /{self.documented}/"
         return repr(self.documented)

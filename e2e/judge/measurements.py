@@ -21,11 +21,12 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from types import FrameType
+from typing import Callable, cast
 
 from filelock import FileLock
 
-from .expectations import REGISTRY, Expectation, NotDocumented, Registry, number
+from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, number
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # the e2e package: its frames are not the caller
 
@@ -145,7 +146,7 @@ def shown(value: object, unit: str = "") -> str:
 
 def _caller() -> str:
     """``file:line`` of the innermost frame outside the e2e package: the test's own call."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         path = frame.f_code.co_filename
         if not path.startswith(_PACKAGE_DIR):
@@ -181,7 +182,7 @@ class Judge:
         self.registry = registry
         self.context = context
         self.verdicts: list[Verdict] = []
-        self.undocumented: list[str] = []
+        self.undocumented: list[Measurement] = []
 
     def expectation(self, case: str, name: str, **params: object) -> Expectation:
         """The registry entry for this cluster with ``params`` filling the ``{placeholders}`` of
@@ -198,7 +199,8 @@ class Judge:
             exp = self.expectation(case, name)
         except NotDocumented:
             return fallback_s
-        return exp.band.high / 1000.0 if exp.unit == "ms" else exp.band.high
+        band = cast(Band, exp.band)  # a wait is budgeted by a banded value
+        return band.high / 1000.0 if exp.unit == "ms" else band.high
 
     def expect(
         self,
@@ -329,7 +331,7 @@ class Judge:
 
 def _known_bug_details(exp: Expectation) -> dict:
     """What ``details.known_bug`` of a known bug's measurement holds."""
-    kb, correct = exp.known_bug, exp.correct()
+    kb, correct = cast(KnownBug, exp.known_bug), exp.correct()
     return {"issue": kb.issue, "buggy": exp.describe(), "correct": correct.describe(), "mechanism": kb.mechanism}
 
 
@@ -337,4 +339,4 @@ def _known_bug_item(v: Verdict) -> str:
     """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``."""
     m, e = v.measurement, v.expectation
     return (f"{m.case} {m.name} = {shown(m.value, m.unit)} (buggy: {e.describe()}; correct: {e.correct().describe()}; "
-            f"{e.known_bug.issue})")
+            f"{cast(KnownBug, e.known_bug).issue})")

@@ -14,16 +14,16 @@ lanes, and a recorder GAP is hatched: nothing was seen there.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, cast
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 
-from ..record.recorder import FAULT_KIND, GAP_KIND, Change  # noqa: E402
-from ..record.timeline import Attempt, attempts, container_history, container_samples, parse_time, restart_gaps  # noqa: E402
+from ..record.recorder import FAULT_KIND, GAP_KIND, Change
+from ..record.timeline import Attempt, attempts, container_history, container_samples, parse_time, restart_gaps
 
 COLOURS = {
     "running": "#4caf50",
@@ -147,7 +147,7 @@ def render(
     end = max(c.received_at for c in changes) - t0 + 1.0
     fig, ax = plt.subplots(figsize=(12, 2.2 + 0.9 * (len(lanes) + len(nodes))))
     seen_labels: dict[str, str] = {}
-    for y, (name, lane) in enumerate(nodes.items(), start=len(lanes)):
+    for y, (_name, lane) in enumerate(nodes.items(), start=len(lanes)):
         _draw_node_lane(ax, y, lane, t0, end)
     for w in (c for c in changes if c.kind == FAULT_KIND):
         ax.axvspan(w.obj["from"] - t0, w.obj["to"] - t0, color=FAULT_COLOUR, alpha=0.15, linewidth=0)
@@ -164,9 +164,9 @@ def render(
             ax.broken_barh([(x0, max(x1 - x0, 0.05))], (y - 0.35, 0.5), facecolors=colour)
         runs = attempts(changes, pod, container)
         ax.broken_barh(run_bars(runs, t0, end), (y + 0.2, 0.15), facecolors="black")
-        for prev, gap in zip(runs, restart_gaps(runs)):
+        for prev, gap in zip(runs, restart_gaps(runs), strict=False):
             if gap >= 3:  # label the gaps wide enough to hold their text
-                ax.text(prev.finished_at - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)
+                ax.text(cast(float, prev.finished_at) - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)
     span = max(end, 1.0)
     last_x, level = None, 0
     for when, label in sorted(marks):

@@ -25,13 +25,13 @@ from typing import Sequence
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
 
-from ..evidence.endpoints import EndpointState  # noqa: E402
-from ..evidence.load import Request  # noqa: E402
+from ..evidence.endpoints import EndpointState
+from ..evidence.load import Request
 
 OK_COLOUR = "#43a047"
 FAILURE_COLOURS = {
@@ -110,14 +110,14 @@ def render(
     counted = bins(requests, t0, bin_s)
     classes = ["ok"] + [c for c in FAILURE_COLOURS if c in counted]
     all_bins = sorted({i for c in counted.values() for i in c})
-    bottom = Counter()
+    bottom: Counter[int] = Counter()
     for cls in classes:
         xs = [i * bin_s for i in all_bins]
         ys = [counted[cls].get(i, 0) for i in all_bins]
         colour = OK_COLOUR if cls == "ok" else FAILURE_COLOURS[cls]
         ax_n.bar(xs, ys, width=bin_s, align="edge", bottom=[bottom[i] for i in all_bins], color=colour,
                  edgecolor="white", linewidth=0.3, label="succeeded (2xx)" if cls == "ok" else f"failed: {_CLASS_TEXT.get(cls, cls)}")
-        for i, y in zip(all_bins, ys):
+        for i, y in zip(all_bins, ys, strict=True):
             bottom[i] += y
     ax_n.set_ylabel(f"requests sent\nper {bin_s:g} s")
     failures = Counter(outcome_class(r) for r in requests if not r.ok)

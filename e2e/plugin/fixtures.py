@@ -92,7 +92,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
             files = item.stash.get(FILES, None)
             if files is None:  # the test body never finished (interrupted)
                 files = gather(sc, item.nodeid)
-                publish(sc.judge, files, item.obj.__doc__)
+                publish(sc.judge, files, item.obj.__doc__)  # type: ignore[attr-defined]
             if failed:
                 if rep is not None:
                     files = {**files, "failure.txt": str(rep.longrepr)}

@@ -85,7 +85,7 @@ def pytest_runtest_call(item: pytest.Item):
         item.user_properties.append((name, value))
         allure.dynamic.parameter(name, value)
     item.stash[FILES] = gather(sc, item.nodeid)
-    publish(sc.judge, item.stash[FILES], item.obj.__doc__)
+    publish(sc.judge, item.stash[FILES], item.obj.__doc__)  # type: ignore[attr-defined]
 
 
 def _skip_reason(report: pytest.TestReport) -> str:

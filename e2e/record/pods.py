@@ -92,7 +92,7 @@ def terminated_runs(changes: Iterable[Change], container: str) -> list[tuple[str
         for holder, current in ((cs.get("lastState") or {}, False), (cs.get("state") or {}, True)):
             term = holder.get("terminated")
             cid = term and (term.get("containerID") or (cs.get("containerID") if current else None))
-            if not cid:
+            if not cid or not term:  # cid is set only with term
                 continue
             runs[cid] = term
             reasons = seen.setdefault(cid, [])

@@ -22,7 +22,7 @@ class PodColumns:
 
 
 def _is_sidecar(container: dict | None) -> bool:
-    return bool(container) and container.get("restartPolicy") == "Always"
+    return bool(container and container.get("restartPolicy") == "Always")
 
 
 def _condition_true(status: dict, kind: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from .podstatus import pod_columns
 from .recorder import Change
@@ -55,7 +55,7 @@ class ContainerSample:
 def _sample(received_at: float, pod: str, cs: dict, init: bool) -> ContainerSample:
     state = cs.get("state") or {}
     name, body = next(iter(state.items()), ("unknown", {}))
-    body = body or {}
+    body = cast(dict, body or {})
     return ContainerSample(
         received_at=received_at,
         pod=pod,
@@ -135,7 +135,7 @@ def attempts(changes: Iterable[Change], pod: str, container: str) -> list[Attemp
                     continue
                 run_id = body.get("containerID") or (cs.get("containerID") if current else None) or body["startedAt"]
                 order.setdefault(run_id, len(order))
-                start = parse_time(body["startedAt"])
+                start = cast(float, parse_time(body["startedAt"]))  # startedAt is set (above)
                 if term:
                     runs[run_id] = Attempt(start, parse_time(term.get("finishedAt")), term.get("exitCode"), term.get("reason") or "")
                 elif run_id not in runs:
@@ -147,7 +147,7 @@ def restart_gaps(runs: Sequence[Attempt]) -> list[float]:
     """``gap[i]`` = ``runs[i+1].started_at - runs[i].finished_at`` in seconds (CASES.md CL-1);
     stops at the first run whose end was not seen."""
     gaps = []
-    for prev, nxt in zip(runs, runs[1:]):
+    for prev, nxt in zip(runs, runs[1:], strict=False):
         if prev.finished_at is None:
             break
         gaps.append(nxt.started_at - prev.finished_at)
@@ -214,7 +214,7 @@ OBJECT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 SPEC_DEFAULTS = {"unschedulable": False}
 
 
-def _field_text(name: str, value: object) -> str:
+def _field_text(name: str, value: Any) -> str:
     if name == "taints":
         value = ",".join(f"{t.get('key')}:{t.get('effect')}" + (f"@{t['timeAdded']}" if t.get("timeAdded") else "")
                          for t in value or []) or "none"

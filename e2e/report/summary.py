@@ -181,7 +181,7 @@ def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> lis
         kv = key_values(s, TERMINAL_VALUES)
         lines.append(f"{s.case:6} {s.verdict.upper():12} {counts or 'no values':24} {kv}".rstrip())
         lines.extend(f"         {note}" for note in s.notes())
-    totals = defaultdict(int)
+    totals: defaultdict[str, int] = defaultdict(int)
     for o in outcomes:
         totals[o.outcome] += 1
     lines.append("tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"))
@@ -198,7 +198,7 @@ def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str) 
     for s in summaries:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
         out.append(f"| {s.case} | **{s.verdict}** | {counts or 'no values'} | {_cell(key_values(s, TERMINAL_VALUES))} |")
-    totals = defaultdict(int)
+    totals: defaultdict[str, int] = defaultdict(int)
     for o in outcomes:
         totals[o.outcome] += 1
     out += ["", "Tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"), ""]
@@ -314,7 +314,7 @@ def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
 
     outcomes = [t.outcome for t in tests]
     summaries = build(measurements, outcomes)
-    totals = defaultdict(int)
+    totals: defaultdict[str, int] = defaultdict(int)
     for o in outcomes:
         totals[o.outcome] += 1
     by_test: dict[str, list[dict]] = defaultdict(list)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import nullcontext
+from typing import Any
 
 import pytest
 
@@ -53,7 +54,8 @@ class LiveProgress:
 
     def __init__(self, config: pytest.Config):
         self.config = config
-        self.tr = self.capman = None
+        self.tr: Any = None  # pytest's terminal reporter and capture manager, from the session's start
+        self.capman: Any = None
         self.worker = getattr(config, "workerinput", {}).get("workerid")
         self.mode = "off"  # until the session starts
         self.cases: list[str] = []

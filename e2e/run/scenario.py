@@ -13,7 +13,7 @@ import warnings
 import pytest
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
@@ -289,8 +289,8 @@ class Scenario:
         """Delete ``pod`` (with ``grace_period_s`` in the request when given; else the pod's own);
         returns the epoch s read just before the request (the containers' clock on kind) and marks it."""
         when = time.time()
-        self.kube.core.delete_namespaced_pod(pod, self.namespace,
-                                             **({} if grace_period_s is None else {"grace_period_seconds": grace_period_s}))
+        opts: dict[str, Any] = {} if grace_period_s is None else {"grace_period_seconds": grace_period_s}
+        self.kube.core.delete_namespaced_pod(pod, self.namespace, **opts)
         self.mark(when, f"delete {pod}" + (f" (grace {grace_period_s} s)" if grace_period_s is not None else ""))
         return when
 
@@ -323,7 +323,7 @@ class Scenario:
         table = rows(self.recorder.changes(), t0)
         return excerpt(table, None if around is None else around - t0, width_s)
 
-    def expect(self, case: str, name: str, value: object, around: float | None = None, context: str | None = None,
+    def expect(self, case: str, name: str, value: float | int | str | None, around: float | None = None, context: str | None = None,
                details: dict | None = None, **params: object) -> bool:
         """Judge ``value`` (see :meth:`e2e.judge.measurements.Judge.expect`); a failure's context is
         ``context`` if given, else the timeline around ``around`` (epoch s), else its end."""

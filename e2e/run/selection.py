@@ -125,7 +125,7 @@ def select_keyword(config: pytest.Config, items: list[pytest.Item]) -> None:
 
     def keep(item: pytest.Item) -> bool:
         cases, names = cases_of(item), KeywordMatcher.from_item(item)
-        return expr.evaluate(lambda ident, **kw: matches(cases, ident) if ident in exact else names(ident, **kw))
+        return expr.evaluate(lambda ident, **kw: matches(cases, ident) if ident in exact else names(ident, **kw))  # type: ignore[arg-type]
 
     _keep(config, items, keep)
     config.option.keyword = ""

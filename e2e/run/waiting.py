@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, TypeVar, cast
 
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
@@ -103,4 +103,4 @@ def wait_until(
         raise WaitTimeout(what, timeout_s, e.last_attempt.result(), describe() if describe else "") from None
     finally:
         _notify(WaitState(what, time.monotonic() - started, timeout_s, done=True, ok=ok))
-    return result
+    return cast(T, result)  # truthy: never None

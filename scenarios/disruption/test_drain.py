@@ -51,7 +51,7 @@ def retry_intervals(t: Transcript) -> dict[str, list[float]]:
         m = RETRY.match(ln.text)
         if m:
             times.setdefault(m.group("pod"), []).append(ln.at)
-    return {pod: [round(b - a, 3) for a, b in zip(ts, ts[1:])] for pod, ts in times.items()}
+    return {pod: [round(b - a, 3) for a, b in zip(ts, ts[1:], strict=False)] for pod, ts in times.items()}
 
 
 @pytest.mark.serial

@@ -108,7 +108,7 @@ def test_slow_progress_never_times_out(scenario: Scenario, cluster, kubectl: str
             time.sleep(max(0.0, last_step + doc.DR4_STEP_S - time.time()))
             last_step = time.time()
             make_ready(sc, new)
-            sc.wait_for(f"{new} Ready", lambda: is_ready(sc.pod(new)), WAIT_SLACK_S)
+            sc.wait_for(f"{new} Ready", lambda: is_ready(sc.pod(new)), WAIT_SLACK_S)  # noqa: B023 - called within this iteration
         sc.wait_for("the rollout complete", lambda: rollout_complete(sc.get("Deployment", "web"), generation), WAIT_SLACK_S)
         done = time.time()
         transcript = status_run.result()

@@ -125,7 +125,7 @@ def pod_condition_changes(sc: Scenario, pod: str, type_: str) -> list[Seen]:
 def flips(changes: list[Seen], since: float, until: float) -> int:
     """How many True→False transitions ``changes`` shows with a receive time in ``[since, until]``."""
     n = 0
-    for prev, cur in zip(changes, changes[1:]):
+    for prev, cur in zip(changes, changes[1:], strict=False):
         if since <= cur.received_at <= until and prev.obj.get("status") == "True" and cur.obj.get("status") != "True":
             n += 1
     return n

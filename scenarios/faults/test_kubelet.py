@@ -232,13 +232,13 @@ def test_kubelet_restart(scenario: Scenario, how: str):
         kind = "web" if pod in web else pod
         n = flips(ready, since, until)
         sc.expect("NF-5", f"ready_flips[{kind}]", n, details={"pod": pod, "ready": [(s.received_at, s.obj) for s in ready]})
-        for prev, cur in zip(ready, ready[1:]):
+        for prev, cur in zip(ready, ready[1:], strict=False):
             if since <= cur.received_at <= until and prev.obj.get("status") == "True" and cur.obj.get("status") != "True":
                 back = next((s for s in ready if s.received_at > cur.received_at and s.obj.get("status") == "True"), None)
                 sc.expect("NF-5", "not_ready_s", None if back is None else round(back.received_at - cur.received_at, 3),
                           details={"pod": pod})
     started = [(c.received_at, cs.get("started")) for c in sc.recorder.changes("Pod", "startup-readiness")
                for cs in (c.obj.get("status") or {}).get("containerStatuses") or []]
-    started_flips = sum(1 for (_, a), (t, b) in zip(started, started[1:]) if since <= t <= until and a and not b)
+    started_flips = sum(1 for (_, a), (t, b) in zip(started, started[1:], strict=False) if since <= t <= until and a and not b)
     sc.expect("NF-5", "started_flips[startup-readiness]", started_flips, details={"started": started})
     sc.expect("NF-5", "failed_requests", len(result.failures), details={"by_outcome": result.by_outcome()})

@@ -329,7 +329,7 @@ def test_graceful_node_shutdown(scenario: Scenario):
     pods = {"long": "shutdown-long", "short": "shutdown-short", "critical": "shutdown-critical"}
     sc.wait_for("the shutdown pods Ready on the worker", lambda: all(_ready(sc.pod(p)) for p in pods.values()), SETUP_S)
     signal_at = time.time()  # the emit command starts right after: the signal leaves within EMIT_S
-    with node_shutdown(sc, worker) as window:
+    with node_shutdown(sc, worker):
         sc.wait_for("the late pod's moment", lambda: time.time() >= signal_at + doc.NF9_LATE_POD_AT_S, 30)
         sc.apply("nodes-late.yaml", worker=worker)
         killed = sc.wait_for("every shutdown pod Failed",

@@ -20,7 +20,6 @@ from e2e.documented import faults as doc
 from e2e.faults import TEST_TAINT, addons_tolerate, node_tainted
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
-from e2e.record.timeline import parse_time
 
 from fault_helpers import WAIT_SLACK_S, delete_requested_at, taint_seen, wait_until_time
 

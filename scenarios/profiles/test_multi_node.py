@@ -65,7 +65,7 @@ def test_pods_services_and_dns_across_nodes(scenario: Scenario):
     web = _pods_on_nodes(sc, "web-on-node.yaml", "web", nodes)
     sc.wait_for("a ready web pod on each node", lambda: all(_ready(sc, p) for p in web.values()), WAIT_SLACK_S)
     ips = {node: sc.pod(p)["status"]["podIP"] for node, p in web.items()}
-    for node, ip in ips.items():
+    for node in ips:
         assert sc.pod(web[node])["spec"]["nodeName"] == node
 
     # the Service's endpoints: one per node

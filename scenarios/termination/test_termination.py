@@ -91,7 +91,7 @@ def test_deletion_bookkeeping(scenario: Scenario):
                "request": ("grace-request", sc.delete_pod("grace-request", doc.PS1_REQUEST_GRACE_S)),
                "default": ("grace-default", sc.delete_pod("grace-default"))}
     for variant, (pod, t_delete) in deleted.items():
-        ch = sc.wait_for(f"{pod} with a deletionTimestamp", lambda: pods.deletion_seen(sc.recorder.changes("Pod", pod)), WAIT_SLACK_S)
+        ch = sc.wait_for(f"{pod} with a deletionTimestamp", lambda: pods.deletion_seen(sc.recorder.changes("Pod", pod)), WAIT_SLACK_S)  # noqa: B023 - called within this iteration
         meta = ch.obj["metadata"]
         sc.expect("PS-1", f"deletion_grace_period_s[{variant}]", meta.get("deletionGracePeriodSeconds"), around=ch.received_at)
         sc.expect("PS-1", f"deletion_timestamp_after_delete_s[{variant}]", since(t_delete, parse_time(meta["deletionTimestamp"])),
