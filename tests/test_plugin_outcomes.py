@@ -123,3 +123,28 @@ def test_x(scenario):
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*ClusterBroken: the cluster did not recover from kubelet-stop on n within 180 s: node n Ready=Unknown*"])
     assert "core.py" not in r.stdout.str()
+
+
+def test_the_outcome_rides_on_the_report_not_in_the_skip_text(run, pytester):
+    """The settled outcome and its reason are on the call report (``outcome`` user property, reason
+    attribute: e2e.report.summary.settled); a body's own skip worded like one stays a plain skip."""
+    pytester.makeconftest(CONFTEST + '''
+
+from e2e.report.summary import settled
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        print(f"\\nSETTLED {report.nodeid.split('::')[1]} {settled(report)!r}")
+''')
+    r = run('''
+def test_x(scenario):
+    scenario.judge.minor = 34
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+
+def test_own_words(scenario):
+    pytest.skip("undocumented: the body's own words")
+''', "-s")
+    r.assert_outcomes(skipped=1)
+    r.stdout.fnmatch_lines(["*SETTLED test_x ('undocumented', 'undocumented: 1 value(s) with nothing documented*1.34*')",
+                            "*SETTLED test_own_words None", "*= 1 skipped, 1 undocumented in *"])

@@ -27,6 +27,11 @@ from ..judge.expectations import number
 ORDER = ("fail", "undocumented", "flake", "skipped", "pass")
 # a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
 UNDOCUMENTED_PREFIX = "undocumented:"
+# the outcome the plugin settled a test with (e2e.plugin.outcomes.settle: ``undocumented``,
+# ``bug-fixed``, ``skipped``, ``flake``) is the ``outcome`` user property of its reports (junit.xml
+# shows it); the call report carries the outcome's reason as this attribute (xdist passes both on)
+OUTCOME_PROPERTY = "outcome"
+OUTCOME_REASON = "e2e_outcome_reason"
 # values per case shown on the terminal line (summary.md lists them all)
 TERMINAL_VALUES = 4
 
@@ -34,7 +39,7 @@ TERMINAL_VALUES = 4
 @dataclass
 class Outcome:
     """One test's result: ``outcome`` passed, failed, error (setup or teardown failed),
-    skipped, undocumented (skipped with a reason starting ``undocumented:``), xfailed or
+    skipped, undocumented (skipped by the plugin for values with nothing documented), xfailed or
     xpassed; ``reason`` of a skip or xfail, or the first line of a failure."""
 
     test: str
@@ -101,6 +106,15 @@ def expected(m: dict) -> str:
     return repr(doc if not isinstance(doc, str) or len(doc) <= 60 else doc[:57] + "...")
 
 
+def settled(report: pytest.TestReport) -> tuple[str, str] | None:
+    """``(outcome, reason)`` of a call report whose outcome the plugin settled (see
+    :data:`OUTCOME_PROPERTY`), else None: read from the report, never from its skip text."""
+    outcome = next((v for k, v in report.user_properties if k == OUTCOME_PROPERTY), None)
+    if report.when != "call" or outcome is None:
+        return None
+    return outcome, getattr(report, OUTCOME_REASON, "")
+
+
 def outcome_of(reports: list) -> Outcome | None:
     """The :class:`Outcome` of one test from its setup/call/teardown reports (pytest's
     ``TestReport``), or None before any report."""
@@ -112,11 +126,12 @@ def outcome_of(reports: list) -> Outcome | None:
     for rep in reports:
         if hasattr(rep, "wasxfail"):
             outcome, reason = ("xfailed" if rep.skipped else "xpassed"), rep.wasxfail
+        elif rep.skipped and (done := settled(rep)):
+            outcome, reason = ("undocumented" if done[0] == "undocumented" else "skipped"), done[1]
         elif rep.skipped:
             longrepr = rep.longrepr
             text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-            reason = text.removeprefix("Skipped: ")
-            outcome = "undocumented" if reason.startswith(UNDOCUMENTED_PREFIX) else "skipped"
+            outcome, reason = "skipped", text.removeprefix("Skipped: ")
         elif rep.failed:
             crash = getattr(rep.longrepr, "reprcrash", None)
             text = crash.message if crash is not None else str(rep.longrepr)
