@@ -70,11 +70,13 @@ class LiveProgress:
         if self.tr is None and self.worker is None:
             self.mode = "off"
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
         self.cases = cases_of(item) or [item.name]
-        yield
-        self.cases = []
+        try:
+            return (yield)
+        finally:
+            self.cases = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report) -> None:
