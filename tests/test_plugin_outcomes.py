@@ -148,3 +148,14 @@ def test_own_words(scenario):
     r.assert_outcomes(skipped=1)
     r.stdout.fnmatch_lines(["*SETTLED test_x ('undocumented', 'undocumented: 1 value(s) with nothing documented*1.34*')",
                             "*SETTLED test_own_words None", "*= 1 skipped, 1 undocumented in *"])
+
+
+def test_a_collection_error_is_reported_as_such(run, pytester):
+    """The outcome hooks see collection reports too (they carry no settled outcome)."""
+    pytester.makepyfile(test_broken="import no_such_module_here\n")
+    r = run('''
+def test_x(scenario):
+    pass
+''')
+    r.stdout.fnmatch_lines(["*ERROR collecting test_broken.py*", "*1 error*"])
+    assert "INTERNALERROR" not in r.stdout.str() + r.stderr.str()

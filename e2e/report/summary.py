@@ -106,13 +106,13 @@ def expected(m: dict) -> str:
     return repr(doc if not isinstance(doc, str) or len(doc) <= 60 else doc[:57] + "...")
 
 
-def settled(report: pytest.TestReport) -> tuple[str, str] | None:
+def settled(report: pytest.TestReport | pytest.CollectReport) -> tuple[str, str] | None:
     """``(outcome, reason)`` of a call report whose outcome the plugin settled (see
     :data:`OUTCOME_PROPERTY`), else None: read from the report, never from its skip text."""
-    outcome = next((v for k, v in report.user_properties if k == OUTCOME_PROPERTY), None)
-    if report.when != "call" or outcome is None:
+    if report.when != "call":  # also a CollectReport (no user properties)
         return None
-    return outcome, getattr(report, OUTCOME_REASON, "")
+    outcome = next((v for k, v in report.user_properties if k == OUTCOME_PROPERTY), None)
+    return None if outcome is None else (outcome, getattr(report, OUTCOME_REASON, ""))
 
 
 def outcome_of(reports: list) -> Outcome | None:
