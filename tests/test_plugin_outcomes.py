@@ -159,3 +159,32 @@ def test_x(scenario):
 ''')
     r.stdout.fnmatch_lines(["*ERROR collecting test_broken.py*", "*1 error*"])
     assert "INTERNALERROR" not in r.stdout.str() + r.stderr.str()
+
+
+def test_the_outcome_survives_the_way_xdist_sends_reports(run, pytester):
+    """xdist sends a worker's reports through pytest's public report hooks: the settled outcome
+    and its reason come out on the controller's side."""
+    pytester.makeconftest(CONFTEST + '''
+
+from e2e.report.summary import settled
+
+CONFIG = []
+
+
+def pytest_configure(config):
+    CONFIG.append(config)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        hook = CONFIG[0].hook
+        data = hook.pytest_report_to_serializable(config=CONFIG[0], report=report)
+        copy = hook.pytest_report_from_serializable(config=CONFIG[0], data=data)
+        print(f"\\nSENT {settled(copy)!r}")
+''')
+    r = run('''
+def test_x(scenario):
+    scenario.judge.minor = 34
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+''', "-s")
+    r.stdout.fnmatch_lines(["*SENT ('undocumented', 'undocumented: 1 value(s) with nothing documented*1.34*')"])
