@@ -12,7 +12,7 @@ from ..faults.core import ClusterBroken
 from ..judge.measurements import BUG_FIXED, BUG_PRESENT, ExpectationFailed
 from ..record.recorder import RecorderDied
 from ..report.artifacts import gather, publish
-from ..report.summary import OUTCOME_PROPERTY, OUTCOME_REASON, settled
+from ..report.summary import ALLURE_OUTCOME, OUTCOME_PROPERTY, OUTCOME_REASON, settled
 from ..run.scenario import Scenario
 
 
@@ -59,7 +59,8 @@ def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseE
     (``environment: …``); a flake ends it xfailed (``flake: …``); else the body's own
     skip/xfail or pass stands — a pass with known bugs present marked so (``known_bug``
     property, allure label, terminal section). The outcome is the ``outcome`` user property
-    (junit.xml, the reports) and its reason rides on the call report (:func:`e2e.report.summary.settled`).
+    (junit.xml, the reports) and the hidden allure label ``_outcome`` (``none`` when nothing was
+    settled); its reason rides on the call report (:func:`e2e.report.summary.settled`).
     """
     if body is not None and not isinstance(body, (pytest.skip.Exception, pytest.xfail.Exception)):
         return body
@@ -99,6 +100,8 @@ def pytest_runtest_call(item: pytest.Item):
     except BaseException as e:  # also Ctrl-C: the record is attached, the exception goes on
         body = e
     ending = settle(body, sc, item)
+    # every scenario's allure result says whether an outcome was settled ("none": the body's own stands)
+    allure.dynamic.label(ALLURE_OUTCOME, item.stash[SETTLED][0] if SETTLED in item.stash else "none")
     for name, value in sc.properties:
         item.user_properties.append((name, value))
         allure.dynamic.parameter(name, value)

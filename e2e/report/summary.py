@@ -32,6 +32,8 @@ UNDOCUMENTED_PREFIX = "undocumented:"
 # shows it); the call report carries the outcome's reason as this attribute (xdist passes both on)
 OUTCOME_PROPERTY = "outcome"
 OUTCOME_REASON = "e2e_outcome_reason"
+# ... and the hidden allure label of every scenario with that outcome or "none" (read by summary.html)
+ALLURE_OUTCOME = "_outcome"
 # values per case shown on the terminal line (summary.md lists them all)
 TERMINAL_VALUES = 4
 
@@ -292,7 +294,8 @@ def read_allure_results(results: Path) -> list[AllureTest]:
     """The tests of an ``allure-results`` directory (files ``*-result.json``), in start order.
 
     The test's node ID comes from its hidden ``_nodeid`` label (set by the plugin), else
-    its allure ``fullName``; its cases from its ``case`` labels."""
+    its allure ``fullName``; its cases from its ``case`` labels; an outcome the plugin settled
+    from its hidden ``_outcome`` label."""
     tests = []
     for path in results.glob("*-result.json"):
         r = json.loads(path.read_text())
@@ -301,7 +304,10 @@ def read_allure_results(results: Path) -> list[AllureTest]:
             labels[label["name"]].append(label["value"])
         message = ((r.get("statusDetails") or {}).get("message") or "").strip().removeprefix("Skipped: ")
         status = _ALLURE_STATUS.get(r.get("status", ""), r.get("status", "unknown"))
-        if status == "skipped" and message.startswith(UNDOCUMENTED_PREFIX):
+        # the outcome the plugin settled (hidden label); a result without one (a scenario's before
+        # the label, or not a scenario): its skip reason's prefix
+        settled = labels.get(ALLURE_OUTCOME) or (["undocumented"] if message.startswith(UNDOCUMENTED_PREFIX) else [])
+        if status == "skipped" and settled == ["undocumented"]:
             status = "undocumented"
         outcome = Outcome(
             (labels.get("_nodeid") or [r.get("fullName", r["name"])])[0],
