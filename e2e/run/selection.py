@@ -6,7 +6,10 @@
   CASES.md writes them) that some collected test judges matches exactly the tests judging it
   (``CL-1`` not ``CL-10``, ``CL`` not "in**cl**udes"); every other identifier keeps pytest's
   own matching (a case-insensitive substring of names, markers and keywords, which include
-  the case IDs). ``-k "CL and not slow"``, ``-k "CL-1 or SC-3"`` work as expected.
+  the case IDs: ``item.extra_keyword_matches``). ``-k "CL and not slow"``, ``-k "CL-1 or SC-3"``
+  work as expected. Public pytest only: the ``-k`` grammar and names pytest documents are
+  rebuilt here (:func:`compile_keywords`, :func:`keyword_names`); pytest's own ``-k`` pass sees
+  no expression while it runs after such a selection (:func:`keyword_selection`).
 - Every test carries its case IDs and its family as allure labels (``case``, ``tag``,
   ``parentSuite`` = the family's title, ``suite`` = the case IDs) and as junit ``case``
   properties, also when it is skipped before its body runs.
