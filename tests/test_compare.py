@@ -150,6 +150,23 @@ def test_undocumented_and_xfailed_tests_are_their_own_outcomes(tmp_path):
                                 "scenarios/x/test_x.py::test_s": "skipped"}
 
 
+def test_the_outcome_property_names_undocumented_and_bug_fixed_whatever_the_skip_says(tmp_path):
+    from e2e.cli.compare import _outcomes
+
+    def case(name, outcome, message):
+        return (f'<testcase classname="scenarios.x.test_x" name="{name}"><properties>'
+                f'<property name="outcome" value="{outcome}"/></properties>'
+                f'<skipped type="pytest.skip" message="{message}"/></testcase>')
+
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<testsuites><testsuite>' + case("test_u", "undocumented", "worded otherwise")
+                     + case("test_b", "bug-fixed", "worded otherwise") + case("test_s", "skipped", "undocumented: not so")
+                     + '</testsuite></testsuites>')
+    assert _outcomes(junit) == {"scenarios/x/test_x.py::test_u": "undocumented",
+                                "scenarios/x/test_x.py::test_b": "bug fixed?",
+                                "scenarios/x/test_x.py::test_s": "skipped"}
+
+
 def test_tests_that_did_not_run_in_one_run_are_not_run(tmp_path, capsys):
     # issue 20 (5): a full run against a run of one test gave 74 "unexplained" + 8 "outcome changed"
     def test_id(n):

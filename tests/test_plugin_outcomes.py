@@ -123,3 +123,68 @@ def test_x(scenario):
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*ClusterBroken: the cluster did not recover from kubelet-stop on n within 180 s: node n Ready=Unknown*"])
     assert "core.py" not in r.stdout.str()
+
+
+def test_the_outcome_rides_on_the_report_not_in_the_skip_text(run, pytester):
+    """The settled outcome and its reason are on the call report (``outcome`` user property, reason
+    attribute: e2e.report.summary.settled); a body's own skip worded like one stays a plain skip."""
+    pytester.makeconftest(CONFTEST + '''
+
+from e2e.report.summary import settled
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        print(f"\\nSETTLED {report.nodeid.split('::')[1]} {settled(report)!r}")
+''')
+    r = run('''
+def test_x(scenario):
+    scenario.judge.minor = 34
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+
+def test_own_words(scenario):
+    pytest.skip("undocumented: the body's own words")
+''', "-s")
+    r.assert_outcomes(skipped=1)
+    r.stdout.fnmatch_lines(["*SETTLED test_x ('undocumented', 'undocumented: 1 value(s) with nothing documented*1.34*')",
+                            "*SETTLED test_own_words None", "*= 1 skipped, 1 undocumented in *"])
+
+
+def test_a_collection_error_is_reported_as_such(run, pytester):
+    """The outcome hooks see collection reports too (they carry no settled outcome)."""
+    pytester.makepyfile(test_broken="import no_such_module_here\n")
+    r = run('''
+def test_x(scenario):
+    pass
+''')
+    r.stdout.fnmatch_lines(["*ERROR collecting test_broken.py*", "*1 error*"])
+    assert "INTERNALERROR" not in r.stdout.str() + r.stderr.str()
+
+
+def test_the_outcome_survives_the_way_xdist_sends_reports(run, pytester):
+    """xdist sends a worker's reports through pytest's public report hooks: the settled outcome
+    and its reason come out on the controller's side."""
+    pytester.makeconftest(CONFTEST + '''
+
+from e2e.report.summary import settled
+
+CONFIG = []
+
+
+def pytest_configure(config):
+    CONFIG.append(config)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        hook = CONFIG[0].hook
+        data = hook.pytest_report_to_serializable(config=CONFIG[0], report=report)
+        copy = hook.pytest_report_from_serializable(config=CONFIG[0], data=data)
+        print(f"\\nSENT {settled(copy)!r}")
+''')
+    r = run('''
+def test_x(scenario):
+    scenario.judge.minor = 34
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+''', "-s")
+    r.stdout.fnmatch_lines(["*SENT ('undocumented', 'undocumented: 1 value(s) with nothing documented*1.34*')"])

@@ -74,3 +74,32 @@ def test_description_has_the_docstring_and_pictures_inline():
     assert page.count("<img ") == 2
     assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in page
     assert "<figcaption>traffic.png</figcaption>" in page
+
+
+def test_summary_html_reads_the_settled_outcome_from_its_hidden_label(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """The plugin labels every scenario's allure result ``_outcome`` (``none``: nothing settled);
+    summary.html takes an undocumented test from it, not from the skip's words."""
+    from helpers import fake_scenario_conftest
+
+    from e2e.report.summary import read_allure_results
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-label")
+    pytester.makeconftest(fake_scenario_conftest('''
+    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), minors=(38, None)),
+'''))
+    pytester.makepyfile(test_o='''
+import pytest
+
+def test_undocumented(scenario):
+    scenario.judge.expect("CL-1", "restart_gap[1]", 12.0)
+
+def test_own_words(scenario):
+    pytest.skip("undocumented: the body's own words")
+''')
+    results = tmp_path / "allure-results"
+    pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}").assert_outcomes(skipped=1)
+    labels = {r["name"]: [lb["value"] for lb in r["labels"] if lb["name"] == "_outcome"]
+              for r in (json.loads(p.read_text()) for p in results.glob("*-result.json"))}
+    assert labels == {"test_undocumented": ["undocumented"], "test_own_words": ["none"]}
+    assert {t.name: t.outcome.outcome for t in read_allure_results(results)} == {
+        "test_undocumented": "undocumented", "test_own_words": "skipped"}

@@ -142,3 +142,95 @@ def test_every_case_is_a_junit_property_and_allure_label(pytester, monkeypatch, 
         "test_skipped": [("_nodeid", "test_x.py::test_skipped"), ("case", "SC-1"),
                          ("parentSuite", "test_x"), ("suite", "SC-1")],
     }
+
+
+# -- -k with a case ID: pytest's own language and matching for every other word -----------------
+
+MIXED = """
+import pytest
+
+@pytest.mark.case("CL-1")
+def test_backoff(scenario):
+    pass
+
+@pytest.mark.case("CL-10")
+@pytest.mark.slow
+def test_tenth_slow(scenario):
+    pass
+
+@pytest.mark.case("SC-3")
+@pytest.mark.parametrize("mode", ["fast", "Slow-Path"])
+def test_sidecar(scenario, mode):
+    pass
+
+def test_helper_includes():
+    pass
+
+def test_flagged():
+    pass
+test_flagged.flagged_attr = True
+
+class TestGroup:
+    @pytest.mark.case("CL-2")
+    def test_in_class(self, scenario):
+        pass
+"""
+
+
+def selected(result: pytest.RunResult) -> list[str]:
+    return sorted(line.split("::")[-1] for line in result.outlines if "::" in line)
+
+
+@pytest.fixture
+def mixed(suite):
+    suite.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n    slow: slow\n")
+    suite.makepyfile(test_scenarios=MIXED)
+    return suite
+
+
+@pytest.mark.parametrize("words", [
+    "slow", "not slow", "Slow-Path", "fast or slow", "group", "TestGroup or tenth", "test_scenarios and not class",
+    "scenarios and not (sidecar or tenth)", "flagged_attr", "not flagged_attr and not slow",
+    "sidecar[fast]", "includes or backoff and not sidecar", "not not backoff", "(in_class)",
+])
+def test_other_words_keep_pytest_own_matching_next_to_a_case_id(mixed, words):
+    """``(words) and (CL or not CL)`` selects what pytest's own ``-k words`` selects: the plugin's
+    parser and name matching (public API only) agree with pytest's for every word but case IDs."""
+    own = mixed.runpytest("--collect-only", "-q", "-k", words)
+    ours = mixed.runpytest("--collect-only", "-q", "-k", f"({words}) and (CL or not CL)")
+    assert own.ret == ours.ret == 0, own.stdout.str() + ours.stdout.str()
+    assert selected(ours) == selected(own) and selected(own)
+
+
+@pytest.mark.parametrize("args, names", [
+    (["-k", "not CL-1"], ["test_flagged", "test_helper_includes", "test_in_class", "test_sidecar[Slow-Path]",
+                          "test_sidecar[fast]", "test_tenth_slow"]),  # CL-10 is not CL-1
+    (["-k", "CL-10 and not CL-1"], ["test_tenth_slow"]),
+    (["-k", "not CL"], ["test_flagged", "test_helper_includes", "test_sidecar[Slow-Path]", "test_sidecar[fast]"]),
+    (["-k", "CL and not slow"], ["test_backoff", "test_in_class"]),
+    (["-k", "CL-2 or sidecar and fast"], ["test_in_class", "test_sidecar[fast]"]),
+    (["-k", "SC-3", "-m", "not slow"], ["test_sidecar[Slow-Path]", "test_sidecar[fast]"]),
+])
+def test_case_ids_are_exact_also_negated(mixed, args, names):
+    result = mixed.runpytest("--collect-only", "-q", *args)
+    assert result.ret == 0, result.stdout.str()
+    assert selected(result) == names
+
+
+@pytest.mark.parametrize("words", ["CL-1 and (", "CL-1 or", "CL-1 sidecar", "CL-1(x=1)"])
+def test_a_bad_expression_is_pytest_own_usage_error(mixed, words):
+    result = mixed.runpytest("--collect-only", "-q", "-k", words)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: *"])
+
+
+def test_the_user_keyword_option_is_left_as_given(mixed):
+    """pytest's own -k pass sees no expression while the plugin selects by case; afterwards the
+    option is the user's again."""
+    mixed.makeconftest("""
+def pytest_collection_finish(session):
+    print("KEYWORD", repr(session.config.getoption("keyword")))
+""")
+    result = mixed.runpytest("--collect-only", "-q", "-k", "CL-1")
+    result.stdout.fnmatch_lines(["KEYWORD 'CL-1'"])
+    assert selected(result) == ["test_backoff"]

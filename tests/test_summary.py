@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import fake_scenario_conftest
 
 from e2e.report.summary import Outcome, build, expected, markdown, rank, terminal_lines, value
 
@@ -99,24 +100,33 @@ def test_summary_at_the_end_of_a_run(pytester: pytest.Pytester, monkeypatch, tmp
             pytest.skip("needs Kubernetes 1.33+, cluster is v1.32.0")
 
         @pytest.mark.case("PS-9")
-        def test_new():
-            pytest.skip("undocumented: 1 value(s) with nothing documented for this cluster: PS-9 grace = 3 s")
+        def test_new(scenario):
+            scenario.judge.expect("PS-9", "grace", 3.0)
+
+        @pytest.mark.case("PS-8")
+        def test_own_words():  # a body's skip reason is its own: only the judged values make undocumented
+            pytest.skip("undocumented: the body's own words")
     """)
+    pytester.makeconftest(fake_scenario_conftest('''
+        Expectation("PS-9", "grace", 3.0, "[S0] test", unit="s", band=Band(2, 4), minors=(38, None)),
+    '''))
     old = m("CL-1", "restart_gap[0]", 99.0, verdict="fail", band=[0, 3], documented=0.0, unit="s",
             test="test_x.py::test_gaps", run_id="run-before")
     now = m("CL-1", "restart_gap[0]", 1.0, band=[0, 3], documented=0.0, unit="s", test="test_x.py::test_gaps",
             run_id="run-now")
     (tmp_path / "measurements.json").write_text(json.dumps({"measurements": [old, now]}))
     result = pytester.runpytest(f"--reports-dir={tmp_path}")
-    assert result.parseoutcomes() == {"passed": 1, "skipped": 1, "undocumented": 1}
+    assert result.parseoutcomes() == {"passed": 1, "skipped": 2, "undocumented": 1}
     result.stdout.fnmatch_lines([
         "*= pod-lifecycle-e2e: cases =*",
         "CL-1   PASS         1 pass                   restart_gap[0] 1 s vs 0 [0, 3]",
+        "PS-8   SKIPPED      no values",
+        "         test skipped: test_x.py::test_own_words — undocumented: the body's own words",
         "PS-9   UNDOCUMENTED no values",
         "         test undocumented: test_x.py::test_new — undocumented: 1 value(s) with nothing documented *",
         "SC-1   SKIPPED      no values",
         "         test skipped: test_x.py::test_sidecar — needs Kubernetes 1.33+, cluster is v1.32.0",
-        "tests: 1 passed, 1 skipped, 1 undocumented",
+        "tests: 1 passed, 2 skipped, 1 undocumented",
         f"summary: {tmp_path / 'summary.md'}",
     ])
     md = (tmp_path / "summary.md").read_text()

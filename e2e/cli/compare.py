@@ -74,23 +74,33 @@ class Run:
 def _outcomes(junit: Path) -> dict[str, str]:
     """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|xfailed}`` from a pytest
     junit.xml (``undocumented``: skipped by the plugin for values with nothing documented;
-    ``bug fixed?``: for a known bug's correct value, e2e.plugin.outcomes.settle)."""
+    ``bug fixed?``: for a known bug's correct value, e2e.plugin.outcomes.settle), read from the
+    testcase's ``outcome`` property the plugin writes."""
     out = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
         classname, name = tc.get("classname", ""), tc.get("name", "")
         test = classname.replace(".", "/") + ".py::" + name if classname else name
+        settled = {p.get("value", "") for p in tc.iter("property") if p.get("name") == "outcome"}
         status = "passed"
         for child in tc:
             if child.tag in ("failure", "error", "skipped"):
                 status = {"failure": "failed"}.get(child.tag, child.tag)
                 if child.tag == "skipped" and child.get("type") == "pytest.xfail":
                     status = "xfailed"
-                elif child.tag == "skipped" and (child.get("message") or "").startswith("undocumented:"):
+                elif child.tag == "skipped" and _settled(settled, "undocumented", child, "undocumented:"):
                     status = "undocumented"
-                elif child.tag == "skipped" and (child.get("message") or "").startswith(BUG_FIXED_PREFIX):
+                elif child.tag == "skipped" and _settled(settled, "bug-fixed", child, BUG_FIXED_PREFIX):
                     status = "bug fixed?"
         out[test] = status
     return out
+
+
+def _settled(settled: set[str], outcome: str, skipped: ET.Element, prefix: str) -> bool:
+    """Whether the plugin settled a test as ``outcome``: its ``outcome`` property; a testcase
+    without one (hand-written, or older than the property): its skip reason's prefix."""
+    if settled:
+        return outcome in settled
+    return (skipped.get("message") or "").startswith(prefix)
 
 
 def load_run(path: str | Path, run_id: str | None = None) -> Run:

@@ -89,13 +89,19 @@ _TESTS_LEFT = pytest.StashKey[Counter]()
 _CLUSTERS = pytest.StashKey["Clusters"]()
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
-    """Without xdist: once the last test of a profile other than the default is torn down,
-    delete that profile's cluster if this run created it (unless --keep-cluster), so that a
-    run does not keep several clusters on the machine. With xdist the controller deletes them
-    at the end (no worker knows what the others still need)."""
-    yield
+    """Without xdist: once the last test of a profile other than the default is torn down
+    (also when its teardown failed), delete that profile's cluster if this run created it
+    (unless --keep-cluster), so that a run does not keep several clusters on the machine. With
+    xdist the controller deletes them at the end (no worker knows what the others still need)."""
+    try:
+        return (yield)
+    finally:
+        _release_after_last(item)
+
+
+def _release_after_last(item: pytest.Item) -> None:
     config = item.config
     if not _is_controller(config) or "cluster" not in getattr(item, "fixturenames", ()):
         return

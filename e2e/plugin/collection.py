@@ -8,15 +8,20 @@ from collections import Counter
 import pytest
 
 from ..cluster.kind import DEFAULT_PROFILE, PreflightError, profile_patches
-from ..run.selection import label, select_cases, select_keyword
+from ..run.selection import keyword_selection, label, select_cases
 from .clusters import _TESTS_LEFT, _profiles_dir, profile_name
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest's own -k (see e2e.run.selection)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # around pytest's own -k and -m (see e2e.run.selection)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
     label(items)
     select_cases(config, items)
-    select_keyword(config, items)
+    with keyword_selection(config, items):
+        _check_and_order(config, items)
+        return (yield)
+
+
+def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.option.collectonly:
         return
     if any("cluster" in getattr(item, "fixturenames", ()) for item in items):

@@ -3,35 +3,51 @@ attached to the test, and the UNDOCUMENTED / BUG FIXED? / known-bug lines of the
 
 from __future__ import annotations
 
+import os
+
 import allure
 import pytest
 
 from ..faults.core import ClusterBroken
-from ..judge.measurements import BUG_FIXED_PREFIX, BUG_PRESENT, ExpectationFailed
+from ..judge.measurements import BUG_FIXED, BUG_PRESENT, ExpectationFailed
 from ..record.recorder import RecorderDied
 from ..report.artifacts import gather, publish
-from ..report.summary import UNDOCUMENTED_PREFIX
+from ..report.summary import ALLURE_OUTCOME, OUTCOME_PROPERTY, OUTCOME_REASON, settled
 from ..run.scenario import Scenario
 
 
 SCENARIO = pytest.StashKey[Scenario]()
 CALL_REPORT = pytest.StashKey[pytest.TestReport]()
 FILES = pytest.StashKey[dict]()
+# (outcome, reason) settled from the judged values, when they end the test (see :func:`settle`)
+SETTLED = pytest.StashKey[tuple[str, str]]()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call):
-    outcome = yield
-    rep = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+    rep = yield
     if call.excinfo is not None and rep.failed and isinstance(call.excinfo.value, (ExpectationFailed, RecorderDied, ClusterBroken)):
         # the explanation names the test's own lines ("judged at"): no framework traceback
         rep.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
     if rep.when == "call":
         item.stash[CALL_REPORT] = rep
+        if SETTLED in item.stash:
+            _carry(item, rep, *item.stash[SETTLED])
+    return rep
 
 
-def settle(outcome, sc: Scenario, item: pytest.Item) -> None:
-    """The one outcome policy, applied to every scenario whatever its body did.
+def _carry(item: pytest.Item, rep: pytest.TestReport, kind: str, reason: str) -> None:
+    """Put the settled outcome's reason on the call report (its kind is the ``outcome`` user
+    property already) and place a skip it ended with at the test, not at this plugin."""
+    setattr(rep, OUTCOME_REASON, reason)
+    if rep.skipped and not hasattr(rep, "wasxfail"):
+        path, line = item.reportinfo()[:2]
+        rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {reason}")
+
+
+def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseException | None:
+    """The one outcome policy, applied to every scenario whatever its body did: the exception
+    the test ends with (None: it passes), given the one its body ended with (``body``).
 
     A body that failed keeps its failure. Otherwise — also when the body called
     ``pytest.skip``/``pytest.xfail`` after judging values — in this order:
@@ -42,68 +58,72 @@ def settle(outcome, sc: Scenario, item: pytest.Item) -> None:
     version? …`` (shown as BUG FIXED?); a value set aside for the environment ends it skipped
     (``environment: …``); a flake ends it xfailed (``flake: …``); else the body's own
     skip/xfail or pass stands — a pass with known bugs present marked so (``known_bug``
-    property, allure label, terminal section).
+    property, allure label, terminal section). The outcome is the ``outcome`` user property
+    (junit.xml, the reports) and the hidden allure label ``_outcome`` (``none`` when nothing was
+    settled); its reason rides on the call report (:func:`e2e.report.summary.settled`).
     """
-    excinfo = outcome.excinfo
-    body_exc = excinfo[1] if excinfo else None
-    if body_exc is not None and not isinstance(body_exc, (pytest.skip.Exception, pytest.xfail.Exception)):
-        return
+    if body is not None and not isinstance(body, (pytest.skip.Exception, pytest.xfail.Exception)):
+        return body
     try:
         sc.recorder.check()
         sc.judge.verify()
     except (AssertionError, RecorderDied) as e:
-        outcome.force_exception(e)
-        return
+        return e
     verdict = sc.judge.outcome()
     if verdict is None:
-        return
+        return body
     kind, reason = verdict
     if kind == BUG_PRESENT:
         item.user_properties.append(("known_bug", reason))
         allure.dynamic.label("known_bug", "present")
         allure.dynamic.tag("known bug present")
-        return
-    if body_exc is not None:
-        reason += f" (the test also said: {body_exc})"
-    item.user_properties.append(("outcome", kind))
+        return body
+    if body is not None:
+        reason += f" (the test also said: {body})"
+    item.user_properties.append((OUTCOME_PROPERTY, kind))
+    item.stash[SETTLED] = (kind, reason)
     if kind == "flake":
-        outcome.force_exception(pytest.xfail.Exception(reason))
-    else:
-        outcome.force_exception(pytest.skip.Exception(reason, _use_item_location=True))
+        return pytest.xfail.Exception(reason)
+    return pytest.skip.Exception(reason)
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """Settle the outcome from the judged values (:func:`settle`), then attach the record to
     the test's allure result (also when the body failed)."""
-    outcome = yield
     sc = item.stash.get(SCENARIO, None)
     if sc is None:
-        return
-    settle(outcome, sc, item)
+        return (yield)
+    body = None
+    try:
+        yield
+    except BaseException as e:  # also Ctrl-C: the record is attached, the exception goes on
+        body = e
+    ending = settle(body, sc, item)
+    # every scenario's allure result says whether an outcome was settled ("none": the body's own stands)
+    allure.dynamic.label(ALLURE_OUTCOME, item.stash[SETTLED][0] if SETTLED in item.stash else "none")
     for name, value in sc.properties:
         item.user_properties.append((name, value))
         allure.dynamic.parameter(name, value)
     item.stash[FILES] = gather(sc, item.nodeid)
     publish(sc.judge, item.stash[FILES], item.obj.__doc__)  # type: ignore[attr-defined]
+    if ending is not None:
+        raise ending
 
 
-def _skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    return ""
+def _settled_as(report: pytest.TestReport, kind: str) -> bool:
+    done = settled(report)
+    return done is not None and done[0] == kind and report.skipped and not hasattr(report, "wasxfail")
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     """A test skipped for undocumented values counts as ``undocumented`` (letter U) in the
     progress and the final line, apart from environment skips; one that measured a known bug's
     correct value as ``bug fixed?`` (letter B)."""
-    if report.when == "call" and report.skipped and not hasattr(report, "wasxfail"):
-        if _skip_reason(report).startswith(UNDOCUMENTED_PREFIX):
-            return "undocumented", "U", "UNDOCUMENTED"
-        if _skip_reason(report).startswith(BUG_FIXED_PREFIX):
-            return "bug fixed?", "B", "BUG FIXED?"
+    if _settled_as(report, "undocumented"):
+        return "undocumented", "U", "UNDOCUMENTED"
+    if _settled_as(report, BUG_FIXED):
+        return "bug fixed?", "B", "BUG FIXED?"
     return None
 
 
@@ -112,12 +132,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if reports:
         terminalreporter.section("undocumented values (measured, nothing documented for this cluster: not a pass)")
         for rep in reports:
-            terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {_skip_reason(rep)}")
+            terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {settled(rep)[1]}")
     fixed = terminalreporter.stats.get("bug fixed?", [])
     if fixed:
         terminalreporter.section("known upstream bugs no longer present (the correct behaviour was measured: check the fix)")
         for rep in fixed:
-            terminalreporter.line(f"BUG FIXED? {rep.nodeid}: {_skip_reason(rep)}")
+            terminalreporter.line(f"BUG FIXED? {rep.nodeid}: {settled(rep)[1]}")
     present = [(rep.nodeid, value) for rep in terminalreporter.stats.get("passed", []) if rep.when == "call"
                for name, value in rep.user_properties if name == "known_bug"]
     if present:

@@ -27,6 +27,13 @@ from ..judge.expectations import number
 ORDER = ("fail", "undocumented", "flake", "skipped", "pass")
 # a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
 UNDOCUMENTED_PREFIX = "undocumented:"
+# the outcome the plugin settled a test with (e2e.plugin.outcomes.settle: ``undocumented``,
+# ``bug-fixed``, ``skipped``, ``flake``) is the ``outcome`` user property of its reports (junit.xml
+# shows it); the call report carries the outcome's reason as this attribute (xdist passes both on)
+OUTCOME_PROPERTY = "outcome"
+OUTCOME_REASON = "e2e_outcome_reason"
+# ... and the hidden allure label of every scenario with that outcome or "none" (read by summary.html)
+ALLURE_OUTCOME = "_outcome"
 # values per case shown on the terminal line (summary.md lists them all)
 TERMINAL_VALUES = 4
 
@@ -34,7 +41,7 @@ TERMINAL_VALUES = 4
 @dataclass
 class Outcome:
     """One test's result: ``outcome`` passed, failed, error (setup or teardown failed),
-    skipped, undocumented (skipped with a reason starting ``undocumented:``), xfailed or
+    skipped, undocumented (skipped by the plugin for values with nothing documented), xfailed or
     xpassed; ``reason`` of a skip or xfail, or the first line of a failure."""
 
     test: str
@@ -101,6 +108,15 @@ def expected(m: dict) -> str:
     return repr(doc if not isinstance(doc, str) or len(doc) <= 60 else doc[:57] + "...")
 
 
+def settled(report: pytest.TestReport | pytest.CollectReport) -> tuple[str, str] | None:
+    """``(outcome, reason)`` of a call report whose outcome the plugin settled (see
+    :data:`OUTCOME_PROPERTY`), else None: read from the report, never from its skip text."""
+    if report.when != "call":  # also a CollectReport (no user properties)
+        return None
+    outcome = next((v for k, v in report.user_properties if k == OUTCOME_PROPERTY), None)
+    return None if outcome is None else (outcome, getattr(report, OUTCOME_REASON, ""))
+
+
 def outcome_of(reports: list) -> Outcome | None:
     """The :class:`Outcome` of one test from its setup/call/teardown reports (pytest's
     ``TestReport``), or None before any report."""
@@ -112,11 +128,12 @@ def outcome_of(reports: list) -> Outcome | None:
     for rep in reports:
         if hasattr(rep, "wasxfail"):
             outcome, reason = ("xfailed" if rep.skipped else "xpassed"), rep.wasxfail
+        elif rep.skipped and (done := settled(rep)):
+            outcome, reason = ("undocumented" if done[0] == "undocumented" else "skipped"), done[1]
         elif rep.skipped:
             longrepr = rep.longrepr
             text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-            reason = text.removeprefix("Skipped: ")
-            outcome = "undocumented" if reason.startswith(UNDOCUMENTED_PREFIX) else "skipped"
+            outcome, reason = "skipped", text.removeprefix("Skipped: ")
         elif rep.failed:
             crash = getattr(rep.longrepr, "reprcrash", None)
             text = crash.message if crash is not None else str(rep.longrepr)
@@ -277,7 +294,8 @@ def read_allure_results(results: Path) -> list[AllureTest]:
     """The tests of an ``allure-results`` directory (files ``*-result.json``), in start order.
 
     The test's node ID comes from its hidden ``_nodeid`` label (set by the plugin), else
-    its allure ``fullName``; its cases from its ``case`` labels."""
+    its allure ``fullName``; its cases from its ``case`` labels; an outcome the plugin settled
+    from its hidden ``_outcome`` label."""
     tests = []
     for path in results.glob("*-result.json"):
         r = json.loads(path.read_text())
@@ -286,7 +304,10 @@ def read_allure_results(results: Path) -> list[AllureTest]:
             labels[label["name"]].append(label["value"])
         message = ((r.get("statusDetails") or {}).get("message") or "").strip().removeprefix("Skipped: ")
         status = _ALLURE_STATUS.get(r.get("status", ""), r.get("status", "unknown"))
-        if status == "skipped" and message.startswith(UNDOCUMENTED_PREFIX):
+        # the outcome the plugin settled (hidden label); a result without one (a scenario's before
+        # the label, or not a scenario): its skip reason's prefix
+        settled = labels.get(ALLURE_OUTCOME) or (["undocumented"] if message.startswith(UNDOCUMENTED_PREFIX) else [])
+        if status == "skipped" and settled == ["undocumented"]:
             status = "undocumented"
         outcome = Outcome(
             (labels.get("_nodeid") or [r.get("fullName", r["name"])])[0],

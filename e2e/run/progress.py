@@ -17,6 +17,7 @@ has lasted :data:`SHOW_AFTER_S`; how depends on where the output goes:
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from contextlib import nullcontext
 from typing import Any
@@ -49,6 +50,12 @@ def describe(cases: list[str], state: WaitState) -> str:
     return f"{head} · {state.what} · {end} {state.elapsed_s:.0f} s of {state.timeout_s:.0f} s"
 
 
+def terminal_width() -> int:
+    """The terminal's width as pytest's terminal writer takes it (80 when unknown or narrower than 40)."""
+    width = shutil.get_terminal_size(fallback=(80, 24)).columns
+    return width if width >= 40 else 80
+
+
 class LiveProgress:
     """The waits' observer and a pytest plugin knowing the running test's cases."""
 
@@ -72,11 +79,13 @@ class LiveProgress:
         if self.tr is None and self.worker is None:
             self.mode = "off"
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
         self.cases = cases_of(item) or [item.name]
-        yield
-        self.cases = []
+        try:
+            return (yield)
+        finally:
+            self.cases = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report) -> None:
@@ -117,7 +126,7 @@ class LiveProgress:
             # pytest starts a new line (with the file's path) for its next result
             tr.currentfspath = None
             if self.mode == "live":
-                tr.rewrite(text[: tr._tw.fullwidth - 1], erase=True)
+                tr.rewrite(text[: terminal_width() - 1], erase=True)
             else:
                 tr.write(text, flush=True)
             self._open = True

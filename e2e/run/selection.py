@@ -6,7 +6,10 @@
   CASES.md writes them) that some collected test judges matches exactly the tests judging it
   (``CL-1`` not ``CL-10``, ``CL`` not "in**cl**udes"); every other identifier keeps pytest's
   own matching (a case-insensitive substring of names, markers and keywords, which include
-  the case IDs). ``-k "CL and not slow"``, ``-k "CL-1 or SC-3"`` work as expected.
+  the case IDs: ``item.extra_keyword_matches``). ``-k "CL and not slow"``, ``-k "CL-1 or SC-3"``
+  work as expected. Public pytest only: the ``-k`` grammar and names pytest documents are
+  rebuilt here (:func:`compile_keywords`, :func:`keyword_names`); pytest's own ``-k`` pass sees
+  no expression while it runs after such a selection (:func:`keyword_selection`).
 - Every test carries its case IDs and its family as allure labels (``case``, ``tag``,
   ``parentSuite`` = the family's title, ``suite`` = the case IDs) and as junit ``case``
   properties, also when it is skipped before its body runs.
@@ -15,18 +18,18 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from contextlib import contextmanager
+from typing import Callable, Iterable, Iterator
 
 import allure
 import pytest
-# pytest's -k expression language and keyword matcher: no public API exposes them
-from _pytest.mark import KeywordMatcher
-from _pytest.mark.expression import Expression
 
 CASE_ID = re.compile(r"[A-Z]{2,3}-\d+")
 FAMILY = re.compile(r"[A-Z]{2,3}")
-# an identifier of pytest's -k language (_pytest/mark/expression.py, Scanner)
+# an identifier of pytest's -k language (pytest's docs, "-k": letters, digits, _ : + - . [ ] \ /)
 _IDENT = re.compile(r"(?:\w|:|\+|-|\.|\[|\]|\\|/)+")
+# attributes of a test function that are no keywords (pytest's own, "pytestmark", "cache_parameters")
+_NOT_KEYWORDS = frozenset({"pytestmark", "cache_parameters"})
 
 
 def cases_of(item: pytest.Item) -> list[str]:
@@ -107,28 +110,127 @@ def select_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
     _keep(config, items, lambda item: any(matches(cases_of(item), w) for w in wanted))
 
 
-def select_keyword(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Evaluate ``-k`` with case IDs and families matched exactly (see module doc) and clear
-    it, so that pytest's own ``-k`` pass does not match ``CL`` inside other words again.
-    Expressions without a case-ID identifier are left to pytest."""
-    text = config.option.keyword.strip()
+Keywords = Callable[[Callable[[str], bool]], bool]
+
+
+def compile_keywords(text: str) -> Keywords:
+    """A ``-k`` expression as pytest's documentation writes its grammar — identifiers, ``not``,
+    ``and``, ``or`` (in that precedence), parentheses; empty matches everything — as a function
+    of the matcher deciding each identifier. ``SyntaxError`` on anything else (pytest then
+    reports the expression itself)."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+        elif text[pos] in "()":
+            tokens.append(text[pos])
+            pos += 1
+        elif m := _IDENT.match(text, pos):
+            tokens.append(m.group())
+            pos = m.end()
+        else:
+            raise SyntaxError(f"-k {text!r}: unexpected character at {pos + 1}")
+    at = 0
+
+    def take(token: str) -> bool:
+        nonlocal at
+        if at < len(tokens) and tokens[at] == token:
+            at += 1
+            return True
+        return False
+
+    def either() -> Keywords:
+        terms = [both()]
+        while take("or"):
+            terms.append(both())
+        return lambda match: any(t(match) for t in terms)
+
+    def both() -> Keywords:
+        terms = [negated()]
+        while take("and"):
+            terms.append(negated())
+        return lambda match: all(t(match) for t in terms)
+
+    def negated() -> Keywords:
+        nonlocal at
+        if take("not"):
+            inner = negated()
+            return lambda match: not inner(match)
+        if take("("):
+            inner = either()
+            if not take(")"):
+                raise SyntaxError(f"-k {text!r}: a parenthesis is not closed")
+            return inner
+        if at == len(tokens) or tokens[at] in ("(", ")", "or", "and"):
+            raise SyntaxError(f"-k {text!r}: an identifier expected")
+        ident = tokens[at]
+        at += 1
+        return lambda match: match(ident)
+
+    if not tokens:
+        return lambda match: True
+    expr = either()
+    if at != len(tokens):
+        raise SyntaxError(f"-k {text!r}: unexpected {tokens[at]!r}")
+    return expr
+
+
+def keyword_names(item: pytest.Item) -> set[str]:
+    """The names pytest's own ``-k`` matches ``item`` by (its documentation): the names of the
+    test and its parents below the root directory, its extra keywords (the case IDs among
+    them), the attributes set on its function, the names of its markers."""
+    names = {node.name for node in item.listchain()
+             if not isinstance(node, pytest.Session)
+             and not (isinstance(node, pytest.Directory) and isinstance(node.parent, pytest.Session))}
+    names |= item.listextrakeywords()
+    function = getattr(item, "function", None)
+    if function is not None:
+        names |= {n for n in vars(function) if not n.startswith("_") and n not in _NOT_KEYWORDS}
+    names |= {mark.name for mark in item.iter_markers()}
+    return names
+
+
+def select_keyword(config: pytest.Config, items: list[pytest.Item]) -> bool:
+    """Apply ``-k`` with case IDs and families matched exactly (see module doc) and say whether
+    it did: then pytest's own ``-k`` pass must not match ``CL`` inside other words again
+    (:func:`keyword_selection`). Expressions without a case-ID identifier are left to pytest."""
+    text = (config.getoption("keyword") or "").strip()
     if not text:
-        return
+        return False
     try:
-        expr = Expression.compile(text)
+        expr = compile_keywords(text)
     except SyntaxError:
-        return  # pytest reports the bad expression itself
+        return False  # pytest reports the bad expression itself
     known = _known(items)
     exact = {i for i in _IDENT.findall(text) if (CASE_ID.fullmatch(i) or FAMILY.fullmatch(i)) and i in known}
     if not exact:
-        return
+        return False
 
     def keep(item: pytest.Item) -> bool:
-        cases, names = cases_of(item), KeywordMatcher.from_item(item)
-        return expr.evaluate(lambda ident, **kw: matches(cases, ident) if ident in exact else names(ident, **kw))  # type: ignore[arg-type]
+        cases, names = cases_of(item), [n.lower() for n in keyword_names(item)]
+        # pytest's matching for every other identifier: a case-insensitive substring of a name
+        return expr(lambda ident: matches(cases, ident) if ident in exact else any(ident.lower() in n for n in names))
 
     _keep(config, items, keep)
+    return True
+
+
+@contextmanager
+def keyword_selection(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    """Around pytest's own selection (``pytest_collection_modifyitems``): apply ``-k`` with case
+    IDs (:func:`select_keyword`) and, when it did, let pytest's own ``-k`` pass see no expression
+    — no public API changes how ``-k`` matches, and pytest's substring matching would take
+    ``CL-10`` for ``CL-1`` again — then give the option back as the user wrote it."""
+    if not select_keyword(config, items):
+        yield
+        return
+    given = config.option.keyword
     config.option.keyword = ""
+    try:
+        yield
+    finally:
+        config.option.keyword = given
 
 
 def _keep(config: pytest.Config, items: list[pytest.Item], keep) -> None:

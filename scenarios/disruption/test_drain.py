@@ -19,7 +19,7 @@ from e2e.documented import disruption as doc
 from e2e.evidence.kubectl import Transcript, run
 from e2e.run.scenario import Scenario
 
-from disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
+from .disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
 
 log = logging.getLogger(__name__)
 

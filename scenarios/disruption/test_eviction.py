@@ -14,7 +14,7 @@ from e2e.documented import disruption as doc
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 
-from disruption_helpers import (WAIT_SLACK_S, apply_pdb, budget_cause, make_unready, pdb_status, status_of, wait_pdb,
+from .disruption_helpers import (WAIT_SLACK_S, apply_pdb, budget_cause, make_unready, pdb_status, status_of, wait_pdb,
                                 wait_ready, web_values)
 
 RECORD = ("Pod", "Event", "PodDisruptionBudget", "ReplicaSet")

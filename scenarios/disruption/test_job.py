@@ -26,7 +26,7 @@ from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
-from disruption_helpers import WAIT_SLACK_S, name_of, pods, running
+from .disruption_helpers import WAIT_SLACK_S, name_of, pods, running
 
 RECORD = ("Pod", "Event", "Job")
 IGNORE_DISRUPTIONS = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}

@@ -21,7 +21,7 @@ from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
-from disruption_helpers import (WAIT_SLACK_S, attach_transcript, is_ready, kubeconfig_of, make_ready, name_of, pods,
+from .disruption_helpers import (WAIT_SLACK_S, attach_transcript, is_ready, kubeconfig_of, make_ready, name_of, pods,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)
 
 RECORD = ("Pod", "Event", "ReplicaSet", "Deployment")

@@ -26,7 +26,7 @@ from e2e.evidence.load import LoadGenerator, answering_pods
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import WaitTimeout
 
-from disruption_helpers import (WAIT_SLACK_S, Over, deployment_status, is_ready, make_ready, name_of, pods, replicaset_sum,
+from .disruption_helpers import (WAIT_SLACK_S, Over, deployment_status, is_ready, make_ready, name_of, pods, replicaset_sum,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)
 
 log = logging.getLogger(__name__)

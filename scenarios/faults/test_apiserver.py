@@ -20,7 +20,7 @@ from e2e.documented import faults as doc
 from e2e.faults import apiserver_down
 from e2e.run.scenario import Scenario
 
-from fault_helpers import (
+from .fault_helpers import (
     WAIT_SLACK_S,
     apply_web,
     attach_traffic,

@@ -22,7 +22,7 @@ from e2e.cluster.kube import ExecError
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
-from fault_helpers import (
+from .fault_helpers import (
     WAIT_SLACK_S,
     apply_web,
     attach_traffic,

@@ -14,7 +14,7 @@ import pytest
 from e2e.documented import faults as doc
 from e2e.run.scenario import Scenario
 
-from fault_helpers import lease_duration, renewals, wait_until_time
+from .fault_helpers import lease_duration, renewals, wait_until_time
 
 PROFILES = [pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST)),
             pytest.param(doc.DEFAULT, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow])]

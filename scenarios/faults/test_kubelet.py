@@ -29,7 +29,7 @@ from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
-from fault_helpers import (
+from .fault_helpers import (
     WAIT_SLACK_S,
     apply_web,
     attach_traffic,

@@ -21,7 +21,7 @@ from e2e.faults import TEST_TAINT, addons_tolerate, node_tainted
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 
-from fault_helpers import WAIT_SLACK_S, delete_requested_at, taint_seen, wait_until_time
+from .fault_helpers import WAIT_SLACK_S, delete_requested_at, taint_seen, wait_until_time
 
 
 def tolerations(seconds: int | None) -> str:
