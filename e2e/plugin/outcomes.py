@@ -4,6 +4,7 @@ attached to the test, and the UNDOCUMENTED / BUG FIXED? / known-bug lines of the
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 
 import allure
 import pytest
@@ -24,7 +25,7 @@ SETTLED = pytest.StashKey[tuple[str, str]]()
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     rep = yield
     if call.excinfo is not None and rep.failed and isinstance(call.excinfo.value, (ExpectationFailed, RecorderDied, ClusterBroken)):
         # the explanation names the test's own lines ("judged at"): no framework traceback
@@ -97,7 +98,7 @@ def pytest_runtest_call(item: pytest.Item):
     body = None
     try:
         yield
-    except BaseException as e:  # also Ctrl-C: the record is attached, the exception goes on
+    except BaseException as e:  # noqa: BLE001 - also Ctrl-C: the record is attached, the exception goes on (settle)
         body = e
     ending = settle(body, sc, item)
     # every scenario's allure result says whether an outcome was settled ("none": the body's own stands)
@@ -132,12 +133,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if reports:
         terminalreporter.section("undocumented values (measured, nothing documented for this cluster: not a pass)")
         for rep in reports:
-            terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {settled(rep)[1]}")
+            terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
     fixed = terminalreporter.stats.get("bug fixed?", [])
     if fixed:
         terminalreporter.section("known upstream bugs no longer present (the correct behaviour was measured: check the fix)")
         for rep in fixed:
-            terminalreporter.line(f"BUG FIXED? {rep.nodeid}: {settled(rep)[1]}")
+            terminalreporter.line(f"BUG FIXED? {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
     present = [(rep.nodeid, value) for rep in terminalreporter.stats.get("passed", []) if rep.when == "call"
                for name, value in rep.user_properties if name == "known_bug"]
     if present:

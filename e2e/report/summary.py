@@ -114,7 +114,7 @@ def settled(report: pytest.TestReport | pytest.CollectReport) -> tuple[str, str]
     if report.when != "call":  # also a CollectReport (no user properties)
         return None
     outcome = next((v for k, v in report.user_properties if k == OUTCOME_PROPERTY), None)
-    return None if outcome is None else (outcome, getattr(report, OUTCOME_REASON, ""))
+    return None if outcome is None else (str(outcome), str(getattr(report, OUTCOME_REASON, "")))
 
 
 def outcome_of(reports: list) -> Outcome | None:
