@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+
+import pytest
 
 from e2e.cluster import egress
 from e2e.cli import wirecheck
@@ -64,3 +68,41 @@ def test_bad_input_is_a_usage_error(monkeypatch, capsys):
     monkeypatch.setattr(wirecheck.shutil, "which", lambda _: None)
     assert wirecheck.main(["--", "true"]) == wirecheck.EXIT_USAGE
     assert "tcpdump is not installed" in capsys.readouterr().err
+
+
+def _pcap(path, packets: list[bytes]) -> None:
+    """A pcap file (LINKTYPE_RAW: each packet an IP header and payload)."""
+    import struct
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 101))
+        for i, pkt in enumerate(packets):
+            f.write(struct.pack("<IIII", 1_700_000_000 + i, 0, len(pkt), len(pkt)) + pkt)
+
+
+def _ipv4_tcp(src: str, dst: str, ttl: int, dport: int = 443) -> bytes:
+    import ipaddress
+    import struct
+    tcp = struct.pack("!HHIIBBHHH", 40000, dport, 0, 0, 5 << 4, 0x02, 64240, 0, 0)
+    head = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0, ttl, 6, 0,
+                       ipaddress.IPv4Address(src).packed, ipaddress.IPv4Address(dst).packed)
+    return head + tcp
+
+
+@pytest.mark.skipif(not shutil.which("tcpdump"), reason="tcpdump not installed (apt-get install tcpdump; .ci/run does)")
+def test_the_uplink_filter_counts_forwarded_and_non_public_packets_only(tmp_path):
+    """tcpdump itself applies the filter to packets as they would leave the uplink."""
+    packets = {
+        "a node's SYN to the Service address, masqueraded (TTL 63)": (_ipv4_tcp("192.0.2.2", "10.96.0.1", 63), True),
+        "a pod's packet to a public address, forwarded twice (TTL 62)": (_ipv4_tcp("192.0.2.2", "203.0.113.80", 62), True),
+        "the host itself to a pod address (TTL 64)": (_ipv4_tcp("192.0.2.2", "10.244.0.7", 64), True),
+        "the host's own pip install (TTL 64, public)": (_ipv4_tcp("192.0.2.2", "203.0.113.80", 64), False),
+        "the host's DNS to its resolver": (_ipv4_tcp("192.0.2.2", "10.255.255.53", 64, dport=53), False),
+    }
+    pcap = tmp_path / "uplink.pcap"
+    _pcap(pcap, [p for p, _ in packets.values()])
+    for mode, expected in ((egress.EGRESS_NONE, [w for _, w in packets.values()]),
+                           (egress.EGRESS_PUBLIC, [True, False, True, False, False])):
+        bpf = wirecheck.uplink_filter(["10.255.255.53"], mode, (64, 64))
+        out = subprocess.run(["tcpdump", "-r", str(pcap), "-n", "-tt", bpf], capture_output=True, text=True, check=True).stdout
+        seen = {int(float(line.split()[0])) - 1_700_000_000 for line in out.splitlines() if line.strip()}
+        assert [i in seen for i in range(len(packets))] == expected, (mode, list(packets), out)
