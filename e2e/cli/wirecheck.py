@@ -52,8 +52,6 @@ TCPDUMP_START_S = 20
 TCPDUMP_STOP_S = 20
 # Packets listed per capture in the report (the count is always whole).
 SHOWN = 40
-# kind's default pod subnet (kind v0.33.0 pkg/apis/config/v1alpha4/default.go).
-POD_SUBNET = "10.244.0.0/16"
 # The host's own link housekeeping, which never leaves the link: ICMPv6 neighbour discovery
 # (RFC 4861 types 133-137, unicast to a gateway too) and link-scope destinations — IPv6
 # link-local and link-local multicast (MLD reports to ff02::16, seen when tcpdump turns on
@@ -176,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reports", type=Path, default=Path("reports"), help="reports directory (default: reports)")
     parser.add_argument("--egress", choices=egress.EGRESS_MODES, default=None,
                         help="what may leave: none (offline image) or public; default $E2E_EGRESS or public")
-    parser.add_argument("--pod-subnet", default=POD_SUBNET, help=f"(default {POD_SUBNET})")
+    parser.add_argument("--pod-subnet", default=cluster.KIND_POD_SUBNET, help=f"(default {cluster.KIND_POD_SUBNET})")
     parser.add_argument("--service-subnet", default=egress.KIND_SERVICE_SUBNET, help=f"(default {egress.KIND_SERVICE_SUBNET})")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND...: what runs while the wire is watched")
     args = parser.parse_args(argv)
