@@ -43,3 +43,9 @@ def test_a_hang_on_a_judged_measurement_fails_with_its_case_and_band(sc, tmp_pat
 def test_a_plain_wait_still_times_out_as_before(sc):
     with pytest.raises(WaitTimeout, match="timed out after 0.2 s waiting for x"):
         sc.wait_for("x", lambda: None, 0.2, interval_s=0.05)
+
+
+def test_a_timed_out_wait_says_what_the_scenario_explains(sc):
+    with pytest.raises(WaitTimeout) as err:
+        sc.wait_for("10 pods ended", lambda: None, 0.2, interval_s=0.05, explain=lambda: "not ended: evict-exit0-3 phase Running")
+    assert "last observed: \nnot ended: evict-exit0-3 phase Running\n" in str(err.value)

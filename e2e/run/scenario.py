@@ -156,15 +156,19 @@ class Scenario:
         return self.recorder.latest("Pod", name)
 
     def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
-                 case: str | None = None, measurement: str | None = None) -> T:
+                 case: str | None = None, measurement: str | None = None, explain: Callable[[], str] | None = None) -> T:
         """Poll ``check`` until truthy (see :func:`e2e.run.waiting.wait_until`); on timeout the
         error carries the end of the timeline. With ``case``/``measurement`` a timeout is also a
         judged value: ``measurement`` is recorded as measured ``None`` (it never happened within
         ``timeout_s``) against its documented expectation, and ``ExpectationFailed`` is raised
         explaining it (case, documented value, band, source, the wait) like any failed value.
-        Raises ``RecorderDied`` instead when the recording stopped meanwhile."""
+        Raises ``RecorderDied`` instead when the recording stopped meanwhile. ``explain`` adds
+        what the scenario knows of the missing part (e.g. which pods have not ended) to the error."""
+        def describe() -> str:
+            return ("\n" + explain() if explain else "") + "\n" + self.timeline_excerpt()
+
         try:
-            return wait_until(what, check, timeout_s, interval_s, describe=lambda: "\n" + self.timeline_excerpt())
+            return wait_until(what, check, timeout_s, interval_s, describe=describe)
         except WaitTimeout as e:
             self.recorder.check()
             if case and measurement:

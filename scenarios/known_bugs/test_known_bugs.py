@@ -131,7 +131,14 @@ def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario):
         changes = sc.recorder.changes()
         return all(phase(sc.pod(p)) in TERMINAL_PHASES and eviction(changes, p) is not None for p in pods)
 
-    sc.wait_for(f"{len(pods)} pods evicted and terminal", all_ended, KB2_WAIT_S)
+    def not_ended() -> str:
+        changes = sc.recorder.changes()
+        return "not ended: " + "; ".join(
+            f"{p} phase {phase(sc.pod(p))}, Evicted event {'seen' if eviction(changes, p) else 'not seen'}, "
+            f"container {container_status(sc.pod(p) or {}, 'app').get('state')}"
+            for p in pods if not (phase(sc.pod(p)) in TERMINAL_PHASES and eviction(changes, p) is not None))
+
+    sc.wait_for(f"{len(pods)} pods evicted and terminal", all_ended, KB2_WAIT_S, explain=not_ended)
     changes = sc.recorder.changes()
     outcomes: dict[str, str] = {}
     for i, pod in enumerate(pods, start=1):
