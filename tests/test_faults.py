@@ -298,10 +298,12 @@ def test_replace_broken_exports_logs_marks_and_forgets_the_cluster(tmp_path):
                            mark_broken=lambda reason: calls.append(("mark", reason)),
                            delete_unless_used=lambda: calls.append(("delete",)) or True)
     clusters = Clusters(SimpleNamespace())
-    clusters._ready["fast-lifecycle"] = SimpleNamespace(kind=kind)
-    clusters.replace_broken("fast-lifecycle", "node NotReady", tmp_path)
+    clusters._ready[("fast-lifecycle", 2)] = SimpleNamespace(kind=kind)
+    clusters._ready[("fast-lifecycle", 1)] = other = SimpleNamespace(kind=None)
+    clusters.replace_broken("fast-lifecycle", 2, "node NotReady", tmp_path)
     assert calls == [("export", "ple2e-x-broken"), ("mark", "node NotReady"), ("delete",)]
-    assert "fast-lifecycle" not in clusters._ready  # the next test gets a new cluster
+    assert ("fast-lifecycle", 2) not in clusters._ready  # the next test on that copy gets a new cluster
+    assert clusters._ready[("fast-lifecycle", 1)] is other  # the profile's other copies stay
 
 
 def test_a_broken_clusters_namespace_is_not_cleaned(monkeypatch):

@@ -40,6 +40,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -146,6 +147,9 @@ class Profile:
     node_image: str
     patches: tuple[Path, ...] = field(default_factory=tuple)
     name: str = DEFAULT_PROFILE
+    # which copy of the profile's cluster (0: the one every run has; 1, 2, …: the replicas that
+    # let serial tests of one profile run side by side, e2e.run.plan)
+    replica: int = 0
 
     def _merged(self) -> dict:
         merged: object = {}
@@ -204,7 +208,8 @@ class Profile:
 
     @property
     def cluster_name(self) -> str:
-        return f"{CLUSTER_PREFIX}{self.key}"
+        """``ple2e-<key>``, a replica ``ple2e-<key>-<replica>``."""
+        return f"{CLUSTER_PREFIX}{self.key}" + (f"-{self.replica}" if self.replica else "")
 
 
 def _run(cmd: list[str], timeout: float | None = None, input: str | None = None,
@@ -292,14 +297,19 @@ class Kind:
                 self._kind("delete", "cluster", "--name", self.name, timeout=300)
             if self.exists():
                 log.info("reusing kind cluster %s (profile %s)", self.name, profile.name)
+                self._set_up(profile, images)
             else:
-                self._create(profile, run_id)
-            self.write_kubeconfig()
-            self._wire_nodes(profile)
-            self._wait_ready()
-            for image in images:
-                self._kind("load", "docker-image", image, "--name", self.name)
+                with creating():
+                    self._create(profile, run_id)
+                    self._set_up(profile, images)
         return self.kubeconfig
+
+    def _set_up(self, profile: Profile, images: Iterable[str]) -> None:
+        self.write_kubeconfig()
+        self._wire_nodes(profile)
+        self._wait_ready()
+        for image in images:
+            self._kind("load", "docker-image", image, "--name", self.name)
 
     def write_kubeconfig(self) -> Path:
         """Write the cluster's kubeconfig (``kind get kubeconfig``) to :attr:`kubeconfig`."""
@@ -412,9 +422,10 @@ class Kind:
             fcntl.flock(fd, fcntl.LOCK_SH)
             _use_fds[self.name] = fd
 
-    def delete_unless_used(self) -> bool:
-        """Delete the cluster unless another process uses it (e.g. a second run of the same
-        profile); True when deleted. This process stops using it either way."""
+    def delete_unless_used(self, export_logs_to: Path | None = None) -> bool:
+        """Delete the cluster unless another process uses it (another worker of this run, or a
+        second run of the same profile) — after exporting its kind logs to ``export_logs_to``
+        when given; True when deleted. This process stops using it either way."""
         fd = _use_fds.pop(self.name, None)
         if fd is not None:
             os.close(fd)
@@ -423,8 +434,14 @@ class Kind:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                log.warning("kind cluster %s is in use by another run: leaving it (`make clean` deletes it once unused)", self.name)
+                log.info("kind cluster %s is in use by another process: leaving it to the last user "
+                         "(or `make clean` once unused)", self.name)
                 return False
+            if export_logs_to is not None:
+                try:
+                    self.export_logs(export_logs_to)
+                except PreflightError as e:
+                    log.warning("kind export logs of %s failed: %s", self.name, e)
             self.delete()  # a process about to use it waits in _hold_use meanwhile
             return True
         finally:
@@ -449,7 +466,7 @@ class Kind:
         with self._lock:
             self._kind("delete", "cluster", "--name", self.name, timeout=300)
             # not .use: a process waiting on it must lock the same file a later user locks
-            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock"):
+            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".node.turn"):
                 (STATE_DIR / f"{self.name}{suffix}").unlink(missing_ok=True)
 
     def copy_from_node(self, src: str, dest: Path) -> None:
@@ -465,6 +482,62 @@ class Kind:
         if r.returncode != 0:
             raise RuntimeError(f"docker exec {node} {' '.join(cmd)}: {r.stderr.strip()}")
         return r.stdout
+
+
+# -- cluster creation: a few at a time, and tests kept out of it ---------------------------------
+# Creating a cluster (kubeadm init, the control plane's first start, image loads) keeps about one
+# core busy for ~40 s (measured on a 2-core host: a one-node cluster Ready in 40–45 s with nothing
+# else running). At most CREATE_SLOTS creations run at once, machine-wide (every run shares
+# STATE_DIR), and a test waits for every creation in progress before it starts
+# (:func:`wait_for_creations`), so that no judged timing window begins during one.
+CREATE_SLOTS = int(os.environ.get("E2E_CREATE_SLOTS", "2"))
+# Seconds a test waits for creations in progress before it starts anyway (the host-pressure
+# record then shows what it met).
+CREATION_WAIT_S = 600.0
+
+
+@contextmanager
+def creating():
+    """Hold one of the CREATE_SLOTS creation slots (waiting for one) and mark a creation in
+    progress (a shared lock on ``creating.lock``) until the block ends."""
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    slots = [os.open(STATE_DIR / f"create.{i}.lock", os.O_RDWR | os.O_CREAT, 0o644) for i in range(max(1, CREATE_SLOTS))]
+    marker = os.open(STATE_DIR / "creating.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        held = None
+        while held is None:
+            for fd in slots:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    held = fd
+                    break
+                except BlockingIOError:
+                    continue
+            else:
+                time.sleep(0.5)
+        fcntl.flock(marker, fcntl.LOCK_SH)
+        yield
+    finally:
+        for fd in (*slots, marker):
+            os.close(fd)  # closing drops this process's locks on them
+
+
+def wait_for_creations(timeout_s: float = CREATION_WAIT_S) -> float:
+    """Wait until no cluster creation is in progress (see :func:`creating`), at most
+    ``timeout_s``; return the seconds waited."""
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    fd = os.open(STATE_DIR / "creating.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while time.monotonic() - started < timeout_s:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                time.sleep(0.5)
+    finally:
+        os.close(fd)
+    return time.monotonic() - started
 
 
 def kind_clusters(kind: str | None = None) -> list[str]:

@@ -5,14 +5,17 @@ released after a profile's last test and at the end of the run."""
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+from filelock import FileLock
 from kubernetes.client.exceptions import ApiException
 
 from ..cluster import egress
@@ -29,6 +32,7 @@ from ..cluster.kind import (
 )
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
+from ..run.plan import Plan
 from .options import _is_controller, _reports, run_id
 
 log = logging.getLogger("e2e")
@@ -84,34 +88,58 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 
-# Tests left per profile in this process (for releasing a cluster after its last test).
+# Tests of each profile selected (for releasing a profile's clusters after its last test).
 _TESTS_LEFT = pytest.StashKey[Counter]()
 _CLUSTERS = pytest.StashKey["Clusters"]()
+# The run's plan (e2e.run.plan), made at collection.
+PLAN = pytest.StashKey[Plan]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
-    """Without xdist: once the last test of a profile other than the default is torn down
-    (also when its teardown failed), delete that profile's cluster if this run created it
-    (unless --keep-cluster), so that a run does not keep several clusters on the machine. With
-    xdist the controller deletes them at the end (no worker knows what the others still need)."""
+    """Once the last test of a profile other than the default is torn down, run-wide (also
+    when its teardown failed; every xdist worker counts into one file), delete that profile's
+    clusters if this run created them (unless --keep-cluster), so that a run does not keep
+    clusters it no longer needs. Under xdist each worker lets go of a finished profile's
+    clusters at its next teardown and the last one to let go deletes them (the controller
+    deletes what is left at the end)."""
     try:
         return (yield)
     finally:
-        _release_after_last(item)
+        _release_finished(item)
 
 
-def _release_after_last(item: pytest.Item) -> None:
+def _release_finished(item: pytest.Item) -> None:
     config = item.config
-    if not _is_controller(config) or "cluster" not in getattr(item, "fixturenames", ()):
+    if "cluster" not in getattr(item, "fixturenames", ()) or _TESTS_LEFT not in config.stash:
         return
-    name = profile_name(item)
-    left = config.stash[_TESTS_LEFT]
-    left[name] -= 1
+    finished = count_down(config.stash[_TESTS_LEFT], profile_name(item)) - {DEFAULT_PROFILE}
     clusters = config.stash.get(_CLUSTERS, None)
-    if left[name] == 0 and name != DEFAULT_PROFILE and clusters is not None and not config.getoption("--keep-cluster"):
+    if finished and clusters is not None and not config.getoption("--keep-cluster"):
         logs = _reports(config) / run_id() / "kind-logs" if item.session.testsfailed else None
-        clusters.release(name, logs)
+        for name in finished:
+            clusters.release(name, logs)
+
+
+def _left_file() -> Path:
+    return STATE_DIR / "runs" / f"{run_id()}.left.json"
+
+
+def count_down(selected: Counter, name: str) -> set[str]:
+    """Count one test of profile ``name`` done in this run (a file every process of the run
+    shares, starting from ``selected``: the tests of each profile); the profiles with none left."""
+    path = _left_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{path}.lock"):
+        try:
+            left = json.loads(path.read_text())
+        except (OSError, ValueError):
+            left = dict(selected)
+        left[name] = left.get(name, 0) - 1
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(left))
+        tmp.replace(path)
+    return {p for p, n in left.items() if n <= 0}
 
 
 def _default_kind_config(config: pytest.Config) -> str:
@@ -139,10 +167,10 @@ def _profiles_dir(config: pytest.Config) -> Path:
     return here if here.is_dir() or not suite.is_dir() else suite
 
 
-def profile_of(config: pytest.Config, name: str = DEFAULT_PROFILE) -> Profile | None:
+def profile_of(config: pytest.Config, name: str = DEFAULT_PROFILE, replica: int = 0) -> Profile | None:
     """The kind profile ``name`` from the options (``profiles/<name>.yaml`` merged over the
-    kind config and ``--profile-patch`` files), or ``None`` when ``--kubeconfig`` names a
-    cluster. ``PreflightError`` for an unknown profile."""
+    kind config and ``--profile-patch`` files) — its copy ``replica`` (e2e.run.plan) — or
+    ``None`` when ``--kubeconfig`` names a cluster. ``PreflightError`` for an unknown profile."""
     if config.getoption("--kubeconfig"):
         return None
     image = config.getoption("--node-image")
@@ -150,7 +178,7 @@ def profile_of(config: pytest.Config, name: str = DEFAULT_PROFILE) -> Profile | 
         raise pytest.UsageError("--node-image (or E2E_NODE_IMAGE) is required unless --kubeconfig is given")
     kind_config = config.getoption("--kind-config") or _default_kind_config(config)
     patches = tuple(Path(p) for p in config.getoption("--profile-patch")) + profile_patches(_profiles_dir(config), name)
-    return Profile(Path(kind_config), image, patches, name)
+    return Profile(Path(kind_config), image, patches, name, replica)
 
 
 @dataclass
@@ -163,6 +191,7 @@ class ClusterInfo:
     cgroup: int | None
     kind: Kind | None
     profile: str = DEFAULT_PROFILE
+    replica: int = 0
 
 
 def _cgroup_version(kind: Kind | None) -> int | None:
@@ -177,46 +206,52 @@ class Clusters:
 
     def __init__(self, config: pytest.Config):
         self._config = config
-        self._ready: dict[str, ClusterInfo] = {}
-        self._failed: dict[str, str] = {}
+        self._ready: dict[tuple[str, int], ClusterInfo] = {}
+        self._failed: dict[tuple[str, int], str] = {}
 
-    def get(self, name: str) -> ClusterInfo:
-        """The cluster of profile ``name``. The default profile's failure stops the run (exit 4);
-        another profile's failure errors the tests that need it, each with the same message."""
-        if name in self._ready:
-            return self._ready[name]
-        if name in self._failed:
-            pytest.fail(self._failed[name], pytrace=False)
+    def get(self, name: str, replica: int = 0) -> ClusterInfo:
+        """The cluster of profile ``name`` (its copy ``replica``, e2e.run.plan). The default
+        profile's failure stops the run (exit 4); another profile's (or a replica's) failure
+        errors the tests that need it, each with the same message."""
+        key = (name, replica)
+        if key in self._ready:
+            return self._ready[key]
+        if key in self._failed:
+            pytest.fail(self._failed[key], pytrace=False)
         try:
-            self._ready[name] = self._connect(name)
+            self._ready[key] = self._connect(name, replica)
         except Exception as e:  # noqa: BLE001 - one clear message instead of one traceback per test
             what = "cannot run" if isinstance(e, (PreflightError, ClusterUnreachable)) else f"cannot set up the cluster: {type(e).__name__}:"
-            msg = f"pod-lifecycle-e2e {what} {e}" if name == DEFAULT_PROFILE else f"profile {name}: pod-lifecycle-e2e {what} {e}"
-            if name == DEFAULT_PROFILE:
+            first = key == (DEFAULT_PROFILE, 0)
+            where = f"profile {name}" + (f" (replica {replica})" if replica else "")
+            msg = f"pod-lifecycle-e2e {what} {e}" if first else f"{where}: pod-lifecycle-e2e {what} {e}"
+            if first:
                 pytest.exit(msg, returncode=4)
-            self._failed[name] = msg
+            self._failed[key] = msg
             pytest.fail(msg, pytrace=False)
-        return self._ready[name]
+        return self._ready[key]
 
     def release(self, name: str, logs: Path | None = None) -> None:
-        """Delete profile ``name``'s cluster now if this run created it (see module doc),
-        after exporting its kind logs to ``logs/<cluster>`` when ``logs`` is given."""
-        info = self._ready.pop(name, None)
-        if info is not None and info.kind is not None and info.kind.owned_by(run_id()):
-            log.warning("profile %s: no test left, deleting kind cluster %s", name, info.kind.name)
+        """Let go of profile ``name``'s clusters (every copy) and delete each now if this run
+        created it and no other process uses it (see module doc), after exporting its kind logs
+        to ``logs/<cluster>`` when ``logs`` is given."""
+        for key in [k for k in self._ready if k[0] == name]:
+            self._release(self._ready.pop(key), logs)
+
+    def _release(self, info: ClusterInfo, logs: Path | None) -> None:
+        if info.kind is not None and info.kind.owned_by(run_id()):
             try:
-                if logs is not None:
-                    info.kind.export_logs(logs / info.kind.name)
-                info.kind.delete_unless_used()
+                if info.kind.delete_unless_used(export_logs_to=logs / info.kind.name if logs else None):
+                    log.warning("profile %s: no test left, deleted kind cluster %s", info.profile, info.kind.name)
             except PreflightError as e:
                 log.warning("deleting kind cluster %s failed (the end of the run tries again): %s", info.kind.name, e)
 
-    def replace_broken(self, name: str, reason: str, logs: Path) -> None:
-        """Profile ``name``'s cluster did not recover from a fault (``reason``, e2e.faults): export
+    def replace_broken(self, name: str, replica: int, reason: str, logs: Path) -> None:
+        """Profile ``name``'s cluster (copy ``replica``) did not recover from a fault (``reason``, e2e.faults): export
         its kind logs to ``logs/<cluster>-broken``, mark it broken (whoever ensures it next
         recreates it: :meth:`e2e.cluster.kind.Kind.ensure`), delete it unless another run uses it, and
         forget it here, so that the next test of the profile gets a new cluster — never this one."""
-        info = self._ready.pop(name, None)
+        info = self._ready.pop((name, replica), None)
         if info is None or info.kind is None:
             return
         kind = info.kind
@@ -230,9 +265,9 @@ class Clusters:
         except PreflightError as e:
             log.warning("deleting broken cluster %s failed (the next ensure recreates it): %s", kind.name, e)
 
-    def _connect(self, name: str) -> ClusterInfo:
+    def _connect(self, name: str, replica: int) -> ClusterInfo:
         hold_run(run_id())  # `make clean` leaves this run's namespaces alone while it lives
-        profile = profile_of(self._config, name)
+        profile = profile_of(self._config, name, replica)
         kind = None
         if profile is None:
             if name != DEFAULT_PROFILE:
@@ -246,27 +281,81 @@ class Clusters:
             log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
         kube = Kube(kubeconfig, context)
         version = kube.version()
-        return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name)
+        return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name, replica)
 
+
+
+def node_lock_path(config: pytest.Config, name: str, replica: int) -> Path:
+    """The lock file of profile ``name``'s cluster copy ``replica``: shared by the tests that
+    share its node, held alone by a serial test (:func:`hold_node`)."""
+    profile = profile_of(config, name, replica)
+    return STATE_DIR / f"{profile.cluster_name if profile else run_id()}.node.lock"
+
+
+def _lock_first_free(paths: list[Path], mode: int) -> tuple[int, list]:
+    """Open every path and lock the first one free with ``mode`` (``fcntl.LOCK_SH`` or
+    ``LOCK_EX``), polling every 0.5 s until one is; the index and every open file (closing a
+    file drops its lock)."""
+    files = [open(path, "a") for path in paths]  # the caller closes them
+    try:
+        while True:
+            for i, f in enumerate(files):
+                try:
+                    fcntl.flock(f, mode | fcntl.LOCK_NB)
+                    return i, files
+                except BlockingIOError:
+                    continue
+            time.sleep(0.5)
+    except BaseException:
+        for f in files:
+            f.close()
+        raise
 
 
 @contextmanager
-def node_share(cluster: ClusterInfo, serial: bool):
-    """Share the cluster's node with other workers' tests, or (``serial``) have it alone.
+def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: bool) -> Iterator[int]:
+    """Share the node of profile ``name``'s cluster (copy 0) with other workers' tests, or
+    (``serial``) have one of the copies ``replicas`` alone, waiting for one. Yields the copy.
 
-    A shared ``flock`` for ordinary tests, an exclusive one for ``serial`` ones, on one lock
-    file per cluster: with pytest-xdist a serial scenario waits for the running ones and
-    blocks new ones while it runs.
-    """
+    A ``flock`` per cluster: shared for ordinary tests, exclusive for serial ones. On a copy
+    that serial and ordinary tests share (``replicas == [0]``), every test first passes a
+    turnstile (a second lock): a serial test holds it while it waits for the running tests to
+    end, so that new ones queue behind it instead of starving it. Several lane copies (only
+    serial tests use them): the first one free."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
-    name = cluster.kind.name if cluster.kind else run_id()
-    with open(STATE_DIR / f"{name}.node.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    choices = replicas if serial else [0]
+    mode = fcntl.LOCK_EX if serial else fcntl.LOCK_SH
+    if len(choices) == 1:
+        lock = node_lock_path(config, name, choices[0])
+        with open(lock.with_suffix(".turn"), "a") as turnstile:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            files = [open(lock, "a")]  # closed below
+            try:
+                fcntl.flock(files[0], mode)
+            except BaseException:
+                files[0].close()
+                raise
+        i = 0
+    else:
+        i, files = _lock_first_free([node_lock_path(config, name, r) for r in choices], mode)
+    try:
+        yield choices[i]
+    finally:
+        for f in files:
+            f.close()
 
+
+@contextmanager
+def heavy_slot(slots: int) -> Iterator[None]:
+    """Hold one of ``slots`` heavy-test slots of this run (e2e.run.plan), waiting for one."""
+    runs = STATE_DIR / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    _, files = _lock_first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        for f in files:
+            f.close()
 
 
 @pytest.hookimpl(trylast=True)
@@ -275,7 +364,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     after Ctrl-C), then delete every cluster this run created, whatever its profile (unless
     --keep-cluster, which sweeps this run's namespaces instead)."""
     config = session.config
-    if not _is_controller(config) or config.getoption("--kubeconfig"):
+    if not _is_controller(config):
+        return
+    for path in (*(STATE_DIR / "runs").glob(f"{run_id()}.heavy.*.lock"), _left_file(), Path(f"{_left_file()}.lock")):
+        path.unlink(missing_ok=True)
+    if config.getoption("--kubeconfig"):
         return
     try:
         kinds = [Kind(name) for name in owned_clusters(run_id())]

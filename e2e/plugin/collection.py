@@ -3,13 +3,22 @@ clear usage error when scenarios have no cluster, each profile's tests together.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from ..cluster.kind import DEFAULT_PROFILE, PreflightError, profile_patches
+from ..cluster.kind import PreflightError, profile_patches
+from ..run.plan import UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import keyword_selection, label, select_cases
-from .clusters import _TESTS_LEFT, _profiles_dir, profile_name
+from .clusters import _TESTS_LEFT, PLAN, _profiles_dir, profile_name
+from .options import _reports
+
+# Each test's duration in a quiet sequential run (v1.37.2, 2 cores): what the plan assumes
+# before this machine's own runs are known (the run's durations file, same shape, overrides it).
+SEED_DURATIONS = Path(__file__).resolve().parents[2] / "scenarios" / "durations.json"
+DURATIONS_FILE = "durations.json"
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # around pytest's own -k and -m (see e2e.run.selection)
@@ -37,8 +46,17 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
             profile_patches(_profiles_dir(config), name)
         except PreflightError as e:
             raise pytest.UsageError(str(e)) from None
-    # each profile's tests together, the default's first (stable): one extra cluster at a time
-    items.sort(key=lambda item: (profile_name(item) != DEFAULT_PROFILE, profile_name(item)))
+    # sequential: each profile's tests together, the default's first (one extra cluster at a
+    # time); under xdist: longest first, serial tests on their profile's lanes (e2e.run.plan)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    known = load_durations(SEED_DURATIONS, _reports(config) / DURATIONS_FILE)
+    costs = [Cost(item.nodeid, profile_name(item), item.get_closest_marker("serial") is not None,
+                  item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S))
+             for item in items if "cluster" in getattr(item, "fixturenames", ())]
+    plan = make_plan(costs, workers)
+    config.stash[PLAN] = plan
+    rank = {nodeid: i for i, nodeid in enumerate(plan.order)}
+    items.sort(key=lambda item: rank.get(item.nodeid, -1))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

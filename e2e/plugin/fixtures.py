@@ -3,21 +3,28 @@ fresh namespace, a recorder already watching it, a judge; reports and cleanup af
 
 from __future__ import annotations
 
+import logging
 import secrets
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Iterator
 
 import allure
 import pytest
 
+from ..cluster.kind import wait_for_creations
 from ..cluster.kube import CASE_LABEL, RUN_LABEL
 from ..judge.measurements import Judge, MeasurementLog
 from ..record.recorder import Recorder
 from ..report.artifacts import gather, publish, slug, write
+from ..run.plan import HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
-from .clusters import _CLUSTERS, ClusterInfo, Clusters, node_share, profile_name
+from .clusters import _CLUSTERS, PLAN, ClusterInfo, Clusters, heavy_slot, hold_node, profile_name
 from .options import _reports, run_id
 from .outcomes import CALL_REPORT, FILES, SCENARIO
+
+log = logging.getLogger("e2e")
 
 
 @pytest.fixture(scope="session")
@@ -28,11 +35,25 @@ def clusters(pytestconfig: pytest.Config) -> Clusters:
 
 
 @pytest.fixture
-def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> ClusterInfo:
+def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[ClusterInfo]:
     """The cluster of the test's profile (``@pytest.mark.profile``), created or reused; or the
     ``--kubeconfig`` cluster. Stops the whole run with a clear message when Docker, kind or
-    the default cluster is missing."""
-    return clusters.get(profile_name(request.node))
+    the default cluster is missing. A ``serial`` test has its cluster alone — one of its
+    profile's copies (e2e.run.plan) — for the whole test; a ``heavy`` one holds one of the run's
+    heavy slots. Before the test starts, every cluster creation in progress ends (a judged
+    window never begins during one)."""
+    item = request.node
+    name = profile_name(item)
+    serial = item.get_closest_marker("serial") is not None
+    plan = request.config.stash.get(PLAN, None)
+    lanes = (plan.lanes.get(name) if plan else None) or [0]
+    with hold_node(request.config, name, lanes, serial) as replica:
+        info = clusters.get(name, replica)
+        with heavy_slot(HEAVY_SLOTS) if item.get_closest_marker("heavy") else nullcontext():
+            waited = wait_for_creations()
+            if waited > 1:
+                log.info("%s waited %.0f s for cluster creations in progress", item.nodeid, waited)
+            yield info
 
 
 
@@ -54,8 +75,7 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
     allure.dynamic.parameter("profile", cluster.profile)
     item.user_properties.append(("profile", cluster.profile))
 
-    with node_share(cluster, serial=item.get_closest_marker("serial") is not None):
-        yield from _scenario(request, cluster, item, cases)
+    yield from _scenario(request, cluster, item, cases)
 
 
 def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest.Item, cases: list[str]):
@@ -77,7 +97,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
                   profile=cluster.profile,
-                  on_broken=lambda reason: clusters.replace_broken(cluster.profile, reason,
+                  on_broken=lambda reason: clusters.replace_broken(cluster.profile, cluster.replica, reason,
                                                                    _reports(request.config) / run_id() / "kind-logs"))
     judge.context = sc.timeline_excerpt
     item.stash[SCENARIO] = sc

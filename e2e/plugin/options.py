@@ -41,7 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # the markers a scenario test uses, registered wherever its file lives (your own test folder too)
 MARKERS = (
     "case(*ids): CASES.md case IDs this test checks (CL-1, SC-3, ...)",
-    "serial: must not share a node with other scenarios",
+    "serial: must not share a node with other scenarios (under xdist: one of its profile's cluster copies alone, e2e.run.plan)",
+    "heavy: HTTP load, filling a disk, allocating memory or many pods: few at once (E2E_HEAVY_SLOTS, e2e.run.plan)",
     "min_k8s(minor): needs Kubernetes 1.<minor> or newer",
     "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
     "ReplicaSet, PodDisruptionBudget, Node, Lease: the kube-node-lease heartbeats)",
@@ -53,6 +54,10 @@ MARKERS = (
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+    if getattr(config.option, "maxschedchunk", 0) is None:
+        # pytest-xdist's load scheduling sends each worker two tests, then one at a time: the
+        # plan's longest-first order holds (e2e.run.plan)
+        config.option.maxschedchunk = 1
     if (config.getoption("--node-image") or config.getoption("--kubeconfig")) and not config.option.collectonly:
         # a run with a cluster writes the same reports however it is started (make e2e, or
         # pytest directly): junit.xml and allure-results/ in --reports-dir unless given

@@ -162,6 +162,7 @@ def apply_node_port(sc: Scenario, values: dict) -> bool:
         raise
 
 
+@pytest.mark.heavy
 @pytest.mark.record(*RECORD, "EndpointSlice")
 @pytest.mark.case("DR-3")
 def test_rollout_under_load(scenario: Scenario):

@@ -115,6 +115,7 @@ def kb2_outcome(sc: Scenario, pod: str) -> str:
     return f"{status.get('phase')}/{status.get('reason') or '–'}/{term.get('exitCode')} {term.get('reason') or '–'}{where}"
 
 
+@pytest.mark.heavy
 @pytest.mark.case("KB-2")
 @pytest.mark.serial  # evictions are the kubelet's node-wide loop: no other scenario's pods on the node
 def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario):
@@ -165,6 +166,7 @@ def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario):
 # -- KB-3 -------------------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 @pytest.mark.case("KB-3")
 def test_init_container_with_oom_killed_child_exiting_0(scenario: Scenario):
     """KB-3 (cgroup v1): the init container's child is OOM-killed, the init container exits 0 with

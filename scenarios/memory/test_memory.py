@@ -138,6 +138,7 @@ def _first_waiting_after_restart(sc: Scenario, pod: str, container: str):
     return None
 
 
+@pytest.mark.heavy
 @pytest.mark.case("OM-1")
 def test_limit_exceeded_always(scenario: Scenario):
     """OM-1: a container allocating 64 MiB over its 32 MiB limit is OOM-killed (137, ``OOMKilled``,
@@ -179,6 +180,7 @@ def _single_process_oom_kill(sc: Scenario) -> bool | None:
     return cfg.get("singleProcessOOMKill")
 
 
+@pytest.mark.heavy
 @pytest.mark.case("OM-2")
 def test_child_over_limit(scenario: Scenario):
     """OM-2: a child process (dd) of PID 1 allocates 64 MiB over the 32 MiB limit. cgroup v2
@@ -219,6 +221,7 @@ def test_child_over_limit(scenario: Scenario):
 # -- OM-3 ------------------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 @pytest.mark.case("OM-3")
 def test_init_container_oom(scenario: Scenario):
     """OM-3: an init container OOM-killed (137, ``OOMKilled``); the main container never starts;
@@ -359,6 +362,7 @@ def test_oom_score_adj(scenario: Scenario, target: str):
 # -- OM-6 ------------------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 @pytest.mark.case("OM-6")
 def test_memory_backed_emptydir(scenario: Scenario):
     """OM-6: writing 48 MiB into an ``emptyDir: {medium: Memory}`` from a container limited to

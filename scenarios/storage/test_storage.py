@@ -129,6 +129,7 @@ def judge_eviction(sc: Scenario, case: str, pod: str, writer: str, ev: Eviction,
 # -- ES-1 … ES-5 ---------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 @pytest.mark.case("ES-1")
 @pytest.mark.parametrize("variant", ["single", "sibling"])
 def test_container_limit(scenario: Scenario, node_storage: NodeStorage, variant: str):
@@ -147,6 +148,7 @@ def test_container_limit(scenario: Scenario, node_storage: NodeStorage, variant:
     judge_eviction(sc, "ES-1", "writer", "app", ev, times, watch, suffix=f"[{variant}]", **params)
 
 
+@pytest.mark.heavy
 @pytest.mark.case("ES-2")
 def test_emptydir_size_limit(scenario: Scenario, node_storage: NodeStorage):
     """ES-2: 10 MiB into an emptyDir with sizeLimit 8Mi → evicted ("Usage of EmptyDir volume…").
@@ -158,6 +160,7 @@ def test_emptydir_size_limit(scenario: Scenario, node_storage: NodeStorage):
     judge_eviction(sc, "ES-2", "scratch", "app", ev, times, watch, volume="scratch", limit="8Mi")
 
 
+@pytest.mark.heavy
 @pytest.mark.case("ES-3")
 def test_pod_total_over_sum_of_limits(scenario: Scenario, node_storage: NodeStorage):
     """ES-3: a container without a limit of its own writes 10 MiB; its two siblings have 4Mi each
@@ -185,6 +188,7 @@ def no_eviction_window_s(sc: Scenario) -> float:
     return sc.judge.wait_budget_s("ES-1", "crossing_to_evicted_event_s")
 
 
+@pytest.mark.heavy
 @pytest.mark.case("ES-4")
 def test_under_limit_not_evicted(scenario: Scenario, node_storage: NodeStorage):
     """ES-4: 12 MiB in the writable layer under limits.ephemeral-storage 16Mi: not evicted
@@ -208,6 +212,7 @@ def test_under_limit_not_evicted(scenario: Scenario, node_storage: NodeStorage):
     sc.expect("ES-4", "evicted[under-limit]", not quiet, around=end, details=details)
 
 
+@pytest.mark.heavy
 @pytest.mark.case("ES-4")
 def test_memory_emptydir_not_counted(scenario: Scenario, node_storage: NodeStorage):
     """ES-4: 16 MiB in a memory-backed emptyDir of a container with limits.ephemeral-storage 8Mi:
@@ -237,6 +242,7 @@ def test_memory_emptydir_not_counted(scenario: Scenario, node_storage: NodeStora
     sc.expect("ES-4", "evicted[memory-emptydir]", not quiet, details={"window_s": window, **details})
 
 
+@pytest.mark.heavy
 @pytest.mark.case("ES-5")
 @pytest.mark.min_k8s(34)  # documented from the kubelet source of 1.34–1.37 only
 def test_logs_count(scenario: Scenario, node_storage: NodeStorage):

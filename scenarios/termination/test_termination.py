@@ -164,6 +164,7 @@ VARIANTS = {
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.record("Pod", "Event", "EndpointSlice")
 @pytest.mark.case("PS-4")
 @pytest.mark.parametrize("trigger", ["delete", "rollout"])

@@ -1,0 +1,135 @@
+"""The plan of a concurrent run: which tests start first, and how many copies of a profile's
+cluster its serial tests get.
+
+A test's cost class comes from its markers:
+
+- ``serial`` — node-exclusive (faults, cordon, taints, node-wide eviction): never shares its
+  cluster with another test. Each profile with serial tests gets *lanes*: copies (replicas) of
+  its cluster, each running one serial test at a time, so a profile's serial tests run side by
+  side instead of in one queue. A profile whose other tests share its copy 0 keeps its serial
+  tests there, taking turns with the others (:func:`e2e.plugin.clusters.hold_node`), unless
+  they sum to more than a lane: then they get copies 1, 2, ….
+- ``heavy`` — HTTP load, filling a disk, allocating memory, many pods at once: at most
+  ``heavy_slots`` of them at once in a run (:func:`e2e.plugin.clusters.heavy_slot`).
+- otherwise *waiting*: a test that mostly waits on kubelet and controller timers; as many run at
+  once as there are xdist workers.
+
+The number of lanes of a profile is its serial tests' summed duration over ``lane_s``, rounded
+up, between 1 and ``max_replicas``: a run's length is bounded by its longest lane (plus one
+cluster creation), so ``lane_s`` is the length a lane aims at. Durations are learned
+(:func:`load_durations`): the last run's per-test wall time (``reports/durations.json``) over the
+committed seed (``scenarios/durations.json``, a quiet sequential run), ``UNKNOWN_S`` for a test
+neither has seen.
+
+Order: longest first (the longest-processing-time rule), interleaved for pytest-xdist's ``load``
+scheduling with ``--maxschedchunk 1``: each worker is sent two tests at the start (the one it
+runs and the one it runs next), then one at a time, so the first ``2 × workers`` positions are
+arranged as (1st, (w+1)th), (2nd, (w+2)th), … longest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Seconds assumed for a test no durations file knows.
+UNKNOWN_S = 60.0
+# Seconds a lane aims at (env E2E_LANE_S): the fault family's serial tests (~950 s on the
+# fast-lifecycle profile, ~480 s on multi-node-fast-lifecycle, measured sequentially on v1.37.2)
+# then take 2 and 1 lanes. Each copy costs the host CPU while it merely idles (a control plane,
+# etcd, kubelet, containerd): on 2 cores 8 clusters (11 nodes) left the CPU 0–1 % idle with a
+# run queue of 20–150 before any test load, so the lanes are few and long.
+LANE_S = float(os.environ.get("E2E_LANE_S", "480"))
+# At most this many copies of one profile's cluster (env E2E_MAX_REPLICAS): memory (~0.7 GiB a
+# node) and the idle CPU of each control plane.
+MAX_REPLICAS = int(os.environ.get("E2E_MAX_REPLICAS", "2"))
+# Heavy tests at once in a run (env E2E_HEAVY_SLOTS).
+HEAVY_SLOTS = int(os.environ.get("E2E_HEAVY_SLOTS", "1"))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the plan knows of one test: its node id, profile, class markers and expected
+    duration (s)."""
+
+    nodeid: str
+    profile: str
+    serial: bool = False
+    heavy: bool = False
+    duration_s: float = UNKNOWN_S
+
+    @property
+    def cost_class(self) -> str:
+        """``serial``, ``heavy`` or ``waiting`` (serial wins over heavy)."""
+        return "serial" if self.serial else "heavy" if self.heavy else "waiting"
+
+
+@dataclass
+class Plan:
+    """``order``: node ids in the order to start them; ``lanes``: per profile, the replicas its
+    serial tests may use (a one-item list in a sequential run: the profile's one cluster)."""
+
+    order: list[str] = field(default_factory=list)
+    lanes: dict[str, list[int]] = field(default_factory=dict)
+
+
+def load_durations(*paths: Path) -> dict[str, float]:
+    """Per node id, the wall time (s) of the test's last run: later files override earlier ones
+    (a missing or unreadable file counts as empty). An entry is a number or a mapping with
+    ``wall_s`` (the run's durations file)."""
+    out: dict[str, float] = {}
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            continue
+        for nodeid, entry in (data.items() if isinstance(data, dict) else ()):
+            value = entry.get("wall_s") if isinstance(entry, dict) else entry
+            if isinstance(value, (int, float)) and value >= 0:
+                out[nodeid] = float(value)
+    return out
+
+
+def lane_count(serial_s: float, lane_s: float = LANE_S, max_replicas: int = MAX_REPLICAS) -> int:
+    """Lanes for serial tests summing ``serial_s`` seconds: ⌈serial_s / lane_s⌉ within [1, max_replicas]."""
+    return max(1, min(max_replicas, math.ceil(serial_s / lane_s)))
+
+
+def make_plan(costs: Iterable[Cost], workers: int, lane_s: float = LANE_S, max_replicas: int = MAX_REPLICAS) -> Plan:
+    """The plan for these tests on ``workers`` xdist workers (0: sequential — today's order,
+    every profile's tests together and the default's first, one cluster per profile)."""
+    costs = list(costs)
+    profiles = sorted({c.profile for c in costs})
+    if workers <= 0:
+        order = sorted(costs, key=lambda c: (c.profile != "default", c.profile))
+        return Plan([c.nodeid for c in order], {p: [0] for p in profiles if any(c.serial for c in costs if c.profile == p)})
+    lanes: dict[str, list[int]] = {}
+    for p in profiles:
+        serial = [c for c in costs if c.profile == p and c.serial]
+        if not serial:
+            continue
+        total = sum(c.duration_s for c in serial)
+        if any(not c.serial for c in costs if c.profile == p):
+            # copy 0 is shared: its serial tests take turns there unless they fill a lane
+            lanes[p] = [0] if total <= lane_s else list(range(1, 1 + lane_count(total, lane_s, max_replicas)))
+        else:
+            lanes[p] = list(range(lane_count(total, lane_s, max_replicas)))
+    longest = [c.nodeid for c in sorted(costs, key=lambda c: (-c.duration_s, c.nodeid))]
+    return Plan(_interleave(longest, workers), lanes)
+
+
+def _interleave(longest: list[str], workers: int) -> list[str]:
+    """(1st, (w+1)th), (2nd, (w+2)th), … for the first 2w, then the rest in order (module doc)."""
+    head, tail = longest[: 2 * workers], longest[2 * workers:]
+    first, second = head[:workers], head[workers:]
+    out = []
+    for i, nodeid in enumerate(first):
+        out.append(nodeid)
+        if i < len(second):
+            out.append(second[i])
+    return out + tail
+

@@ -1,0 +1,93 @@
+"""Who may use a cluster at once (e2e.plugin.clusters): shared and serial tests, lanes, heavy
+slots, and the run-wide count of tests left per profile. Threads stand in for xdist workers:
+flock locks of separate open files exclude each other within one process too."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from e2e.plugin import clusters
+
+
+@pytest.fixture(autouse=True)
+def state(tmp_path, monkeypatch):
+    monkeypatch.setattr(clusters, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(clusters, "node_lock_path", lambda config, name, r: tmp_path / f"{name}-{r}.node.lock")
+    monkeypatch.setattr(clusters, "run_id", lambda: "run-1")
+    return tmp_path
+
+
+def _hold(events: list, label: str, seconds: float, *args):
+    with clusters.hold_node(None, *args) as replica:
+        events.append((time.monotonic(), f"{label} in", replica))
+        time.sleep(seconds)
+        events.append((time.monotonic(), f"{label} out", replica))
+
+
+def _start(*threads: threading.Thread, gap: float = 0.1) -> None:
+    for t in threads:
+        t.start()
+        time.sleep(gap)
+    for t in threads:
+        t.join(10)
+
+
+def test_a_serial_test_waits_for_the_running_ones_and_new_ones_queue_behind_it():
+    events: list = []
+    first = threading.Thread(target=_hold, args=(events, "shared-1", 0.6, "default", [0], False))
+    serial = threading.Thread(target=_hold, args=(events, "serial", 0.3, "default", [0], True))
+    later = threading.Thread(target=_hold, args=(events, "shared-2", 0.1, "default", [0], False))
+    _start(first, serial, later)
+    order = [label for _, label, _ in sorted(events)]
+    # without the turnstile shared-2 would join shared-1 and the serial test could starve
+    assert order == ["shared-1 in", "shared-1 out", "serial in", "serial out", "shared-2 in", "shared-2 out"]
+
+
+def test_shared_tests_run_side_by_side():
+    events: list = []
+    a = threading.Thread(target=_hold, args=(events, "a", 0.4, "default", [0], False))
+    b = threading.Thread(target=_hold, args=(events, "b", 0.4, "default", [0], False))
+    _start(a, b)
+    order = [label for _, label, _ in sorted(events)]
+    assert order[:2] == ["a in", "b in"]
+
+
+def test_serial_tests_take_the_free_lanes_and_a_third_waits_for_one():
+    events: list = []
+    threads = [threading.Thread(target=_hold, args=(events, f"s{i}", 0.4, "fast", [0, 1], True)) for i in range(3)]
+    _start(*threads)
+    ins = [(label, replica) for _, label, replica in sorted(events) if label.endswith(" in")]
+    assert [r for _, r in ins[:2]] == [0, 1]
+    outs = [(t, label, r) for t, label, r in sorted(events) if label.endswith(" out")]
+    third_in = next(t for t, label, _ in events if label == "s2 in")
+    assert third_in >= outs[0][0]  # only after a lane was free again
+
+
+def test_heavy_slots_limit_how_many_run_at_once():
+    running, peak = [0], [0]
+    lock = threading.Lock()
+
+    def heavy():
+        with clusters.heavy_slot(2):
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            time.sleep(0.3)
+            with lock:
+                running[0] -= 1
+
+    _start(*(threading.Thread(target=heavy) for _ in range(4)), gap=0.02)
+    assert peak[0] == 2
+
+
+def test_the_count_of_tests_left_is_run_wide_and_names_finished_profiles():
+    selected = Counter({"default": 2, "cap": 2})
+    assert clusters.count_down(selected, "cap") == set()
+    # another worker (its own stash, same file) counts the cap profile's second test
+    assert clusters.count_down(Counter(selected), "cap") == {"cap"}
+    assert clusters.count_down(selected, "default") == {"cap"}
+    assert clusters.count_down(selected, "default") == {"cap", "default"}
