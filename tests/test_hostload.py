@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -121,12 +122,15 @@ def test_the_source_is_psi_where_the_kernel_has_it_else_load_and_steal_else_none
 def test_the_sampler_thread_samples_until_stopped():
     stalled = iter(range(1_000_000))
     counter = PsiCounter(lambda path: psi_text(next(stalled) * 1e5))
+    before = set(threading.enumerate())
     host = HostLoad(counter, interval_s=0.01).start()
+    (thread,) = set(threading.enumerate()) - before
+    assert thread.name == "e2e-host-load" and thread.daemon
     time.sleep(0.2)
     host.stop()
+    assert not thread.is_alive()
     p = host.window(0)
     assert p is not None and p.samples > 3  # a fresh sample after stop() too
-    assert not any(t.name == "e2e-host-load" for t in __import__("threading").enumerate())
 
 
 def test_a_stopwatch_gives_wall_cpu_and_the_pressure_of_the_test():
