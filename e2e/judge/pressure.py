@@ -9,9 +9,11 @@ test has its node) to the moment the value is judged: the judge does not know wh
 own interval began, and everything the test set in motion ran inside that window.
 
 A **timing** value (unit :data:`TIMING_UNITS`) that fails while the window's pressure was above
-the limit, over a window of at least :data:`MIN_WINDOW_S`, gets the verdict ``inconclusive`` (:func:`inconclusive`): never a pass, never a
-failure; the test ends skipped with the reason ``inconclusive: host overloaded: …`` (letter
-``I``), listed in the summary and counted apart by ``make compare``. A value that holds, and any
+the limit, over a window of at least :data:`MIN_WINDOW_S`, gets the verdict ``inconclusive``
+(:func:`inconclusive`): never a pass, never a failure; the test ends skipped (an environment
+limit, like the other set-aside outcomes; not an xfail: nothing about the product is expected
+to fail) with the reason ``inconclusive: host overloaded: …`` (letter ``I``), listed in the
+summary and counted apart by ``make compare``. A value that holds, and any
 value that is not a timing (a status, a message, a count), is never changed by the pressure: the
 host's load delays, it does not rename a reason or add a restart.
 
