@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from e2e.judge.pressure import LIMIT_ENV
 from e2e.plugin import clusters, fixtures
 
 CONFTEST = '''
@@ -72,6 +73,7 @@ def cluster(tmp_path_factory, monkeypatch):
 def run(pytester, tmp_path, monkeypatch):
     monkeypatch.setattr(clusters, "_preflight", lambda config: None)  # the cluster below is never dialled
     monkeypatch.setattr(fixtures, "Recorder", fixtures.Recorder)  # the conftest replaces it for the run
+    monkeypatch.setenv(LIMIT_ENV, "1")  # the real host's load never sets a value aside here
     pytester.makeconftest(CONFTEST)
     reports, kubeconfig = tmp_path / "reports", tmp_path / "kubeconfig"
     kubeconfig.write_text("")
@@ -167,3 +169,63 @@ def test_after(scenario):
     assert FakeKube.namespaces == [scenario.namespace]  # the failed test's namespace is gone
 ''')
     result.assert_outcomes(failed=1, passed=1)
+
+
+def test_the_host_pressure_of_each_value_and_the_tests_cost_are_recorded(run):
+    """The ``host_load`` fixture samples this host's real /proc (PSI here, or load and steal):
+    every judged value carries its window's pressure and the limit (``E2E_PRESSURE_LIMIT=1`` here:
+    never beyond it), and the test's cost goes to durations.json."""
+    result, reports = run('''
+def test_gap(scenario):
+    scenario.expect("CL-1", "restart_gap[1]", 25.0)
+''')
+    result.assert_outcomes(failed=1)
+    (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]
+    host = m["details"]["host"]
+    assert m["verdict"] == "fail" and host["limit"] == 1 and (host["pressure"] is None or 0 <= host["pressure"] <= 1)
+    (nodeid, cost), = json.loads((reports / "durations.json").read_text()).items()
+    assert nodeid.endswith("test_case.py::test_gap") and set(cost) == {"wall_s", "cpu_s", "pressure", "run_id"}
+    assert cost["wall_s"] >= 0 and cost["cpu_s"] >= 0
+
+
+def test_a_cpu_hog_makes_a_failed_timing_value_inconclusive(run, pytester, monkeypatch):
+    """The whole chain with a fake /proc/pressure/cpu that a CPU hog keeps at 70 %, each reading
+    5 s after the one before: the scenario's judge reads it from the start of the test, the test
+    ends INCONCLUSIVE, durations.json has the pressure."""
+    pytester.makeconftest(CONFTEST + '''
+
+import time
+
+from e2e.record.hostload import HostLoad, PsiCounter
+
+SHIFT = [0.0]
+BASE = time.time()
+
+
+def clock():
+    return time.time() + SHIFT[0]
+
+
+def read(path):
+    SHIFT[0] += 5
+    return f"some avg10=70.00 avg60=70.00 avg300=70.00 total={round((clock() - BASE) * 0.7 * 1e6)}\\n"
+
+
+@pytest.fixture(scope="session")
+def host_load():
+    host = HostLoad(PsiCounter(read), clock=clock).start()
+    yield host
+    host.stop()
+''')
+    monkeypatch.delenv(LIMIT_ENV)  # the documented limit
+    result, reports = run('''
+def test_gap(scenario):
+    scenario.expect("CL-1", "restart_gap[1]", 25.0)
+''')
+    result.assert_outcomes(passed=0, failed=0, skipped=0)
+    result.stdout.fnmatch_lines(["INCONCLUSIVE *test_case.py::test_gap: inconclusive: host overloaded: *CPU pressure 70 %*",
+                                 "*= 1 inconclusive in *"])
+    (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]
+    assert m["verdict"] == "inconclusive" and m["details"]["host"]["pressure"] == 0.7
+    ((nodeid, cost),) = json.loads((reports / "durations.json").read_text()).items()
+    assert nodeid.endswith("test_case.py::test_gap") and cost["pressure"] == 0.7

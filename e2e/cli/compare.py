@@ -23,6 +23,10 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``set aside`` / ``holds now``: the value was skipped with an environment reason in B / only
   in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
   tolerates (its reason in the details).
+- ``inconclusive``: B's timing value failed while the host was overloaded (e2e.judge.pressure;
+  the pressure figures in its ``details.host``): counted apart, never unexplained — run B again
+  on a quieter host; a test that ended so is an ``inconclusive`` outcome row. Inconclusive in A
+  and holding in B: ``holds now``.
 
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
 a test that ran in only one of the runs otherwise is ``not run``, never a change.
@@ -50,6 +54,10 @@ SET_ASIDE = ("skipped", "flake")
 # (e2e.judge.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
 KNOWN_BUG_VERDICTS = ("bug-present", "bug-fixed")
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
+# the verdict of a timing value that failed under host overload, and the reason its test ends with
+# (e2e.judge.pressure INCONCLUSIVE, INCONCLUSIVE_PREFIX: repeated here to stay standard-library only)
+INCONCLUSIVE = "inconclusive"
+INCONCLUSIVE_PREFIX = "inconclusive: host overloaded"
 
 
 class RunNotFound(ValueError):
@@ -72,10 +80,11 @@ class Run:
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
-    """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|xfailed}`` from a pytest
-    junit.xml (``undocumented``: skipped by the plugin for values with nothing documented;
-    ``bug fixed?``: for a known bug's correct value, e2e.plugin.outcomes.settle), read from the
-    testcase's ``outcome`` property the plugin writes."""
+    """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|inconclusive|xfailed}``
+    from a pytest junit.xml (``undocumented``: skipped by the plugin for values with nothing
+    documented; ``bug fixed?``: for a known bug's correct value; ``inconclusive``: for a timing
+    value that failed under host overload; e2e.plugin.outcomes.settle), read from the testcase's
+    ``outcome`` property the plugin writes."""
     out = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
         classname, name = tc.get("classname", ""), tc.get("name", "")
@@ -91,6 +100,8 @@ def _outcomes(junit: Path) -> dict[str, str]:
                     status = "undocumented"
                 elif child.tag == "skipped" and _settled(settled, "bug-fixed", child, BUG_FIXED_PREFIX):
                     status = "bug fixed?"
+                elif child.tag == "skipped" and _settled(settled, INCONCLUSIVE, child, INCONCLUSIVE_PREFIX):
+                    status = INCONCLUSIVE
         out[test] = status
     return out
 
@@ -181,6 +192,10 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = _known_bug_change(ma["verdict"], mb["verdict"])
         elif "undocumented" in (ma["verdict"], mb["verdict"]):
             change = "undocumented"
+        elif mb["verdict"] == INCONCLUSIVE:
+            change = INCONCLUSIVE  # failed while the host was overloaded: counted apart
+        elif ma["verdict"] == INCONCLUSIVE and mb["verdict"] != "fail":
+            change = "holds now"
         elif mb["verdict"] == "flake":
             change = "flake"  # a race upstream tolerates, with its reason in the details
         elif mb["verdict"] in SET_ASIDE:
@@ -207,6 +222,8 @@ def compare(a: Run, b: Run) -> list[Row]:
                 change = "not run"
             elif test not in a.outcomes or test not in b.outcomes:
                 continue  # ran in both, one run has no junit.xml: no outcome to compare
+            elif ob == INCONCLUSIVE:
+                change = INCONCLUSIVE
             else:
                 change = "outcome changed"
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))

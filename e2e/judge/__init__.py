@@ -1,1 +1,1 @@
-"""The judge layer: the registry of documented values (expectations; its content is e2e/documented/) and the judge that compares each measured value with it (measurements, measurements.json)."""
+"""The judge layer: the registry of documented values (expectations; its content is e2e/documented/) and the judge that compares each measured value with it (measurements, measurements.json), and when the host's overload makes a failed timing value inconclusive (pressure)."""

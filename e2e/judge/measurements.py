@@ -26,7 +26,9 @@ from typing import Callable, cast
 
 from filelock import FileLock
 
+from ..record.hostload import Pressure
 from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, number
+from .pressure import INCONCLUSIVE, INCONCLUSIVE_PREFIX, describe, host_details, inconclusive, limit
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # the e2e package: its frames are not the caller
 
@@ -54,8 +56,12 @@ class Measurement:
     ``bug-present`` (it holds the documented, buggy expectation: counts as holding) or
     ``bug-fixed`` (it holds the correct value instead: not a failure, never a silent pass — the
     test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
-    in ``details.known_bug``; any other value fails. ``cgroup`` the node's cgroup version the
-    value was judged for (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
+    in ``details.known_bug``; any other value fails. A failed timing value judged while the host
+    was overloaded is ``inconclusive`` (:mod:`e2e.judge.pressure`: never a pass, never a failure —
+    the test ends skipped with :data:`~e2e.judge.pressure.INCONCLUSIVE_PREFIX`); with a host
+    sampler every value has the host's CPU pressure of its window in ``details.host``. ``cgroup``
+    the node's cgroup version the value was judged for (``None``: unknown); ``where`` the
+    ``file:line`` of the test code that judged it."""
 
     case: str
     name: str
@@ -163,7 +169,9 @@ class Judge:
     """Judges one test's measurements; see module doc.
 
     ``minor``/``cgroup`` select version-keyed expectations; ``kubernetes`` is the full
-    version string written next to each value.
+    version string written next to each value. ``host`` gives the host's CPU pressure from the
+    test's start to now (:meth:`e2e.record.hostload.HostLoad.window`; None: not measured), judged
+    against :func:`e2e.judge.pressure.limit` (``ValueError`` for a bad ``E2E_PRESSURE_LIMIT``).
     """
 
     def __init__(
@@ -176,11 +184,14 @@ class Judge:
         cgroup: int | None = None,
         registry: Registry = REGISTRY,
         context: Callable[[], str] | None = None,
+        host: Callable[[], Pressure | None] | None = None,
     ):
         self.log, self.test, self.run_id = log, test, run_id
         self.kubernetes, self.minor, self.cgroup = kubernetes, minor, cgroup
         self.registry = registry
         self.context = context
+        self.host = host
+        self.pressure_limit = limit() if host is not None else None
         self.verdicts: list[Verdict] = []
         self.undocumented: list[Measurement] = []
 
@@ -239,6 +250,9 @@ class Judge:
             exp.why, exp.source, exp.versions(), verdict, details, where,
         )
         m.template = template
+        if inconclusive(verdict, exp.unit, m.details.get("host")):
+            m.verdict = INCONCLUSIVE
+            m.details["reason"] = f"host overloaded: expected {exp.describe()}; {describe(m.details['host'])}"
         self.log.append(m)
         if context is None and verdict == "fail" and self.context is not None:
             context = self.context()
@@ -247,6 +261,8 @@ class Judge:
 
     def _measurement(self, case, name, value, unit, documented, band, why, source, versions, verdict, details,
                      where="") -> Measurement:
+        if self.host is not None:
+            details = {**(details or {}), "host": host_details(self.host(), cast(float, self.pressure_limit))}
         return Measurement(
             case=case, name=name, value=value, unit=unit, documented=documented, band=band, why=why,
             source=source, versions=versions, verdict=verdict, test=self.test, run_id=self.run_id,
@@ -306,11 +322,18 @@ class Judge:
 
     def outcome(self) -> tuple[str, str] | None:
         """What the judged values make of a test whose body ended without failing, after
-        :meth:`verify`: ``("undocumented", reason)`` (skip), ``("bug-fixed", reason)`` (a known
+        :meth:`verify`: ``("inconclusive", reason)`` (a failed timing value under host
+        overload, :mod:`e2e.judge.pressure`: skip, counted apart; first, as a failure would be),
+        ``("undocumented", reason)`` (skip), ``("bug-fixed", reason)`` (a known
         bug's correct value was measured: skip, counted apart), ``("skipped", reason)`` (an
         environment limit, skip), ``("flake", reason)`` (xfail), ``("bug-present", reason)``
         (a pass marked "known bug present"), or ``None`` (a pass). The reason lists every such
         value with its measured value and why (a known bug: buggy and correct value, issue)."""
+        starved = [v for v in self.verdicts if v.measurement.verdict == INCONCLUSIVE]
+        if starved:
+            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {shown(v.measurement.value, v.measurement.unit)} "
+                              f"(expected {v.expectation.describe()}; {describe(v.measurement.details['host'])})" for v in starved)
+            return INCONCLUSIVE, f"{INCONCLUSIVE_PREFIX}: {len(starved)} timing value(s) failed while the host's CPU was starved: {items}"
         if self.undocumented:
             items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.why})" for m in self.undocumented)
             return "undocumented", f"undocumented: {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"

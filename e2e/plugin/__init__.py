@@ -28,7 +28,7 @@ hooks and fixtures live in the modules it names in ``pytest_plugins``, which pyt
 it: :mod:`~e2e.plugin.options` (options, markers, run id, reports' defaults),
 :mod:`~e2e.plugin.collection` (selection, order), :mod:`~e2e.plugin.clusters` (preflight, one
 cluster per profile, release), :mod:`~e2e.plugin.outcomes` (the outcome policy, terminal lines),
-:mod:`~e2e.plugin.fixtures` (``clusters``, ``cluster``, ``scenario``).
+:mod:`~e2e.plugin.fixtures` (``clusters``, ``cluster``, ``host_load``, ``scenario``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ..cluster.kind import PreflightError, profile_patches
-from ..run.plan import UNKNOWN_S, Cost, load_durations, make_plan
+from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import keyword_selection, label, select_cases
 from .clusters import _TESTS_LEFT, PLAN, _profiles_dir, profile_name
 from .options import _reports
@@ -18,7 +18,6 @@ from .options import _reports
 # Each test's duration in a quiet sequential run (v1.37.2, 2 cores): what the plan assumes
 # before this machine's own runs are known (the run's durations file, same shape, overrides it).
 SEED_DURATIONS = Path(__file__).resolve().parents[2] / "scenarios" / "durations.json"
-DURATIONS_FILE = "durations.json"
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # around pytest's own -k and -m (see e2e.run.selection)

@@ -1,10 +1,13 @@
-"""The fixtures a scenario uses: ``clusters``, ``cluster`` (its profile's) and ``scenario`` (a
-fresh namespace, a recorder already watching it, a judge; reports and cleanup afterwards)."""
+"""The fixtures a scenario uses: ``clusters``, ``cluster`` (its profile's), ``host_load`` (the
+host's CPU pressure, sampled in this process) and ``scenario`` (a fresh namespace, a recorder
+already watching it, a judge; reports and cleanup afterwards; the test's cost in
+``durations.json``)."""
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable, Generator
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Iterator
@@ -15,9 +18,10 @@ import pytest
 from ..cluster.kind import wait_for_creations
 from ..cluster.kube import CASE_LABEL, RUN_LABEL
 from ..judge.measurements import Judge, MeasurementLog
+from ..record.hostload import DurationLog, HostLoad, Pressure, Stopwatch, stall_counter
 from ..record.recorder import Recorder
 from ..report.artifacts import gather, publish, slug, write
-from ..run.plan import HEAVY_SLOTS
+from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
 from .clusters import _CLUSTERS, PLAN, ClusterInfo, Clusters, heavy_slot, hold_node, profile_name
@@ -56,15 +60,27 @@ def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[Clus
             yield info
 
 
+@pytest.fixture(scope="session")
+def host_load() -> Generator[HostLoad, None, None]:
+    """The host's CPU pressure (:class:`~e2e.record.hostload.HostLoad`), sampled every second in
+    this process from the first scenario to the end of the session."""
+    host = HostLoad(stall_counter()).start()
+    yield host
+    host.stop()
+
 
 def _namespace_name(item: pytest.Item) -> str:
     base = slug(item.name.lower()).replace("_", "-").replace(".", "-")
     return f"e2e-{base[:40].strip('-')}-{secrets.token_hex(3)}"
 
 @pytest.fixture
-def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
+def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, host_load: HostLoad):
     """A fresh namespace (labelled with the run id and case), a recorder already watching it,
-    and a judge for this test; reports and cleanup afterwards, also on failure and Ctrl-C."""
+    and a judge for this test; reports and cleanup afterwards, also on failure and Ctrl-C.
+
+    The test starts once it has its node (a ``serial`` one waits for it first): the judge's
+    host-pressure windows start there, and the test's wall time, CPU time and pressure up to
+    the end of its cleanup go to ``durations.json`` when its body ran to an end."""
     item = request.node
     cases = cases_of(item)
     for m in item.iter_markers("min_k8s"):
@@ -75,10 +91,14 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo):
     allure.dynamic.parameter("profile", cluster.profile)
     item.user_properties.append(("profile", cluster.profile))
 
-    yield from _scenario(request, cluster, item, cases)
+    watch = Stopwatch()
+    yield from _scenario(request, cluster, item, cases, lambda: host_load.window(watch.started))
+    if CALL_REPORT in item.stash:
+        DurationLog(_reports(request.config) / DURATIONS_FILE).record(item.nodeid, watch.stop(host_load), run_id())
 
 
-def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest.Item, cases: list[str]):
+def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest.Item, cases: list[str],
+              host: Callable[[], Pressure | None]):
     ns = _namespace_name(item)
     labels = {RUN_LABEL: run_id()}
     if cases:
@@ -94,6 +114,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
         kubernetes=cluster.kubernetes,
         minor=cluster.minor,
         cgroup=cluster.cgroup,
+        host=host,
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
                   profile=cluster.profile,

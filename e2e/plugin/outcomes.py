@@ -1,5 +1,6 @@
 """A test's outcome: the one outcome policy (:func:`settle`) from the judged values, the record
-attached to the test, and the UNDOCUMENTED / BUG FIXED? / known-bug lines of the terminal."""
+attached to the test, and the UNDOCUMENTED / BUG FIXED? / INCONCLUSIVE / known-bug lines of the
+terminal."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from ..faults.core import ClusterBroken
 from ..judge.measurements import BUG_FIXED, BUG_PRESENT, ExpectationFailed
+from ..judge.pressure import INCONCLUSIVE
 from ..record.recorder import RecorderDied
 from ..report.artifacts import gather, publish
 from ..report.summary import ALLURE_OUTCOME, OUTCOME_PROPERTY, OUTCOME_REASON, settled
@@ -53,7 +55,10 @@ def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseE
     A body that failed keeps its failure. Otherwise — also when the body called
     ``pytest.skip``/``pytest.xfail`` after judging values — in this order:
     a dead recorder fails the test (``RecorderDied``); any failed value fails it
-    (``ExpectationFailed``, every value explained); a value with nothing documented for this
+    (``ExpectationFailed``, every value explained); a timing value that failed while the host was
+    overloaded (:mod:`e2e.judge.pressure`) ends it **skipped**, reason ``inconclusive: host
+    overloaded: …`` (shown as INCONCLUSIVE: an environment skip of its own, as a failure can no
+    longer be told from starvation, not an expected failure); a value with nothing documented for this
     cluster ends it **skipped**, reason ``undocumented: …`` (shown as UNDOCUMENTED); a known
     bug's correct value ends it skipped, reason ``bug no longer present — fixed on this
     version? …`` (shown as BUG FIXED?); a value set aside for the environment ends it skipped
@@ -120,9 +125,12 @@ def _settled_as(report: pytest.TestReport, kind: str) -> bool:
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     """A test skipped for undocumented values counts as ``undocumented`` (letter U) in the
     progress and the final line, apart from environment skips; one that measured a known bug's
-    correct value as ``bug fixed?`` (letter B)."""
+    correct value as ``bug fixed?`` (letter B); one whose timing value failed under host overload
+    as ``inconclusive`` (letter I)."""
     if _settled_as(report, "undocumented"):
         return "undocumented", "U", "UNDOCUMENTED"
+    if _settled_as(report, INCONCLUSIVE):
+        return INCONCLUSIVE, "I", "INCONCLUSIVE"
     if _settled_as(report, BUG_FIXED):
         return "bug fixed?", "B", "BUG FIXED?"
     return None
@@ -134,6 +142,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.section("undocumented values (measured, nothing documented for this cluster: not a pass)")
         for rep in reports:
             terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
+    starved = terminalreporter.stats.get(INCONCLUSIVE, [])
+    if starved:
+        terminalreporter.section("inconclusive values (a timing value failed while the host's CPU was starved: "
+                                 "neither a pass nor a product failure)")
+        for rep in starved:
+            terminalreporter.line(f"INCONCLUSIVE {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
     fixed = terminalreporter.stats.get("bug fixed?", [])
     if fixed:
         terminalreporter.section("known upstream bugs no longer present (the correct behaviour was measured: check the fix)")

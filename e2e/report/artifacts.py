@@ -31,6 +31,7 @@ from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
 from ..judge.measurements import Judge, Verdict, shown
+from ..judge.pressure import describe
 from ..run.scenario import Scenario
 from ..record.recorder import dump_changes
 from ..record.timeline import Row, format_table, rows
@@ -120,7 +121,7 @@ def attach(files: dict[str, str | bytes]) -> None:
 def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None = None) -> str:
     """``text`` (the test's docstring) as paragraphs, each PNG of ``files`` inline (data URI),
     then a table of ``judge``'s values: per value a row (case and name, measured, documented,
-    verdict) and a row with its band (why) and source, in full."""
+    verdict) and a row with its band (why), source and the host's CPU pressure, in full."""
     parts = [f"<p>{html.escape(p.strip())}</p>" for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
     for name, content in files.items():
         if name.endswith(".png") and isinstance(content, bytes):
@@ -130,7 +131,8 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     rows = []
     for v in judge.verdicts if judge else []:
         m, e = v.measurement, v.expectation
-        notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source)]
+        notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source),
+                 ("host", describe(m.details["host"]) if "host" in m.details else "")]
         rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), e.describe(), m.verdict, notes))
     for m in judge.undocumented if judge else []:
         rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), "-", m.verdict, [("why", m.why)]))
@@ -193,8 +195,9 @@ def judged_steps(judge: Judge) -> None:
     """One allure step per judged value of ``judge``, under a step ``judged values: 4 pass,
     1 fail``; each titled ``CL-1 restart_gap[2] = 41 s (expected 20 s within [19, 33] s)``
     with its status from the verdict and the parameters measured, documented, band (why),
-    source, versions and the reason of a value set aside. Values with nothing documented
-    for the cluster's version are skipped steps with the registry's message."""
+    source, versions, the reason of a value set aside and the host's CPU pressure (an
+    ``inconclusive`` value: a skipped step with its reason). Values with nothing documented for
+    the cluster's version are skipped steps with the registry's message."""
     counts = Counter(v.measurement.verdict for v in judge.verdicts)
     counts.update("undocumented" for _ in judge.undocumented)
     if not counts:
@@ -206,6 +209,8 @@ def judged_steps(judge: Judge) -> None:
                   "band": e.why or "-", "source": e.source, "versions": e.versions()}
         if "reason" in m.details:
             params["reason"] = m.details["reason"]
+        if "host" in m.details:
+            params["host"] = describe(m.details["host"])
         step = _step(f"{m.case} {m.name} = {params['measured']} (expected {e.describe()})", params)
         _stop(step, _error(v))
     for m in judge.undocumented:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from ..judge.expectations import number
+from ..judge.pressure import INCONCLUSIVE, percent
 
 # most telling first; verdict strings not listed here rank right after "fail"
 ORDER = ("fail", "undocumented", "flake", "skipped", "pass")
@@ -41,8 +42,10 @@ TERMINAL_VALUES = 4
 @dataclass
 class Outcome:
     """One test's result: ``outcome`` passed, failed, error (setup or teardown failed),
-    skipped, undocumented (skipped by the plugin for values with nothing documented), xfailed or
-    xpassed; ``reason`` of a skip or xfail, or the first line of a failure."""
+    skipped, undocumented (skipped by the plugin for values with nothing documented),
+    inconclusive (skipped by the plugin for a timing value that failed under host overload,
+    :mod:`e2e.judge.pressure`), xfailed or xpassed; ``reason`` of a skip or xfail, or the first
+    line of a failure."""
 
     test: str
     outcome: str
@@ -129,7 +132,7 @@ def outcome_of(reports: list) -> Outcome | None:
         if hasattr(rep, "wasxfail"):
             outcome, reason = ("xfailed" if rep.skipped else "xpassed"), rep.wasxfail
         elif rep.skipped and (done := settled(rep)):
-            outcome, reason = ("undocumented" if done[0] == "undocumented" else "skipped"), done[1]
+            outcome, reason = (done[0] if done[0] in ("undocumented", INCONCLUSIVE) else "skipped"), done[1]
         elif rep.skipped:
             longrepr = rep.longrepr
             text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
@@ -190,8 +193,28 @@ def band(low_high: list) -> str:
     return f"[{number(low)}, ∞)" if high is None else f"[{number(low)}, {number(high)}]"
 
 
+def host_line(measurements: list[dict]) -> str | None:
+    """The host's CPU pressure over the run's judged values (``details.host``,
+    :mod:`e2e.judge.pressure`): the highest over a value's window and which value, the highest
+    10 s, the limit and how many values were beyond it (inconclusive: failed there); None
+    when no value has a measured pressure. An ``inconclusive`` verdict ranks among the verdicts
+    this module does not list (:func:`rank`): right after ``fail``."""
+    hosts = [(m, m["details"]["host"]) for m in measurements
+             if ((m.get("details") or {}).get("host") or {}).get("pressure") is not None]
+    if not hosts:
+        return None
+    worst, host = max(hosts, key=lambda mh: mh[1]["pressure"])
+    limits = sorted({h["limit"] for _, h in hosts})
+    over = sum(h["pressure"] > h["limit"] for _, h in hosts)
+    starved = sum(m["verdict"] == INCONCLUSIVE for m, _ in hosts)
+    return (f"host CPU pressure ({', '.join(sorted({h['source'] for _, h in hosts}))}) over the judged values' windows: "
+            f"highest {percent(host['pressure'])} ({worst['case']} {worst['name']}), highest 10 s "
+            f"{percent(max(h['peak_10s'] for _, h in hosts))}; limit {', '.join(percent(x) for x in limits)}: "
+            f"{over} of {len(hosts)} value(s) beyond it, {starved} inconclusive")
+
+
 def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> list[str]:
-    """The summary printed at the end of the run."""
+    """The summary printed at the end of the run (the host's pressure last, :func:`host_line`)."""
     lines = []
     for s in summaries:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
@@ -202,7 +225,8 @@ def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> lis
     for o in outcomes:
         totals[o.outcome] += 1
     lines.append("tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"))
-    return lines
+    host = host_line([m for s in summaries for m in s.values])
+    return lines + ([host] if host else [])
 
 
 def _cell(text: object) -> str:
@@ -219,6 +243,8 @@ def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str) 
     for o in outcomes:
         totals[o.outcome] += 1
     out += ["", "Tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"), ""]
+    host = host_line([m for s in summaries for m in s.values])
+    out += [host, ""] if host else []
     for s in summaries:
         out += [f"## {s.case}: {s.verdict}", ""]
         if s.values:
@@ -307,8 +333,8 @@ def read_allure_results(results: Path) -> list[AllureTest]:
         # the outcome the plugin settled (hidden label); a result without one (a scenario's before
         # the label, or not a scenario): its skip reason's prefix
         settled = labels.get(ALLURE_OUTCOME) or (["undocumented"] if message.startswith(UNDOCUMENTED_PREFIX) else [])
-        if status == "skipped" and settled == ["undocumented"]:
-            status = "undocumented"
+        if status == "skipped" and settled in (["undocumented"], [INCONCLUSIVE]):
+            status = settled[0]
         outcome = Outcome(
             (labels.get("_nodeid") or [r.get("fullName", r["name"])])[0],
             status,
@@ -346,7 +372,7 @@ def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
         "<style>body{font:14px sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;margin:.5em 0}"
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}"
         ".pass,.passed{color:#15803d}.fail,.failed,.error{color:#b91c1c;font-weight:bold}"
-        ".skipped,.undocumented,.flake{color:#92400e}img{max-width:100%;border:1px solid #ddd}</style>",
+        ".skipped,.undocumented,.flake,.inconclusive{color:#92400e}img{max-width:100%;border:1px solid #ddd}</style>",
         "</head><body>", f"<h1>{escape(title)}</h1>",
         '<p id="counts">' + ", ".join(f'<span class="{escape(k)}" data-status="{escape(k)}">{n} {escape(k)}</span>'
                                       for k, n in sorted(totals.items())) + "</p>",

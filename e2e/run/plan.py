@@ -36,6 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The run's per-test durations, in its reports directory (written by e2e.record.hostload.DurationLog).
+DURATIONS_FILE = "durations.json"
 # Seconds assumed for a test no durations file knows.
 UNKNOWN_S = 60.0
 # Seconds a lane aims at (env E2E_LANE_S): the fault family's serial tests (~950 s on the
