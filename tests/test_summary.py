@@ -108,7 +108,7 @@ def test_summary_at_the_end_of_a_run(pytester: pytest.Pytester, monkeypatch, tmp
             pytest.skip("undocumented: the body's own words")
     """)
     pytester.makeconftest(fake_scenario_conftest('''
-        Expectation("PS-9", "grace", 3.0, "[S0] test", unit="s", band=Band(2, 4), minors=(38, None)),
+        Expectation("PS-9", "grace", 3.0, "[S0] test", unit="s", band=Band(2, 4), why="test", minors=(38, None)),
     '''))
     old = m("CL-1", "restart_gap[0]", 99.0, verdict="fail", band=[0, 3], documented=0.0, unit="s",
             test="test_x.py::test_gaps", run_id="run-before")

@@ -44,6 +44,10 @@ from __future__ import annotations
 from ..judge.expectations import Band, Expectation, register
 from . import faults as single
 
+# The module doc: "Sources read in v1.37.2 and v1.34.4 (client-go v0.37.2 / v0.34.4)"; 22de4d2
+# "sources read in v1.34.4 too". Nothing in the repository says v1.35.4 or v1.36.3 was read.
+VERIFIED_IN = single.VERIFIED_IN
+
 # -- sources -----------------------------------------------------------------------------
 S0_TAINTS = "[S0] L86, L88, L96–109 (NoExecute, unreachable, five minutes)"
 S3_HEARTBEAT = "[S3] L56 (heartbeat Lease, NotReady)"
@@ -285,4 +289,4 @@ NF9 = [
     _text("NF-9", "killed_pods_stay_failed", True, f"{CASES_NF} NF-9; {UP_SHUTDOWN_STATUS}"),
 ]
 
-register([*NF4, *NF8, *NF9])
+register([*NF4, *NF8, *NF9], VERIFIED_IN)
