@@ -19,7 +19,7 @@ from helpers import fake_scenario_conftest
 BUG = KnownBug("kubernetes/kubernetes#134338 (open)", correct=6.0, correct_band=Band(5.5, 9.5),
                mechanism="lifecycle/handlers.go runSleepHandler waits for the pod worker's context only")
 GONE = Expectation("KB-1", "pod_gone_after_delete_s", 20.0, "[UP] test", unit="s", band=Band(20, 23), why="test",
-                   known_bug=BUG)
+                   known_bug=BUG, verified_in=("1.37.2",))
 
 
 @pytest.fixture

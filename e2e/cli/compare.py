@@ -22,7 +22,9 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   unexplained);
 - ``set aside`` / ``holds now``: the value was skipped with an environment reason in B / only
   in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
-  tolerates (its reason in the details).
+  tolerates (its reason in the details);
+- ``unverified (carried forward)``: the new value holds an expectation whose source was not read
+  for B's version (verdict ``unverified-carried-forward``): not a failure, never ``same``.
 
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
 a test that ran in only one of the runs otherwise is ``not run``, never a change.
@@ -50,6 +52,8 @@ SET_ASIDE = ("skipped", "flake")
 # (e2e.judge.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
 KNOWN_BUG_VERDICTS = ("bug-present", "bug-fixed")
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
+# a value that held an expectation not read in its cluster's version (e2e.judge.measurements.UNVERIFIED)
+UNVERIFIED = "unverified-carried-forward"
 
 
 class RunNotFound(ValueError):
@@ -185,9 +189,11 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = "flake"  # a race upstream tolerates, with its reason in the details
         elif mb["verdict"] in SET_ASIDE:
             # skipped for an environment reason: a regression when it used to hold
-            change = "unexplained" if ma["verdict"] == "pass" else "set aside"
+            change = "unexplained" if ma["verdict"] in ("pass", UNVERIFIED) else "set aside"
         elif ma["verdict"] in SET_ASIDE:
             change = "holds now"
+        elif mb["verdict"] == UNVERIFIED:
+            change = "unverified (carried forward)"
         elif mb["verdict"] == "fail":
             change = "unexplained"
         elif _same_expectation(ma, mb):
