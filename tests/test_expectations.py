@@ -253,9 +253,9 @@ def test_real_nf7_node_ready_flips_allows_one_up_to_1_36():
     # the lease circuit breaker that re-reads the live Lease is 1.37's (no such gate in v1.35.4/v1.36.3)
     before = REGISTRY.lookup("NF-7", "node_ready_flips", 34)
     assert all(REGISTRY.lookup("NF-7", "node_ready_flips", m) is before for m in (35, 36))
-    assert before.holds_for(1)
+    assert before.holds_for(1) and before.verified_in == ("1.34.4", "1.35.4", "1.36.3")
     breaker = REGISTRY.lookup("NF-7", "node_ready_flips", 37)
-    assert not breaker.holds_for(1) and breaker.holds_for(0)
+    assert not breaker.holds_for(1) and breaker.holds_for(0) and breaker.verified_in == ("1.37.2",)
 
 
 def test_real_cl2_crashloopbackoff_visible_for_the_whole_back_off_up_to_1_34():
