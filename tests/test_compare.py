@@ -187,3 +187,15 @@ def test_tests_that_did_not_run_in_one_run_are_not_run(tmp_path, capsys):
     # the other way round (the one-test run first) the same tests did not run in A
     rows = compare(load_run(tmp_path / "b"), load_run(a))
     assert {r.change for r in rows if r.test != test_id("test_b")} == {"not run"}
+
+
+def test_a_value_carried_forward_unverified_is_its_own_class(tmp_path):
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "x", 11.0, 10.0, [9, 18]), m("r1", "v1.37.2", "y", 0, -997, None)])
+    b = write_run(tmp_path / "b", [m("r2", "v1.38.0", "x", 12.0, 10.0, [9, 18], verdict="unverified-carried-forward"),
+                                   m("r2", "v1.38.0", "y", 0, -997, None, verdict="skipped")])
+    a2 = write_run(tmp_path / "a2", [m("r3", "v1.38.0", "y", 0, -997, None, verdict="unverified-carried-forward")])
+    assert {r.name: r.change for r in compare(load_run(a), load_run(b))} == {"x": "unverified (carried forward)",
+                                                                             "y": "unexplained"}
+    assert [r.change for r in compare(load_run(a2), load_run(b))] == ["new", "unexplained"]  # y held (unverified) in A
+    only_x = write_run(tmp_path / "bx", [m("r4", "v1.38.0", "x", 12.0, 10.0, [9, 18], verdict="unverified-carried-forward")])
+    assert main([str(write_run(tmp_path / "ax", [m("r5", "v1.37.2", "x", 11.0, 10.0, [9, 18])])), str(only_x)]) == 0

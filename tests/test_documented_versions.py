@@ -2,7 +2,9 @@
 versions the offline build supports, hack/offline/versions.env ``K8S_VERSIONS``) and, where its
 entries are keyed by cgroup version, on both cgroup versions: a value, or a documented absence
 (e.g. DR-3 ``terminating_replicas`` "absent" on 1.34) — never a hole that makes a run on that
-version "undocumented" (issue 15)."""
+version "undocumented" (issue 15). And every entry that applies to a version of the upgrade path
+was read in that version's source (``Expectation.verified_in``, issue 25 item 4): adding a
+release to versions.env fails here, naming each entry to read in it."""
 
 from __future__ import annotations
 
@@ -10,16 +12,33 @@ import re
 from pathlib import Path
 
 import e2e.documented  # noqa: F401  (registers every family's expectations)
-from e2e.judge.expectations import REGISTRY, NotDocumented
+from e2e.judge.expectations import REGISTRY, NotDocumented, version_minor
 
 VERSIONS_ENV = Path(__file__).resolve().parents[1] / "hack" / "offline" / "versions.env"
 
 
-def upgrade_path_minors(text: str) -> list[int]:
-    """The minors of ``K8S_VERSIONS="v1.37.2 v1.36.3 …"`` in a versions.env text, ascending."""
+def upgrade_path(text: str) -> list[str]:
+    """The releases of ``K8S_VERSIONS="v1.37.2 v1.36.3 …"`` in a versions.env text, as
+    ``verified_in`` spells them (``"1.37.2"``), oldest first."""
     m = re.search(r'^K8S_VERSIONS="([^"]+)"', text, re.M)
     assert m, "versions.env has no K8S_VERSIONS line"
-    return sorted({int(v.split(".")[1]) for v in m.group(1).split()})
+    return sorted((v.removeprefix("v") for v in m.group(1).split()), key=lambda v: tuple(map(int, v.split("."))))
+
+
+def upgrade_path_minors(text: str) -> list[int]:
+    """The minors of ``K8S_VERSIONS="v1.37.2 v1.36.3 …"`` in a versions.env text, ascending."""
+    return sorted({version_minor(v) for v in upgrade_path(text)})
+
+
+def unverified(versions: list[str]) -> list[str]:
+    """``"case name (1.35–newer): 1.38.0"`` for every registered entry that applies to some of
+    ``versions`` (by its minor, any cgroup) without having been read in it (``verified_in``)."""
+    out = []
+    for e in REGISTRY.entries:
+        missing = [v for v in versions if e.applies_to(version_minor(v)) and v not in e.verified_in]
+        if missing:
+            out.append(f"{e.case} {e.name} ({e.versions()}): {', '.join(missing)}")
+    return out
 
 
 def holes(minors: list[int]) -> list[str]:
@@ -41,7 +60,9 @@ def holes(minors: list[int]) -> list[str]:
 
 
 def test_the_upgrade_path_is_read_from_the_offline_build():
-    assert upgrade_path_minors('X=1\nK8S_VERSIONS="v1.37.2 v1.36.3 v1.35.4 v1.34.4"\n') == [34, 35, 36, 37]
+    text = 'X=1\nK8S_VERSIONS="v1.37.2 v1.36.3 v1.35.4 v1.34.10"\n'
+    assert upgrade_path(text) == ["1.34.10", "1.35.4", "1.36.3", "1.37.2"]
+    assert upgrade_path_minors(text) == [34, 35, 36, 37]
     assert {34, 35, 36, 37} <= set(upgrade_path_minors(VERSIONS_ENV.read_text()))
 
 
@@ -56,3 +77,19 @@ def test_a_minor_outside_the_documented_ranges_is_a_hole():
     found = holes([33])
     assert "DR-1 second_cause_message[max-unavailable]: 1.33" in found
     assert not any(h.startswith("CL-2 phase_while_waiting:") for h in found)  # documented for all versions
+
+
+def test_every_entry_was_read_in_each_release_of_the_upgrade_path_it_applies_to():
+    found = unverified(upgrade_path(VERSIONS_ENV.read_text()))
+    assert not found, (f"{len(found)} entries apply to a release of hack/offline/versions.env whose source was not read "
+                       "for them (read it, then add the release to the entry's or its family's verified_in):\n  "
+                       + "\n  ".join(found))
+
+
+def test_a_new_release_on_the_upgrade_path_names_every_entry_not_read_in_it():
+    path = upgrade_path('K8S_VERSIONS="v1.38.0 v1.37.2 v1.36.3 v1.35.4 v1.34.4"')
+    found = [line for line in unverified(path) if line.endswith("1.38.0")]
+    open_ended = [e for e in REGISTRY.entries if e.minors[1] is None]
+    assert len(found) == len(open_ended) > 400  # every open-ended entry, and only those
+    assert "CL-1 restart_gap[1] (1.35–newer): 1.38.0" in found
+    assert not any(line.startswith("DR-1 second_cause_message[max-unavailable] (1.34)") for line in found)  # keyed to 1.34

@@ -18,7 +18,8 @@ from helpers import fake_scenario_conftest
 
 BUG = KnownBug("kubernetes/kubernetes#134338 (open)", correct=6.0, correct_band=Band(5.5, 9.5),
                mechanism="lifecycle/handlers.go runSleepHandler waits for the pod worker's context only")
-GONE = Expectation("KB-1", "pod_gone_after_delete_s", 20.0, "[UP] test", unit="s", band=Band(20, 23), known_bug=BUG)
+GONE = Expectation("KB-1", "pod_gone_after_delete_s", 20.0, "[UP] test", unit="s", band=Band(20, 23), why="test",
+                   known_bug=BUG, verified_in=("1.37.2",))
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def test_a_known_bug_needs_its_issue_and_a_correct_value_judged_alike():
     with pytest.raises(ValueError, match="upstream issue"):
         KnownBug("", correct=0, mechanism="x")
     with pytest.raises(ValueError, match="both with a band, or neither"):
-        Expectation("KB-9", "x", 1.0, "[UP]", band=Band(1, 2), known_bug=KnownBug("k/k#1", correct=0, mechanism="m"))
+        Expectation("KB-9", "x", 1.0, "[UP]", band=Band(1, 2), why="test", known_bug=KnownBug("k/k#1", correct=0, mechanism="m"))
     with pytest.raises(ValueError, match="not a known bug"):
         Expectation("KB-9", "x", "a", "[UP]").correct()
 

@@ -14,15 +14,18 @@ from e2e.judge.expectations import REGISTRY, Band, Expectation, NotDocumented, R
 from e2e.judge.measurements import ExpectationFailed, Judge, Measurement, MeasurementLog
 
 SOURCE = "[S1] «CrashLoopBackOff своими глазами»"
+READ = ("1.37.2",)  # the fake cluster's release: its values are plain passes
 
 
 @pytest.fixture
 def registry() -> Registry:
     r = Registry()
     r.add(
-        Expectation("CL-1", "restart_gap[1]", 10.0, SOURCE, unit="s", band=Band(9, 13), why="1 s truncation, 3 s kubelet", minors=(37, None)),
-        Expectation("CL-2", "waiting_reason", "CrashLoopBackOff", SOURCE),
-        Expectation("CL-2", "waiting_message", "back-off {delay} restarting failed container={container}", SOURCE),
+        Expectation("CL-1", "restart_gap[1]", 10.0, SOURCE, unit="s", band=Band(9, 13), why="1 s truncation, 3 s kubelet", minors=(37, None),
+                    verified_in=READ),
+        Expectation("CL-2", "waiting_reason", "CrashLoopBackOff", SOURCE, verified_in=READ),
+        Expectation("CL-2", "waiting_message", "back-off {delay} restarting failed container={container}", SOURCE,
+                    verified_in=READ),
     )
     return r
 
@@ -157,6 +160,34 @@ def test_real_registry_band_in_failure_message(log):
         judge.verify()
     assert f"measured 45 s, expected 20 s within {exp.band} s" in str(err.value)
     assert exp.source in str(err.value)
+
+
+def test_on_a_release_no_entry_was_read_in_a_value_is_unverified_carried_forward(log):
+    # a fake 1.38 cluster on the real registry: CL-1 restart_gap[1] applies (1.35–newer) but was
+    # read in 1.35.4, 1.36.3 and 1.37.2 only
+    judge = Judge(log, test="t", run_id="r", kubernetes="v1.38.0", minor=38, registry=REGISTRY)
+    assert judge.expect("CL-1", "restart_gap[1]", 11.0) is True  # holds the newest documented value
+    assert judge.expect("KB-1", "pod_gone_after_delete_s", 21.0) is True  # a known bug, present
+    assert judge.expect("CL-1", "restart_gap[2]", 45.0) is False  # a regression still fails
+    gap, bug, failed = log.read()["measurements"]
+    assert gap["verdict"] == "unverified-carried-forward"
+    assert gap["details"] == {"judged": "pass", "reason": "documented for 1.35–newer, read in 1.35.4, 1.36.3, 1.37.2, "
+                                                          "not in 1.38: carried forward"}
+    assert gap["verified_in"] == ["1.35.4", "1.36.3", "1.37.2"] and gap["kubernetes"] == "v1.38.0"
+    assert bug["verdict"] == "unverified-carried-forward" and bug["details"]["judged"] == "bug-present"
+    assert failed["verdict"] == "fail" and "not in 1.38: carried forward" in failed["details"]["carried_forward"]
+    with pytest.raises(ExpectationFailed, match=r"restart_gap\[2\]: measured 45 s.*\n.*\n  unverified: documented for "
+                                                 r"1\.35–newer, read in 1\.35\.4, 1\.36\.3, 1\.37\.2, not in 1\.38"):
+        judge.verify()
+    assert judge.carried_forward() == (
+        "unverified, carried forward: CL-1 restart_gap[1] = 11 s (documented for 1.35–newer, read in 1.35.4, 1.36.3, "
+        "1.37.2, not in 1.38: carried forward); KB-1 pod_gone_after_delete_s = 21 s (documented for 1.34–newer, "
+        "read in 1.34.4, 1.35.4, 1.36.3, 1.37.2, not in 1.38: carried forward)")
+    assert judge.outcome()[0] == "bug-present"  # the known bug is still reported as present
+    # the same values on a release that was read: plain verdicts, nothing carried forward
+    read = Judge(log, test="t", run_id="r", kubernetes="v1.37.2", minor=37, registry=REGISTRY)
+    read.expect("CL-1", "restart_gap[1]", 11.0)
+    assert read.verdicts[0].measurement.verdict == "pass" and read.carried_forward() is None
 
 
 # -- several processes appending --------------------------------------------------------

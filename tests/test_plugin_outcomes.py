@@ -8,8 +8,8 @@ import pytest
 from helpers import fake_scenario_conftest
 
 CONFTEST = fake_scenario_conftest('''
-    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), minors=(37, None)),
-    Expectation("OM-1", "reason_missing", 0, "[UP] test", unit="runs", band=Band(0, 0)),
+    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), why="test", minors=(37, None)),
+    Expectation("OM-1", "reason_missing", 0, "[UP] test", unit="runs", band=Band(0, 0), why="test"),
 ''')
 
 

@@ -18,9 +18,9 @@ from e2e.report.summary import Outcome, build, host_line, markdown, read_allure_
 
 REGISTRY = Registry()
 REGISTRY.add(
-    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18)),
-    Expectation("SC-3", "order_ms", 500.0, "[S0] test", unit="ms", band=Band(0, 1000)),
-    Expectation("CL-1", "restarts", 3, "[S0] test", unit="restarts", band=Band(3, 5)),
+    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), why="back-off 10 s; test", verified_in=("1.37.2",)),
+    Expectation("SC-3", "order_ms", 500.0, "[S0] test", unit="ms", band=Band(0, 1000), why="test", verified_in=("1.37.2",)),
+    Expectation("CL-1", "restarts", 3, "[S0] test", unit="restarts", band=Band(3, 5), why="test", verified_in=("1.37.2",)),
     Expectation("CL-2", "waiting_reason", "CrashLoopBackOff", "[S0] test"),
 )
 
@@ -140,8 +140,8 @@ def test_an_unknown_pressure_never_makes_a_value_inconclusive(tmp_path):
 # -- the plugin: the test's outcome ------------------------------------------------------
 
 CONFTEST = fake_scenario_conftest('''
-    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18)),
-    Expectation("CL-1", "restarts", 3, "[S0] test", unit="restarts", band=Band(3, 5)),
+    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), why="back-off 10 s; test", verified_in=("1.37.2",)),
+    Expectation("CL-1", "restarts", 3, "[S0] test", unit="restarts", band=Band(3, 5), why="test", verified_in=("1.37.2",)),
 ''') + '''
 
 from pathlib import Path

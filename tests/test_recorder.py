@@ -10,6 +10,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ProtocolError
 
 import e2e.record.recorder as recorder_module
@@ -52,16 +53,32 @@ def fake_watch(script: Script):
     return FakeWatch
 
 
-def make(monkeypatch, steps) -> tuple[Recorder, Script]:
+class Lists:
+    """The Pod list: the n-th full list answers resourceVersion ``versions[n]`` (the last one
+    again after that) with pod ``a`` at that version; a ``limit=1`` probe answers ``probe``
+    (an exception is raised) and is counted."""
+
+    def __init__(self, versions=("10",), probe=None):
+        self.versions, self.probe = list(versions), probe
+        self.full = self.probes = 0
+
+    def __call__(self, namespace, _preload_content=True, limit=None, _request_timeout=None):
+        if limit is not None:
+            self.probes += 1
+            if isinstance(self.probe, BaseException):
+                raise self.probe
+        else:
+            self.full += 1
+        rv = self.versions[min(self.full, len(self.versions)) - 1] if self.full else self.versions[0]
+        return SimpleNamespace(data=json.dumps({"metadata": {"resourceVersion": rv}, "items": [pod("a", rv)]}))
+
+
+def make(monkeypatch, steps, lists: Lists | None = None) -> tuple[Recorder, Script]:
     script = Script(steps)
     monkeypatch.setattr(recorder_module.watch, "Watch", fake_watch(script))
     monkeypatch.setattr(recorder_module.Recorder, "_error", _fast_error)
     rec = Recorder(SimpleNamespace(), "ns", ["Pod"])
-
-    def list_pods(namespace, _preload_content=True, limit=None, _request_timeout=None):
-        return SimpleNamespace(data=json.dumps({"metadata": {"resourceVersion": "10"}, "items": [pod("a", "10")]}))
-
-    rec._list = {"Pod": list_pods}
+    rec._list = {"Pod": lists or Lists()}
     return rec, script
 
 
@@ -124,3 +141,56 @@ def test_an_outage_is_retried_with_back_off_and_the_gap_closes_once():
     rec._error("Pod", ConnectionRefusedError("refused again"))
     assert waits[-1] == 1.0  # a new outage starts the back-off again
     assert [g.type for g in rec.changes(GAP_KIND)] == ["GAP"]
+
+
+# -- 410 Gone and BOOKMARK ----------------------------------------------------------------
+
+
+def test_a_bookmark_moves_the_resource_version_and_records_nothing(monkeypatch):
+    bookmark = {"type": "BOOKMARK", "raw_object": {"kind": "Pod", "metadata": {"resourceVersion": "15"}}}
+    rec, script = make(monkeypatch, [[bookmark], [{"type": "MODIFIED", "raw_object": pod("a", "16")}]])
+    with rec:
+        assert wait(lambda: len(script.calls) >= 3)
+    assert script.calls[:3] == ["10", "15", "16"]  # the next watch starts at the bookmark's version
+    assert [c.type for c in rec.changes("Pod")] == ["LISTED", "MODIFIED"]  # no change for the bookmark
+    assert not rec.errors and not rec.gaps()
+
+
+@pytest.mark.parametrize("gone", [
+    [{"type": "ERROR", "raw_object": {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"}}],
+    ApiException(status=410, reason="Gone"),
+], ids=["error event", "exception"])
+def test_410_gone_relists_and_watches_from_the_new_list(monkeypatch, gone):
+    lists = Lists(versions=("10", "20"))
+    rec, script = make(monkeypatch, [gone, [{"type": "MODIFIED", "raw_object": pod("a", "21")}]], lists)
+    with rec:
+        assert wait(lambda: len(script.calls) >= 3)
+    assert lists.full == 2  # the start's list, then one re-list
+    assert script.calls[:3] == ["10", "20", "21"]  # the stale version is never asked for again
+    assert [(c.type, c.obj["metadata"]["resourceVersion"]) for c in rec.changes("Pod")] == [
+        ("LISTED", "10"), ("LISTED", "20"), ("MODIFIED", "21")]
+    assert not rec.errors and not rec.gaps()  # a 410 is no outage
+    rec.check()
+
+
+def test_after_an_outage_a_410_probe_counts_as_the_api_back_then_the_watch_relists(monkeypatch):
+    lists = Lists(versions=("10", "30"), probe=ApiException(status=410, reason="Gone"))
+    rec, script = make(monkeypatch, [ProtocolError("connection reset"), ApiException(status=410, reason="Gone")], lists)
+    with rec:
+        assert wait(lambda: len(script.calls) >= 3)
+    assert lists.probes == 1 and lists.full == 2
+    assert script.calls[:3] == ["10", "10", "30"]
+    (gap,) = rec.changes(GAP_KIND)  # closed once, by the probe the API answered (with 410)
+    assert "ProtocolError" in gap.obj["error"]
+    assert [c.type for c in rec.changes("Pod")] == ["LISTED", "LISTED"]
+    rec.check()
+
+
+def test_a_watch_error_other_than_410_is_an_outage_not_a_relist(monkeypatch):
+    error = {"type": "ERROR", "raw_object": {"kind": "Status", "code": 500, "reason": "InternalError"}}
+    lists = Lists()
+    rec, script = make(monkeypatch, [[error]], lists)
+    with rec:
+        assert wait(lambda: len(rec.changes(GAP_KIND)) >= 1)
+    assert lists.full == 1 and lists.probes == 1
+    assert "watch error" in rec.changes(GAP_KIND)[0].obj["error"] and script.calls[:2] == ["10", "10"]

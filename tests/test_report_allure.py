@@ -19,9 +19,9 @@ def test_judged(tmp_path):
     registry = Registry()
     registry.add(
         Expectation("CL-1", "restart_gap[1]", 10.0, "[S1] CASES.md CL-1", unit="s", band=Band(9, 23),
-                    why="1 s truncation, +10 s re-sync"),
-        Expectation("OM-1", "last_terminated_reason", "OOMKilled", "[S0] CASES.md OM-1"),
-        Expectation("CL-1", "restart_gap[2]", 20.0, "[S1]", unit="s", band=Band(19, 33), minors=(38, None)),
+                    why="1 s truncation, +10 s re-sync", verified_in=("1.37.2",)),
+        Expectation("OM-1", "last_terminated_reason", "OOMKilled", "[S0] CASES.md OM-1", verified_in=("1.37.2",)),
+        Expectation("CL-1", "restart_gap[2]", 20.0, "[S1]", unit="s", band=Band(19, 33), why="test", minors=(38, None)),
     )
     judge = Judge(MeasurementLog(tmp_path / "m.json"), "t", "run", "v1.37.2", 37, registry=registry)
     judge.expect("CL-1", "restart_gap[1]", 11.0)
@@ -85,7 +85,7 @@ def test_summary_html_reads_the_settled_outcome_from_its_hidden_label(pytester: 
 
     monkeypatch.setenv("E2E_RUN_ID", "run-label")
     pytester.makeconftest(fake_scenario_conftest('''
-    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), minors=(38, None)),
+    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), why="test", minors=(38, None)),
 '''))
     pytester.makepyfile(test_o='''
 import pytest

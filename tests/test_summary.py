@@ -108,7 +108,7 @@ def test_summary_at_the_end_of_a_run(pytester: pytest.Pytester, monkeypatch, tmp
             pytest.skip("undocumented: the body's own words")
     """)
     pytester.makeconftest(fake_scenario_conftest('''
-        Expectation("PS-9", "grace", 3.0, "[S0] test", unit="s", band=Band(2, 4), minors=(38, None)),
+        Expectation("PS-9", "grace", 3.0, "[S0] test", unit="s", band=Band(2, 4), why="test", minors=(38, None)),
     '''))
     old = m("CL-1", "restart_gap[0]", 99.0, verdict="fail", band=[0, 3], documented=0.0, unit="s",
             test="test_x.py::test_gaps", run_id="run-before")
@@ -132,3 +132,47 @@ def test_summary_at_the_end_of_a_run(pytester: pytest.Pytester, monkeypatch, tmp
     md = (tmp_path / "summary.md").read_text()
     assert md.startswith("# Run run-now — Kubernetes v1.37.2\n")
     assert "99" not in md  # another run's value
+
+
+def test_a_run_on_a_release_not_read_reports_unverified_carried_forward(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """A fake 1.38 cluster: values that hold entries read only up to 1.37 are
+    unverified-carried-forward in the case block, summary.md, junit.xml and a section of their own."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-138")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x=f"""
+        import pytest
+        from e2e.judge.measurements import MeasurementLog
+
+        @pytest.mark.case("CL-1")
+        def test_gaps(scenario):
+            scenario.judge.kubernetes, scenario.judge.minor = "v1.38.0", 38
+            scenario.judge.log, scenario.judge.run_id = MeasurementLog({str(tmp_path / "measurements.json")!r}), "run-138"
+            scenario.judge.expect("CL-1", "restart_gap[1]", 11.0)
+            scenario.judge.expect("CL-1", "restart_gap[0]", 1.0)
+    """)
+    pytester.makeconftest(fake_scenario_conftest('''
+        Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), why="test", minors=(35, None),
+                    verified_in=("1.35.4", "1.37.2")),
+        Expectation("CL-1", "restart_gap[0]", 0.0, "[S0] test", unit="s", band=Band(0, 3), why="test",
+                    verified_in=("1.37.2", "1.38.0")),
+    '''))
+    result = pytester.runpytest(f"--reports-dir={tmp_path}", "--junitxml=j.xml")
+    assert result.parseoutcomes() == {"passed": 1}
+    reason = "documented for 1.35–newer, read in 1.35.4, 1.37.2, not in 1.38: carried forward"
+    result.stdout.fnmatch_lines([
+        "*= pod-lifecycle-e2e: cases =*",
+        "CL-1   UNVERIFIED-CARRIED-FORWARD 1 unverified-carried-forward, 1 pass *",
+        f"         unverified-carried-forward: restart_gap[[]1[]] = 11 s — {reason}",
+        "tests: 1 passed",
+        "*= values judged against expectations not read in this version's source *",
+        f"UNVERIFIED test_x.py::test_gaps: unverified, carried forward: CL-1 restart_gap[[]1[]] = 11 s ({reason})",
+    ])
+    md = (tmp_path / "summary.md").read_text()
+    assert md.startswith("# Run run-138 — Kubernetes v1.38.0\n")
+    assert "| CL-1 | **unverified-carried-forward** | 1 unverified-carried-forward, 1 pass |" in md
+    assert "| restart_gap[1] | 11 s | 10 s within [9, 18] s | unverified-carried-forward | [S0] test |" in md
+    assert "| restart_gap[0] | 1 s | 0 s within [0, 3] s | pass | [S0] test |" in md
+    values = {m["name"]: m for m in json.loads((tmp_path / "measurements.json").read_text())["measurements"]}
+    assert values["restart_gap[1]"]["verdict"] == "unverified-carried-forward"
+    assert values["restart_gap[1]"]["verified_in"] == ["1.35.4", "1.37.2"]
+    assert 'name="unverified" value="unverified, carried forward: CL-1 restart_gap[1] = 11 s' in (pytester.path / "j.xml").read_text()

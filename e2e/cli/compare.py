@@ -22,11 +22,13 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   unexplained);
 - ``set aside`` / ``holds now``: the value was skipped with an environment reason in B / only
   in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
-  tolerates (its reason in the details).
+  tolerates (its reason in the details);
 - ``inconclusive``: B's timing value failed while the host was overloaded (e2e.judge.pressure;
   the pressure figures in its ``details.host``): counted apart, never unexplained — run B again
   on a quieter host; a test that ended so is an ``inconclusive`` outcome row. Inconclusive in A
   and holding in B: ``holds now``.
+- ``unverified (carried forward)``: the new value holds an expectation whose source was not read
+  for B's version (verdict ``unverified-carried-forward``): not a failure, never ``same``.
 
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
 a test that ran in only one of the runs otherwise is ``not run``, never a change.
@@ -58,6 +60,8 @@ BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 # (e2e.judge.pressure INCONCLUSIVE, INCONCLUSIVE_PREFIX: repeated here to stay standard-library only)
 INCONCLUSIVE = "inconclusive"
 INCONCLUSIVE_PREFIX = "inconclusive: host overloaded"
+# a value that held an expectation not read in its cluster's version (e2e.judge.measurements.UNVERIFIED)
+UNVERIFIED = "unverified-carried-forward"
 
 
 class RunNotFound(ValueError):
@@ -200,9 +204,11 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = "flake"  # a race upstream tolerates, with its reason in the details
         elif mb["verdict"] in SET_ASIDE:
             # skipped for an environment reason: a regression when it used to hold
-            change = "unexplained" if ma["verdict"] == "pass" else "set aside"
+            change = "unexplained" if ma["verdict"] in ("pass", UNVERIFIED) else "set aside"
         elif ma["verdict"] in SET_ASIDE:
             change = "holds now"
+        elif mb["verdict"] == UNVERIFIED:
+            change = "unverified (carried forward)"
         elif mb["verdict"] == "fail":
             change = "unexplained"
         elif _same_expectation(ma, mb):

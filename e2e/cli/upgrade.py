@@ -12,7 +12,9 @@ followed along the path, and the report names the **first upgrade that changed i
 - ``unexplained``: a value failed its expectation, or appeared/disappeared while its test ran, or
   a test failed — in any run of the path, the first one included;
 - ``outcome changed``: a test's outcome moved (e.g. passed → skipped) without a failure;
-- ``undocumented``: a value with nothing documented on one side (the suite's aim is none).
+- ``undocumented``: a value with nothing documented on one side (the suite's aim is none);
+- ``unverified (carried forward)``: the newer version's value holds an expectation whose source
+  was not read for that version (``Expectation.verified_in``): listed, not failing.
 
 Outputs ``upgrade.md`` (tables for people) and ``upgrade.json`` (the same, for tools) in the
 output directory. Standard library only, like :mod:`e2e.cli.compare`.

@@ -37,7 +37,11 @@ Under ``restartPolicy: Never`` a startup-probe kill of the only container kills 
 from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, register
-from .kubelet import KUBELET_HANDOFF_S, PLEG_RELIST_S
+from .kubelet import KUBELET_HANDOFF_S, PLEG_RELIST_S, UPGRADE_PATH_READ
+
+# Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc; 5d96d18 "ES, PR, PS, AD: sources read in
+# v1.34.4, v1.35.4, v1.36.3, v1.37.2").
+VERIFIED_IN = UPGRADE_PATH_READ
 
 # -- sources ---------------------------------------------------------------------------------
 S0_TAINTS = "[S0] «Taints и tolerations» (kubectl apply --dry-run=server output)"
@@ -121,7 +125,8 @@ register(
         ),
         _count("AD-1", "toleration_count[own not-ready]", 2, "the own not-ready one + the added unreachable one, nothing else",
                f"{S0_TAINTS}; {UP_DTS}", unit="tolerations"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- AD-2 pod conditions ---------------------------------------------------------------------
@@ -139,7 +144,8 @@ register(
                _AD2_SOURCE + "; [UP] pkg/kubelet/status/generate.go GeneratePodReadyToStartContainersCondition", minors=(29, None)),
         *[_exact("AD-2", f"condition_status[{t}]", "True", _AD2_SOURCE + "; [UP] pkg/kubelet/status/generate.go")
           for t in AD2_CONDITIONS if t != "PodReadyToStartContainers"],
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- PR-1 startupProbe -----------------------------------------------------------------------
@@ -194,7 +200,8 @@ register(
         _exact("PR-1", "phase[Never]", "Failed", f"{S1_PROBES} («дальше по restartPolicy»); {UP_KILL} (KillPod)"),
         _count("PR-1", "restart_count[Never]", 0, "never restarted", f"{S1_PROBES}; {UP_KILL}", unit="restarts"),
         _count("PR-1", "restart_count[starts in time]", 0, "never killed", f"{S1_PROBES}", unit="restarts"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 # After the startup probe succeeds the other probes start at their next tick: the success
 # reaches the status manager (SetContainerStartup) once the probe's exec ended, and the
@@ -213,7 +220,8 @@ for _probe in ("liveness", "readiness"):
                      f"+{PR1_OTHER_PROBE_PERIOD_S} s the {_probe} worker's next tick +{PROBE_TIMEOUT_S:g} s its exec set-up"),
                 source=f"{S1_PROBES}; {UP_WORKER} doProbe (c.Started); [UP] pkg/kubelet/kubelet.go syncLoopIteration (SetContainerStartup)",
             )
-        ]
+        ],
+        VERIFIED_IN,
     )
 
 # -- PR-2 readinessProbe and the EndpointSlice ---------------------------------------------
@@ -240,7 +248,8 @@ register(
         _count("PR-2", "restart_count[not ready]", 0, "the container is not touched", f"{S1_PROBES} («контейнер не трогает»)",
                unit="restarts"),
         _exact("PR-2", "container_state[not ready]", "running", f"{S1_PROBES} («контейнер не трогает»)"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- PS-7 preStop sleep validation ---------------------------------------------------------
@@ -270,5 +279,6 @@ register(
         _exact("PS-7", "accepted[sleep=0]", True, f"{S0_STOP} («принимает ноль»); {UP_SLEEP}; [UP] PodLifecycleSleepActionAllowZero", minors=_NEW),
         _exact("PS-7", "accepted[sleep=0]", False, f"{UP_SLEEP} (v1.34.4, gate off: Seconds <= 0 rejected)", minors=_OLD),
         _exact("PS-7", "accepted[sleep=-1]", False, f"{UP_SLEEP} (Seconds < 0); the message's «non-negative»"),
-    ]
+    ],
+    VERIFIED_IN,
 )

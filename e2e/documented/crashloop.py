@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 
 from ..judge.expectations import Band, Expectation, register
-from .kubelet import API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SYNC_TICKER_S
+from .kubelet import API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SYNC_TICKER_S, UPGRADE_PATH_READ
+
+# Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (SINCE_MIN_BACKOFF_EXPIRATION; fb61d9e, 975f36d of issue 15).
+VERIFIED_IN = UPGRADE_PATH_READ
 
 S0_PHASES = "[S0] «Фазы, состояния…» (flowcontrol.Backoff keyed by pod+container)"
 S1_CRASHLOOP = "[S1] «CrashLoopBackOff своими глазами»"
@@ -144,7 +147,7 @@ def _zero(case: str, name: str, unit: str, why: str, source: str) -> Expectation
     return Expectation(case=case, name=name, documented=0, unit=unit, band=Band(0, 0), why=why, source=source)
 
 
-register(gap_expectations("CL-1", range(len(DOCUMENTED_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_DOBACKOFF}"))
+register(gap_expectations("CL-1", range(len(DOCUMENTED_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_DOBACKOFF}"), VERIFIED_IN)
 
 register(
     [
@@ -159,7 +162,8 @@ register(
         _exact("CL-2", "last_terminated_reason", "Error", S1_CRASHLOOP),
         _exact("CL-2", "last_exit_code", 1, S1_CRASHLOOP),
         _zero("CL-2", "restart_count_vs_runs", "restarts", "restartCount counts restarts: runs seen − 1, exactly", S1_CRASHLOOP),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # How long the API shows state.waiting.reason = CrashLoopBackOff before the restart (s, receive
@@ -272,7 +276,8 @@ register(
         _visible(minors, minor_key, n)
         for minors, minor_key in (((None, 34), 34), ((35, None), 35))
         for n in (*range(1, CL2_CAPPED_FROM), None)
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 register(
@@ -281,7 +286,8 @@ register(
         _exact("CL-3", "last_exit_code", 0, S1_POLICY),
         _exact("CL-3", "waiting_reason", "CrashLoopBackOff", S1_POLICY),
         *gap_expectations("CL-3", range(2), f"{S1_POLICY} (same back-off as CL-1)"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 register(
@@ -300,7 +306,8 @@ register(
         ),
         _exact("CL-4", "phase[Never,exit1]", "Failed", S1_POLICY),
         _zero("CL-4", "restart_count[Never,exit1]", "restarts", "no restart at all", S1_POLICY),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 CL5_SOURCE = ("[S1] «kubectl logs, exec, port-forward» (--previous) and «CrashLoopBackOff своими глазами» "
@@ -318,7 +325,8 @@ register(
             pattern=True,
         ),
         _exact("CL-5", "previous_log_after_restart", "attempt {attempt}", CL5_SOURCE),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 register(
@@ -334,7 +342,8 @@ register(
         _exact("CL-8", "phase[Never]", "Failed", CL8_SOURCE),
         _exact("CL-8", "status[Never]", "Init:Error", CL8_SOURCE),
         _exact("CL-8", "main_started[Never]", False, CL8_SOURCE),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 
@@ -358,7 +367,7 @@ def capped_gaps(cap_s: int, count: int) -> tuple[int, ...]:
 CL6_GAPS_S = capped_gaps(CL6_MAX_RESTART_PERIOD_S, 5)  # (0, 10, 20, 20, 20)
 UP_CAP = ("[UP] pkg/kubelet/kubelet.go newCrashLoopBackOff (KubeletCrashLoopBackOffMax: beta, on from 1.35; "
           "alpha before); client-go util/flowcontrol/backoff.go Backoff.Next (min(2 × delay, max))")
-register(gap_expectations("CL-6", range(len(CL6_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_CAP}", CL6_GAPS_S))
+register(gap_expectations("CL-6", range(len(CL6_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_CAP}", CL6_GAPS_S), VERIFIED_IN)
 
 # CL-7: when is the back-off forgotten? CASES.md (after [S0] HasExpiredFunc and client-go's
 # default) says after 2 × cap without a restart (40 s at a 20 s cap). Since 1.32 the kubelet
@@ -385,5 +394,6 @@ register(
         # ... and the next one starts over at the initial delay
         *gap_expectations("CL-7", range(1), f"{UP_RESET}; client-go Backoff.Next (initEntryUnsafe)",
                           (min(INITIAL_BACKOFF_S, CL6_MAX_RESTART_PERIOD_S),), "restart_gap_after_reset"),
-    ]
+    ],
+    VERIFIED_IN,
 )

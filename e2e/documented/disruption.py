@@ -28,7 +28,10 @@ the same there, except where an entry is keyed by version — the eviction's bud
 from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, register
-from .kubelet import API_TIMESTAMP_RESOLUTION_S
+from .kubelet import API_TIMESTAMP_RESOLUTION_S, UPGRADE_PATH_READ
+
+# Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 and kubectl v0.34.4–v0.37.2 (module doc; 4aa0016 of issue 15).
+VERIFIED_IN = UPGRADE_PATH_READ
 
 # -- sources -----------------------------------------------------------------------------
 S2_PDB = "[S2] L537–549 (PodDisruptionBudget, eviction API)"
@@ -373,4 +376,4 @@ DR6 = [
     _exact("DR-6", "default_backoff_limit", 6, f"{S2_JOB}; {UP_JOB_DEFAULTS}", why="6 when neither backoffLimit nor backoffLimitPerIndex is set"),
 ]
 
-register([*DR1, *DR2, *DR3, *DR4, *DR5, *DR6])
+register([*DR1, *DR2, *DR3, *DR4, *DR5, *DR6], VERIFIED_IN)

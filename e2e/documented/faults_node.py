@@ -28,9 +28,10 @@ Open points of CASES-faults.md §6 settled on this host (v1.37.2, cgroup v1, 2 c
 4. With the per-node conflists mounted at creation, the first CoreDNS pods (scheduled before the
    worker joins) take 10.244.0.x on the control plane, and the worker's first pods 10.244.1.x.
 
-Sources read in v1.37.2 and v1.34.4 (client-go v0.37.2 / v0.34.4): the node lifecycle and taint
-eviction passes, the kubelet's node-lister compare, the reflector back-off (800 ms × 2 to 30 s,
-jitter 1.0), the shutdown manager's groups, messages and lock handling are the same in both, so
+Sources read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (client-go v0.34.4–v0.37.2): the node
+lifecycle and taint eviction passes, the kubelet's node-lister compare, the reflector back-off
+(800 ms × 2 to 30 s, jitter 1.0, reset after 2 min; 1.36 rewrote it as a wait.Backoff with the same
+constants), the shutdown manager's groups, messages and lock handling are the same in all four, so
 the values apply to every version; 1.37's lease circuit breaker changes none of them.
 
 Times are host seconds unless a name says API time (1 s resolution: ``lastTransitionTime``,
@@ -43,6 +44,9 @@ from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, register
 from . import faults as single
+
+# Read in the four releases of the upgrade path (the module doc; faults.py VERIFIED_IN says how).
+VERIFIED_IN = single.VERIFIED_IN
 
 # -- sources -----------------------------------------------------------------------------
 S0_TAINTS = "[S0] L86, L88, L96–109 (NoExecute, unreachable, five minutes)"
@@ -63,8 +67,8 @@ UP_KUBELET_STATUS = ("[UP] pkg/kubelet/kubelet.go (syncNodeStatus every nodeStat
                      "kubelet_node_status.go tryUpdateNodeStatus (posts when changed: Unknown → True)")
 UP_NODE_LISTER = ("[UP] pkg/kubelet/kubelet_node_status.go tryUpdateNodeStatus (try 0 reads kl.nodeLister, posts only when "
                   "changed or isUpdateStatusPeriodExpired)")
-UP_REFLECTOR = ("[UP] k8s.io/client-go v0.37.2 tools/cache/reflector.go (back-off 800 ms × 2 up to 30 s, jitter 1.0, "
-                "reset after 2 min)")
+UP_REFLECTOR = ("[UP] k8s.io/client-go v0.34.4–v0.37.2 tools/cache/reflector.go NewReflectorWithOptions (back-off "
+                "800 ms × 2 up to 30 s, jitter 1.0, reset after 2 min)")
 UP_HTTP2 = ("[UP] k8s.io/client-go transport (HTTP/2 ReadIdleTimeout 30 s + PingTimeout 15 s, #121793, PR #126287); "
             "cmd/kubelet/app/server.go onHeartbeatFailure = closeAllConns")
 UP_SHUTDOWN = ("[UP] pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go start (event loop: Shutdown event, go syncNodeStatus, "
@@ -285,4 +289,4 @@ NF9 = [
     _text("NF-9", "killed_pods_stay_failed", True, f"{CASES_NF} NF-9; {UP_SHUTDOWN_STATUS}"),
 ]
 
-register([*NF4, *NF8, *NF9])
+register([*NF4, *NF8, *NF9], VERIFIED_IN)

@@ -68,8 +68,11 @@ OM-3's (137, ``OOMKilled``, dd and sh killed), the sandbox is stopped, the pod e
 from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, KnownBug, register
-from .kubelet import KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, STATUS_UPDATE_S, SYNC_TICKER_S
+from .kubelet import KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, STATUS_UPDATE_S, SYNC_TICKER_S, UPGRADE_PATH_READ
 from .storage import POD_MSG
+
+# Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc; 5e3f063 "KB read in v1.34.4–v1.37.2").
+VERIFIED_IN = UPGRADE_PATH_READ
 
 # Versions whose source was read for every entry here (v1.34.4, v1.35.4, v1.36.3, v1.37.2); open-ended
 # (module doc).
@@ -138,7 +141,8 @@ register(
         # when the pod object is gone
         _kb1_known("pod_gone_after_delete_s", POD_CLEANUP_S,
                    f"+{POD_CLEANUP_S:g} s volume unmount, TerminatePod and the delete with grace 0"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- KB-2 -------------------------------------------------------------------------------------
@@ -182,7 +186,8 @@ register(
             source=KB2_SOURCE, minors=READ,
             known_bug=KnownBug(KB2_BUG, correct=0, correct_band=Band(0, 0), mechanism=KB2_MECHANISM),
         ),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- KB-3 -------------------------------------------------------------------------------------
@@ -224,7 +229,8 @@ register(
             source=f"CASES.md KB-3 (Pending / PodInitializing for ≥ 7.5 min); {KB3_SOURCE}", cgroup=1, minors=READ,
             known_bug=KnownBug(KB3_BUG, correct="Failed", mechanism=KB3_MECHANISM),
         ),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # cgroup v2: the bug's input does not arise (module doc) — the same manifest fails like OM-3.
@@ -246,5 +252,6 @@ register(
                     source=f"{KB3_V2_SOURCE}; [UP] pkg/kubelet/kubelet_pods.go getPhase (a failed init container under "
                            "restartPolicy Never: Failed) — the bug needs an init container that exits 0",
                     cgroup=2, minors=READ),
-    ]
+    ],
+    VERIFIED_IN,
 )

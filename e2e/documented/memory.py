@@ -21,6 +21,11 @@ from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, register
 from .crashloop import gap_expectations
+from .kubelet import UPGRADE_PATH_READ
+
+# Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 for issue 15 (fb61d9e: OM-1's back-off re-sync; 5e3f063: OM-2 on
+# cgroup v2; the issue's closing note: every versioned expectation keyed from each version's source).
+VERIFIED_IN = UPGRADE_PATH_READ
 
 S0_NODE = "[S0] «Как requests и limits становятся файлами cgroup»"
 S0_OOM = "[S0] «Нехватка памяти: выселение kubelet и OOM killer»"
@@ -122,7 +127,8 @@ register(
         _zero("OM-1", "restart_count_vs_runs", "restarts", "restartCount counts restarts: runs seen − 1, exactly",
               "CASES.md OM-1 (restartCount + 1 per OOM kill)"),
         _exact("OM-1", "phase_while_restarting", "Running", "[S1] (a pod in CrashLoopBackOff is Running)"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # OM-2: a child over the limit. cgroup v2 (memory.oom.group=1, set by the kubelet since 1.28):
@@ -153,7 +159,8 @@ register(
                f"{S0_CGROUP_TABLE}; [UP] containerd v2.3.4 internal/cri/server/events.go handleEvent (TaskOOM → "
                "status.Reason = OOMKilled), internal/cri/server/container_status.go toCRIContainerStatus",
                cgroup=1),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 register(
@@ -164,7 +171,8 @@ register(
         _zero("OM-3", "init_restart_count", "restarts", "restartPolicy Never: no restart", "CASES.md OM-3"),
         _exact("OM-3", "status", "Init:OOMKilled",
                "[UP] pkg/printers/internalversion/printers.go printPod (\"Init:\" + terminated reason)"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 register(
@@ -174,7 +182,8 @@ register(
         _exact("OM-4", "qos_class[limits-only]", "Guaranteed", f"{S0_LIMITS_ONLY}; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
         _exact("OM-4", "qos_class[requests<limits]", "Burstable", "CASES.md OM-4; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
         _exact("OM-4", "qos_class[none]", "BestEffort", "CASES.md OM-4; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 register(
@@ -198,7 +207,8 @@ register(
               f"{S0_OOM}; {UP_QOS_POLICY}"),
         _exact("OM-5", "oom_score_adj[pause]", PAUSE_OOM_SCORE_ADJ,
                f"{S0_OOM} («pause получает −998 от containerd»); containerd internal/cri/server/podsandbox/helpers_linux.go defaultSandboxOOMAdj"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 register(
@@ -215,5 +225,6 @@ register(
                  f"+ resident binaries (busybox, pause) ≤ {BINARIES_RESIDENT_MI} MiB + kernel memory ≤ {KERNEL_MEMORY_MI} MiB"),
             source=f"{S0_TMPFS}; {S2_DMESG} (the report's memory.stat: total_shmem on v1, shmem on v2)",
         ),
-    ]
+    ],
+    VERIFIED_IN,
 )

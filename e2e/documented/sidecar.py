@@ -32,7 +32,10 @@ from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, register
 from .crashloop import SINCE_MIN_BACKOFF_EXPIRATION, first_backoff, resync_late_s, resync_why
-from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S
+from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, UPGRADE_PATH_READ
+
+# Read in the kubelet of v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc; fb61d9e, 975f36d: SC-5's back-off).
+VERIFIED_IN = UPGRADE_PATH_READ
 
 SINCE = (33, None)  # native sidecars GA in 1.33
 
@@ -147,7 +150,8 @@ register(
         _exact("SC-1", "ready_column_running", "2/2",
                f"{S1_SIDECARS} (READY 2/2: the sidecar and the main container, not the finished init container); "
                "[UP] pkg/printers/internalversion/printers.go printPod"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- SC-2 main containers start together -----------------------------------------------------
@@ -162,7 +166,8 @@ register(
             f"0: after the sidecar is running (no startupProbe); +{PLEG_RELIST_S:g} s PLEG relist to see it running "
             f"+{KUBELET_HANDOFF_S:g} s pod sync +{CONTAINER_START_S:g} s container start",
             f"[S1] «Под изнутри» steps 6–7; {UP_START}"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- SC-3 stop order -----------------------------------------------------------------------------
@@ -194,7 +199,8 @@ register(
             f"{S1_SIDECARS}; {UP_ORDER}"),
         _ms("SC-3", "sigterm_after_previous_exit_ms[sidecar-1]", 0, 0, KUBELET_HANDOFF_S, _STOP_WHY_GAP + " (after sidecar-2)",
             f"{S1_SIDECARS}; {UP_ORDER}"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- SC-4 Job with a sidecar completes -------------------------------------------------------------
@@ -226,7 +232,8 @@ register(
         _exact("SC-4", "job_complete[plain-container]", False,
                f"[S0] «Job не завершался, потому что агент не выходит»; {S1_SIDECARS} (the negative control: the helper as a second entry in containers)"),
         _exact("SC-4", "pod_phase[plain-container]", "Running", "CASES.md SC-4 negative control «keeps the pod running»; [S0]"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # How long the negative control is watched (s): as long as the native-sidecar Job may take to
@@ -271,7 +278,8 @@ register(
         _restart_gap(0, (35, None), 35),
         _restart_gap(1, (33, 34), 34),
         _restart_gap(1, (35, None), 35),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- SC-6 sidecar readiness counts ------------------------------------------------------------------
@@ -291,7 +299,8 @@ register(
         _exact("SC-6", "sidecar_restarts", 0, "[S1] readinessProbe never restarts a container"),
         _ms("SC-6", "pod_ready_after_sidecar_ready_ms", 0, 0, _READY_LAG_S, _READY_LAG_WHY, f"{S1_SIDECARS}; {UP_READY}"),
         _ms("SC-6", "pod_unready_after_sidecar_unready_ms", 0, 0, _READY_LAG_S, _READY_LAG_WHY, f"{S1_SIDECARS}; {UP_READY}"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- SC-7 shared budget ---------------------------------------------------------------------------
@@ -313,5 +322,6 @@ register(
             f"{S1_STOP} «останавливает все оставшиеся контейнеры разом с коротким сроком»; {UP_MIN_GRACE}"),
         _exact("SC-7", "app_exit_code", 137, f"{S1_STOP} (SIGKILL: 128 + 9); {UP_MIN_GRACE}"),
         _exact("SC-7", "sidecar_exit_code", 137, f"CASES.md SC-7 «SIGKILL about 2 s after their signal (exit 137)»; {UP_MIN_GRACE}"),
-    ]
+    ],
+    VERIFIED_IN,
 )

@@ -49,7 +49,10 @@ the first terminal pod status.
 from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, register
-from .kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S
+from .kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
+
+# Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc, CHECKED; 5d96d18 of issue 15).
+VERIFIED_IN = UPGRADE_PATH_READ
 
 S0_ES = "[S0] «ephemeral-storage» (десятисекундный цикл kubelet, grace 1 s, сообщение «Container app exceeded…»)"
 S0_CONFIGZ = "[S0] «Пороги и порядок выселения» (kind configz: evictionHard 0 %)"
@@ -191,21 +194,22 @@ register(
                           f"{S0_ES}; {UP_MSG.format(fmt='containerEphemeralStorageMessageFmt', func='containerEphemeralStorageLimitEviction')}"),
         },
         READ,
-    )
+    ),
+    VERIFIED_IN,
 )
 
 # ES-2 — an emptyDir over its sizeLimit (volume stats).
 register(
     _timing("ES-2", EMPTYDIR_LAG_S, EMPTYDIR_WHY, READ)
     + _outcome("ES-2", S0_ES, READ)
-    + _messages("ES-2", {"": (EMPTYDIR_MSG, False, f"CASES.md ES-2; {S0_ES}; {UP_MSG.format(fmt='emptyDirMessageFmt', func='emptyDirLimitEviction')}")}, READ)
+    + _messages("ES-2", {"": (EMPTYDIR_MSG, False, f"CASES.md ES-2; {S0_ES}; {UP_MSG.format(fmt='emptyDirMessageFmt', func='emptyDirLimitEviction')}")}, READ), VERIFIED_IN
 )
 
 # ES-3 — the pod total over the sum of container limits (a writer with no limit of its own).
 register(
     _timing("ES-3", WRITABLE_LAYER_LAG_S, WRITABLE_LAYER_WHY, READ)
     + _outcome("ES-3", S0_ES, READ)
-    + _messages("ES-3", {"": (POD_MSG, False, f"CASES.md ES-3; {S0_ES}; {UP_MSG.format(fmt='podEphemeralStorageMessageFmt', func='podEphemeralStorageLimitEviction')}")}, READ)
+    + _messages("ES-3", {"": (POD_MSG, False, f"CASES.md ES-3; {S0_ES}; {UP_MSG.format(fmt='podEphemeralStorageMessageFmt', func='podEphemeralStorageLimitEviction')}")}, READ), VERIFIED_IN
 )
 
 # ES-4 — controls: under the limit, and a memory-backed emptyDir, are not evicted.
@@ -216,7 +220,8 @@ register(
         Expectation(case="ES-4", name="memory_emptydir_counted", documented=False,
                     source="CASES.md ES-4; [S0] «…emptyDir с medium: Memory живёт в tmpfs и считается памятью»; "
                            f"[UP] pkg/volume/util/util.go IsLocalEphemeralVolume (medium \"\" only); stats/helper.go calcEphemeralStorage {CHECKED}"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # ES-5 — stdout/stderr logs count toward the container's usage. The eviction manager adds the
@@ -232,7 +237,7 @@ ES5_SOURCE = (
 register(
     _timing("ES-5", LOGS_LAG_S, LOGS_WHY, ES5)
     + _outcome("ES-5", ES5_SOURCE, ES5)
-    + _messages("ES-5", {"": (CONTAINER_MSG, False, f"{ES5_SOURCE}; {UP_MSG.format(fmt='containerEphemeralStorageMessageFmt', func='containerEphemeralStorageLimitEviction')}")}, ES5)
+    + _messages("ES-5", {"": (CONTAINER_MSG, False, f"{ES5_SOURCE}; {UP_MSG.format(fmt='containerEphemeralStorageMessageFmt', func='containerEphemeralStorageLimitEviction')}")}, ES5), VERIFIED_IN
 )
 
 # ES-6 — a request above the node's allocatable is not scheduled.
@@ -244,7 +249,8 @@ register(
         Expectation(case="ES-6", name="failed_scheduling_message",
                     documented=r"0/\d+ nodes are available: (.+, )?\d+ Insufficient ephemeral-storage[.,].*",
                     pattern=True, source=f"CASES.md ES-6; [S0] «Requests сверяет планировщик (Insufficient ephemeral-storage)»; {UP_FIT}"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # ES-7 — the node can enforce limits, and the settings the bands above assume.
@@ -265,5 +271,6 @@ register(
                     band=Band(CONTAINERD_STATS_COLLECT_PERIOD_S, CONTAINERD_STATS_COLLECT_PERIOD_S),
                     why="a configuration value: exact (the ES-1/ES-3 bands assume it)",
                     source="[containerd v2.3.4] internal/cri/config/config_unix.go DefaultImageConfig StatsCollectPeriod (10)"),
-    ]
+    ],
+    VERIFIED_IN,
 )

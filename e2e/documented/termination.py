@@ -31,7 +31,10 @@ scenarios, because the documented value of each measurement is a function of the
 from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, register
-from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, STATUS_UPDATE_S
+from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
+
+# Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc "Versions"; 5d96d18 of issue 15).
+VERIFIED_IN = UPGRADE_PATH_READ
 
 # -- sources -----------------------------------------------------------------------------
 S0_STEPS = "[S0] «Остановка пода по шагам»"
@@ -128,7 +131,7 @@ register(
     + _ps1("request", PS1_REQUEST_GRACE_S)
     + _ps1("default", DEFAULT_GRACE_S)
     + [_n("PS-1", "termination_grace_period_default_s", DEFAULT_GRACE_S, DEFAULT_GRACE_S, DEFAULT_GRACE_S,
-          "exact: API defaulting", f"{S0_STEPS} step 1; [UP] pkg/apis/core/v1/defaults.go SetDefaults_PodSpec")]
+          "exact: API defaulting", f"{S0_STEPS} step 1; [UP] pkg/apis/core/v1/defaults.go SetDefaults_PodSpec")], VERIFIED_IN
 )
 
 # -- PS-2 preStop delays the signal ---------------------------------------------------------
@@ -141,7 +144,7 @@ def _sigterm_after_prestop(case: str, name: str, source: str) -> Expectation:
     return _n(case, name, PRESTOP_SLEEP_S, PRESTOP_SLEEP_S, PRESTOP_SLEEP_S + _SIGTERM_LATE_S, _SIGTERM_WHY, source)
 
 
-register([_sigterm_after_prestop("PS-2", "sigterm_after_delete_s", f"{S1_WALKTHROUGH} (5.1 s for N = 5); {S0_STEPS} steps 4–5; {UP_KILL}")])
+register([_sigterm_after_prestop("PS-2", "sigterm_after_delete_s", f"{S1_WALKTHROUGH} (5.1 s for N = 5); {S0_STEPS} steps 4–5; {UP_KILL}")], VERIFIED_IN)
 
 # -- PS-3 EndpointSlice on deletion ---------------------------------------------------------
 _ENDPOINT_SOURCE = f"{S0_STEPS} step 2; {UP_ENDPOINT}"
@@ -159,7 +162,8 @@ register(
            f"from the first failing readiness probe (app log, failureThreshold {READINESS_FAILURE_THRESHOLD}): "
            f"+{STATUS_UPDATE_S:g} s kubelet status update +{ENDPOINT_PROPAGATION_S:g} s EndpointSlice controller and watch",
            _ENDPOINT_SOURCE),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- PS-4 no lost requests -----------------------------------------------------------------
@@ -185,7 +189,8 @@ register(
                "the delete request, or for a rollout from the first sight of the pod's deletionTimestamp)", _ENDPOINT_SOURCE)
             for v in ("prestop-drain", "no-prestop-exit")
         ),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- PS-5 exit codes -----------------------------------------------------------------------
@@ -220,7 +225,8 @@ register(
                why="[S0] documents 143 for the container's first process; as PID 1 the re-raised SIGTERM is "
                    "dropped by the kernel and the Go runtime exits 2 — the seed's 143 holds only for a non-init process"),
         _n("PS-5", "finished_after_delete_s[go-no-handler-pid1]", 0, *_FINISH_AT_ONCE, "[S0] (dies «сразу», at once)"),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- PS-6 the budget includes preStop ---------------------------------------------------------
@@ -254,7 +260,8 @@ register(
            f"+{KUBELET_HANDOFF_S:g} s kubelet reaction +{SIGNAL_DELIVERY_S:g} s SIGKILL delivery",
            f"{_BUDGET_SOURCE}; {UP_MIN_GRACE}; [S1] (preStop gets a one-time +2 s)"),
         _exact("PS-6", "exit_code[hook-overrun]", 137, _BUDGET_SOURCE),
-    ]
+    ],
+    VERIFIED_IN,
 )
 
 # -- PS-8 probes during termination ---------------------------------------------------------
@@ -274,5 +281,6 @@ register(
            READINESS_PERIOD_S + PROBE_TICK_JITTER_S,
            f"periodSeconds {READINESS_PERIOD_S} s as before the deletion: +{PROBE_TICK_JITTER_S:g} s tick jitter",
            f"{S0_STEPS} step 3; {UP_PROBES}"),
-    ]
+    ],
+    VERIFIED_IN,
 )

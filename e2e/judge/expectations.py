@@ -88,12 +88,33 @@ class KnownBug:
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+_VERSION = re.compile(r"v?1\.(\d+)\.\d+")
+
+
+def version_minor(version: str) -> int:
+    """The minor of a Kubernetes version ``"1.37.2"`` or ``"v1.37.2"``: ``37``. Raises
+    ``ValueError`` for anything else."""
+    m = _VERSION.fullmatch(version)
+    if m is None:
+        raise ValueError(f"{version!r} is not a Kubernetes version 1.<minor>.<patch>")
+    return int(m.group(1))
+
+
 @dataclass(frozen=True)
 class Expectation:
     """One documented value and how far a measurement may stray from it.
 
     ``minors`` is the inclusive range of Kubernetes minor versions the entry applies to
-    (``None`` = open end); ``cgroup`` restricts it to cgroup v1 or v2 nodes.
+    (``None`` = open end); ``cgroup`` restricts it to cgroup v1 or v2 nodes. ``verified_in``
+    holds the Kubernetes versions (``"1.37.2"``, no ``v``) whose source was read for this entry:
+    on a cluster of another minor the entry still applies by ``minors`` but is only carried
+    forward (:meth:`verified_for`; the judge labels such values ``unverified-carried-forward``).
+
+    Checked when the entry is made, so a bad entry fails the import of its family (and with it
+    ``make test``): case, name and source are not blank; a band has a ``why``, ``low ≤ high``
+    and contains the documented number; every ``verified_in`` version is a
+    ``1.<minor>.<patch>`` inside ``minors``. Raises ``ValueError`` naming the entry and each
+    problem.
     """
 
     case: str
@@ -107,11 +128,43 @@ class Expectation:
     minors: tuple[int | None, int | None] = (None, None)
     cgroup: int | None = None
     known_bug: KnownBug | None = None
+    verified_in: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        problems = self._problems()
+        if problems:
+            raise ValueError(f"{self.case} {self.name} ({self.versions()}): " + "; ".join(problems))
+
+    def _problems(self) -> list[str]:
+        out = [f"no {what}" for what, text in (("case", self.case), ("name", self.name), ("source", self.source))
+               if not text.strip()]
+        if self.band is not None:
+            if not self.why.strip():
+                out.append(f"band {self.band} without why")
+            if self.band.low > self.band.high:
+                out.append(f"band {self.band}: low above high")
+            documented = self.documented
+            if not isinstance(documented, (int, float)) or isinstance(documented, bool) or documented not in self.band:
+                out.append(f"documented {documented!r} outside its band {self.band}")
         if self.known_bug is not None and (self.band is None) != (self.known_bug.correct_band is None):
-            raise ValueError(f"{self.case} {self.name}: the correct value of a known bug is judged like the documented one "
-                             "(both with a band, or neither)")
+            out.append("the correct value of a known bug is judged like the documented one (both with a band, or neither)")
+        for version in self.verified_in:
+            try:
+                minor = version_minor(version)
+            except ValueError as e:
+                out.append(f"verified_in: {e}")
+                continue
+            if version.startswith("v"):
+                out.append(f"verified_in: {version!r} without the v")
+            elif not self.applies_to(minor):
+                out.append(f"verified_in: {version} is outside the entry's versions")
+        return out
+
+    def verified_for(self, minor: int) -> bool:
+        """Whether the source of some ``1.<minor>`` release was read for this entry
+        (``verified_in``); a patch release of a read minor counts as read — the registry is keyed
+        by minor, and ``make test`` checks the suite's own patch releases exactly."""
+        return any(version_minor(v) == minor for v in self.verified_in)
 
     def correct(self) -> "Expectation":
         """The expectation of the correct behaviour of a known bug (same unit, versions and
@@ -259,5 +312,11 @@ def _overlap(a: tuple[int | None, int | None], b: tuple[int | None, int | None])
 REGISTRY = Registry()
 
 
-def register(expectations: Iterable[Expectation]) -> None:
-    REGISTRY.add(*expectations)
+def register(expectations: Iterable[Expectation], verified_in: tuple[str, ...]) -> None:
+    """Add ``expectations`` to :data:`REGISTRY`; ``verified_in`` are the Kubernetes versions
+    (``"1.37.2"``) whose source was read for this family's entries. An entry gets those of them
+    its ``minors`` cover, unless it names its own ``verified_in``. ``ValueError`` as
+    :meth:`Registry.add`, or for a version that is no ``1.<minor>.<patch>``."""
+    minors = {v: version_minor(v) for v in verified_in}
+    REGISTRY.add(*(e if e.verified_in else replace(e, verified_in=tuple(v for v in verified_in if e.applies_to(minors[v])))
+                   for e in expectations))

@@ -38,6 +38,13 @@ BUG_PRESENT, BUG_FIXED = "bug-present", "bug-fixed"
 KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 BUG_PRESENT_PREFIX = "known bug present:"
+# The verdict of a value that holds an expectation applying to the cluster's minor by its range
+# (Expectation.minors) whose source was not read in any release of that minor
+# (Expectation.verified_in): judged against the newest documented value, so a regression still
+# fails, but never shown as read in this version's source. ``details.judged`` keeps the verdict it
+# would have had (pass or bug-present), ``details.reason`` says where it was read.
+UNVERIFIED = "unverified-carried-forward"
+UNVERIFIED_PREFIX = "unverified, carried forward:"
 
 # A wait's budget (s) where the band it would use is not documented for this cluster
 # (Judge.wait_budget_s): generous, so the value is still measured and shown — as undocumented.
@@ -59,9 +66,11 @@ class Measurement:
     in ``details.known_bug``; any other value fails. A failed timing value judged while the host
     was overloaded is ``inconclusive`` (:mod:`e2e.judge.pressure`: never a pass, never a failure —
     the test ends skipped with :data:`~e2e.judge.pressure.INCONCLUSIVE_PREFIX`); with a host
-    sampler every value has the host's CPU pressure of its window in ``details.host``. ``cgroup``
-    the node's cgroup version the value was judged for (``None``: unknown); ``where`` the
-    ``file:line`` of the test code that judged it."""
+    sampler every value has the host's CPU pressure of its window in ``details.host``. A value
+    that holds an expectation not read in the cluster's minor is :data:`UNVERIFIED` instead of
+    pass or bug-present. ``verified_in`` the releases whose source was read for the expectation
+    (``["1.37.2", …]``; ``[]`` when undocumented). ``cgroup`` the node's cgroup version the value
+    was judged for (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
 
     case: str
     name: str
@@ -83,6 +92,7 @@ class Measurement:
     template: float | str | bool | None = None
     cgroup: int | None = None
     where: str = ""
+    verified_in: list[str] = field(default_factory=list)
 
 
 class MeasurementLog:
@@ -127,6 +137,8 @@ class Verdict:
             f"  documented for Kubernetes {e.versions()} (cluster: {m.kubernetes}"
             + (f", cgroup v{m.cgroup})" if m.cgroup else ", cgroup unknown)"),
         ]
+        if "carried_forward" in m.details:
+            lines.append(f"  unverified: {m.details['carried_forward']}")
         if m.where:
             lines.append(f"  judged at {m.where}")
         if e.why:
@@ -245,11 +257,19 @@ class Judge:
         if exp.known_bug is not None:
             verdict = BUG_PRESENT if ok else BUG_FIXED if exp.correct().holds_for(value) else "fail"
             details = {**(details or {}), "known_bug": _known_bug_details(exp)}
+        if not exp.verified_for(self.minor):
+            carried = (f"documented for {exp.versions()}, read in {', '.join(exp.verified_in) or 'no release'}, "
+                       f"not in 1.{self.minor}: carried forward")
+            if verdict in ("pass", BUG_PRESENT):
+                details = {**(details or {}), "judged": verdict, "reason": carried}
+                verdict = UNVERIFIED
+            else:  # a failure (or a known bug's fix) stays what it is, saying so
+                details = {**(details or {}), "carried_forward": carried}
         m = self._measurement(
             case, name, value, exp.unit, exp.documented, exp.band.as_list() if exp.band else None,
             exp.why, exp.source, exp.versions(), verdict, details, where,
         )
-        m.template = template
+        m.template, m.verified_in = template, list(exp.verified_in)
         if inconclusive(verdict, exp.unit, m.details.get("host")):
             m.verdict = INCONCLUSIVE
             m.details["reason"] = f"host overloaded: expected {exp.describe()}; {describe(m.details['host'])}"
@@ -289,7 +309,7 @@ class Judge:
             case, name, value, exp.unit, exp.documented, exp.band.as_list() if exp.band else None,
             exp.why, exp.source, exp.versions(), verdict, {**(details or {}), "reason": reason}, where,
         )
-        m.template = template
+        m.template, m.verified_in = template, list(exp.verified_in)
         self.log.append(m)
         self.verdicts.append(Verdict(m, exp, reason))
         return m
@@ -300,6 +320,17 @@ class Judge:
 
     def set_aside_values(self, verdict: str) -> list[Measurement]:
         return [v.measurement for v in self.verdicts if v.measurement.verdict == verdict]
+
+    def carried_forward(self) -> str | None:
+        """``"unverified, carried forward: CL-1 restart_gap[1] = 11 s (documented for 1.35–newer,
+        read in 1.35.4, …, not in 1.38: carried forward); …"`` for the :data:`UNVERIFIED` values
+        of this test, or None when there are none: what the plugin marks a test with, whatever
+        its outcome."""
+        found = self.set_aside_values(UNVERIFIED)
+        if not found:
+            return None
+        return f"{UNVERIFIED_PREFIX} " + "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.details['reason']})"
+                                                     for m in found)
 
     def summary(self) -> str:
         """One line per judged value: verdict, case, name, measured, expected; then the
@@ -327,8 +358,9 @@ class Judge:
         ``("undocumented", reason)`` (skip), ``("bug-fixed", reason)`` (a known
         bug's correct value was measured: skip, counted apart), ``("skipped", reason)`` (an
         environment limit, skip), ``("flake", reason)`` (xfail), ``("bug-present", reason)``
-        (a pass marked "known bug present"), or ``None`` (a pass). The reason lists every such
-        value with its measured value and why (a known bug: buggy and correct value, issue)."""
+        (a pass marked "known bug present", also when the value is :data:`UNVERIFIED`), or ``None``
+        (a pass). The reason lists every such value with its measured value and why (a known bug:
+        buggy and correct value, issue). Unverified values are listed apart (:meth:`carried_forward`)."""
         starved = [v for v in self.verdicts if v.measurement.verdict == INCONCLUSIVE]
         if starved:
             items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {shown(v.measurement.value, v.measurement.unit)} "
@@ -346,7 +378,7 @@ class Judge:
                 items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)}: {m.details.get('reason', '')}" for m in found)
                 label = "environment" if verdict == "skipped" else "flake"
                 return verdict, f"{label}: {items}"
-        present = [v for v in self.verdicts if v.measurement.verdict == BUG_PRESENT]
+        present = [v for v in self.verdicts if BUG_PRESENT in (v.measurement.verdict, v.measurement.details.get("judged"))]
         if present:
             return BUG_PRESENT, f"{BUG_PRESENT_PREFIX} " + "; ".join(_known_bug_item(v) for v in present)
         return None

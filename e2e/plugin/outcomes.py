@@ -1,5 +1,5 @@
 """A test's outcome: the one outcome policy (:func:`settle`) from the judged values, the record
-attached to the test, and the UNDOCUMENTED / BUG FIXED? / INCONCLUSIVE / known-bug lines of the
+attached to the test, and the UNDOCUMENTED / BUG FIXED? / INCONCLUSIVE / known-bug / UNVERIFIED lines of the
 terminal."""
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ CALL_REPORT = pytest.StashKey[pytest.TestReport]()
 FILES = pytest.StashKey[dict]()
 # (outcome, reason) settled from the judged values, when they end the test (see :func:`settle`)
 SETTLED = pytest.StashKey[tuple[str, str]]()
+# the user property (and allure tag) of a test with values judged against expectations not read in
+# the cluster's version (e2e.judge.measurements.UNVERIFIED), whatever its outcome
+UNVERIFIED_PROPERTY = "unverified"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -67,7 +70,16 @@ def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseE
     property, allure label, terminal section). The outcome is the ``outcome`` user property
     (junit.xml, the reports) and the hidden allure label ``_outcome`` (``none`` when nothing was
     settled); its reason rides on the call report (:func:`e2e.report.summary.settled`).
+
+    Whatever the outcome, a test with values that held an expectation not read in the cluster's
+    version (``unverified-carried-forward``) carries the ``unverified`` user property (their list,
+    :meth:`e2e.judge.measurements.Judge.carried_forward`) and the allure tag "unverified, carried
+    forward", and is listed in a terminal section of its own.
     """
+    carried = sc.judge.carried_forward()
+    if carried is not None:
+        item.user_properties.append((UNVERIFIED_PROPERTY, carried))
+        allure.dynamic.tag("unverified, carried forward")
     if body is not None and not isinstance(body, (pytest.skip.Exception, pytest.xfail.Exception)):
         return body
     try:
@@ -159,3 +171,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.section("known upstream bugs present (today's documented behaviour: passed)")
         for nodeid, reason in present:
             terminalreporter.line(f"KNOWN BUG {nodeid}: {reason}")
+    carried = [(rep.nodeid, value) for reports in terminalreporter.stats.values() for rep in reports
+               if getattr(rep, "when", None) == "call"
+               for name, value in getattr(rep, "user_properties", ()) if name == UNVERIFIED_PROPERTY]
+    if carried:
+        terminalreporter.section("values judged against expectations not read in this version's source "
+                                 "(unverified-carried-forward: the newest documented value, not verified here)")
+        for nodeid, reason in carried:
+            terminalreporter.line(f"UNVERIFIED {nodeid}: {reason}")

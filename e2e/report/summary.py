@@ -8,7 +8,8 @@ xdist workers), prints the summary at the end of pytest's terminal output and wr
 
 A case's verdict is the most telling verdict among its values and tests, in the order
 ``fail`` (a value or a test failed), then any verdict string this module does not know (shown
-as it is), ``undocumented``, ``flake``, ``skipped``, ``pass``; a case whose tests ran without
+as it is), ``undocumented``, ``unverified-carried-forward`` (held an expectation whose source
+was not read for this version), ``flake``, ``skipped``, ``pass``; a case whose tests ran without
 judging a value says ``no values``.
 """
 
@@ -22,10 +23,11 @@ from pathlib import Path
 import pytest
 
 from ..judge.expectations import number
+from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, percent
 
 # most telling first; verdict strings not listed here rank right after "fail"
-ORDER = ("fail", "undocumented", "flake", "skipped", "pass")
+ORDER = ("fail", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
 # a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
 UNDOCUMENTED_PREFIX = "undocumented:"
 # the outcome the plugin settled a test with (e2e.plugin.outcomes.settle: ``undocumented``,
@@ -67,7 +69,8 @@ class CaseSummary:
         return dict(out)
 
     def notes(self) -> list[str]:
-        """Why a value or test is not a plain pass: failed, flake, skipped, undocumented, with reasons."""
+        """Why a value or test is not a plain pass: failed, flake, skipped, undocumented,
+        unverified-carried-forward, with reasons."""
         out = []
         for m in self.values:
             if m["verdict"] == "pass":
