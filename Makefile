@@ -45,7 +45,7 @@ test: $(BIN)/.installed
 # pytest's exit status is the target's; a report that cannot be made fails only a passing run
 e2e: $(BIN)/.installed
 	@mkdir -p $(REPORTS)
-	K8S_VERSION=$(K8S_VERSION) hack/prepare.sh > $(REPORTS)/profile.env
+	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
 	set -a; . $(REPORTS)/profile.env; set +a; status=0; \
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS) \
 	  || status=$$?; \
