@@ -68,7 +68,7 @@ offline:
 	hack/offline/build.sh $(K8S_VERSION)
 
 clean-reports:
-	rm -rf $(REPORTS)/allure-results $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
+	rm -rf $(REPORTS)/allure-results $(REPORTS)/.incoming-* $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
 
 # make e2e while tcpdump watches the host's uplink and the suite's Docker bridge
 # (e2e/cli/wirecheck.py): exit 3 when a packet leaves the machine although every test passed.
