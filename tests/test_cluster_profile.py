@@ -283,8 +283,10 @@ def test_bad_yaml_names_the_file(base, tmp_path):
     bad = write(tmp_path, "bad-patch.yaml", "networking: [unclosed\n")
     with pytest.raises(PreflightError, match=r"kind config .*bad-patch\.yaml"):
         Profile(base, IMAGE, (bad,)).config()
-    with pytest.raises(PreflightError, match=r"bad-patch\.yaml"):
+    with pytest.raises(PreflightError, match=r"bad-patch\.yaml") as err:
         Profile(bad, IMAGE).key  # noqa: B018
+    # issue 30 (10): the error's own location said in "<unicode string>", line 2
+    assert f'in "{bad}", line 2' in str(err.value) and "<unicode string>" not in str(err.value)
 
 
 def test_missing_file_names_the_file(tmp_path):

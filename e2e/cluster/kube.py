@@ -106,15 +106,35 @@ def load_manifests(path: Path, values: dict[str, object] | None = None) -> list[
     missing = sorted({m.group(1) for m in PLACEHOLDER.finditer(text) if m.group(1) not in values})
     if missing:
         raise ManifestError(f"{path}: no value for placeholder(s) {', '.join('${' + m + '}' for m in missing)}")
-    filled = PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text).replace("$${", "${")
+    def fill(part: str) -> str:
+        return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), part).replace("$${", "${")
+
+    filled = fill(text)
     try:
         docs = [d for d in yaml.safe_load_all(filled) if d]
     except yaml.YAMLError as e:
+        # the error's marks name the file and its line there (a value of several lines, such as
+        # ${stamp_sh}, shifts the lines of the filled text), not "<unicode string>"
+        lines = [fill(line).count("\n") + 1 for line in text.split("\n")]
+        for mark in (getattr(e, "context_mark", None), getattr(e, "problem_mark", None)):
+            if mark is not None:
+                mark.name, mark.line = str(path), _source_line(lines, mark.line)
         raise ManifestError(f"{path}: invalid YAML: {e}") from None
     for d in docs:
         if not isinstance(d, dict) or "apiVersion" not in d or "kind" not in d:
             raise ManifestError(f"{path}: every document needs apiVersion and kind, got {str(d)[:80]!r}")
     return docs
+
+
+def _source_line(lines: list[int], filled: int) -> int:
+    """The line (0-based) of a file whose lines became ``lines[i]`` lines each once filled, that
+    line ``filled`` (0-based) of the filled text comes from."""
+    end = 0
+    for i, n in enumerate(lines):
+        end += n
+        if filled < end:
+            return i
+    return len(lines) - 1
 
 
 @dataclass
