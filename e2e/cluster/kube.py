@@ -126,6 +126,23 @@ def load_manifests(path: Path, values: dict[str, object] | None = None) -> list[
     return docs
 
 
+def unreachable(e: BaseException, host: str, timeout_s: float) -> str:
+    """Why the API server at ``host`` gave no answer, from the exception and what caused it: the
+    connection refused (nothing listens there), no answer within ``timeout_s`` s, or what failed."""
+    seen: list[BaseException] = []
+    todo: list[object] = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, BaseException) and x not in seen:
+            seen.append(x)
+            todo += [x.__cause__, x.__context__, getattr(x, "reason", None)]  # urllib3 keeps its cause as reason
+    if any(isinstance(x, ConnectionRefusedError) for x in seen):
+        return f"the API server at {host} refused the connection (nothing listens there: is the cluster running?): {e}"
+    if any(isinstance(x, TimeoutError) for x in seen):
+        return f"the API server at {host} did not answer within {timeout_s:g} s: {e}"
+    return f"the API server at {host} cannot be reached: {e}"
+
+
 def _source_line(lines: list[int], filled: int) -> int:
     """The line (0-based) of a file whose lines became ``lines[i]`` lines each once filled, that
     line ``filled`` (0-based) of the filled text comes from."""
@@ -177,8 +194,7 @@ class Kube:
         try:
             info = client.VersionApi(self.api_client).get_code(_request_timeout=timeout_s)
         except Exception as e:
-            host = self.api_client.configuration.host
-            raise ClusterUnreachable(f"the API server at {host} did not answer within {timeout_s:g} s: {e}") from e
+            raise ClusterUnreachable(unreachable(e, self.api_client.configuration.host, timeout_s)) from e
         minor = int(cast(re.Match, re.match(r"\d+", info.minor)).group(0))  # "34" or "34+": digits first
         return ServerVersion(info.git_version, int(info.major), minor)
 
