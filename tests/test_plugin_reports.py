@@ -79,10 +79,12 @@ def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester,
     kubeconfig.write_text("")
     result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
     assert result.ret == 4
-    result.stdout.fnmatch_lines(["*pod-lifecycle-e2e cannot run: workload image(s) not on the cluster's nodes: "
+    said = result.stdout.str() + result.stderr.str()
+    assert said.count("pod-lifecycle-e2e cannot run") == 1  # issue 30 (10): printed twice (Exit: and ! ... !)
+    result.stderr.fnmatch_lines(["*pod-lifecycle-e2e cannot run: workload image(s) not on the cluster's nodes: "
                                  "my/app:1 (E2E_APP_IMAGE) missing on worker*"])
-    assert "kind load docker-image" in result.stdout.str()
-    assert "busybox" not in result.stdout.str().split("cannot run:")[1].split("\n")[0]
+    assert "kind load docker-image" in said
+    assert "busybox" not in said.split("cannot run:")[1].split("\n")[0]
 
 
 LAST_RUN = {"junit.xml": "<last-run/>", "allure-results/old-result.json": "{}", "summary.md": "# Run before",

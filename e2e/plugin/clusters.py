@@ -60,7 +60,8 @@ def _check_workload_images(kube: Kube) -> None:
 def _preflight(config: pytest.Config) -> None:
     """Fail fast, once, in the controller (before any xdist worker starts) when Docker, kind
     or an existing cluster is missing, or that cluster's nodes lack the workload images: a
-    clear message and exit code 4, no test errors."""
+    clear message, printed once, and exit code 4, no test errors. (A usage error: pytest prints
+    it once; ``pytest.exit`` this early is printed twice, as ``Exit:`` and as an interruption.)"""
     try:
         profile = profile_of(config)
         if profile is None:
@@ -72,7 +73,7 @@ def _preflight(config: pytest.Config) -> None:
             check_docker()
             Kind.of(profile)  # finds the kind binary
     except (PreflightError, ClusterUnreachable) as e:
-        pytest.exit(f"pod-lifecycle-e2e cannot run: {e}", returncode=4)
+        raise pytest.UsageError(f"pod-lifecycle-e2e cannot run: {e}") from None
 
 
 @pytest.hookimpl(tryfirst=True)
