@@ -60,3 +60,31 @@ def test_an_interrupted_setup_leaves_the_profile_as_it_was(tmp_path):
     assert run.returncode == 130
     assert (reports / "profile.env").read_text() == "E2E_KIND=/old/kind\n"
     assert sorted(p.name for p in reports.iterdir()) == ["profile.env"]
+
+
+def _prepare(tmp_path, k8s_version: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """hack/prepare.sh with K8S_VERSION and a docker CLI that logs its calls and fails them all
+    (no engine): its exit, and what it asked docker."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "docker.log"
+    _fake(bin_dir / "docker", f'echo "docker $*" >> {log}\nexit 1\n')
+    run = subprocess.run([str(ROOT / "hack" / "prepare.sh")], capture_output=True, text=True, timeout=60,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "E2E_START_DOCKER": "0",
+                              "E2E_CACHE": str(tmp_path / "cache"), "K8S_VERSION": k8s_version})
+    return run, log.read_text().splitlines() if log.exists() else []
+
+
+def test_an_unsupported_kubernetes_version_is_refused_before_anything_else(tmp_path):
+    """issue 30 (10): K8S_VERSION=1.99 tried a registry pull and an offline build first."""
+    run, docker = _prepare(tmp_path, "1.99")
+    assert run.returncode == 1
+    assert "K8S_VERSION=1.99 is not supported: the suite documents and builds Kubernetes 1." in run.stderr
+    assert "(hack/offline/versions.env K8S_VERSIONS)" in run.stderr
+    assert docker == [] and run.stdout == ""
+
+
+def test_a_patch_of_a_supported_minor_goes_on_to_the_setup(tmp_path):
+    run, docker = _prepare(tmp_path, "v1.34.1")
+    assert run.returncode == 1 and "no Docker engine answers" in run.stderr  # past the version check
+    assert docker == ["docker info"]
