@@ -1,5 +1,5 @@
 """The pytest plugin: options, the shared cluster, a namespace + recorder + judge per test,
-reports, and cleanup that survives failures and Ctrl-C.
+reports, and cleanup that survives failures, Ctrl-C (also twice) and SIGTERM.
 
 Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --node-image IMG         kind node image of the profile
@@ -29,7 +29,8 @@ hooks and fixtures live in the modules it names in ``pytest_plugins``, which pyt
 it: :mod:`~e2e.plugin.options` (options, markers, run id, reports' defaults),
 :mod:`~e2e.plugin.collection` (selection, order), :mod:`~e2e.plugin.clusters` (preflight, one
 cluster per profile, release), :mod:`~e2e.plugin.outcomes` (the outcome policy, terminal lines),
-:mod:`~e2e.plugin.fixtures` (``clusters``, ``cluster``, ``scenario``).
+:mod:`~e2e.plugin.fixtures` (``clusters``, ``cluster``, ``scenario``), :mod:`~e2e.plugin.signals`
+(Ctrl-C and SIGTERM stop a run once, with its cleanup).
 """
 
 from __future__ import annotations
@@ -44,4 +45,5 @@ pytest_plugins = [
     "e2e.plugin.collection",
     "e2e.plugin.outcomes",
     "e2e.plugin.fixtures",
+    "e2e.plugin.signals",
 ]

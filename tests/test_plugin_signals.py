@@ -1,0 +1,123 @@
+"""e2e.plugin.signals: SIGTERM stops a run as Ctrl-C does, and a second Ctrl-C or SIGTERM cannot cut
+the cleanup short (pytester runs in a process of their own: the signals are real)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CONFTEST = '''
+import os
+import signal
+import time
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def cleanup(tmp_path_factory):
+    yield
+    if os.environ.get("SECOND_SIGNAL"):  # a second one while the cleanup runs
+        os.kill(os.getpid(), getattr(signal, os.environ["SECOND_SIGNAL"]))
+        time.sleep(0.5)
+    with open(os.environ["CLEANED"], "w") as f:
+        f.write("cleaned up")
+'''
+
+TEST = '''
+import os
+import signal
+import time
+
+
+def test_stopped(cleanup):
+    os.kill(os.getpid(), getattr(signal, os.environ["FIRST_SIGNAL"]))
+    time.sleep(30)
+'''
+
+
+@pytest.fixture
+def run(pytester, tmp_path, monkeypatch):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_stop=TEST)
+    cleaned = tmp_path / "cleaned"
+    monkeypatch.setenv("CLEANED", str(cleaned))
+
+    def go(first: str, second: str | None = None):
+        monkeypatch.setenv("FIRST_SIGNAL", first)
+        if second:
+            monkeypatch.setenv("SECOND_SIGNAL", second)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+        return result, cleaned.read_text() if cleaned.exists() else None
+
+    return go
+
+
+def test_sigterm_stops_the_run_with_its_cleanup(run):
+    """issue 30 (4): SIGTERM killed the run without any cleanup (clusters, namespaces, junit left)."""
+    result, cleaned = run("SIGTERM")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert cleaned == "cleaned up"
+    result.stderr.fnmatch_lines(["pod-lifecycle-e2e: SIGTERM: stopping as after Ctrl-C, with the cleanup"])
+
+
+@pytest.mark.parametrize("first, second", [("SIGINT", "SIGINT"), ("SIGINT", "SIGTERM"), ("SIGTERM", "SIGINT")])
+def test_a_second_signal_does_not_cut_the_cleanup_short(run, first, second):
+    """issue 30 (3): a second Ctrl-C during the cleanup interrupted it (a cluster, namespaces and
+    state files left, no junit.xml)."""
+    result, cleaned = run(first, second)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert cleaned == "cleaned up"
+    result.stderr.fnmatch_lines([f"pod-lifecycle-e2e: {second} ignored while cleaning up *"])
+
+
+def test_with_xdist_a_second_ctrl_c_does_not_skip_the_controllers_finish(pytester, tmp_path):
+    """issue 30 (3): with xdist a second Ctrl-C escaped the workers' teardown in the controller,
+    whose session finish (the run's clusters and state files) then never ran. Ctrl-C as a terminal
+    sends it: to every process of the run (a session of its own here, not pytest's)."""
+    pytester.makeconftest(f'''
+import os
+import signal
+import time
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def cleanup():
+    yield
+    os.killpg(0, signal.SIGINT)  # the second Ctrl-C
+    time.sleep(1)
+    with open({str(tmp_path / "worker")!r}, "w") as f:
+        f.write("cleaned up")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        with open({str(tmp_path / "controller")!r}, "w") as f:
+            f.write("finished")
+''')
+    pytester.makepyfile(test_stop='''
+import os
+import signal
+import time
+
+
+def test_stopped(cleanup):
+    os.killpg(0, signal.SIGINT)  # the first Ctrl-C
+    time.sleep(30)
+''')
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "1"], cwd=pytester.path,
+                         capture_output=True, text=True, timeout=120, start_new_session=True)
+    assert run.returncode == pytest.ExitCode.INTERRUPTED, run.stdout + run.stderr
+    assert (tmp_path / "worker").read_text() == "cleaned up"
+    assert (tmp_path / "controller").read_text() == "finished"
