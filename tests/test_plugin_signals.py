@@ -121,3 +121,40 @@ def test_stopped(cleanup):
     assert run.returncode == pytest.ExitCode.INTERRUPTED, run.stdout + run.stderr
     assert (tmp_path / "worker").read_text() == "cleaned up"
     assert (tmp_path / "controller").read_text() == "finished"
+
+
+def test_a_kind_delete_cut_by_an_ignored_ctrl_c_is_run_once_more(pytester, monkeypatch):
+    """issue 30 (3): the second Ctrl-C reaches `kind delete` too (a process of the terminal's group)
+    and cuts it, leaving the cluster and its state files; the run's end deletes it once more."""
+    from e2e.plugin import clusters
+
+    deletes = []
+
+    class CutOnce:
+        """A cluster of this run whose first deletion a Ctrl-C cuts (ignored by the run itself)."""
+
+        def __init__(self, name):
+            self.name = name
+
+        def delete_unless_used(self):
+            deletes.append(self.name)
+            if len(deletes) == 1:
+                pytester_config.pluginmanager.get_plugin("e2e-signals").ignored += 1
+                raise clusters.PreflightError("`kind delete cluster` failed (130): interrupted")
+            return True
+
+    pytester_config = None
+
+    def configured(config):
+        nonlocal pytester_config
+        pytester_config = config
+
+    monkeypatch.setattr(clusters, "_preflight", configured)
+    monkeypatch.setattr(clusters, "owned_clusters", lambda run_id: ["ple2e-cut"])
+    monkeypatch.setattr(clusters, "Kind", CutOnce)
+    monkeypatch.setattr(clusters.egress, "prepared", lambda: False)
+    monkeypatch.setattr(clusters, "_release_egress", lambda: None)
+    pytester.makepyfile(test_one="def test_ok():\n    pass\n")
+    result = pytester.runpytest_inprocess("--node-image", "kindest/node:v1.37.2", "--reports-dir", str(pytester.path / "R"))
+    result.assert_outcomes(passed=1)
+    assert deletes == ["ple2e-cut", "ple2e-cut"]

@@ -41,9 +41,9 @@ from .. import documented  # noqa: F401  (registers every family's expectations)
 # warns about a module already imported by a sibling)
 pytest_plugins = [
     "e2e.plugin.options",
+    "e2e.plugin.signals",
     "e2e.plugin.clusters",
     "e2e.plugin.collection",
     "e2e.plugin.outcomes",
     "e2e.plugin.fixtures",
-    "e2e.plugin.signals",
 ]

@@ -30,6 +30,7 @@ from ..cluster.kind import (
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from .options import _is_controller, _reports, run_id
+from .signals import SIGNALS
 
 log = logging.getLogger("e2e")
 
@@ -293,11 +294,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 except Exception as e:  # noqa: BLE001
                     log.warning("kind export logs of %s failed: %s", kind.name, e)
     finally:  # a Ctrl-C during the export still deletes the clusters
+        stop = config.pluginmanager.get_plugin(SIGNALS)
         for kind in kinds:
-            try:
-                _finish_cluster(config, kind)
-            except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
-                log.warning("finishing kind cluster %s failed: %s", kind.name, e)
+            for again in (False, True):
+                ignored = stop.ignored if stop is not None else 0
+                try:
+                    _finish_cluster(config, kind)
+                    break
+                except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
+                    # a Ctrl-C ignored meanwhile (e2e.plugin.signals) reached `kind delete` too, a
+                    # process of the terminal's group: it may have cut it short, once more then
+                    cut = not again and stop is not None and stop.ignored > ignored
+                    log.warning("finishing kind cluster %s failed%s: %s", kind.name, " (cut by Ctrl-C: once more)" if cut else "", e)
+                    if not cut:
+                        break
         if kinds or egress.prepared():
             _release_egress()
 

@@ -21,6 +21,8 @@ import pytest
 
 # each signal and the handler Python starts with: only that one is replaced
 _DEFAULTS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+# the name of the :class:`Stop` plugin (``config.pluginmanager.get_plugin``)
+SIGNALS = "e2e-signals"
 
 
 class Stop:
@@ -29,6 +31,7 @@ class Stop:
 
     def __init__(self) -> None:
         self.first: str | None = None  # the signal that stopped the run
+        self.ignored = 0  # signals ignored since (a child process in the terminal's group got them too)
         self.previous: dict[int, object] = {}
 
     def install(self) -> None:
@@ -39,6 +42,7 @@ class Stop:
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if self.first:
+            self.ignored += 1
             sys.stderr.write(f"\npod-lifecycle-e2e: {name} ignored while cleaning up (clusters, namespaces, "
                              "reports); Ctrl-\\ stops at once and leaves the rest to `make clean`\n")
             return
@@ -60,4 +64,4 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     stop = Stop()
     stop.install()
-    config.pluginmanager.register(stop, "e2e-signals")
+    config.pluginmanager.register(stop, SIGNALS)
