@@ -158,3 +158,37 @@ def test_a_kind_delete_cut_by_an_ignored_ctrl_c_is_run_once_more(pytester, monke
     result = pytester.runpytest_inprocess("--node-image", "kindest/node:v1.37.2", "--reports-dir", str(pytester.path / "R"))
     result.assert_outcomes(passed=1)
     assert deletes == ["ple2e-cut", "ple2e-cut"]
+
+
+def test_the_runs_namespaces_left_on_a_kubeconfig_cluster_are_swept_at_the_end(pytester, monkeypatch, tmp_path):
+    """issue 30 (3, 4): xdist ends a worker not done within seconds of a Ctrl-C or SIGTERM, before
+    its tests' teardown; on a --kubeconfig cluster (a user's own) their namespaces stayed."""
+    from e2e.plugin import clusters
+
+    deleted = []
+
+    class LeftBehind:
+        """The --kubeconfig cluster, with a namespace of this run a killed worker left."""
+
+        def __init__(self, kubeconfig, context=None):
+            pass
+
+        def namespaces_of_run(self, run_id):
+            return [f"e2e-left-{run_id}"]
+
+        def delete_namespace(self, name):
+            deleted.append(name)
+
+    monkeypatch.setattr(clusters, "_preflight", lambda config: None)
+    monkeypatch.setattr(clusters, "Kube", LeftBehind)
+    monkeypatch.setenv("E2E_RUN_ID", "run-swept")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    pytester.makepyfile(test_one="def test_ok():\n    pass\n")
+    result = pytester.runpytest_inprocess("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
+    result.assert_outcomes(passed=1)
+    assert deleted == ["e2e-left-run-swept"]
+    deleted.clear()
+    result = pytester.runpytest_inprocess("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"),
+                                          "--keep-namespaces")
+    assert deleted == []

@@ -275,9 +275,17 @@ def node_share(cluster: ClusterInfo, serial: bool):
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Controller only, after every worker: export kind logs when something failed (not
     after Ctrl-C), then delete every cluster this run created, whatever its profile (unless
-    --keep-cluster, which sweeps this run's namespaces instead)."""
+    --keep-cluster, which sweeps this run's namespaces instead). On a --kubeconfig cluster,
+    sweep this run's namespaces: those of tests whose worker was stopped before its teardown
+    (xdist ends a worker that is not done within seconds of a Ctrl-C or SIGTERM)."""
     config = session.config
-    if not _is_controller(config) or config.getoption("--kubeconfig"):
+    if not _is_controller(config):
+        return
+    if config.getoption("--kubeconfig"):
+        try:
+            _sweep_namespaces(config, Kube(config.getoption("--kubeconfig"), config.getoption("--context")))
+        except Exception as e:  # noqa: BLE001
+            log.warning("sweeping namespaces of run %s failed: %s", run_id(), e)
         return
     try:
         kinds = [Kind(name) for name in owned_clusters(run_id())]
@@ -325,11 +333,16 @@ def _finish_cluster(config: pytest.Config, kind: Kind) -> None:
     if config.getoption("--keep-cluster"):
         log.warning("keeping kind cluster %s (kubeconfig %s)", kind.name, kind.kubeconfig)
         try:
-            kube = Kube(str(kind.kubeconfig))
-            for ns in kube.namespaces_of_run(run_id()):
-                if not config.getoption("--keep-namespaces"):
-                    kube.delete_namespace(ns)
+            _sweep_namespaces(config, Kube(str(kind.kubeconfig)))
         except Exception as e:  # noqa: BLE001
             log.warning("sweeping namespaces of run %s failed: %s", run_id(), e)
         return
     kind.delete_unless_used()
+
+
+def _sweep_namespaces(config: pytest.Config, kube: Kube) -> None:
+    """Delete this run's namespaces left on a cluster that stays (unless --keep-namespaces)."""
+    if config.getoption("--keep-namespaces"):
+        return
+    for ns in kube.namespaces_of_run(run_id()):
+        kube.delete_namespace(ns)
