@@ -3,7 +3,8 @@ CI cancellation send — stop it once, with its cleanup.
 
 The first of them raises ``KeyboardInterrupt`` where the process is, and pytest ends the run as
 after Ctrl-C: the tests' teardown (each test's namespace), then the session's finish (the run's
-clusters, state files, junit.xml). A later one, while that cleanup runs, is said and ignored:
+clusters, state files, junit.xml). A later one, while that cleanup runs (also after a
+``KeyboardInterrupt`` raised otherwise: a Ctrl-C held back, ``pytest.exit``), is said and ignored:
 it cannot cut the cleanup short (Ctrl-\\ or SIGKILL still stop at once; ``make clean`` removes
 what that leaves). In every process of the run (xdist workers too), from ``pytest_configure`` to
 ``pytest_unconfigure``; a signal some other code already handles (or ignores, as a shell does for
@@ -31,6 +32,7 @@ class Stop:
 
     def __init__(self) -> None:
         self.first: str | None = None  # the signal that stopped the run
+        self.stopping = False  # from the first signal, or a KeyboardInterrupt raised otherwise, on
         self.ignored = 0  # signals ignored since (a child process in the terminal's group got them too)
         self.previous: dict[int, object] = {}
 
@@ -41,15 +43,18 @@ class Stop:
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
-        if self.first:
+        if self.stopping:
             self.ignored += 1
             sys.stderr.write(f"\npod-lifecycle-e2e: {name} ignored while cleaning up (clusters, namespaces, "
                              "reports); Ctrl-\\ stops at once and leaves the rest to `make clean`\n")
             return
-        self.first = name
+        self.first, self.stopping = name, True
         raise KeyboardInterrupt
 
     def pytest_keyboard_interrupt(self) -> None:
+        # also a Ctrl-C held back and raised later (e2e.faults.core.sigint_deferred), or pytest.exit:
+        # the cleanup follows, signals are ignored from now on
+        self.stopping = True
         # said here: in the test, its output is captured
         if self.first not in (None, "SIGINT"):
             sys.stderr.write(f"pod-lifecycle-e2e: {self.first}: stopping as after Ctrl-C, with the cleanup\n")
