@@ -354,3 +354,15 @@ def test_kind_binary_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("E2E_KIND", str(tmp_path / "no-such-kind"))
     with pytest.raises(PreflightError, match=r"E2E_KIND=.*no-such-kind is not an executable file"):
         kind_binary()
+
+
+def test_another_state_directory_is_another_cluster(base, monkeypatch, tmp_path):
+    """issue 30 (8): runs with their own E2E_STATE_DIR must not share (or delete) each other's
+    clusters: the node guard files each cluster mounts live in the state directory, so its path is
+    part of the rendered config and of the cluster's name."""
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "one")
+    one = Profile(base, IMAGE).cluster_name
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "two")
+    assert Profile(base, IMAGE).cluster_name != one
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "one")
+    assert Profile(base, IMAGE).cluster_name == one
