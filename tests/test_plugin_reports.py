@@ -73,6 +73,7 @@ class NodesWithoutImages:
 def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester, monkeypatch, tmp_path):
     # issue 20 (11): each test timed out on ErrImageNeverPull instead
     monkeypatch.setattr(plugin, "Kube", NodesWithoutImages)
+    monkeypatch.setattr(plugin, "IMAGE_LIST_WAIT_S", 0)
     monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
     pytester.makepyfile(test_one=PASSING, test_two=PASSING)
     kubeconfig = tmp_path / "kubeconfig"
@@ -105,6 +106,7 @@ def _as_left(reports) -> dict:
 def test_a_preflight_stop_leaves_the_last_runs_reports(pytester, monkeypatch, tmp_path):
     """issue 30 (6): the preflight's exit emptied allure-results/ (cleaned when pytest configured)."""
     monkeypatch.setattr(plugin, "Kube", NodesWithoutImages)
+    monkeypatch.setattr(plugin, "IMAGE_LIST_WAIT_S", 0)
     monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
     pytester.makepyfile(test_one=PASSING)
     kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
@@ -155,6 +157,34 @@ def test_xdist_workers_write_into_the_reports_published_at_the_end(pytester, tmp
     assert len(list(ET.parse(reports / "junit.xml").getroot().iter("testcase"))) == 2
     assert [r["status"] for r in _results(reports / "allure-results")] == ["passed", "passed"]
     assert not (reports / "allure-results" / "old-result.json").exists() and not list(reports.glob(".incoming-*"))
+
+
+class ImagesListedLate(NodesWithoutImages):
+    """A node that lists the app image only from its third listing on (the kubelet's refresh)."""
+
+    listings = 0
+
+    def nodes(self):
+        ImagesListedLate.listings += 1
+        (node,) = super().nodes()
+        if self.listings >= 3:
+            node["status"]["images"].append({"names": ["docker.io/my/app:1"]})
+        return [node]
+
+
+def test_images_loaded_a_moment_ago_are_awaited_in_the_nodes_image_lists(pytester, monkeypatch, tmp_path):
+    """issue 30 (9): the preflight refused a cluster for ~40 s after `kind load` (the kubelet lists
+    a new image only at its next refresh, ~30 s), although the nodes had it."""
+    monkeypatch.setattr(plugin, "Kube", ImagesListedLate)
+    monkeypatch.setattr(plugin, "IMAGE_LIST_POLL_S", 0.01)
+    monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
+    pytester.makepyfile(test_one=PASSING)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
+    result.assert_outcomes(passed=1)
+    assert ImagesListedLate.listings >= 3
+    assert result.stdout.str().count("my/app:1 not in the nodes' image lists yet") == 1
 
 
 def test_the_plugin_registers_its_markers_outside_this_repository(pytester):

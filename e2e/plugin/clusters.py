@@ -35,17 +35,34 @@ from .signals import SIGNALS
 log = logging.getLogger("e2e")
 
 
-def _check_workload_images(kube: Kube) -> None:
+# Seconds the preflight waits for images missing from the nodes' status.images: the kubelet
+# lists an image loaded a moment ago (`kind load`) only at its next image-list refresh (~30 s)
+IMAGE_LIST_WAIT_S = 45.0
+IMAGE_LIST_POLL_S = 5.0
+
+
+def _check_workload_images(kube: Kube, config: pytest.Config) -> None:
     """On a ``--kubeconfig`` cluster the workload images must already be on the nodes
     (manifests use ``imagePullPolicy: Never``): one ``PreflightError`` naming what is missing
-    where, instead of every test timing out on ``ErrImageNeverPull``."""
+    where, instead of every test timing out on ``ErrImageNeverPull``. What the nodes do not list
+    yet is awaited for :data:`IMAGE_LIST_WAIT_S` s first (and said so)."""
     images = workload_images()
-    try:
-        nodes = kube.nodes()
-    except ApiException as e:  # e.g. 403: this user may not list nodes; the tests will tell
-        log.warning("cannot list nodes to check the workload images (%s %s); not checked", e.status, e.reason)
-        return
-    missing = missing_on_nodes(nodes, images)
+    deadline, said = time.monotonic() + IMAGE_LIST_WAIT_S, False
+    while True:
+        try:
+            nodes = kube.nodes()
+        except ApiException as e:  # e.g. 403: this user may not list nodes; the tests will tell
+            log.warning("cannot list nodes to check the workload images (%s %s); not checked", e.status, e.reason)
+            return
+        missing = missing_on_nodes(nodes, images)
+        if not missing or time.monotonic() >= deadline:
+            break
+        if not said:
+            said = True
+            config.get_terminal_writer().line(
+                f"pod-lifecycle-e2e: {', '.join(missing)} not in the nodes' image lists yet (the kubelet refreshes "
+                f"them about every 30 s, e.g. after `kind load`): waiting up to {IMAGE_LIST_WAIT_S:g} s")
+        time.sleep(IMAGE_LIST_POLL_S)
     if not missing:
         return
     env = {ref: ENV_VARS[name] for name, ref in images.items()}
@@ -68,7 +85,7 @@ def _preflight(config: pytest.Config) -> None:
         if profile is None:
             kube = Kube(config.getoption("--kubeconfig"), config.getoption("--context"))
             kube.version()
-            _check_workload_images(kube)
+            _check_workload_images(kube, config)
         else:
             profile.config()
             check_docker()
