@@ -59,6 +59,7 @@ class Stop:
         if self.first not in (None, "SIGINT"):
             sys.stderr.write(f"pod-lifecycle-e2e: {self.first}: stopping as after Ctrl-C, with the cleanup\n")
 
+    @pytest.hookimpl(trylast=True)  # after the other plugins' last cleanup (the reports put in place)
     def pytest_unconfigure(self) -> None:
         for signum, previous in self.previous.items():
             signal.signal(signum, previous)  # type: ignore[arg-type]  # what signal.signal returned
