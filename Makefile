@@ -47,7 +47,7 @@ test: $(BIN)/.installed
 # pytest's exit status is the target's; a report that cannot be made fails only a passing run
 e2e: $(BIN)/.installed
 	@mkdir -p $(REPORTS)
-	K8S_VERSION=$(K8S_VERSION) hack/prepare.sh > $(REPORTS)/profile.env
+	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
 	set -a; . $(REPORTS)/profile.env; set +a; status=0; \
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS) \
 	  || status=$$?; \
@@ -70,7 +70,7 @@ offline:
 	hack/offline/build.sh $(K8S_VERSION)
 
 clean-reports:
-	rm -rf $(REPORTS)/allure-results $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
+	rm -rf $(REPORTS)/allure-results $(REPORTS)/.incoming-* $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
 
 # make e2e while tcpdump watches the host's uplink and the suite's Docker bridge
 # (e2e/cli/wirecheck.py): exit 3 when a packet leaves the machine although every test passed.

@@ -16,6 +16,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${E2E_CACHE:-$HOME/.cache/pod-lifecycle-e2e}
 offline=${OFFLINE:-auto}
 
+# -- the Kubernetes version, before anything is pulled or built ------------------------------------
+# a minor of the upgrade path (versions.env K8S_VERSIONS: what the suite documents and the offline
+# build supports); any patch of it may be pulled
+if [ -n "${K8S_VERSION:-}" ]; then
+  v=${K8S_VERSION#v}
+  [[ "$v" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || die "K8S_VERSION=$K8S_VERSION: give 1.MINOR or 1.MINOR.PATCH"
+  minors=""
+  for full in $K8S_VERSIONS; do minors+="${minors:+, }$(cut -d. -f1,2 <<<"${full#v}")"; done
+  [[ ", $minors, " == *", $(cut -d. -f1,2 <<<"$v"), "* ]] \
+    || die "K8S_VERSION=$K8S_VERSION is not supported: the suite documents and builds Kubernetes $minors (hack/offline/versions.env K8S_VERSIONS)"
+fi
+
 # -- Docker engine -------------------------------------------------------------------------------
 start_default=0
 [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && start_default=1
@@ -57,8 +69,7 @@ if [ -z "$image" ] && [ "$offline" != 1 ]; then
     [ -d "$kind_dir" ] || die "could not fetch sigs.k8s.io/kind@$KIND_VERSION from the Go module proxy (set NODE_IMAGE)"
     image=$(sed -n 's/^const Image = "\(.*\)"/\1/p' "$kind_dir/pkg/apis/config/defaults/image.go")
   else
-    v=${K8S_VERSION#v}
-    [[ "$v" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || die "K8S_VERSION=$K8S_VERSION: give 1.MINOR or 1.MINOR.PATCH"
+    v=${K8S_VERSION#v}   # checked above
     for full in $K8S_VERSIONS; do [[ "$full" == "v$v" || "$full" == "v$v."* ]] && v=${full#v} && break; done
     image=kindest/node:v$v
   fi

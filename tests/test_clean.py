@@ -177,3 +177,31 @@ def test_a_run_deletes_its_cluster_only_when_no_other_process_uses_it(state, fak
 
 def deletions(log: Path) -> list[str]:
     return [line for line in log.read_text().splitlines() if line.startswith("delete")] if log.exists() else []
+
+
+def test_dry_run_lists_exactly_what_clean_removes(state, fake_kind, capsys):
+    """issue 30 (7): a dry run did not list the files of the clusters it would delete (a real clean
+    removes them with the cluster), and neither ever touched a --kubeconfig run's node lock."""
+    for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".lock", ".use"):
+        (state / f"ple2e-kept{suffix}").write_text(json.dumps({"owner": "old-run"}) if suffix == ".json" else "")
+    (state / "ple2e-gone.kind-config.yaml").write_text("")  # Ctrl-C during `kind create`
+    (state / "dead-run.node.lock").write_text("")  # a --kubeconfig run's
+    (state / "live-run.node.lock").write_text("")
+    live_run = holder("c.hold_run('live-run')")
+    try:
+        before = {p.name for p in state.iterdir()}
+        assert clean.clean(dry_run=True) == 0
+        listed = capsys.readouterr().out.replace("would remove ", "").splitlines()
+        assert {p.name for p in state.iterdir()} == before
+        assert clean.clean(dry_run=False) == 0
+        removed = capsys.readouterr().out.replace("removing ", "").splitlines()
+        left = {p.name for p in state.iterdir()}
+    finally:
+        stop(live_run)
+    assert listed == removed
+    assert sorted(before - left) == sorted(
+        [f"ple2e-kept{s}" for s in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".lock", ".use")]
+        + ["ple2e-gone.kind-config.yaml", "dead-run.node.lock"])
+    files = [line.split()[-1] for line in removed if line.startswith(("file ", "node lock of dead run "))]
+    assert sorted(files) == sorted(str(state / n) for n in before - left)
+    assert "live-run.node.lock" in left

@@ -283,8 +283,10 @@ def test_bad_yaml_names_the_file(base, tmp_path):
     bad = write(tmp_path, "bad-patch.yaml", "networking: [unclosed\n")
     with pytest.raises(PreflightError, match=r"kind config .*bad-patch\.yaml"):
         Profile(base, IMAGE, (bad,)).config()
-    with pytest.raises(PreflightError, match=r"bad-patch\.yaml"):
+    with pytest.raises(PreflightError, match=r"bad-patch\.yaml") as err:
         Profile(bad, IMAGE).key  # noqa: B018
+    # issue 30 (10): the error's own location said in "<unicode string>", line 2
+    assert f'in "{bad}", line 2' in str(err.value) and "<unicode string>" not in str(err.value)
 
 
 def test_missing_file_names_the_file(tmp_path):
@@ -352,3 +354,15 @@ def test_kind_binary_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("E2E_KIND", str(tmp_path / "no-such-kind"))
     with pytest.raises(PreflightError, match=r"E2E_KIND=.*no-such-kind is not an executable file"):
         kind_binary()
+
+
+def test_another_state_directory_is_another_cluster(base, monkeypatch, tmp_path):
+    """issue 30 (8): runs with their own E2E_STATE_DIR must not share (or delete) each other's
+    clusters: the node guard files each cluster mounts live in the state directory, so its path is
+    part of the rendered config and of the cluster's name."""
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "one")
+    one = Profile(base, IMAGE).cluster_name
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "two")
+    assert Profile(base, IMAGE).cluster_name != one
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "one")
+    assert Profile(base, IMAGE).cluster_name == one

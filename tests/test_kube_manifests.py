@@ -75,6 +75,17 @@ def test_invalid_yaml_names_the_file(tmp_path):
         load_manifests(path)
 
 
+def test_a_yaml_error_is_located_in_the_file(tmp_path):
+    """issue 30 (10): the error said in "<unicode string>", at a line of the filled text (a value of
+    several lines before it shifted the lines)."""
+    path = write(tmp_path, "apiVersion: v1\nkind: Pod\nmetadata:\n  annotations:\n    script: |\n      ${script}\n"
+                           "  name: [unclosed\n", "broken.yaml")
+    with pytest.raises(ManifestError) as err:
+        load_manifests(path, {"script": "one\n      two\n      three"})
+    assert f'in "{path}", line 7, column 9' in str(err.value)
+    assert "<unicode string>" not in str(err.value)
+
+
 def test_a_value_that_breaks_the_yaml_is_a_manifest_error(tmp_path):
     path = write(tmp_path, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n", "inject.yaml")
     with pytest.raises(ManifestError, match=r"inject\.yaml"):

@@ -73,16 +73,118 @@ class NodesWithoutImages:
 def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester, monkeypatch, tmp_path):
     # issue 20 (11): each test timed out on ErrImageNeverPull instead
     monkeypatch.setattr(plugin, "Kube", NodesWithoutImages)
+    monkeypatch.setattr(plugin, "IMAGE_LIST_WAIT_S", 0)
     monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
     pytester.makepyfile(test_one=PASSING, test_two=PASSING)
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text("")
     result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
     assert result.ret == 4
-    result.stdout.fnmatch_lines(["*pod-lifecycle-e2e cannot run: workload image(s) not on the cluster's nodes: "
+    said = result.stdout.str() + result.stderr.str()
+    assert said.count("pod-lifecycle-e2e cannot run") == 1  # issue 30 (10): printed twice (Exit: and ! ... !)
+    result.stderr.fnmatch_lines(["*pod-lifecycle-e2e cannot run: workload image(s) not on the cluster's nodes: "
                                  "my/app:1 (E2E_APP_IMAGE) missing on worker*"])
-    assert "kind load docker-image" in result.stdout.str()
-    assert "busybox" not in result.stdout.str().split("cannot run:")[1].split("\n")[0]
+    assert "kind load docker-image" in said
+    assert "busybox" not in said.split("cannot run:")[1].split("\n")[0]
+
+
+LAST_RUN = {"junit.xml": "<last-run/>", "allure-results/old-result.json": "{}", "summary.md": "# Run before",
+            "measurements.json": '{"measurements": []}'}
+
+
+def _last_run(reports):
+    """The reports directory as the last run left it."""
+    for name, text in LAST_RUN.items():
+        (reports / name).parent.mkdir(parents=True, exist_ok=True)
+        (reports / name).write_text(text)
+
+
+def _as_left(reports) -> dict:
+    return {str(p.relative_to(reports)): p.read_text() for p in sorted(reports.rglob("*")) if p.is_file()}
+
+
+def test_a_preflight_stop_leaves_the_last_runs_reports(pytester, monkeypatch, tmp_path):
+    """issue 30 (6): the preflight's exit emptied allure-results/ (cleaned when pytest configured)."""
+    monkeypatch.setattr(plugin, "Kube", NodesWithoutImages)
+    monkeypatch.setattr(plugin, "IMAGE_LIST_WAIT_S", 0)
+    monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
+    pytester.makepyfile(test_one=PASSING)
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    assert result.ret == 4
+    assert _as_left(reports) == LAST_RUN
+
+
+def test_an_empty_selection_leaves_the_last_runs_reports_and_says_why(pytester, no_preflight, tmp_path):
+    """issue 30 (6): ``-k NOPE`` wrote an empty junit.xml over the last run's and said only
+    "2 deselected"."""
+    pytester.makepyfile(test_one=PASSING, test_two=PASSING)
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports), "-k", "NOPE")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert _as_left(reports) == LAST_RUN
+    result.stdout.fnmatch_lines([f"pod-lifecycle-e2e: no test selected: 2 collected, all deselected by -k 'NOPE'; "
+                                 f"the last run's reports in {reports} are left as they were"])
+
+
+def test_a_run_that_ran_a_test_replaces_the_last_runs_reports(pytester, no_preflight, tmp_path):
+    pytester.makepyfile(test_one=PASSING)
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result.assert_outcomes(passed=1)
+    (case,) = ET.parse(reports / "junit.xml").getroot().iter("testcase")
+    assert case.get("name") == "test_ok"
+    assert [r["status"] for r in _results(reports / "allure-results")] == ["passed"]
+    assert not (reports / "allure-results" / "old-result.json").exists()
+    assert not list(reports.glob(".incoming-*"))
+    assert "no test ran" not in result.stdout.str()
+
+
+def test_xdist_workers_write_into_the_reports_published_at_the_end(pytester, tmp_path):
+    pytester.makeconftest("from e2e.plugin import clusters\nclusters._preflight = lambda config: None\n")
+    pytester.makepyfile(test_one=PASSING, test_two=PASSING.replace("test_ok", "test_also_ok"))
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    result = pytester.runpytest_subprocess("-n", "1", "--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result.assert_outcomes(passed=2)
+    assert len(list(ET.parse(reports / "junit.xml").getroot().iter("testcase"))) == 2
+    assert [r["status"] for r in _results(reports / "allure-results")] == ["passed", "passed"]
+    assert not (reports / "allure-results" / "old-result.json").exists() and not list(reports.glob(".incoming-*"))
+
+
+class ImagesListedLate(NodesWithoutImages):
+    """A node that lists the app image only from its third listing on (the kubelet's refresh)."""
+
+    listings = 0
+
+    def nodes(self):
+        ImagesListedLate.listings += 1
+        (node,) = super().nodes()
+        if self.listings >= 3:
+            node["status"]["images"].append({"names": ["docker.io/my/app:1"]})
+        return [node]
+
+
+def test_images_loaded_a_moment_ago_are_awaited_in_the_nodes_image_lists(pytester, monkeypatch, tmp_path):
+    """issue 30 (9): the preflight refused a cluster for ~40 s after `kind load` (the kubelet lists
+    a new image only at its next refresh, ~30 s), although the nodes had it."""
+    monkeypatch.setattr(plugin, "Kube", ImagesListedLate)
+    monkeypatch.setattr(plugin, "IMAGE_LIST_POLL_S", 0.01)
+    monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
+    pytester.makepyfile(test_one=PASSING)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
+    result.assert_outcomes(passed=1)
+    assert ImagesListedLate.listings >= 3
+    assert result.stdout.str().count("my/app:1 not in the nodes' image lists yet") == 1
 
 
 def test_the_plugin_registers_its_markers_outside_this_repository(pytester):

@@ -18,15 +18,20 @@ from e2e.plugin import clusters, fixtures
 
 
 class FakeRecorder:
-    """Records nothing and never dies (the plugin builds it with the API client, namespace, kinds)."""
+    """Records nothing and never dies (the plugin builds it with the API client, namespace, kinds);
+    ``ctrl_c_on_start``: its start is interrupted."""
+
+    ctrl_c_on_start = False
 
     def __init__(self, api_client, namespace, kinds):
         self.kinds, self.started_at, self.errors = tuple(kinds), 0.0, []
 
     def start(self):
-        pass
+        if self.ctrl_c_on_start:
+            raise KeyboardInterrupt
 
-    stop = start
+    def stop(self):
+        pass
 
     def changes(self, kind=None, name=None):
         return []
@@ -39,13 +44,17 @@ class FakeRecorder:
 
 
 class FakeKube:
-    """Namespaces that are created and deleted; nothing in them."""
+    """Namespaces that are created and deleted; nothing in them. ``ctrl_c_after_create``: Ctrl-C
+    lands while the created namespace's default ServiceAccount is awaited."""
 
     api_client = None
     namespaces = []
+    ctrl_c_after_create = False
 
     def create_namespace(self, name, labels):
         self.namespaces.append(name)
+        if self.ctrl_c_after_create:
+            raise KeyboardInterrupt
 
     def pods(self, namespace):
         return []
@@ -56,7 +65,12 @@ class FakeKube:
         return []
 
     def delete_namespace(self, namespace):
-        self.namespaces.remove(namespace)
+        if namespace in self.namespaces:  # as the real one: a namespace that is not there is no error
+            self.namespaces.remove(namespace)
+
+
+def pytest_unconfigure():
+    print(f"namespaces left: {FakeKube.namespaces}")
 
 
 fixtures.Recorder = FakeRecorder
@@ -78,10 +92,10 @@ def run(pytester, tmp_path, monkeypatch):
     reports, kubeconfig = tmp_path / "reports", tmp_path / "kubeconfig"
     kubeconfig.write_text("")
 
-    def go(body: str):
+    def go(body: str, **kwargs):
         pytester.makepyfile(test_case="import pytest\n\n" + body)
         result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA", "--kubeconfig", str(kubeconfig),
-                                              "--reports-dir", str(reports))
+                                              "--reports-dir", str(reports), **kwargs)
         return result, reports
 
     return go
@@ -229,3 +243,21 @@ def test_gap(scenario):
     assert m["verdict"] == "inconclusive" and m["details"]["host"]["pressure"] == 0.7
     ((nodeid, cost),) = json.loads((reports / "durations.json").read_text()).items()
     assert nodeid.endswith("test_case.py::test_gap") and cost["pressure"] == 0.7
+
+
+@pytest.mark.parametrize("fake", ["FakeKube.ctrl_c_after_create", "FakeRecorder.ctrl_c_on_start"])
+def test_ctrl_c_while_the_namespace_is_set_up_deletes_it(run, fake):
+    """issue 30 (2): Ctrl-C while the namespace's default ServiceAccount was awaited or the recorder
+    started landed before the cleanup was armed: the namespace stayed (on a kept or --kubeconfig
+    cluster, for good)."""
+    result, _ = run(f'''
+from conftest import FakeKube, FakeRecorder
+
+{fake} = True
+
+
+def test_never_starts(scenario):
+    pass
+''', no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["namespaces left: []"])

@@ -96,6 +96,14 @@ def test_collect_only_needs_no_cluster_but_a_run_does(suite, monkeypatch):
     run.stderr.fnmatch_lines(["*scenarios need a cluster*"])
 
 
+def test_a_selection_of_nothing_needs_no_cluster(suite, monkeypatch):
+    """issue 30 (10): "scenarios need a cluster" although -k selected none of them."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    run = suite.runpytest("-q", "-k", "NOPE")
+    assert run.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "need a cluster" not in run.stdout.str() + run.stderr.str()
+
+
 def test_collect_only_with_a_profile_but_no_docker(suite, monkeypatch, tmp_path):
     """E2E_NODE_IMAGE set (as profile.env does) and Docker unreachable: no preflight stop,
     and the last run's reports stay as they are."""

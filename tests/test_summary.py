@@ -176,3 +176,33 @@ def test_a_run_on_a_release_not_read_reports_unverified_carried_forward(pytester
     assert values["restart_gap[1]"]["verdict"] == "unverified-carried-forward"
     assert values["restart_gap[1]"]["verified_in"] == ["1.35.4", "1.37.2"]
     assert 'name="unverified" value="unverified, carried forward: CL-1 restart_gap[1] = 11 s' in (pytester.path / "j.xml").read_text()
+
+
+def test_an_interrupted_test_is_not_counted_as_passed(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """issue 30 (1): Ctrl-C in a test's body leaves it only a passed setup report; pytest counts it
+    in no outcome, and the summary (terminal and summary.md) said "2 passed" for pytest's 1."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-now")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.mark.case("CL-1")
+        def test_first():
+            pass
+
+        @pytest.mark.case("CL-2")
+        def test_ctrl_c():
+            raise KeyboardInterrupt  # what Ctrl-C raises in the body
+    """)
+    result = pytester.runpytest_inprocess(f"--reports-dir={tmp_path}", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.parseoutcomes() == {"passed": 1}
+    result.stdout.fnmatch_lines([
+        "CL-1   NO VALUES    no values",
+        "CL-2   INTERRUPTED  no values",
+        "         test interrupted: test_x.py::test_ctrl_c — stopped before its body ended",
+        "tests: 1 interrupted, 1 passed",
+    ])
+    md = (tmp_path / "summary.md").read_text()
+    assert "Tests: 1 interrupted, 1 passed" in md and "## CL-2: interrupted" in md
+    assert "test `test_x.py::test_ctrl_c`: passed" not in md

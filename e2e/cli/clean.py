@@ -7,12 +7,14 @@
 - **Namespaces** labelled with the run id of a run that is no longer alive
   (:func:`e2e.cluster.kind.run_alive`), in every cluster that stays (kept namespaces of failed tests
   included).
-- **Files**: state and lock files of clusters that no longer exist, lock files of dead runs,
+- **Files**: state and lock files of clusters that no longer exist (or are deleted here), lock
+  files of dead runs (``runs/<run id>.lock``, a ``--kubeconfig`` run's ``<run id>.node.lock``),
   per-node CNI configs and node guard files no remaining cluster mounts.
 - **Egress guard** (:mod:`e2e.cluster.egress`): the suite's Docker network and the host guard's
   iptables rules, once no node is on the network and no live run holds it.
 
-Prints what it removes (or would remove); exit code 0, or 1 when something could not be removed.
+Prints what it removes (``--dry-run``: the same list, removing nothing); exit code 0, or 1 when
+something could not be removed.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ def clean(dry_run: bool = False) -> int:
         print(f"cannot list kind clusters: {e}", file=sys.stderr)
         return 1
     stateful = {p.name[: -len(".json")] for p in state_dir.glob(f"{CLUSTER_PREFIX}*.json")} if state_dir.is_dir() else set()
+    # the files as they are before any cluster is deleted (deleting one removes some of its own):
+    # a dry run lists exactly what a real one removes
+    files = sorted(state_dir.glob("*")) if state_dir.is_dir() else []
 
     for name in sorted(existing - stateful):
         print(f"leaving kind cluster {name}: no state file in {state_dir} (delete it with `kind delete cluster --name {name}` if it is yours)")
@@ -58,28 +63,37 @@ def clean(dry_run: bool = False) -> int:
             remaining.add(name)
             continue
         _say(dry_run, f"kind cluster {name} (no live run uses it; created by run {kind.state().get('owner')})")
-        if not dry_run:
-            try:
-                if kind.delete_unless_used():  # a run that started using it meanwhile keeps it
-                    existing.discard(name)  # its lock file goes below with the other leftovers
-                else:
-                    remaining.add(name)
-            except PreflightError as e:
-                print(f"  failed: {e}", file=sys.stderr)
-                failures += 1
+        if dry_run:
+            existing.discard(name)  # its files are listed below, as a real clean removes them
+            continue
+        try:
+            if kind.delete_unless_used():  # a run that started using it meanwhile keeps it
+                existing.discard(name)  # its files go below with the other leftovers
+            else:
                 remaining.add(name)
+        except PreflightError as e:
+            print(f"  failed: {e}", file=sys.stderr)
+            failures += 1
+            remaining.add(name)
 
     for name in sorted(remaining):
         failures += _clean_namespaces(name, dry_run)
 
-    # files of clusters that no longer exist
+    for path in files:
+        of = next((path.name[: -len(s)] for s in STATE_SUFFIXES if path.name.endswith(s)), None)
+        if not of:
+            continue
+        if of.startswith(CLUSTER_PREFIX):  # files of clusters that no longer exist
+            if of in existing | remaining or cluster_in_use(of):
+                continue
+            _say(dry_run, f"file {path}")
+        elif path.name.endswith(".node.lock") and not run_alive(of):  # a --kubeconfig run's node lock
+            _say(dry_run, f"node lock of dead run {path}")
+        else:
+            continue
+        if not dry_run:
+            path.unlink(missing_ok=True)
     if state_dir.is_dir():
-        for path in sorted(state_dir.glob(f"{CLUSTER_PREFIX}*")):
-            of = next((path.name[: -len(s)] for s in STATE_SUFFIXES if path.name.endswith(s)), None)
-            if of and of not in existing | remaining and not cluster_in_use(of):
-                _say(dry_run, f"file {path}")
-                if not dry_run:
-                    path.unlink(missing_ok=True)
         runs = state_dir / "runs"
         for path in sorted(runs.glob("*.lock")) if runs.is_dir() else []:
             if not run_alive(path.name[: -len(".lock")]):

@@ -155,7 +155,8 @@ class Profile:
         merged: object = {}
         for path in (self.kind_config, *self.patches):
             try:
-                merged = _merge(merged, yaml.safe_load(Path(path).read_text()) or {})
+                with open(path) as f:  # a file, not its text: a YAML error names the file, not <unicode string>
+                    merged = _merge(merged, yaml.safe_load(f) or {})
             except (OSError, yaml.YAMLError) as e:
                 raise PreflightError(f"kind config {path}: {e}") from e
         if not isinstance(merged, dict):

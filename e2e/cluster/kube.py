@@ -106,15 +106,52 @@ def load_manifests(path: Path, values: dict[str, object] | None = None) -> list[
     missing = sorted({m.group(1) for m in PLACEHOLDER.finditer(text) if m.group(1) not in values})
     if missing:
         raise ManifestError(f"{path}: no value for placeholder(s) {', '.join('${' + m + '}' for m in missing)}")
-    filled = PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text).replace("$${", "${")
+    def fill(part: str) -> str:
+        return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), part).replace("$${", "${")
+
+    filled = fill(text)
     try:
         docs = [d for d in yaml.safe_load_all(filled) if d]
     except yaml.YAMLError as e:
+        # the error's marks name the file and its line there (a value of several lines, such as
+        # ${stamp_sh}, shifts the lines of the filled text), not "<unicode string>"
+        lines = [fill(line).count("\n") + 1 for line in text.split("\n")]
+        for mark in (getattr(e, "context_mark", None), getattr(e, "problem_mark", None)):
+            if mark is not None:
+                mark.name, mark.line = str(path), _source_line(lines, mark.line)
         raise ManifestError(f"{path}: invalid YAML: {e}") from None
     for d in docs:
         if not isinstance(d, dict) or "apiVersion" not in d or "kind" not in d:
             raise ManifestError(f"{path}: every document needs apiVersion and kind, got {str(d)[:80]!r}")
     return docs
+
+
+def unreachable(e: BaseException, host: str, timeout_s: float) -> str:
+    """Why the API server at ``host`` gave no answer, from the exception and what caused it: the
+    connection refused (nothing listens there), no answer within ``timeout_s`` s, or what failed."""
+    seen: list[BaseException] = []
+    todo: list[object] = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, BaseException) and x not in seen:
+            seen.append(x)
+            todo += [x.__cause__, x.__context__, getattr(x, "reason", None)]  # urllib3 keeps its cause as reason
+    if any(isinstance(x, ConnectionRefusedError) for x in seen):
+        return f"the API server at {host} refused the connection (nothing listens there: is the cluster running?): {e}"
+    if any(isinstance(x, TimeoutError) for x in seen):
+        return f"the API server at {host} did not answer within {timeout_s:g} s: {e}"
+    return f"the API server at {host} cannot be reached: {e}"
+
+
+def _source_line(lines: list[int], filled: int) -> int:
+    """The line (0-based) of a file whose lines became ``lines[i]`` lines each once filled, that
+    line ``filled`` (0-based) of the filled text comes from."""
+    end = 0
+    for i, n in enumerate(lines):
+        end += n
+        if filled < end:
+            return i
+    return len(lines) - 1
 
 
 @dataclass
@@ -157,8 +194,7 @@ class Kube:
         try:
             info = client.VersionApi(self.api_client).get_code(_request_timeout=timeout_s)
         except Exception as e:
-            host = self.api_client.configuration.host
-            raise ClusterUnreachable(f"the API server at {host} did not answer within {timeout_s:g} s: {e}") from e
+            raise ClusterUnreachable(unreachable(e, self.api_client.configuration.host, timeout_s)) from e
         minor = int(cast(re.Match, re.match(r"\d+", info.minor)).group(0))  # "34" or "34+": digits first
         return ServerVersion(info.git_version, int(info.major), minor)
 

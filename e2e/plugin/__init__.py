@@ -1,5 +1,5 @@
 """The pytest plugin: options, the shared cluster, a namespace + recorder + judge per test,
-reports, and cleanup that survives failures and Ctrl-C.
+reports, and cleanup that survives failures, Ctrl-C (also twice) and SIGTERM.
 
 Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --node-image IMG         kind node image of the profile
@@ -10,7 +10,8 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --keep-namespaces        keep the namespaces of failed tests
   --reports-dir DIR        where measurements.json and artifacts go (default: reports); a run
                            with a cluster also writes junit.xml and allure-results/ there
-                           (cleaned per run) unless --junitxml / --alluredir say otherwise
+                           unless --junitxml / --alluredir say otherwise: they replace the last
+                           run's only when a test ran (e2e.plugin.options.StagedReports)
   --case IDS               only the tests judging these case IDs or families (CL-1,SC-3 / CL)
 
 Case IDs are keywords too: ``-k CL-1``, ``-k CL`` select exactly the tests judging them
@@ -28,7 +29,8 @@ hooks and fixtures live in the modules it names in ``pytest_plugins``, which pyt
 it: :mod:`~e2e.plugin.options` (options, markers, run id, reports' defaults),
 :mod:`~e2e.plugin.collection` (selection, order), :mod:`~e2e.plugin.clusters` (preflight, one
 cluster per profile, release), :mod:`~e2e.plugin.outcomes` (the outcome policy, terminal lines),
-:mod:`~e2e.plugin.fixtures` (``clusters``, ``cluster``, ``host_load``, ``scenario``).
+:mod:`~e2e.plugin.fixtures` (``clusters``, ``cluster``, ``host_load``, ``scenario``), :mod:`~e2e.plugin.signals`
+(Ctrl-C and SIGTERM stop a run once, with its cleanup).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from .. import documented  # noqa: F401  (registers every family's expectations)
 # warns about a module already imported by a sibling)
 pytest_plugins = [
     "e2e.plugin.options",
+    "e2e.plugin.signals",
     "e2e.plugin.clusters",
     "e2e.plugin.collection",
     "e2e.plugin.outcomes",

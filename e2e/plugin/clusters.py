@@ -34,21 +34,39 @@ from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..run.plan import Plan
 from .options import _is_controller, _reports, run_id
+from .signals import SIGNALS
 
 log = logging.getLogger("e2e")
 
 
-def _check_workload_images(kube: Kube) -> None:
+# Seconds the preflight waits for images missing from the nodes' status.images: the kubelet
+# lists an image loaded a moment ago (`kind load`) only at its next image-list refresh (~30 s)
+IMAGE_LIST_WAIT_S = 45.0
+IMAGE_LIST_POLL_S = 5.0
+
+
+def _check_workload_images(kube: Kube, config: pytest.Config) -> None:
     """On a ``--kubeconfig`` cluster the workload images must already be on the nodes
     (manifests use ``imagePullPolicy: Never``): one ``PreflightError`` naming what is missing
-    where, instead of every test timing out on ``ErrImageNeverPull``."""
+    where, instead of every test timing out on ``ErrImageNeverPull``. What the nodes do not list
+    yet is awaited for :data:`IMAGE_LIST_WAIT_S` s first (and said so)."""
     images = workload_images()
-    try:
-        nodes = kube.nodes()
-    except ApiException as e:  # e.g. 403: this user may not list nodes; the tests will tell
-        log.warning("cannot list nodes to check the workload images (%s %s); not checked", e.status, e.reason)
-        return
-    missing = missing_on_nodes(nodes, images)
+    deadline, said = time.monotonic() + IMAGE_LIST_WAIT_S, False
+    while True:
+        try:
+            nodes = kube.nodes()
+        except ApiException as e:  # e.g. 403: this user may not list nodes; the tests will tell
+            log.warning("cannot list nodes to check the workload images (%s %s); not checked", e.status, e.reason)
+            return
+        missing = missing_on_nodes(nodes, images)
+        if not missing or time.monotonic() >= deadline:
+            break
+        if not said:
+            said = True
+            config.get_terminal_writer().line(
+                f"pod-lifecycle-e2e: {', '.join(missing)} not in the nodes' image lists yet (the kubelet refreshes "
+                f"them about every 30 s, e.g. after `kind load`): waiting up to {IMAGE_LIST_WAIT_S:g} s")
+        time.sleep(IMAGE_LIST_POLL_S)
     if not missing:
         return
     env = {ref: ENV_VARS[name] for name, ref in images.items()}
@@ -64,19 +82,20 @@ def _check_workload_images(kube: Kube) -> None:
 def _preflight(config: pytest.Config) -> None:
     """Fail fast, once, in the controller (before any xdist worker starts) when Docker, kind
     or an existing cluster is missing, or that cluster's nodes lack the workload images: a
-    clear message and exit code 4, no test errors."""
+    clear message, printed once, and exit code 4, no test errors. (A usage error: pytest prints
+    it once; ``pytest.exit`` this early is printed twice, as ``Exit:`` and as an interruption.)"""
     try:
         profile = profile_of(config)
         if profile is None:
             kube = Kube(config.getoption("--kubeconfig"), config.getoption("--context"))
             kube.version()
-            _check_workload_images(kube)
+            _check_workload_images(kube, config)
         else:
             profile.config()
             check_docker()
             Kind.of(profile)  # finds the kind binary
     except (PreflightError, ClusterUnreachable) as e:
-        pytest.exit(f"pod-lifecycle-e2e cannot run: {e}", returncode=4)
+        raise pytest.UsageError(f"pod-lifecycle-e2e cannot run: {e}") from None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -362,13 +381,19 @@ def heavy_slot(slots: int) -> Iterator[None]:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Controller only, after every worker: export kind logs when something failed (not
     after Ctrl-C), then delete every cluster this run created, whatever its profile (unless
-    --keep-cluster, which sweeps this run's namespaces instead)."""
+    --keep-cluster, which sweeps this run's namespaces instead). On a --kubeconfig cluster,
+    sweep this run's namespaces: those of tests whose worker was stopped before its teardown
+    (xdist ends a worker that is not done within seconds of a Ctrl-C or SIGTERM)."""
     config = session.config
     if not _is_controller(config):
         return
     for path in (*(STATE_DIR / "runs").glob(f"{run_id()}.heavy.*.lock"), _left_file(), Path(f"{_left_file()}.lock")):
         path.unlink(missing_ok=True)
     if config.getoption("--kubeconfig"):
+        try:
+            _sweep_namespaces(config, Kube(config.getoption("--kubeconfig"), config.getoption("--context")))
+        except Exception as e:  # noqa: BLE001
+            log.warning("sweeping namespaces of run %s failed: %s", run_id(), e)
         return
     try:
         kinds = [Kind(name) for name in owned_clusters(run_id())]
@@ -385,11 +410,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 except Exception as e:  # noqa: BLE001
                     log.warning("kind export logs of %s failed: %s", kind.name, e)
     finally:  # a Ctrl-C during the export still deletes the clusters
+        stop = config.pluginmanager.get_plugin(SIGNALS)
         for kind in kinds:
-            try:
-                _finish_cluster(config, kind)
-            except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
-                log.warning("finishing kind cluster %s failed: %s", kind.name, e)
+            for again in (False, True):
+                ignored = stop.ignored if stop is not None else 0
+                try:
+                    _finish_cluster(config, kind)
+                    break
+                except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
+                    # a Ctrl-C ignored meanwhile (e2e.plugin.signals) reached `kind delete` too, a
+                    # process of the terminal's group: it may have cut it short, once more then
+                    cut = not again and stop is not None and stop.ignored > ignored
+                    log.warning("finishing kind cluster %s failed%s: %s", kind.name, " (cut by Ctrl-C: once more)" if cut else "", e)
+                    if not cut:
+                        break
         if kinds or egress.prepared():
             _release_egress()
 
@@ -407,11 +441,16 @@ def _finish_cluster(config: pytest.Config, kind: Kind) -> None:
     if config.getoption("--keep-cluster"):
         log.warning("keeping kind cluster %s (kubeconfig %s)", kind.name, kind.kubeconfig)
         try:
-            kube = Kube(str(kind.kubeconfig))
-            for ns in kube.namespaces_of_run(run_id()):
-                if not config.getoption("--keep-namespaces"):
-                    kube.delete_namespace(ns)
+            _sweep_namespaces(config, Kube(str(kind.kubeconfig)))
         except Exception as e:  # noqa: BLE001
             log.warning("sweeping namespaces of run %s failed: %s", run_id(), e)
         return
     kind.delete_unless_used()
+
+
+def _sweep_namespaces(config: pytest.Config, kube: Kube) -> None:
+    """Delete this run's namespaces left on a cluster that stays (unless --keep-namespaces)."""
+    if config.getoption("--keep-namespaces"):
+        return
+    for ns in kube.namespaces_of_run(run_id()):
+        kube.delete_namespace(ns)

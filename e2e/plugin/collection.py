@@ -1,5 +1,5 @@
 """Which tests run, and in which order: case-ID labels and selection (``--case``, ``-k``), a
-clear usage error when scenarios have no cluster, each profile's tests together."""
+clear usage error when selected scenarios have no cluster, each profile's tests together."""
 
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     label(items)
     select_cases(config, items)
     with keyword_selection(config, items):
-        _check_and_order(config, items)
-        return (yield)
+        result = yield
+    _check_and_order(config, items)  # what -k, -m and the others left: nothing selected needs no cluster
+    return result
 
 
 def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -103,7 +103,6 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
     labels = {RUN_LABEL: run_id()}
     if cases:
         labels[CASE_LABEL] = cases[0]
-    cluster.kube.create_namespace(ns, labels)
     kinds = [k for m in item.iter_markers("record") for k in m.args] or ["Pod", "Event"]
     clusters = request.getfixturevalue("clusters")
     recorder = Recorder(cluster.kube.api_client, ns, kinds)
@@ -122,21 +121,34 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
                                                                    _reports(request.config) / run_id() / "kind-logs"))
     judge.context = sc.timeline_excerpt
     item.stash[SCENARIO] = sc
-    recorder.start()
+    # the cleanup is armed before the namespace is asked for: a Ctrl-C or failure while it is
+    # created, its default ServiceAccount awaited or the recorder started deletes it too
+    ready = False
     try:
+        cluster.kube.create_namespace(ns, labels)
+        recorder.start()
+        ready = True
         yield sc
     finally:
         recorder.stop()
-        rep = item.stash.get(CALL_REPORT, None)
-        failed = rep is None or rep.failed
-        try:
-            files = item.stash.get(FILES, None)
-            if files is None:  # the test body never finished (interrupted)
-                files = gather(sc, item.nodeid)
-                publish(sc.judge, files, item.obj.__doc__)  # type: ignore[attr-defined]
-            if failed:
-                if rep is not None:
-                    files = {**files, "failure.txt": str(rep.longrepr)}
-                write(files, _reports(request.config) / run_id() / slug(item.nodeid))
-        finally:
-            sc.clean_up(keep_namespace=failed and request.config.getoption("--keep-namespaces"))
+        if ready:
+            _finish(request, item, sc)
+        else:  # nothing ran in it: no report, only the namespace (if it was created) to delete
+            cluster.kube.delete_namespace(ns)
+
+
+def _finish(request: pytest.FixtureRequest, item: pytest.Item, sc: Scenario) -> None:
+    """After the test: its files and, when it failed, its artifacts; then the namespace's cleanup."""
+    rep = item.stash.get(CALL_REPORT, None)
+    failed = rep is None or rep.failed
+    try:
+        files = item.stash.get(FILES, None)
+        if files is None:  # the test body never finished (interrupted)
+            files = gather(sc, item.nodeid)
+            publish(sc.judge, files, item.obj.__doc__)  # type: ignore[attr-defined]
+        if failed:
+            if rep is not None:
+                files = {**files, "failure.txt": str(rep.longrepr)}
+            write(files, _reports(request.config) / run_id() / slug(item.nodeid))
+    finally:
+        sc.clean_up(keep_namespace=failed and request.config.getoption("--keep-namespaces"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,9 @@ MARKERS = (
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+    if not os.environ.get("E2E_RUN_ID"):
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
     if getattr(config.option, "maxschedchunk", 0) is None:
         # pytest-xdist's load scheduling sends each worker two tests, then one at a time: the
         # plan's longest-first order holds (e2e.run.plan)
@@ -62,16 +66,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # a run with a cluster writes the same reports however it is started (make e2e, or
         # pytest directly): junit.xml and allure-results/ in --reports-dir unless given
         # (--collect-only lists the cases without touching the last run's reports)
-        reports = _reports(config)
-        if not config.option.xmlpath:
-            config.option.xmlpath = str(reports / "junit.xml")
-        if not config.option.allure_report_dir:
-            config.option.allure_report_dir = str(reports / "allure-results")
-            # cleaned once, by the controller, before any xdist worker writes its results
-            config.option.clean_alluredir = _is_controller(config)
-    if not os.environ.get("E2E_RUN_ID"):
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
+        staged = StagedReports(config, _reports(config))
+        if staged.staged and _is_controller(config):
+            config.pluginmanager.register(staged, "e2e-staged-reports")
     live = LiveProgress(config)
     config.pluginmanager.register(live, "e2e-live-progress")
     set_observer(live)
@@ -82,6 +79,62 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     set_observer(None)
 
+
+class StagedReports:
+    """The reports a run with a cluster writes — junit.xml and allure-results/ in ``reports``,
+    unless ``--junitxml``/``--alluredir`` say otherwise — go into ``reports/.incoming-<run id>/``
+    first and replace the last run's at the end only when a test ran (reported): a run stopped by
+    the preflight, an empty selection or a Ctrl-C before any test leaves the last run's reports
+    (junit.xml, allure-results/, summary, measurements) as they were, and says so.
+
+    Made in every process (xdist workers get the controller's options, so the same paths);
+    registered as a plugin in the controller only, which publishes them."""
+
+    def __init__(self, config: pytest.Config, reports: Path):
+        self.config, self.reports = config, reports
+        self.incoming = reports / f".incoming-{run_id()}"
+        self.staged: list[tuple[Path, Path]] = []  # (written to, published as)
+        if not config.option.xmlpath:
+            config.option.xmlpath = str(self.incoming / "junit.xml")
+            self.staged.append((self.incoming / "junit.xml", reports / "junit.xml"))
+        if not config.option.allure_report_dir:
+            config.option.allure_report_dir = str(self.incoming / "allure-results")
+            self.staged.append((self.incoming / "allure-results", reports / "allure-results"))
+        self.reported = False
+        self.collected: int | None = None  # unknown with xdist (the workers collect)
+        self.deselected = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # also the reports of the xdist workers' tests
+        self.reported = True
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = len(session.items) + self.deselected
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.reported:
+            return
+        kept = f"the last run's reports in {self.reports} are left as they were"
+        if self.collected and self.collected == self.deselected:
+            option = self.config.option
+            given = [f"{name} {value!r}" for name, value in
+                     (("-m", option.markexpr), ("-k", option.keyword), ("--case", self.config.getoption("--case"))) if value]
+            terminalreporter.write_line(f"pod-lifecycle-e2e: no test selected: {self.collected} collected, all deselected by "
+                                        f"{' '.join(given) or 'the arguments'}; {kept}", yellow=True)
+        else:
+            terminalreporter.write_line(f"pod-lifecycle-e2e: no test ran: {kept}", yellow=True)
+
+    def pytest_unconfigure(self) -> None:
+        if self.reported:
+            for written, published in self.staged:
+                if written.exists():
+                    if published.is_dir():
+                        shutil.rmtree(published)
+                    os.replace(written, published)
+        shutil.rmtree(self.incoming, ignore_errors=True)
 
 
 def run_id() -> str:

@@ -8,9 +8,10 @@ xdist workers), prints the summary at the end of pytest's terminal output and wr
 
 A case's verdict is the most telling verdict among its values and tests, in the order
 ``fail`` (a value or a test failed), then any verdict string this module does not know (shown
-as it is), ``undocumented``, ``unverified-carried-forward`` (held an expectation whose source
-was not read for this version), ``flake``, ``skipped``, ``pass``; a case whose tests ran without
-judging a value says ``no values``.
+as it is), ``interrupted`` (a test of the case was stopped by Ctrl-C before its body ended),
+``undocumented``, ``unverified-carried-forward`` (held an expectation whose source was not read
+for this version), ``flake``, ``skipped``, ``pass``; a case whose tests ran without judging a
+value says ``no values``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, percent
 
 # most telling first; verdict strings not listed here rank right after "fail"
-ORDER = ("fail", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
+ORDER = ("fail", "interrupted", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
 # a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
 UNDOCUMENTED_PREFIX = "undocumented:"
 # the outcome the plugin settled a test with (e2e.plugin.outcomes.settle: ``undocumented``,
@@ -46,7 +47,8 @@ class Outcome:
     """One test's result: ``outcome`` passed, failed, error (setup or teardown failed),
     skipped, undocumented (skipped by the plugin for values with nothing documented),
     inconclusive (skipped by the plugin for a timing value that failed under host overload,
-    :mod:`e2e.judge.pressure`), xfailed or xpassed; ``reason`` of a skip or xfail, or the first
+    :mod:`e2e.judge.pressure`), xfailed, xpassed or interrupted (its setup passed, its body never
+    ended: Ctrl-C; pytest counts it in no outcome); ``reason`` of a skip or xfail, or the first
     line of a failure."""
 
     test: str
@@ -125,7 +127,8 @@ def settled(report: pytest.TestReport | pytest.CollectReport) -> tuple[str, str]
 
 def outcome_of(reports: list) -> Outcome | None:
     """The :class:`Outcome` of one test from its setup/call/teardown reports (pytest's
-    ``TestReport``), or None before any report."""
+    ``TestReport``), or None before any report. A test passes only with a passed call report:
+    one whose setup passed and whose body was interrupted has none (``interrupted``)."""
     if not reports:
         return None
     first = reports[0]
@@ -145,6 +148,8 @@ def outcome_of(reports: list) -> Outcome | None:
             text = crash.message if crash is not None else str(rep.longrepr)
             outcome, reason = ("failed" if rep.when == "call" else "error"), (text.strip().splitlines() or [""])[0]
             break
+    if outcome == "passed" and not any(rep.when == "call" for rep in reports):
+        outcome, reason = "interrupted", "stopped before its body ended"
     return Outcome(first.nodeid, outcome, cases, reason)
 
 
@@ -164,6 +169,7 @@ def build(measurements: list[dict], outcomes: list[Outcome]) -> list[CaseSummary
     for s in cases.values():
         verdicts = [m["verdict"] for m in s.values]
         verdicts += ["fail" for t in s.tests if t.outcome in ("failed", "error")]
+        verdicts += [t.outcome for t in s.tests if t.outcome == "interrupted"]
         if not s.values:
             verdicts += [t.outcome for t in s.tests if t.outcome in ("skipped", "undocumented")]
         s.verdict = min(verdicts, key=rank) if verdicts else "no values"

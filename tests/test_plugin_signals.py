@@ -1,0 +1,197 @@
+"""e2e.plugin.signals: SIGTERM stops a run as Ctrl-C does, and a second Ctrl-C or SIGTERM cannot cut
+the cleanup short (pytester runs in a process of their own: the signals are real)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CONFTEST = '''
+import os
+import signal
+import time
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def cleanup(tmp_path_factory):
+    yield
+    if os.environ.get("SECOND_SIGNAL"):  # a second one while the cleanup runs
+        os.kill(os.getpid(), getattr(signal, os.environ["SECOND_SIGNAL"]))
+        time.sleep(0.5)
+    with open(os.environ["CLEANED"], "w") as f:
+        f.write("cleaned up")
+'''
+
+TEST = '''
+import os
+import signal
+import time
+
+
+def test_stopped(cleanup):
+    if os.environ["FIRST_SIGNAL"] == "KeyboardInterrupt":  # a Ctrl-C held back, then raised
+        raise KeyboardInterrupt
+    os.kill(os.getpid(), getattr(signal, os.environ["FIRST_SIGNAL"]))
+    time.sleep(30)
+'''
+
+
+@pytest.fixture
+def run(pytester, tmp_path, monkeypatch):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_stop=TEST)
+    cleaned = tmp_path / "cleaned"
+    monkeypatch.setenv("CLEANED", str(cleaned))
+
+    def go(first: str, second: str | None = None):
+        monkeypatch.setenv("FIRST_SIGNAL", first)
+        if second:
+            monkeypatch.setenv("SECOND_SIGNAL", second)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+        return result, cleaned.read_text() if cleaned.exists() else None
+
+    return go
+
+
+def test_sigterm_stops_the_run_with_its_cleanup(run):
+    """issue 30 (4): SIGTERM killed the run without any cleanup (clusters, namespaces, junit left)."""
+    result, cleaned = run("SIGTERM")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert cleaned == "cleaned up"
+    result.stderr.fnmatch_lines(["pod-lifecycle-e2e: SIGTERM: stopping as after Ctrl-C, with the cleanup"])
+
+
+@pytest.mark.parametrize("first, second", [("SIGINT", "SIGINT"), ("SIGINT", "SIGTERM"), ("SIGTERM", "SIGINT"),
+                                           ("KeyboardInterrupt", "SIGINT")])
+def test_a_second_signal_does_not_cut_the_cleanup_short(run, first, second):
+    """issue 30 (3): a second Ctrl-C during the cleanup interrupted it (a cluster, namespaces and
+    state files left, no junit.xml)."""
+    result, cleaned = run(first, second)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert cleaned == "cleaned up"
+    result.stderr.fnmatch_lines([f"pod-lifecycle-e2e: {second} ignored while cleaning up *"])
+
+
+def test_with_xdist_a_second_ctrl_c_does_not_skip_the_controllers_finish(pytester, tmp_path):
+    """issue 30 (3): with xdist a second Ctrl-C escaped the workers' teardown in the controller,
+    whose session finish (the run's clusters and state files) then never ran. Ctrl-C as a terminal
+    sends it: to every process of the run (a session of its own here, not pytest's)."""
+    pytester.makeconftest(f'''
+import os
+import signal
+import time
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture
+def cleanup():
+    yield
+    os.killpg(0, signal.SIGINT)  # the second Ctrl-C
+    time.sleep(1)
+    with open({str(tmp_path / "worker")!r}, "w") as f:
+        f.write("cleaned up")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        with open({str(tmp_path / "controller")!r}, "w") as f:
+            f.write("finished")
+''')
+    pytester.makepyfile(test_stop='''
+import os
+import signal
+import time
+
+
+def test_stopped(cleanup):
+    os.killpg(0, signal.SIGINT)  # the first Ctrl-C
+    time.sleep(30)
+''')
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "1"], cwd=pytester.path,
+                         capture_output=True, text=True, timeout=120, start_new_session=True)
+    assert run.returncode == pytest.ExitCode.INTERRUPTED, run.stdout + run.stderr
+    assert (tmp_path / "worker").read_text() == "cleaned up"
+    assert (tmp_path / "controller").read_text() == "finished"
+
+
+def test_a_kind_delete_cut_by_an_ignored_ctrl_c_is_run_once_more(pytester, monkeypatch):
+    """issue 30 (3): the second Ctrl-C reaches `kind delete` too (a process of the terminal's group)
+    and cuts it, leaving the cluster and its state files; the run's end deletes it once more."""
+    from e2e.plugin import clusters
+
+    deletes = []
+
+    class CutOnce:
+        """A cluster of this run whose first deletion a Ctrl-C cuts (ignored by the run itself)."""
+
+        def __init__(self, name):
+            self.name = name
+
+        def delete_unless_used(self):
+            deletes.append(self.name)
+            if len(deletes) == 1:
+                pytester_config.pluginmanager.get_plugin("e2e-signals").ignored += 1
+                raise clusters.PreflightError("`kind delete cluster` failed (130): interrupted")
+            return True
+
+    pytester_config = None
+
+    def configured(config):
+        nonlocal pytester_config
+        pytester_config = config
+
+    monkeypatch.setattr(clusters, "_preflight", configured)
+    monkeypatch.setattr(clusters, "owned_clusters", lambda run_id: ["ple2e-cut"])
+    monkeypatch.setattr(clusters, "Kind", CutOnce)
+    monkeypatch.setattr(clusters.egress, "prepared", lambda: False)
+    monkeypatch.setattr(clusters, "_release_egress", lambda: None)
+    pytester.makepyfile(test_one="def test_ok():\n    pass\n")
+    result = pytester.runpytest_inprocess("--node-image", "kindest/node:v1.37.2", "--reports-dir", str(pytester.path / "R"))
+    result.assert_outcomes(passed=1)
+    assert deletes == ["ple2e-cut", "ple2e-cut"]
+
+
+def test_the_runs_namespaces_left_on_a_kubeconfig_cluster_are_swept_at_the_end(pytester, monkeypatch, tmp_path):
+    """issue 30 (3, 4): xdist ends a worker not done within seconds of a Ctrl-C or SIGTERM, before
+    its tests' teardown; on a --kubeconfig cluster (a user's own) their namespaces stayed."""
+    from e2e.plugin import clusters
+
+    deleted = []
+
+    class LeftBehind:
+        """The --kubeconfig cluster, with a namespace of this run a killed worker left."""
+
+        def __init__(self, kubeconfig, context=None):
+            pass
+
+        def namespaces_of_run(self, run_id):
+            return [f"e2e-left-{run_id}"]
+
+        def delete_namespace(self, name):
+            deleted.append(name)
+
+    monkeypatch.setattr(clusters, "_preflight", lambda config: None)
+    monkeypatch.setattr(clusters, "Kube", LeftBehind)
+    monkeypatch.setenv("E2E_RUN_ID", "run-swept")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    pytester.makepyfile(test_one="def test_ok():\n    pass\n")
+    result = pytester.runpytest_inprocess("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"))
+    result.assert_outcomes(passed=1)
+    assert deleted == ["e2e-left-run-swept"]
+    deleted.clear()
+    result = pytester.runpytest_inprocess("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"),
+                                          "--keep-namespaces")
+    assert deleted == []

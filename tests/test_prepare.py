@@ -1,0 +1,90 @@
+"""The set-up before pytest (`make e2e`): the profile hack/prepare.sh writes into
+reports/profile.env, and what a failed set-up leaves. Fakes only: no Docker, kind or registry."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _e2e_setup_line(reports: Path) -> str:
+    """The recipe line of `make e2e` that runs hack/prepare.sh (`make -n`: printed, not run)."""
+    recipe = subprocess.run(["make", "-n", "-s", "e2e", f"REPORTS={reports}"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    (line,) = [line for line in recipe.splitlines() if "hack/prepare.sh" in line]
+    return line
+
+
+def _fake(path: Path, body: str) -> str:
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_failed_setup_leaves_the_profile_as_it_was(tmp_path):
+    """issue 30 (5): `make e2e` redirected hack/prepare.sh into reports/profile.env, which a failed
+    or interrupted set-up left empty (then `make clean` could not find kind)."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "profile.env").write_text("E2E_KIND=/old/kind\n")
+    failing = _fake(tmp_path / "prepare.sh", "echo E2E_KIND=/half/written\necho 'no Docker engine answers' >&2\nexit 1\n")
+    line = _e2e_setup_line(reports).replace("hack/prepare.sh", failing)
+    run = subprocess.run(["bash", "-c", line], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 1
+    assert (reports / "profile.env").read_text() == "E2E_KIND=/old/kind\n"
+    assert f"{reports / 'profile.env'} left as it was" in run.stderr
+    assert sorted(p.name for p in reports.iterdir()) == ["profile.env"]  # no temporary file left
+
+
+def test_a_setup_that_succeeds_replaces_the_profile(tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "profile.env").write_text("E2E_KIND=/old/kind\n")
+    passing = _fake(tmp_path / "prepare.sh", 'echo "E2E_KIND=/new/kind K8S=$K8S_VERSION"\n')
+    line = _e2e_setup_line(reports).replace("hack/prepare.sh", passing).replace("K8S_VERSION=", "K8S_VERSION=1.37", 1)
+    subprocess.run(["bash", "-c", line], cwd=ROOT, check=True)
+    assert (reports / "profile.env").read_text() == "E2E_KIND=/new/kind K8S=1.37\n"
+    assert sorted(p.name for p in reports.iterdir()) == ["profile.env"]
+
+
+def test_an_interrupted_setup_leaves_the_profile_as_it_was(tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "profile.env").write_text("E2E_KIND=/old/kind\n")
+    # Ctrl-C: SIGINT to the whole process group (a session of its own here, not pytest's)
+    interrupted = _fake(tmp_path / "prepare.sh", "echo E2E_KIND=/half/written\nkill -INT 0\nsleep 5\n")
+    run = subprocess.run([str(ROOT / "hack" / "write-if-ok.sh"), str(reports / "profile.env"), interrupted],
+                         capture_output=True, text=True, timeout=30, start_new_session=True)
+    assert run.returncode == 130
+    assert (reports / "profile.env").read_text() == "E2E_KIND=/old/kind\n"
+    assert sorted(p.name for p in reports.iterdir()) == ["profile.env"]
+
+
+def _prepare(tmp_path, k8s_version: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """hack/prepare.sh with K8S_VERSION and a docker CLI that logs its calls and fails them all
+    (no engine): its exit, and what it asked docker."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "docker.log"
+    _fake(bin_dir / "docker", f'echo "docker $*" >> {log}\nexit 1\n')
+    run = subprocess.run([str(ROOT / "hack" / "prepare.sh")], capture_output=True, text=True, timeout=60,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "E2E_START_DOCKER": "0",
+                              "E2E_CACHE": str(tmp_path / "cache"), "K8S_VERSION": k8s_version})
+    return run, log.read_text().splitlines() if log.exists() else []
+
+
+def test_an_unsupported_kubernetes_version_is_refused_before_anything_else(tmp_path):
+    """issue 30 (10): K8S_VERSION=1.99 tried a registry pull and an offline build first."""
+    run, docker = _prepare(tmp_path, "1.99")
+    assert run.returncode == 1
+    assert "K8S_VERSION=1.99 is not supported: the suite documents and builds Kubernetes 1." in run.stderr
+    assert "(hack/offline/versions.env K8S_VERSIONS)" in run.stderr
+    assert docker == [] and run.stdout == ""
+
+
+def test_a_patch_of_a_supported_minor_goes_on_to_the_setup(tmp_path):
+    run, docker = _prepare(tmp_path, "v1.34.1")
+    assert run.returncode == 1 and "no Docker engine answers" in run.stderr  # past the version check
+    assert docker == ["docker info"]
