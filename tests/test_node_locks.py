@@ -91,3 +91,51 @@ def test_the_count_of_tests_left_is_run_wide_and_names_finished_profiles():
     assert clusters.count_down(Counter(selected), "cap") == {"cap"}
     assert clusters.count_down(selected, "default") == {"cap"}
     assert clusters.count_down(selected, "default") == {"cap", "default"}
+
+
+def test_each_worker_creates_its_share_of_the_plans_clusters_ahead(monkeypatch):
+    from types import SimpleNamespace
+
+    from e2e.run.plan import Plan
+
+    made = []
+
+    class FakeClusters:
+        def get(self, name, replica=0):
+            made.append((name, replica))
+            if name == "broken":
+                pytest.fail("cannot set up the cluster")
+
+    monkeypatch.setattr(clusters, "clusters_of", lambda config: FakeClusters())
+    plan = Plan(clusters=[("fast", 0), ("fast", 1), ("broken", 0), ("default", 0), ("cap", 0)])
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    clusters.create_ahead(SimpleNamespace(), plan)  # the broken one is left to its tests
+    assert made == [("fast", 0), ("broken", 0), ("cap", 0)]
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    made.clear()
+    clusters.create_ahead(SimpleNamespace(), plan)  # not a worker: a sequential run creates on demand
+    assert made == []
+
+
+def test_a_test_waits_for_creations_in_progress_also_between_two(tmp_path, monkeypatch):
+    from e2e.cluster import kind
+
+    monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(kind, "CREATE_SLOTS", 1)
+    order = []
+
+    def create(label):
+        with kind.creating():
+            order.append(f"{label} creates")
+            time.sleep(0.3)
+
+    def test():
+        kind.wait_for_creations(5)
+        order.append("test starts")
+
+    a, b, t = (threading.Thread(target=create, args=("a",)), threading.Thread(target=create, args=("b",)),
+               threading.Thread(target=test))
+    _start(a, b, t, gap=0.05)
+    # b waited for the one slot while a created: the test still waited for b
+    assert order == ["a creates", "b creates", "test starts"]

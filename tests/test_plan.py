@@ -23,6 +23,8 @@ def test_serial_tests_get_lanes_by_their_summed_duration():
     # fast: 3 lanes from copy 0 (nobody shares it); default: a short serial line takes turns on
     # the shared copy 0; multi: 600 s of serial tests fill two lanes next to the shared copy 0
     assert plan.lanes == {"fast": [0, 1, 2], "default": [0], "multi": [1, 2]}
+    assert plan.order[-1] == "d2"  # takes turns on default's shared copy: last, it waits for no one
+    assert plan.clusters == [("fast", 0), ("fast", 1), ("fast", 2), ("multi", 1), ("multi", 2), ("default", 0), ("multi", 0)]
 
 
 def test_lanes_are_capped_and_never_none():

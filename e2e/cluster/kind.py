@@ -499,12 +499,14 @@ CREATION_WAIT_S = 600.0
 
 @contextmanager
 def creating():
-    """Hold one of the CREATE_SLOTS creation slots (waiting for one) and mark a creation in
-    progress (a shared lock on ``creating.lock``) until the block ends."""
+    """Mark a creation in progress (a shared lock on ``creating.lock``; also while waiting for a
+    slot, so that no test starts between two creations) and hold one of the CREATE_SLOTS
+    creation slots (waiting for one) until the block ends."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     slots = [os.open(STATE_DIR / f"create.{i}.lock", os.O_RDWR | os.O_CREAT, 0o644) for i in range(max(1, CREATE_SLOTS))]
     marker = os.open(STATE_DIR / "creating.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
+        fcntl.flock(marker, fcntl.LOCK_SH)
         held = None
         while held is None:
             for fd in slots:
@@ -516,7 +518,6 @@ def creating():
                     continue
             else:
                 time.sleep(0.5)
-        fcntl.flock(marker, fcntl.LOCK_SH)
         yield
     finally:
         for fd in (*slots, marker):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import os
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -218,6 +219,27 @@ def _cgroup_version(kind: Kind | None) -> int | None:
         return None
     fs = kind.node_exec("stat", "-fc", "%T", "/sys/fs/cgroup").strip()
     return 2 if fs == "cgroup2fs" else 1
+
+
+def clusters_of(config: pytest.Config) -> "Clusters":
+    """This process's :class:`Clusters` (made on first use)."""
+    if _CLUSTERS not in config.stash:
+        config.stash[_CLUSTERS] = Clusters(config)
+    return config.stash[_CLUSTERS]
+
+
+def create_ahead(config: pytest.Config, plan: Plan) -> None:
+    """In xdist worker ``gw<i>`` of ``n``, before its first test: bring up the plan's clusters
+    ``i``, ``i + n``, … (e2e.run.plan), so that every cluster of the run exists before any test
+    starts. A cluster that cannot be made is left to the tests that need it (they report it)."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if not worker.startswith("gw") or count <= 0:
+        return
+    for name, replica in plan.clusters[int(worker[2:])::count]:
+        try:
+            clusters_of(config).get(name, replica)
+        except (pytest.fail.Exception, pytest.skip.Exception) as e:
+            log.warning("cluster of profile %s (copy %d) not made ahead: %s", name, replica, e)
 
 
 class Clusters:

@@ -12,7 +12,7 @@ import pytest
 from ..cluster.kind import PreflightError, profile_patches
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import keyword_selection, label, select_cases
-from .clusters import _TESTS_LEFT, PLAN, _profiles_dir, profile_name
+from .clusters import _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
 from .options import _reports
 
 # Each test's duration in a quiet sequential run (v1.37.2, 2 cores): what the plan assumes
@@ -60,6 +60,11 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Count each profile's tests as finally selected (after -k, -m and every deselection)."""
-    session.config.stash[_TESTS_LEFT] = Counter(
-        profile_name(i) for i in session.items if "cluster" in getattr(i, "fixturenames", ()))
+    """Count each profile's tests as finally selected (after -k, -m and every deselection); in
+    a concurrent run with a cluster, create the plan's clusters before the first test
+    (:func:`~e2e.plugin.clusters.create_ahead`)."""
+    config = session.config
+    config.stash[_TESTS_LEFT] = Counter(profile_name(i) for i in session.items if "cluster" in getattr(i, "fixturenames", ()))
+    plan = config.stash.get(PLAN, None)
+    if plan is not None and config.stash[_TESTS_LEFT] and not config.option.collectonly:
+        create_ahead(config, plan)

@@ -24,7 +24,7 @@ from ..report.artifacts import gather, publish, slug, write
 from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
-from .clusters import _CLUSTERS, PLAN, ClusterInfo, Clusters, heavy_slot, hold_node, profile_name
+from .clusters import PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name
 from .options import _reports, run_id
 from .outcomes import CALL_REPORT, FILES, SCENARIO
 
@@ -34,8 +34,7 @@ log = logging.getLogger("e2e")
 @pytest.fixture(scope="session")
 def clusters(pytestconfig: pytest.Config) -> Clusters:
     """Every profile's cluster of this process (:class:`Clusters`)."""
-    pytestconfig.stash[_CLUSTERS] = Clusters(pytestconfig)
-    return pytestconfig.stash[_CLUSTERS]
+    return clusters_of(pytestconfig)
 
 
 @pytest.fixture

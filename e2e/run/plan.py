@@ -21,7 +21,12 @@ cluster creation), so ``lane_s`` is the length a lane aims at. Durations are lea
 committed seed (``scenarios/durations.json``, a quiet sequential run), ``UNKNOWN_S`` for a test
 neither has seen.
 
-Order: longest first (the longest-processing-time rule), interleaved for pytest-xdist's ``load``
+Clusters ready ahead: a concurrent run creates every cluster it will use before its first test
+(each xdist worker one of them, at most ``E2E_CREATE_SLOTS`` at once), so that no creation falls
+into a judged window later; a profile's clusters go after its last test.
+
+Order: serial tests that take turns on a shared copy last (then they wait for no one); the
+others longest first (the longest-processing-time rule), interleaved for pytest-xdist's ``load``
 scheduling with ``--maxschedchunk 1``: each worker is sent two tests at the start (the one it
 runs and the one it runs next), then one at a time, so the first ``2 × workers`` positions are
 arranged as (1st, (w+1)th), (2nd, (w+2)th), … longest.
@@ -77,6 +82,9 @@ class Plan:
 
     order: list[str] = field(default_factory=list)
     lanes: dict[str, list[int]] = field(default_factory=dict)
+    # (profile, copy) of every cluster a concurrent run uses, to create before any test starts
+    # (e2e.plugin.collection): the lanes' copies first, then the other profiles' copy 0
+    clusters: list[tuple[str, int]] = field(default_factory=list)
 
 
 def load_durations(*paths: Path) -> dict[str, float]:
@@ -120,8 +128,12 @@ def make_plan(costs: Iterable[Cost], workers: int, lane_s: float = LANE_S, max_r
             lanes[p] = [0] if total <= lane_s else list(range(1, 1 + lane_count(total, lane_s, max_replicas)))
         else:
             lanes[p] = list(range(lane_count(total, lane_s, max_replicas)))
-    longest = [c.nodeid for c in sorted(costs, key=lambda c: (-c.duration_s, c.nodeid))]
-    return Plan(_interleave(longest, workers), lanes)
+    # serial tests taking turns on a shared copy go last: by then no shared test is left to wait for
+    last = [c for c in costs if c.serial and lanes[c.profile] == [0] and any(not o.serial for o in costs if o.profile == c.profile)]
+    longest = [c.nodeid for c in sorted((c for c in costs if c not in last), key=lambda c: (-c.duration_s, c.nodeid))]
+    clusters = [(p, r) for p in sorted(lanes, key=lambda p: -len(lanes[p])) for r in lanes[p]]
+    clusters += [(p, 0) for p in profiles if (p, 0) not in clusters]
+    return Plan(_interleave(longest, workers) + [c.nodeid for c in last], lanes, clusters)
 
 
 def _interleave(longest: list[str], workers: int) -> list[str]:
