@@ -14,7 +14,7 @@ E2E_MARKERS ?= not slow
 # pytest-xdist workers: how many tests run at once (e2e.run.plan: serial tests on copies of
 # their profile's cluster, heavy ones E2E_HEAVY_SLOTS at a time, the rest waiting on timers
 # side by side); 0: one test after another, one cluster per profile
-E2E_WORKERS ?= 6
+E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 # a command the scenarios' pytest runs under (make wire-check sets it)
 E2E_WRAP ?=
