@@ -203,7 +203,7 @@ def test_gap(scenario):
 
 
 def test_a_cpu_hog_makes_a_failed_timing_value_inconclusive(run, pytester, monkeypatch):
-    """The whole chain with a fake /proc/pressure/cpu that a CPU hog keeps at 70 %, each reading
+    """The whole chain with a fake /proc/pressure/cpu that a CPU hog keeps at 95 %, each reading
     5 s after the one before: the scenario's judge reads it from the start of the test, the test
     ends INCONCLUSIVE, durations.json has the pressure."""
     pytester.makeconftest(CONFTEST + '''
@@ -222,7 +222,7 @@ def clock():
 
 def read(path):
     SHIFT[0] += 5
-    return f"some avg10=70.00 avg60=70.00 avg300=70.00 total={round((clock() - BASE) * 0.7 * 1e6)}\\n"
+    return f"some avg10=95.00 avg60=95.00 avg300=95.00 total={round((clock() - BASE) * 0.95 * 1e6)}\\n"
 
 
 @pytest.fixture(scope="session")
@@ -237,12 +237,12 @@ def test_gap(scenario):
     scenario.expect("CL-1", "restart_gap[1]", 25.0)
 ''')
     result.assert_outcomes(passed=0, failed=0, skipped=0)
-    result.stdout.fnmatch_lines(["INCONCLUSIVE *test_case.py::test_gap: inconclusive: host overloaded: *CPU pressure 70 %*",
+    result.stdout.fnmatch_lines(["INCONCLUSIVE *test_case.py::test_gap: inconclusive: host overloaded: *CPU pressure 95 %*",
                                  "*= 1 inconclusive in *"])
     (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]
-    assert m["verdict"] == "inconclusive" and m["details"]["host"]["pressure"] == 0.7
+    assert m["verdict"] == "inconclusive" and m["details"]["host"]["pressure"] == 0.95
     ((nodeid, cost),) = json.loads((reports / "durations.json").read_text()).items()
-    assert nodeid.endswith("test_case.py::test_gap") and cost["pressure"] == 0.7
+    assert nodeid.endswith("test_case.py::test_gap") and cost["pressure"] == 0.95
 
 
 @pytest.mark.parametrize("fake", ["FakeKube.ctrl_c_after_create", "FakeRecorder.ctrl_c_on_start"])

@@ -17,24 +17,24 @@ summary and counted apart by ``make compare``. A value that holds, and any
 value that is not a timing (a status, a message, a count), is never changed by the pressure: the
 host's load delays, it does not rename a reason or add a restart.
 
-The limit, :data:`LIMIT` = 10 % (override: ``E2E_PRESSURE_LIMIT``, a fraction, e.g. ``0.25``;
-``1``: never, as the pressure is at most 1):
+The limit, :data:`LIMIT` = 90 % (override: ``E2E_PRESSURE_LIMIT``, a fraction, e.g. ``0.5``;
+``1``: never, as the pressure is at most 1), measured, not derived:
 
-- The bands already budget the host's delays, each by the mechanism, not by a run: one kubelet
-  hand-off, one status update, one container start 1 s each (``e2e/documented/kubelet.py``
-  ``KUBELET_HANDOFF_S``, ``STATUS_UPDATE_S``, ``CONTAINER_START_S``: "a 2-core kind node, shared,
-  loaded"), +1 s "on the loaded host" in the fault families (``LOADED_S``).
-- The timed values run on timers of 10 s and more: the crash-loop back-off base and the
-  re-sync at the remaining back-off, probe periods, the node status update, eviction monitoring.
-- PSI ``some`` = p means that for p of the time at least one runnable task waited for a CPU. In
-  the worst case it is the task on the measured path (the kubelet's pod worker, a controller's
-  queue, the recorder's watch): per 10 s timer period it waited p × 10 s. At p = 10 % that is
-  1 s, the whole load budget of one hand-off. Up to the limit even the worst case stays within
-  the budget the band already has, so a failure belongs to the product (or to the band); beyond
-  it, a miss by a budget's width can no longer be told from the host's own starvation.
-- On a 2-core host two runnable tasks fill both CPUs; ``some`` counts the time a third waited,
-  whoever it was, so the figure errs towards "the host may explain it". That is why only a
-  value that *failed* is set aside, and loudly.
+- A first limit of 10 % came from the bands' budgets (one kubelet hand-off of 1 s per 10 s timer
+  period, ``e2e/documented/kubelet.py``). A quiet sequential run of the default selection on a
+  2-core host (v1.37.2, nothing else running, 2026-12-01) then showed what PSI ``some`` is on such
+  a host with nothing wrong: over the 588 judged values' windows median 14 %, 90th percentile
+  42 %, highest 84 %; 526 of 588 above 10 %. ``some`` counts the time *any* runnable task waited
+  — on 2 cores, a third of kind's control-plane, etcd and containerd threads — not the task on
+  the measured path, so at 10 % nearly every timing failure of an ordinary run would have been
+  set aside: the limit would hide the product's regressions.
+- A deliberate hog (``stress-ng --cpu 12`` / ``--cpu 16`` beside a sequential run) gave 99.4 %
+  and 100 % at the highest value and kept every value above 90 %; a concurrent run of 6 tests on
+  6 clusters (CPU 27 % idle) a median of 66 %, highest 97 %.
+- 90 % lies above everything a quiet run reached and below what a starved host shows: only a
+  failure judged while some task waited for a CPU nine tenths of the time is set aside.
+- Only a value that *failed* is set aside, and loudly (the summary's pressure line counts the
+  values beyond the limit either way).
 
 A window shorter than :data:`MIN_WINDOW_S` (1 s, the same budget) never makes a value
 inconclusive, whatever its pressure: the host cannot have stalled anything in it for longer
@@ -59,7 +59,7 @@ INCONCLUSIVE_PREFIX = "inconclusive: host overloaded"
 # units of the registry's timing values (e2e/documented/*: seconds, and ms where a sidecar's
 # order needs finer steps)
 TIMING_UNITS = ("s", "ms")
-LIMIT = 0.10
+LIMIT = 0.90
 MIN_WINDOW_S = 1.0
 LIMIT_ENV = "E2E_PRESSURE_LIMIT"
 
@@ -102,8 +102,8 @@ def percent(fraction: float) -> str:
 
 
 def describe(host: Mapping) -> str:
-    """``CPU pressure 42.1 % over 118 s (peak 10 s 80 %, psi; limit 10 %)``, or ``CPU pressure
-    unknown (limit 10 %)``."""
+    """``CPU pressure 42.1 % over 118 s (peak 10 s 80 %, psi; limit 90 %)``, or ``CPU pressure
+    unknown (limit 90 %)``."""
     if host.get("pressure") is None:
         return f"CPU pressure unknown (limit {percent(host['limit'])})"
     start, end = host["window_s"]
