@@ -125,3 +125,16 @@ def test_child_killed_but_pid1_exited_by_itself():
 
 def test_pod_events_filters_by_pod():
     assert pod_events([_event("BackOff"), _event("BackOff", name="x"), {"reason": "R", "involvedObject": {"kind": "Node", "name": "oom"}}], "oom") == [("BackOff", "", "m")]
+
+
+def test_a_report_whose_statistics_lag_its_usage_line_says_so():
+    """OM-6 on cgroup v1 (kernel 6.18, 2026-12-01): usage 32,768 KiB at the limit, but the
+    report's memory.stat shows only 19.4 MB of tmpfs (total_cache) and 1.1 MB anon: 11.5 MiB of
+    the charge are not in its statistics. The usual report accounts for all but the charge stock."""
+    (lagging,) = parse_dmesg((DATA / "oom-dmesg-cgroup-v1-stats-lag.txt").read_text())
+    assert (lagging.usage_kb, lagging.shmem_bytes) == (32768, 19410944)
+    assert lagging.unaccounted_bytes == 32768 * 1024 - 19427328 - 1146880  # 11,980,800 B
+    tmpfs = reports_for_container(parse_dmesg(V1), TMPFS_CID)[0]
+    assert tmpfs.unaccounted_bytes is not None and tmpfs.unaccounted_bytes < 1024 * 1024
+    (v2,) = parse_dmesg(V2_GROUP)
+    assert v2.unaccounted_bytes == 32768 * 1024 - 33140736 - 4096

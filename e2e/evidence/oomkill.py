@@ -114,6 +114,24 @@ class OomReport:
         return self.stats.get("shmem")
 
     @property
+    def unaccounted_bytes(self) -> int | None:
+        """How much of the usage line the report's own memory.stat does not account for: usage
+        minus page cache and anonymous memory (v1 ``total_cache`` + ``total_rss``, v2 ``file`` +
+        ``anon``), in bytes; None without both. A few hundred KiB are the memcg's per-CPU charge
+        stock and kernel memory; once, on cgroup v1 (kernel 6.18), the statistics of an OOM report
+        lagged the charge counter by 11.5 MiB (usage 32,768 KiB, total_cache 19,427,328 B,
+        total_rss 1,146,880 B) — the shmem figure of such a report is not the charge at the kill."""
+        if self.usage_kb is None:
+            return None
+        if "total_cache" in self.stats and "total_rss" in self.stats:
+            accounted = self.stats["total_cache"] + self.stats["total_rss"]
+        elif "file" in self.stats and "anon" in self.stats:
+            accounted = self.stats["file"] + self.stats["anon"]
+        else:
+            return None
+        return self.usage_kb * 1024 - accounted
+
+    @property
     def killed_names(self) -> list[str]:
         return sorted({k.name for k in self.killed})
 

@@ -362,6 +362,12 @@ def test_oom_score_adj(scenario: Scenario, target: str):
 # -- OM-6 ------------------------------------------------------------------------------------
 
 
+# Bytes of an OOM report's usage its memory.stat may leave unaccounted (page cache + anon): the
+# memcg's per-CPU charge stock (64 pages a CPU, 2 CPUs: 512 KiB) and its kernel memory (~0.5 MiB
+# seen); beyond it the statistics lag the counter (e2e.evidence.oomkill.OomReport.unaccounted_bytes).
+REPORT_STATS_SLACK_B = 1024 * 1024
+
+
 @pytest.mark.heavy
 @pytest.mark.case("OM-6")
 def test_memory_backed_emptydir(scenario: Scenario):
@@ -380,7 +386,15 @@ def test_memory_backed_emptydir(scenario: Scenario):
     log = sc.kube.logs(sc.namespace, "tmpfs", "app")
     size = re.search(r"^tmpfs\s+(\d+)", log, re.M)
     if t.kernel is not None:
-        sc.expect("OM-6", "tmpfs_bytes_at_oom", t.kernel.shmem_bytes, details={
-            "tmpfs_size_kib": int(size.group(1)) if size else None, "memcg_usage_kb": t.kernel.usage_kb,
-            "memcg_limit_kb": t.kernel.limit_kb, "oom_memcg": t.kernel.oom_memcg,
-            "victim": [f"{k.name} anon-rss:{k.anon_rss_kb}kB" for k in t.kernel.killed], "log": log})
+        details = {"tmpfs_size_kib": int(size.group(1)) if size else None, "memcg_usage_kb": t.kernel.usage_kb,
+                   "memcg_limit_kb": t.kernel.limit_kb, "oom_memcg": t.kernel.oom_memcg,
+                   "unaccounted_bytes": t.kernel.unaccounted_bytes,
+                   "victim": [f"{k.name} anon-rss:{k.anon_rss_kb}kB" for k in t.kernel.killed], "log": log}
+        if (t.kernel.unaccounted_bytes or 0) > REPORT_STATS_SLACK_B:
+            # the report's statistics lag its own usage line: its shmem figure is not the charge at the kill
+            sc.judge.set_aside("OM-6", "tmpfs_bytes_at_oom", t.kernel.shmem_bytes, "flake",
+                               f"the kernel's OOM report accounts for {t.kernel.usage_kb * 1024 - t.kernel.unaccounted_bytes} "
+                               f"of {t.kernel.usage_kb * 1024} bytes charged (page cache + anon): its memory.stat lagged "
+                               "the charge counter", details=details)
+        else:
+            sc.expect("OM-6", "tmpfs_bytes_at_oom", t.kernel.shmem_bytes, details=details)
