@@ -497,31 +497,40 @@ CREATE_SLOTS = int(os.environ.get("E2E_CREATE_SLOTS", "2"))
 CREATION_WAIT_S = 600.0
 
 
+def lock_first_free(paths: list[Path], mode: int) -> tuple[int, list]:
+    """Open every path and lock the first one free with ``mode`` (``fcntl.LOCK_SH`` or
+    ``LOCK_EX``), polling every 0.5 s until one is; the index and every open file (closing a
+    file drops its lock)."""
+    files = [open(path, "a") for path in paths]  # the caller closes them
+    try:
+        while True:
+            for i, f in enumerate(files):
+                try:
+                    fcntl.flock(f, mode | fcntl.LOCK_NB)
+                    return i, files
+                except BlockingIOError:
+                    continue
+            time.sleep(0.5)
+    except BaseException:
+        for f in files:
+            f.close()
+        raise
+
+
 @contextmanager
 def creating():
     """Mark a creation in progress (a shared lock on ``creating.lock``; also while waiting for a
     slot, so that no test starts between two creations) and hold one of the CREATE_SLOTS
     creation slots (waiting for one) until the block ends."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
-    slots = [os.open(STATE_DIR / f"create.{i}.lock", os.O_RDWR | os.O_CREAT, 0o644) for i in range(max(1, CREATE_SLOTS))]
-    marker = os.open(STATE_DIR / "creating.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    with open(STATE_DIR / "creating.lock", "a") as marker:
         fcntl.flock(marker, fcntl.LOCK_SH)
-        held = None
-        while held is None:
-            for fd in slots:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    held = fd
-                    break
-                except BlockingIOError:
-                    continue
-            else:
-                time.sleep(0.5)
-        yield
-    finally:
-        for fd in (*slots, marker):
-            os.close(fd)  # closing drops this process's locks on them
+        _, slots = lock_first_free([STATE_DIR / f"create.{i}.lock" for i in range(max(1, CREATE_SLOTS))], fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            for f in slots:
+                f.close()  # closing drops this process's locks on them
 
 
 def wait_for_creations(timeout_s: float = CREATION_WAIT_S) -> float:

@@ -15,18 +15,16 @@ sees half a file.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Callable, cast
 
-from filelock import FileLock
 
 from ..record.hostload import Pressure
+from ..record.jsonfile import read_json, update_json
 from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, number
 from .pressure import INCONCLUSIVE, INCONCLUSIVE_PREFIX, describe, host_details, inconclusive, limit
 
@@ -100,24 +98,17 @@ class MeasurementLog:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self._lock = FileLock(str(self.path) + ".lock")
 
     def append(self, m: Measurement) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            data = self.read()
-            data["measurements"].append(asdict(m))
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".measurements.")
-            with os.fdopen(fd, "w") as f:
-                json.dump(data, f, indent=1, default=str)
-            os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is for everyone
-            os.replace(tmp, self.path)
+        update_json(self.path, lambda data: {**data, "measurements": [*data["measurements"], asdict(m)]}, self._empty,
+                    indent=1, default=str)
 
     def read(self) -> dict:
-        if not self.path.exists():
-            return {"measurements": []}
-        with open(self.path) as f:
-            return json.load(f)
+        return read_json(self.path, self._empty)
+
+    @staticmethod
+    def _empty() -> dict:
+        return {"measurements": []}
 
 
 class ExpectationFailed(AssertionError):

@@ -5,7 +5,6 @@ released after a profile's last test and at the end of the run."""
 from __future__ import annotations
 
 import fcntl
-import json
 import logging
 import os
 import time
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from filelock import FileLock
 from kubernetes.client.exceptions import ApiException
 
 from ..cluster import egress
@@ -28,11 +26,13 @@ from ..cluster.kind import (
     Profile,
     check_docker,
     hold_run,
+    lock_first_free,
     owned_clusters,
     profile_patches,
 )
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
+from ..record.jsonfile import update_json
 from ..run.plan import Plan
 from .options import _is_controller, _reports, run_id
 from .signals import SIGNALS
@@ -148,17 +148,10 @@ def _left_file() -> Path:
 def count_down(selected: Counter, name: str) -> set[str]:
     """Count one test of profile ``name`` done in this run (a file every process of the run
     shares, starting from ``selected``: the tests of each profile); the profiles with none left."""
-    path = _left_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{path}.lock"):
-        try:
-            left = json.loads(path.read_text())
-        except (OSError, ValueError):
-            left = dict(selected)
-        left[name] = left.get(name, 0) - 1
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(left))
-        tmp.replace(path)
+    def count(left: dict) -> dict:
+        return {**left, name: left.get(name, 0) - 1}
+
+    left = update_json(_left_file(), count, lambda: dict(selected))
     return {p for p, n in left.items() if n <= 0}
 
 
@@ -333,26 +326,6 @@ def node_lock_path(config: pytest.Config, name: str, replica: int) -> Path:
     return STATE_DIR / f"{profile.cluster_name if profile else run_id()}.node.lock"
 
 
-def _lock_first_free(paths: list[Path], mode: int) -> tuple[int, list]:
-    """Open every path and lock the first one free with ``mode`` (``fcntl.LOCK_SH`` or
-    ``LOCK_EX``), polling every 0.5 s until one is; the index and every open file (closing a
-    file drops its lock)."""
-    files = [open(path, "a") for path in paths]  # the caller closes them
-    try:
-        while True:
-            for i, f in enumerate(files):
-                try:
-                    fcntl.flock(f, mode | fcntl.LOCK_NB)
-                    return i, files
-                except BlockingIOError:
-                    continue
-            time.sleep(0.5)
-    except BaseException:
-        for f in files:
-            f.close()
-        raise
-
-
 @contextmanager
 def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: bool) -> Iterator[int]:
     """Share the node of profile ``name``'s cluster (copy 0) with other workers' tests, or
@@ -378,7 +351,7 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
                 raise
         i = 0
     else:
-        i, files = _lock_first_free([node_lock_path(config, name, r) for r in choices], mode)
+        i, files = lock_first_free([node_lock_path(config, name, r) for r in choices], mode)
     try:
         yield choices[i]
     finally:
@@ -391,7 +364,7 @@ def heavy_slot(slots: int) -> Iterator[None]:
     """Hold one of ``slots`` heavy-test slots of this run (e2e.run.plan), waiting for one."""
     runs = STATE_DIR / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    _, files = _lock_first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], fcntl.LOCK_EX)
+    _, files = lock_first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], fcntl.LOCK_EX)
     try:
         yield
     finally:

@@ -29,16 +29,14 @@ pressure is :mod:`e2e.judge.pressure`.
 from __future__ import annotations
 
 import bisect
-import json
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
-from filelock import FileLock
+from .jsonfile import read_json, update_json
 
 PSI_CPU = "/proc/pressure/cpu"
 LOADAVG = "/proc/loadavg"
@@ -262,24 +260,13 @@ class DurationLog:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self._lock = FileLock(str(self.path) + ".lock")
 
     def record(self, nodeid: str, cost: Cost, run_id: str) -> None:
         """Write ``cost`` as ``nodeid``'s entry (replacing an earlier run's)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            data = self.read()
-            data[nodeid] = {"wall_s": round(cost.wall_s, 3), "cpu_s": round(cost.cpu_s, 3),
-                            "pressure": None if cost.pressure is None else round(cost.pressure, 4), "run_id": run_id}
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".durations.")
-            with os.fdopen(fd, "w") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-            os.chmod(tmp, 0o644)  # mkstemp makes it private; a report is for everyone
-            os.replace(tmp, self.path)
+        entry = {"wall_s": round(cost.wall_s, 3), "cpu_s": round(cost.cpu_s, 3),
+                 "pressure": None if cost.pressure is None else round(cost.pressure, 4), "run_id": run_id}
+        update_json(self.path, lambda data: {**data, nodeid: entry}, dict, indent=1, sort_keys=True)
 
     def read(self) -> dict[str, dict]:
         """``{nodeid: {"wall_s", "cpu_s", "pressure", "run_id"}}``; ``{}`` when there is no file."""
-        if not self.path.exists():
-            return {}
-        with open(self.path) as f:
-            return json.load(f)
+        return read_json(self.path, dict)
