@@ -93,6 +93,33 @@ def test_the_count_of_tests_left_is_run_wide_and_names_finished_profiles():
     assert clusters.count_down(selected, "default") == {"cap", "default"}
 
 
+def test_a_second_phase_test_waits_for_every_first_phase_test_of_the_run():
+    done: list = []
+
+    def second():
+        done.append(("waited", clusters.wait_for_first_phase(2, limit_s=10, poll_s=0.02)))
+
+    t = threading.Thread(target=second)
+    t.start()
+    time.sleep(0.2)
+    assert clusters.count_first_phase_done(2) == 1  # one worker's test
+    time.sleep(0.2)
+    assert not done  # still one left
+    assert clusters.count_first_phase_done(2) == 0  # another worker's: the file is run-wide
+    t.join(5)
+    assert done and done[0][1] >= 0.4
+
+
+def test_a_second_phase_test_stops_waiting_at_its_limit(caplog):
+    # a worker that died never counts its test down: the wait ends, with a warning
+    assert clusters.wait_for_first_phase(1, limit_s=0.1, poll_s=0.02) >= 0.1
+    assert "starting the second phase anyway" in caplog.text
+
+
+def test_nothing_to_wait_for_without_a_first_phase():
+    assert clusters.wait_for_first_phase(0, limit_s=10) < 0.5
+
+
 def test_each_worker_creates_its_share_of_the_plans_clusters_ahead(monkeypatch):
     from types import SimpleNamespace
 

@@ -27,6 +27,24 @@ def test_serial_tests_get_lanes_by_their_summed_duration():
     assert plan.clusters == [("fast", 0), ("fast", 1), ("fast", 2), ("multi", 1), ("multi", 2), ("default", 0), ("multi", 0)]
 
 
+def test_traffic_tests_form_a_second_phase_after_every_other_test():
+    costs = [Cost("nf6", "fast", serial=True, traffic=True, duration_s=80), Cost("nf1", "fast", serial=True, duration_s=180),
+             Cost("nf8", "multi", serial=True, traffic=True, duration_s=150), Cost("cl1", "default", duration_s=120),
+             Cost("sc1", "default", duration_s=10)]
+    plan = make_plan(costs, workers=4)
+    assert plan.order == ["nf1", "cl1", "sc1", "nf8", "nf6"]  # each phase longest first
+    assert plan.second_phase == {"nf6", "nf8"}
+    assert plan.first_phase_s == 310
+    assert [Cost("x", "p", serial=True, traffic=True).cost_class, Cost("x", "p", traffic=True).phase] == ["serial", 2]
+
+
+def test_only_traffic_tests_or_a_sequential_run_have_no_second_phase():
+    only = [Cost("nf6", "fast", serial=True, traffic=True, duration_s=80), Cost("nf8", "fast", serial=True, traffic=True)]
+    assert make_plan(only, workers=4).second_phase == frozenset()  # nothing to wait for
+    mixed = [*only, Cost("cl1", "default", duration_s=120)]
+    assert make_plan(mixed, workers=0).second_phase == frozenset()
+
+
 def test_lanes_are_capped_and_never_none():
     assert lane_count(0) == 1
     assert lane_count(10_000, lane_s=360, max_replicas=3) == 3

@@ -32,7 +32,7 @@ from ..cluster.kind import (
 )
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
-from ..record.jsonfile import update_json
+from ..record.jsonfile import read_json, update_json
 from ..run.plan import Plan
 from .options import _is_controller, _reports, run_id
 from .signals import SIGNALS
@@ -110,6 +110,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 # Tests of each profile selected (for releasing a profile's clusters after its last test).
 _TESTS_LEFT = pytest.StashKey[Counter]()
+# Tests of a concurrent run's first phase selected, when it has a second (e2e.run.plan).
+_FIRST_PHASE = pytest.StashKey[int]()
 _CLUSTERS = pytest.StashKey["Clusters"]()
 # The run's plan (e2e.run.plan), made at collection.
 PLAN = pytest.StashKey[Plan]()
@@ -133,6 +135,9 @@ def _release_finished(item: pytest.Item) -> None:
     config = item.config
     if "cluster" not in getattr(item, "fixturenames", ()) or _TESTS_LEFT not in config.stash:
         return
+    plan = config.stash.get(PLAN, None)
+    if plan is not None and plan.second_phase and item.nodeid not in plan.second_phase:
+        count_first_phase_done(config.stash[_FIRST_PHASE])
     finished = count_down(config.stash[_TESTS_LEFT], profile_name(item)) - {DEFAULT_PROFILE}
     clusters = config.stash.get(_CLUSTERS, None)
     if finished and clusters is not None and not config.getoption("--keep-cluster"):
@@ -153,6 +158,30 @@ def count_down(selected: Counter, name: str) -> set[str]:
 
     left = update_json(_left_file(), count, lambda: dict(selected))
     return {p for p, n in left.items() if n <= 0}
+
+
+def _phase_file() -> Path:
+    return STATE_DIR / "runs" / f"{run_id()}.phase1.json"
+
+
+def count_first_phase_done(selected: int) -> int:
+    """Count one test of the run's first phase done (a file every process of the run shares,
+    starting from ``selected``); the number left."""
+    return update_json(_phase_file(), lambda left: {"left": left["left"] - 1}, lambda: {"left": selected})["left"]
+
+
+def wait_for_first_phase(selected: int, limit_s: float, poll_s: float = 1.0) -> float:
+    """Wait until none of the run's ``selected`` first-phase tests is left (e2e.run.plan: a
+    traffic test runs once every other test has ended); the seconds waited. After ``limit_s``
+    (the first phase's tests one after another: a worker that died never counts its test) it
+    stops waiting with a warning."""
+    start = time.monotonic()
+    while read_json(_phase_file(), lambda: {"left": selected})["left"] > 0:
+        if time.monotonic() - start > limit_s:
+            log.warning("the first phase still has tests left after %.0f s: starting the second phase anyway", limit_s)
+            break
+        time.sleep(poll_s)
+    return time.monotonic() - start
 
 
 def _default_kind_config(config: pytest.Config) -> str:
@@ -382,7 +411,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if not _is_controller(config):
         return
-    for path in (*(STATE_DIR / "runs").glob(f"{run_id()}.heavy.*.lock"), _left_file(), Path(f"{_left_file()}.lock")):
+    for path in (*(STATE_DIR / "runs").glob(f"{run_id()}.heavy.*.lock"), _left_file(), Path(f"{_left_file()}.lock"),
+                 _phase_file(), Path(f"{_phase_file()}.lock")):
         path.unlink(missing_ok=True)
     if config.getoption("--kubeconfig"):
         try:

@@ -12,7 +12,7 @@ import pytest
 from ..cluster.kind import PreflightError, profile_patches
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import keyword_selection, label, select_cases
-from .clusters import _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
+from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
 from .options import _reports
 
 # Each test's duration in a quiet sequential run (v1.37.2, 2 cores): what the plan assumes
@@ -51,7 +51,8 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
     known = load_durations(SEED_DURATIONS, _reports(config) / DURATIONS_FILE)
     costs = [Cost(item.nodeid, profile_name(item), item.get_closest_marker("serial") is not None,
-                  item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S))
+                  item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S),
+                  item.get_closest_marker("traffic") is not None)
              for item in items if "cluster" in getattr(item, "fixturenames", ())]
     plan = make_plan(costs, workers)
     config.stash[PLAN] = plan
@@ -62,9 +63,12 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Count each profile's tests as finally selected (after -k, -m and every deselection); in
     a concurrent run with a cluster, create the plan's clusters before the first test
-    (:func:`~e2e.plugin.clusters.create_ahead`)."""
+    (:func:`~e2e.plugin.clusters.create_ahead`). Count its first phase's tests (e2e.run.plan)."""
     config = session.config
     config.stash[_TESTS_LEFT] = Counter(profile_name(i) for i in session.items if "cluster" in getattr(i, "fixturenames", ()))
     plan = config.stash.get(PLAN, None)
+    if plan is not None:
+        config.stash[_FIRST_PHASE] = sum(1 for i in session.items if "cluster" in getattr(i, "fixturenames", ())
+                                         and i.nodeid not in plan.second_phase)
     if plan is not None and config.stash[_TESTS_LEFT] and not config.option.collectonly:
         create_ahead(config, plan)

@@ -24,7 +24,7 @@ from ..report.artifacts import gather, publish, slug, write
 from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
-from .clusters import PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name
+from .clusters import _FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name, wait_for_first_phase
 from .options import _reports, run_id
 from .outcomes import CALL_REPORT, FILES, SCENARIO
 
@@ -43,13 +43,17 @@ def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[Clus
     ``--kubeconfig`` cluster. Stops the whole run with a clear message when Docker, kind or
     the default cluster is missing. A ``serial`` test has its cluster alone — one of its
     profile's copies (e2e.run.plan) — for the whole test; a ``heavy`` one holds one of the run's
-    heavy slots. Before the test starts, every cluster creation in progress ends (a judged
-    window never begins during one)."""
+    heavy slots; a ``traffic`` test of a concurrent run waits first for every test of the run's
+    first phase to end (e2e.run.plan). Before the test starts, every cluster creation in
+    progress ends (a judged window never begins during one)."""
     item = request.node
     name = profile_name(item)
     serial = item.get_closest_marker("serial") is not None
     plan = request.config.stash.get(PLAN, None)
     lanes = (plan.lanes.get(name) if plan else None) or [0]
+    if plan is not None and item.nodeid in plan.second_phase:
+        waited = wait_for_first_phase(request.config.stash[_FIRST_PHASE], plan.first_phase_s + 600)
+        log.info("%s waited %.0f s for the first phase to end", item.nodeid, waited)
     with hold_node(request.config, name, lanes, serial) as replica:
         info = clusters.get(name, replica)
         with heavy_slot(HEAVY_SLOTS) if item.get_closest_marker("heavy") else nullcontext():

@@ -44,6 +44,7 @@ MARKERS = (
     "case(*ids): CASES.md case IDs this test checks (CL-1, SC-3, ...)",
     "serial: must not share a node with other scenarios (under xdist: one of its profile's cluster copies alone, e2e.run.plan)",
     "heavy: HTTP load, filling a disk, allocating memory or many pods: few at once (E2E_HEAVY_SLOTS, e2e.run.plan)",
+    "traffic: judges requests a Service served through a fault: in a concurrent run, after every other test (e2e.run.plan)",
     "min_k8s(minor): needs Kubernetes 1.<minor> or newer",
     "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
     "ReplicaSet, PodDisruptionBudget, Node, Lease: the kube-node-lease heartbeats)",

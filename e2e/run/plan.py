@@ -14,6 +14,15 @@ A test's cost class comes from its markers:
 - otherwise *waiting*: a test that mostly waits on kubelet and controller timers; as many run at
   once as there are xdist workers.
 
+Apart from its class, a ``traffic`` test (it judges the requests a Service served through a
+fault: counts of failed requests with a 1 s request timeout) runs in the run's *second phase*:
+after every other test has ended, so that only the clusters of the second phase's profiles are
+still alive. Measured (conc-3, 6 workers, 8 kind nodes alive, v1.37.2): the host's CPU pressure
+(PSI some, avg10) stayed at 50–90 % while 8 nodes idled and fell with each cluster deleted; NF-6
+and NF-8 then counted 2 and 4 requests timed out in bursts (consecutive requests, ~0.4 s apart),
+where every sequential run counts 0. Their family keeps its band and gets this lower concurrency
+class instead (:func:`e2e.plugin.clusters.wait_for_phase`).
+
 The number of lanes of a profile is its serial tests' summed duration over ``lane_s``, rounded
 up, between 1 and ``max_replicas``: a run's length is bounded by its longest lane (plus one
 cluster creation), so ``lane_s`` is the length a lane aims at. Durations are learned
@@ -25,8 +34,8 @@ Clusters ready ahead: a concurrent run creates every cluster it will use before 
 (each xdist worker one of them, at most ``E2E_CREATE_SLOTS`` at once), so that no creation falls
 into a judged window later; a profile's clusters go after its last test.
 
-Order: serial tests that take turns on a shared copy last (then they wait for no one); the
-others longest first (the longest-processing-time rule), interleaved for pytest-xdist's ``load``
+Order: the first phase, then the second (traffic) phase, each as follows: serial tests that
+take turns on a shared copy last (then they wait for no one); the others longest first (the longest-processing-time rule), interleaved for pytest-xdist's ``load``
 scheduling with ``--maxschedchunk 1``: each worker is sent two tests at the start (the one it
 runs and the one it runs next), then one at a time, so the first ``2 × workers`` positions are
 arranged as (1st, (w+1)th), (2nd, (w+2)th), … longest.
@@ -68,11 +77,17 @@ class Cost:
     serial: bool = False
     heavy: bool = False
     duration_s: float = UNKNOWN_S
+    traffic: bool = False
 
     @property
     def cost_class(self) -> str:
         """``serial``, ``heavy`` or ``waiting`` (serial wins over heavy)."""
         return "serial" if self.serial else "heavy" if self.heavy else "waiting"
+
+    @property
+    def phase(self) -> int:
+        """1, or 2 for a ``traffic`` test (module doc)."""
+        return 2 if self.traffic else 1
 
 
 @dataclass
@@ -85,6 +100,11 @@ class Plan:
     # (profile, copy) of every cluster a concurrent run uses, to create before any test starts
     # (e2e.plugin.collection): the lanes' copies first, then the other profiles' copy 0
     clusters: list[tuple[str, int]] = field(default_factory=list)
+    # node ids of the second (traffic) phase of a concurrent run: each waits for the first
+    # phase's tests to end (empty in a sequential run: one test at a time anyway)
+    second_phase: frozenset[str] = frozenset()
+    # the first phase's tests' summed duration (s): how long a second-phase test waits at most
+    first_phase_s: float = 0.0
 
 
 def load_durations(*paths: Path) -> dict[str, float]:
@@ -128,12 +148,22 @@ def make_plan(costs: Iterable[Cost], workers: int, lane_s: float = LANE_S, max_r
             lanes[p] = [0] if total <= lane_s else list(range(1, 1 + lane_count(total, lane_s, max_replicas)))
         else:
             lanes[p] = list(range(lane_count(total, lane_s, max_replicas)))
-    # serial tests taking turns on a shared copy go last: by then no shared test is left to wait for
-    last = [c for c in costs if c.serial and lanes[c.profile] == [0] and any(not o.serial for o in costs if o.profile == c.profile)]
-    longest = [c.nodeid for c in sorted((c for c in costs if c not in last), key=lambda c: (-c.duration_s, c.nodeid))]
     clusters = [(p, r) for p in sorted(lanes, key=lambda p: -len(lanes[p])) for r in lanes[p]]
     clusters += [(p, 0) for p in profiles if (p, 0) not in clusters]
-    return Plan(_interleave(longest, workers) + [c.nodeid for c in last], lanes, clusters)
+    first = [c for c in costs if c.phase == 1]
+    second = [c for c in costs if c.phase == 2]
+    nodeids = _phase_order(first, lanes, costs, workers)
+    # the second phase starts on workers freed one by one: longest first, no interleaving
+    nodeids += _phase_order(second, lanes, costs, workers if not first else 1)
+    return Plan(nodeids, lanes, clusters, frozenset(c.nodeid for c in second) if first else frozenset(),
+                sum(c.duration_s for c in first))
+
+
+def _phase_order(phase: list[Cost], lanes: dict[str, list[int]], costs: list[Cost], workers: int) -> list[str]:
+    # serial tests taking turns on a shared copy go last: by then no shared test is left to wait for
+    last = [c for c in phase if c.serial and lanes[c.profile] == [0] and any(not o.serial for o in costs if o.profile == c.profile)]
+    longest = [c.nodeid for c in sorted((c for c in phase if c not in last), key=lambda c: (-c.duration_s, c.nodeid))]
+    return _interleave(longest, workers) + [c.nodeid for c in last]
 
 
 def _interleave(longest: list[str], workers: int) -> list[str]:

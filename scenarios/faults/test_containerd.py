@@ -62,6 +62,7 @@ def tick_gap(sc: Scenario, pod: str, since: float, until: float) -> float | None
 @pytest.mark.profile(doc.FAST)
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("NF-6")
+@pytest.mark.traffic
 @pytest.mark.parametrize("how", ["restart", "stop"])
 def test_containerd(scenario: Scenario, how: str):
     """NF-6 (a) restart ×3, 20 s apart: nothing restarts, no heartbeat gap, no failed request,

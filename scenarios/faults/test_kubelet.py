@@ -67,6 +67,7 @@ def node_name(sc: Scenario) -> str:
 @pytest.mark.serial
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("NF-2")
+@pytest.mark.traffic
 @pytest.mark.parametrize("profile, excluded", NF2_VARIANTS)
 def test_kubelet_stopped(scenario: Scenario, profile: str, excluded: bool):
     """NF-2: kubelet stopped 120 s (fast-lifecycle): Unknown at the last renewal + grace,
@@ -198,6 +199,7 @@ FAULTS = {"restart": kubelet_restarted, "sigkill": kubelet_killed}
 @pytest.mark.profile(doc.FAST)
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("NF-5")
+@pytest.mark.traffic
 @pytest.mark.parametrize("how", list(FAULTS))
 def test_kubelet_restart(scenario: Scenario, how: str):
     """NF-5: kubelet restart / SIGKILL with pods Ready > 15 s: no container restarts, node stays

@@ -217,6 +217,7 @@ def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_p
 
 
 @pytest.mark.case("NF-4")
+@pytest.mark.traffic
 @pytest.mark.serial
 @RECORD
 @pytest.mark.parametrize("profile", TIMINGS)
@@ -260,6 +261,7 @@ def test_worker_lost(scenario: Scenario, profile: str):
 
 
 @pytest.mark.case("NF-8")
+@pytest.mark.traffic
 @pytest.mark.serial
 @RECORD
 @pytest.mark.parametrize("mode", ["reject", "drop"])
