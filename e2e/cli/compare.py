@@ -27,8 +27,9 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   A run judged before the bug was declared a race reads as its outcome (bug-present: happened,
   bug-fixed: did not happen);
 - ``set aside`` / ``holds now``: the value was skipped with an environment reason in B / only
-  in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
-  tolerates (its reason in the details);
+  in A; skipped in B after holding in A is ``unexplained``, and so is a value that fails in B
+  whatever A had set aside; ``flake``: B hit a race upstream tolerates (its reason in the
+  details), or only A did — the race not happening again is no fix;
 - ``inconclusive``: B's timing value failed while the host was overloaded (e2e.judge.pressure;
   the pressure figures in its ``details.host``): counted apart, never unexplained — run B again
   on a quieter host; a test that ended so is an ``inconclusive`` outcome row. Inconclusive in A
@@ -236,12 +237,12 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = INCONCLUSIVE  # failed while the host was overloaded: counted apart
         elif ma["verdict"] == INCONCLUSIVE and mb["verdict"] != "fail":
             change = "holds now"
-        elif mb["verdict"] == "flake":
-            change = "flake"  # a race upstream tolerates, with its reason in the details
+        elif mb["verdict"] == "flake" or (ma["verdict"] == "flake" and mb["verdict"] != "fail"):
+            change = "flake"  # a race upstream tolerates, in B or only in A (no fix): its reason in the details
         elif mb["verdict"] in SET_ASIDE:
             # skipped for an environment reason: a regression when it used to hold
             change = "unexplained" if ma["verdict"] in ("pass", UNVERIFIED) else "set aside"
-        elif ma["verdict"] in SET_ASIDE:
+        elif ma["verdict"] in SET_ASIDE and mb["verdict"] != "fail":
             change = "holds now"
         elif mb["verdict"] == UNVERIFIED:
             change = "unverified (carried forward)"
