@@ -275,4 +275,4 @@ def test_mutation_table(tmp_path, capsys):
         print(f"\nmutations: {len(MUTATIONS)}, caught: {caught}, families: {', '.join(families)}")
         print("\n".join(rows))
     assert caught == len(MUTATIONS)
-    assert set(families) >= {"CL", "SC", "PS", "ES", "OM", "PR"}
+    assert set(families) >= {"CL", "SC", "PS", "ES", "OM", "PR", "NF", "DR", "KB"}  # issue 29 defect 7
