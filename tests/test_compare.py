@@ -199,3 +199,17 @@ def test_a_value_carried_forward_unverified_is_its_own_class(tmp_path):
     assert [r.change for r in compare(load_run(a2), load_run(b))] == ["new", "unexplained"]  # y held (unverified) in A
     only_x = write_run(tmp_path / "bx", [m("r4", "v1.38.0", "x", 12.0, 10.0, [9, 18], verdict="unverified-carried-forward")])
     assert main([str(write_run(tmp_path / "ax", [m("r5", "v1.37.2", "x", 11.0, 10.0, [9, 18])])), str(only_x)]) == 0
+
+
+def test_a_flake_gone_is_still_a_flake_and_a_failure_after_a_set_aside_is_unexplained(tmp_path):
+    # issue 29's audit of flakes: a race upstream tolerates that did not happen in B is no fix
+    # ("holds now" read as one), and a value failing in B is unexplained whatever A had set aside
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "flaked", 1, 0, [0, 0], verdict="flake"),
+                                   m("r1", "v1.37.2", "flake_then_fail", 1, 0, [0, 0], verdict="flake"),
+                                   m("r1", "v1.37.2", "skipped_then_fail", 0, -997, None, verdict="skipped")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "flaked", 0, 0, [0, 0]),
+                                   m("r2", "v1.37.2", "flake_then_fail", 5, 0, [0, 0], verdict="fail"),
+                                   m("r2", "v1.37.2", "skipped_then_fail", 5, -997, None, verdict="fail")])
+    rows = {r.name: r.change for r in compare(load_run(a), load_run(b))}
+    assert rows == {"flaked": "flake", "flake_then_fail": "unexplained", "skipped_then_fail": "unexplained"}
+    assert main([str(a), str(b)]) == 1

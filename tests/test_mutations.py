@@ -1,7 +1,11 @@
 """Mutation proof of the real registry: recorded real timelines (tests/data), and synthetic
 mutations of them that a broken kubelet or a wrong case would produce, are measured with the
 scenarios' own functions and judged against the **real** ``REGISTRY``. Every real recording
-holds; every mutation FAILS, with a message naming its case, value and band.
+holds; every mutation FAILS, with a message naming its case, value and band — or, where it shows
+a known upstream bug's correct behaviour, reads "bug fixed?" (never a pass).
+
+NF, DR and KB have no recording in tests/data: their real data are the records of a real run's
+measurements.json, with the evidence the scenarios kept in ``details`` (tests/data/ci-s5/README.md).
 
 The table of mutations and what caught them is printed by ``test_mutation_table``
 (``make test`` shows it with ``-rA``); all must be caught.
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,8 +24,10 @@ from typing import Callable
 import pytest
 
 from e2e import documented  # noqa: F401  (registers every family)
+from e2e.documented import known_bugs as kb_doc
 from e2e.evidence.ephemeral import eviction
-from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.evidence.kubectl import Line
+from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change, load_changes
 from e2e.evidence.stamps import Stamp, event_times, find, first, gap_ms, labelled, parse
 from e2e.evidence.stamp_order import expect_order
@@ -63,6 +70,8 @@ def shift_after(changes: list[Change], at: float, delta: float) -> list[Change]:
 class Outcome:
     failed: list[str]  # "case name: measured …, expected …" of each failed value
     message: str
+    fixed: list[str]  # "case name" of each known bug's value that holds the correct behaviour
+    settled: tuple[str, str] | None  # what the values make of the test (Judge.outcome)
 
 
 Judging = Callable[[Judge], None]
@@ -80,11 +89,12 @@ def judge(minor: int, judging: Judging, tmp: Path, cgroup: int | None = 1) -> Ou
     """Run ``judging`` with a judge of the real registry on ``1.<minor>`` (cgroup v1, this host's)."""
     j = Judge(MeasurementLog(tmp / f"m-{minor}.json"), "mutation", "r", f"v1.{minor}.0", minor=minor, cgroup=cgroup)
     judging(j)
+    fixed = [f"{m.case} {m.name}" for m in j.set_aside_values(BUG_FIXED)]
     try:
         j.verify()
     except ExpectationFailed as e:
-        return Outcome([v.explain().splitlines()[0] for v in j.failures], str(e))
-    return Outcome([], "")
+        return Outcome([v.explain().splitlines()[0] for v in j.failures], str(e), fixed, None)
+    return Outcome([], "", fixed, j.outcome())
 
 
 # -- CL: the first real CL-1 recording (v1.37.2) ---------------------------------------------------
@@ -208,6 +218,89 @@ def killed_before_budget(stamps: list) -> list:
     return sorted((replace(s, at=start.at + 2.0) if s.event == "sigterm" else s for s in stamps), key=lambda s: s.at)
 
 
+# -- NF, DR, KB: records of a real run's measurements.json (v1.37.2, cgroup v1; tests/data/ci-s5) ---
+
+CI_S5 = {(m["case"], m["name"]): m for m in
+         json.loads((DATA / "ci-s5" / "measurements-nf2-dr2-kb1.json").read_text())["measurements"]}
+
+
+# -- NF: NF-2's last Lease renewal and the node's Ready=Unknown condition (fast-lifecycle) ----------
+
+NF2 = CI_S5[("NF-2", "unknown_after_last_renew_s[fast-lifecycle]")]["details"]
+
+
+def nf2(last_renew: float, unknown: dict) -> Judging:
+    """Unknown's lastTransitionTime after the last renewTime, as test_kubelet_stopped measures it."""
+    return values(("NF-2", "unknown_after_last_renew_s[fast-lifecycle]",
+                   round(parse_time(unknown["lastTransitionTime"]) - last_renew, 3)))
+
+
+def unknown_after(last_renew: float, unknown: dict, after_s: float) -> dict:
+    """The controller's Ready=Unknown written ``after_s`` after the last renewal instead of after the
+    grace (20 s on fast-lifecycle); the API keeps whole seconds."""
+    at = parse_time(unknown["lastTransitionTime"])
+    return _shift_obj(unknown, at, int(last_renew + after_s) - at)
+
+
+# -- DR: DR-2's kubectl drain transcript (max-unavailable-1: one pod retried until the timeout) ----
+
+DR2 = CI_S5[("DR-2", "first_stdout_line[max-unavailable-1]")]["details"]["transcript"]
+_TRANSCRIPT_LINE = re.compile(r"^\s*([+-]\d+\.\d{3}) (stdout|stderr) (.*)$")
+_RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "[^"]+" \(will retry after 5s\): ')
+_EVICTING = re.compile(r"^evicting pod [^/]+/(?P<pod>\S+)$")
+
+
+def transcript_lines(text: str) -> list[Line]:
+    """The lines of a transcript as ``Transcript.to_text`` wrote them (``+s.mmm stream text``, after
+    the ``$`` command and ``# started <epoch>`` lines), with their read times (epoch s, ms)."""
+    started = float(re.search(r"^# started ([\d.]+)", text, re.M).group(1))
+    found = (_TRANSCRIPT_LINE.match(ln) for ln in text.splitlines()[2:])
+    return [Line(started + float(m.group(1)), m.group(2), m.group(3)) for m in found if m]
+
+
+def dr2(lines: list[Line]) -> Judging:
+    """The seconds between consecutive "will retry after 5s" lines per pod, as test_drain_against_pdb
+    judges them."""
+    times: dict[str, list[float]] = {}
+    for ln in lines:
+        m = _RETRY.match(ln.text) if ln.stream == "stderr" else None
+        if m:
+            times.setdefault(m.group("pod"), []).append(ln.at)
+    return values(*(("DR-2", f"retry_interval_s[max-unavailable-1/{i}/{k}]", round(b - a, 3))
+                    for i, pod in enumerate(sorted(times), 1)
+                    for k, (a, b) in enumerate(zip(times[pod], times[pod][1:], strict=False), 1)))
+
+
+def retry_every(lines: list[Line], every_s: float) -> list[Line]:
+    """kubectl retrying a refused eviction ``every_s`` after the refusal instead of 5 s: each later
+    attempt of the pod (its "evicting pod" and "will retry" lines) earlier by the sleeps it saved."""
+    out, refusals = [], 0
+    for ln in lines:
+        retry, evicting = _RETRY.match(ln.text), _EVICTING.match(ln.text)
+        pod = (retry or evicting).group("pod") if (retry or evicting) else None
+        shifted = pod is not None and refusals > 0
+        out.append(Line(ln.at - refusals * (5 - every_s), ln.stream, ln.text) if shifted else ln)
+        refusals += retry is not None
+    return sorted(out, key=lambda ln: ln.at)
+
+
+# -- KB: KB-1's times after the delete (preStop sleep 20 s, the container exits by itself at ~6 s) --
+
+KB1 = {name: CI_S5[("KB-1", name)]["value"]
+       for name in ("container_exit_after_delete_s", "api_shows_exit_after_delete_s", "pod_gone_after_delete_s")}
+
+
+def kb1(times: dict[str, float]) -> Judging:
+    return values(*(("KB-1", name, t) for name, t in times.items()))
+
+
+def hook_ends_at_exit(times: dict[str, float]) -> dict[str, float]:
+    """The preStop sleep ending when the container exits (kubernetes#134338 fixed): the API's exit
+    and the pod's removal as much earlier as the 20 s sleep outlived the container."""
+    saved = kb_doc.KB1_PRESTOP_SLEEP_S - times["container_exit_after_delete_s"]
+    return {name: t - saved if name != "container_exit_after_delete_s" else t for name, t in times.items()}
+
+
 @dataclass(frozen=True)
 class Mutation:
     family: str
@@ -215,6 +308,7 @@ class Mutation:
     minor: int
     judging: Callable[[], Judging]
     expected_failures: tuple[str, ...]  # "CASE name" prefixes that must fail
+    expected_fixed: tuple[str, ...] = ()  # "CASE name" of known bugs that must read "bug fixed?"
 
 
 MUTATIONS = [
@@ -234,6 +328,13 @@ MUTATIONS = [
              ("OM-1 exit_code[run=1]", "OM-1 exit_code[run=2]")),
     Mutation("PR", "kill before the startup budget", 37, lambda: pr1(killed_before_budget(PR1)),
              ("PR-1 startup_kill_after_start_s[Never]", "PR-1 startup_probe_failures_before_kill[Never]")),
+    Mutation("NF", "Ready=Unknown 5 s after the last renewal", 37,
+             lambda: nf2(NF2["last_renew"], unknown_after(NF2["last_renew"], NF2["unknown"], 5)),
+             ("NF-2 unknown_after_last_renew_s[fast-lifecycle]",)),
+    Mutation("DR", "a drain retry every 1 s", 37, lambda: dr2(retry_every(transcript_lines(DR2), 1)),
+             tuple(f"DR-2 retry_interval_s[max-unavailable-1/1/{k}]" for k in range(1, 6))),
+    Mutation("KB", "the pod gone at the container's exit", 37, lambda: kb1(hook_ends_at_exit(KB1)), (),
+             ("KB-1 api_shows_exit_after_delete_s", "KB-1 pod_gone_after_delete_s")),
 ]
 
 REAL_RUNS = [
@@ -244,6 +345,9 @@ REAL_RUNS = [
     ("ES", "ES-1 v1.37.2 recording", 37, lambda: es1(ES1)),
     ("OM", "OM-1 v1.37.2 recording", 37, lambda: om1(OM1)),
     ("PR", "PR-1 v1.37.2 probe stamps", 37, lambda: pr1(PR1)),
+    ("NF", "NF-2 v1.37.2 renewal and Unknown (ci-s5)", 37, lambda: nf2(NF2["last_renew"], NF2["unknown"])),
+    ("DR", "DR-2 v1.37.2 kubectl drain transcript (ci-s5)", 37, lambda: dr2(transcript_lines(DR2))),
+    ("KB", "KB-1 v1.37.2 times after the delete (ci-s5)", 37, lambda: kb1(KB1)),
 ]
 
 
@@ -251,9 +355,22 @@ REAL_RUNS = [
 def test_the_real_recording_holds(family, name, minor, judging, tmp_path):
     outcome = judge(minor, judging(), tmp_path)
     assert outcome.failed == [], outcome.message
+    assert outcome.fixed == []  # a known bug of the real run is present (KB-1), not read as fixed
 
 
-@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.name for m in MUTATIONS])
+def test_the_transcript_read_back_gives_the_run_its_own_intervals(tmp_path):
+    """DR-2's transcript parsed from the report's text (ms) gives the intervals the run judged."""
+    j = Judge(MeasurementLog(tmp_path / "m.json"), "t", "r", "v1.37.2", minor=37, cgroup=1)
+    dr2(transcript_lines(DR2))(j)
+    judged = {k[1]: m["value"] for k, m in CI_S5.items() if k[1].startswith("retry_interval_s[")}
+    assert {v.measurement.name: v.measurement.value for v in j.verdicts} == pytest.approx(judged, abs=0.002)
+
+
+FAILING = [m for m in MUTATIONS if m.expected_failures]
+FIXING = [m for m in MUTATIONS if m.expected_fixed]
+
+
+@pytest.mark.parametrize("mutation", FAILING, ids=[m.name for m in FAILING])
 def test_the_mutation_fails_naming_case_value_and_band(mutation, tmp_path):
     outcome = judge(mutation.minor, mutation.judging(), tmp_path)
     for prefix in mutation.expected_failures:
@@ -263,16 +380,31 @@ def test_the_mutation_fails_naming_case_value_and_band(mutation, tmp_path):
     assert "documented for Kubernetes" in outcome.message and "source:" in outcome.message
 
 
+@pytest.mark.parametrize("mutation", FIXING, ids=[m.name for m in FIXING])
+def test_a_known_bugs_correct_behaviour_reads_bug_fixed_never_a_pass(mutation, tmp_path):
+    outcome = judge(mutation.minor, mutation.judging(), tmp_path)
+    assert outcome.failed == [], outcome.message
+    assert sorted(outcome.fixed) == sorted(mutation.expected_fixed)
+    assert outcome.settled is not None and outcome.settled[0] == BUG_FIXED
+    assert outcome.settled[1].startswith(BUG_FIXED_PREFIX) and all(n in outcome.settled[1] for n in mutation.expected_fixed)
+
+
+def _caught(m: Mutation, outcome: Outcome) -> bool:
+    return (all(any(f.startswith(p + ":") for f in outcome.failed) for p in m.expected_failures)
+            and all(n in outcome.fixed for n in m.expected_fixed))
+
+
 def test_mutation_table(tmp_path, capsys):
     rows, caught = [], 0
     for m in MUTATIONS:
         outcome = judge(m.minor, m.judging(), tmp_path)
-        ok = all(any(f.startswith(p + ":") for f in outcome.failed) for p in m.expected_failures)
+        ok = _caught(m, outcome)
         caught += ok
-        rows.append(f"{m.family:3} {'caught' if ok else 'MISSED':7} {m.name:45} {'; '.join(outcome.failed)[:150]}")
+        seen = outcome.failed + [f"{n}: bug fixed?" for n in outcome.fixed]
+        rows.append(f"{m.family:3} {'caught' if ok else 'MISSED':7} {m.name:45} {'; '.join(seen)[:150]}")
     families = sorted({m.family for m in MUTATIONS})
     with capsys.disabled():
         print(f"\nmutations: {len(MUTATIONS)}, caught: {caught}, families: {', '.join(families)}")
         print("\n".join(rows))
     assert caught == len(MUTATIONS)
-    assert set(families) >= {"CL", "SC", "PS", "ES", "OM", "PR"}
+    assert set(families) >= {"CL", "SC", "PS", "ES", "OM", "PR", "NF", "DR", "KB"}  # issue 29 defect 7

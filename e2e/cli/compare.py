@@ -20,9 +20,16 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``known bug: <A> → <B>`` / ``known bug: <state>``: a known upstream bug's state (``present``,
   ``fixed``, or A's verdict) changed, or stayed (listed either way: its own class, never
   unexplained);
+- ``race: <A> → <B>`` / ``race: <outcome>``: a known bug that shows only when a race goes its way
+  (``details.race`` of either side, e2e.judge.expectations ``KnownBug.race``): whether the race
+  ``happened`` or ``did not happen`` in each run — never a fix, never unexplained; the row's
+  ``note`` says how often it happened over every run of both files (``happened in 2 of 5 runs``).
+  A run judged before the bug was declared a race reads as its outcome (bug-present: happened,
+  bug-fixed: did not happen);
 - ``set aside`` / ``holds now``: the value was skipped with an environment reason in B / only
-  in A; skipped in B after holding in A is ``unexplained``; ``flake``: B hit a race upstream
-  tolerates (its reason in the details);
+  in A; skipped in B after holding in A is ``unexplained``, and so is a value that fails in B
+  whatever A had set aside; ``flake``: B hit a race upstream tolerates (its reason in the
+  details), or only A did — the race not happening again is no fix;
 - ``inconclusive``: B's timing value failed while the host was overloaded (e2e.judge.pressure;
   the pressure figures in its ``details.host``): counted apart, never unexplained — run B again
   on a quieter host; a test that ended so is an ``inconclusive`` outcome row. Inconclusive in A
@@ -56,6 +63,8 @@ SET_ASIDE = ("skipped", "flake")
 # (e2e.judge.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
 KNOWN_BUG_VERDICTS = ("bug-present", "bug-fixed")
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
+# what a race's value records as details.race.outcome (e2e.judge.measurements RACE_HAPPENED, RACE_ABSENT)
+RACE_HAPPENED, RACE_ABSENT = "happened", "did not happen"
 # the verdict of a timing value that failed under host overload, and the reason its test ends with
 # (e2e.judge.pressure INCONCLUSIVE, INCONCLUSIVE_PREFIX: repeated here to stay standard-library only)
 INCONCLUSIVE = "inconclusive"
@@ -70,13 +79,16 @@ class RunNotFound(ValueError):
 
 @dataclass
 class Run:
-    """One run: ``measurements`` keyed by (test, case, name); ``outcomes`` test -> status."""
+    """One run: ``measurements`` keyed by (test, case, name); ``outcomes`` test -> status;
+    ``races``: per key, the race outcome (:func:`race_outcome`) of every run of the file that
+    measured it, by run id."""
 
     path: str
     run_id: str
     kubernetes: str
     measurements: dict[tuple[str, str, str], dict]
     outcomes: dict[str, str] = field(default_factory=dict)
+    races: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
 
     def ran(self, test: str) -> bool:
         """Whether ``test`` ran in this run: it has an outcome in junit.xml or a measurement."""
@@ -141,7 +153,28 @@ def load_run(path: str | Path, run_id: str | None = None) -> Run:
     except ET.ParseError as e:
         raise RunNotFound(f"{junit}: not a JUnit XML file ({e})") from None
     kubernetes = next(iter(ms.values()))["kubernetes"]
-    return Run(str(file), chosen, kubernetes, ms, outcomes)
+    races: dict[tuple[str, str, str], dict[str, str]] = {}
+    for m in items:
+        outcome = race_outcome(m)
+        if outcome is not None:
+            races.setdefault((m["test"], m["case"], m["name"]), {})[m["run_id"]] = outcome
+    return Run(str(file), chosen, kubernetes, ms, outcomes, races)
+
+
+def race_outcome(m: dict | None) -> str | None:
+    """Whether the race behind a known bug's value happened (``details.race.outcome``); for a
+    value judged before its bug was declared a race, its verdict read so (bug-present: happened,
+    bug-fixed: did not happen); None for any other value."""
+    if m is None:
+        return None
+    race = (m.get("details") or {}).get("race")
+    if isinstance(race, dict) and race.get("outcome"):
+        return race["outcome"]
+    return {"bug-present": RACE_HAPPENED, "bug-fixed": RACE_ABSENT}.get(m["verdict"])
+
+
+def _is_race(m: dict | None) -> bool:
+    return m is not None and "race" in (m.get("details") or {})
 
 
 @dataclass
@@ -158,6 +191,7 @@ class Row:
     verdict_a: str
     verdict_b: str
     change: str
+    note: str = ""  # what the change class adds (a race: how often it happened)
 
 
 def _expected(m: dict | None) -> str:
@@ -185,6 +219,7 @@ def compare(a: Run, b: Run) -> list[Row]:
     for key in sorted(set(a.measurements) | set(b.measurements)):
         ma, mb = a.measurements.get(key), b.measurements.get(key)
         test, case, name = key
+        note, race_a, race_b = "", race_outcome(ma), race_outcome(mb)
         if not (a.ran(test) and b.ran(test)):
             change = "not run"
         elif ma is None:
@@ -192,6 +227,8 @@ def compare(a: Run, b: Run) -> list[Row]:
         elif mb is None:
             change = {"skipped": "skipped in B", "failed": "missing (test failed)", "error": "missing (test error)"}.get(
                 b.outcomes.get(test, "passed"), "unexplained")
+        elif (_is_race(ma) or _is_race(mb)) and race_a is not None and race_b is not None:
+            change, note = _race_change(race_a, race_b, {**a.races.get(key, {}), **b.races.get(key, {})})
         elif mb["verdict"] in KNOWN_BUG_VERDICTS:
             change = _known_bug_change(ma["verdict"], mb["verdict"])
         elif "undocumented" in (ma["verdict"], mb["verdict"]):
@@ -200,12 +237,12 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = INCONCLUSIVE  # failed while the host was overloaded: counted apart
         elif ma["verdict"] == INCONCLUSIVE and mb["verdict"] != "fail":
             change = "holds now"
-        elif mb["verdict"] == "flake":
-            change = "flake"  # a race upstream tolerates, with its reason in the details
+        elif mb["verdict"] == "flake" or (ma["verdict"] == "flake" and mb["verdict"] != "fail"):
+            change = "flake"  # a race upstream tolerates, in B or only in A (no fix): its reason in the details
         elif mb["verdict"] in SET_ASIDE:
             # skipped for an environment reason: a regression when it used to hold
             change = "unexplained" if ma["verdict"] in ("pass", UNVERIFIED) else "set aside"
-        elif ma["verdict"] in SET_ASIDE:
+        elif ma["verdict"] in SET_ASIDE and mb["verdict"] != "fail":
             change = "holds now"
         elif mb["verdict"] == UNVERIFIED:
             change = "unverified (carried forward)"
@@ -217,7 +254,7 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = "documented change"
         rows.append(
             Row(test, case, name, ma and ma["value"], mb and mb["value"], _expected(ma), _expected(mb),
-                ma["verdict"] if ma else "—", mb["verdict"] if mb else "—", change)
+                ma["verdict"] if ma else "—", mb["verdict"] if mb else "—", change, note)
         )
     for test in sorted(set(a.outcomes) | set(b.outcomes)):
         oa, ob = a.outcomes.get(test, "—"), b.outcomes.get(test, "—")
@@ -234,6 +271,13 @@ def compare(a: Run, b: Run) -> list[Row]:
                 change = "outcome changed"
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))
     return rows
+
+
+def _race_change(a: str, b: str, runs: dict[str, str]) -> tuple[str, str]:
+    """``("race: happened → did not happen", "happened in 1 of 2 runs")``: the race's outcome in A
+    and B, and how often it happened over ``runs`` (run id -> outcome, both files)."""
+    change = f"race: {b}" if a == b else f"race: {a} → {b}"
+    return change, f"{RACE_HAPPENED} in {sum(o == RACE_HAPPENED for o in runs.values())} of {len(runs)} runs"
 
 
 def _known_bug_change(a: str, b: str) -> str:
@@ -256,7 +300,7 @@ def table(a: Run, b: Run, rows: list[Row]) -> str:
     head = [f"A: {a.kubernetes} run {a.run_id} ({a.path})", f"B: {b.kubernetes} run {b.run_id} ({b.path})", ""]
     cols = ["case", "measurement", "A", "B", "expected A", "expected B", "change"]
     data = [[r.case, r.name if r.name != "outcome" else f"outcome {r.test.split('::')[-1]}", _fmt(r.a), _fmt(r.b),
-             _fmt(r.expected_a), _fmt(r.expected_b), r.change] for r in rows]
+             _fmt(r.expected_a), _fmt(r.expected_b), r.change + (f" ({r.note})" if r.note else "")] for r in rows]
     widths = [max(len(c), *(len(d[i]) for d in data)) if data else len(c) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
     lines += ["  ".join(str(x).ljust(w) for x, w in zip(d, widths, strict=True)) for d in data]

@@ -36,6 +36,9 @@ BUG_PRESENT, BUG_FIXED = "bug-present", "bug-fixed"
 KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 BUG_PRESENT_PREFIX = "known bug present:"
+# What ``details.race.outcome`` of a race's value says (KnownBug.race): the race went the bug's way
+# (verdict bug-present) or not (verdict pass); e2e.cli.compare counts them over runs.
+RACE_HAPPENED, RACE_ABSENT = "happened", "did not happen"
 # The verdict of a value that holds an expectation applying to the cluster's minor by its range
 # (Expectation.minors) whose source was not read in any release of that minor
 # (Expectation.verified_in): judged against the newest documented value, so a regression still
@@ -61,7 +64,9 @@ class Measurement:
     ``bug-present`` (it holds the documented, buggy expectation: counts as holding) or
     ``bug-fixed`` (it holds the correct value instead: not a failure, never a silent pass — the
     test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
-    in ``details.known_bug``; any other value fails. A failed timing value judged while the host
+    in ``details.known_bug``; any other value fails. A race's value (``KnownBug.race``: the bug shows
+    only when a race goes its way) is ``bug-present`` or, holding the correct value, ``pass`` —
+    never ``bug-fixed`` — with ``details.race.outcome`` :data:`RACE_HAPPENED` or :data:`RACE_ABSENT`. A failed timing value judged while the host
     was overloaded is ``inconclusive`` (:mod:`e2e.judge.pressure`: never a pass, never a failure —
     the test ends skipped with :data:`~e2e.judge.pressure.INCONCLUSIVE_PREFIX`); with a host
     sampler every value has the host's CPU pressure of its window in ``details.host``. A value
@@ -225,7 +230,8 @@ class Judge:
         details: dict | None = None,
         **params: object,
     ) -> bool:
-        """Record ``value`` for ``case``/``name`` with its verdict; True when it holds.
+        """Record ``value`` for ``case``/``name`` with its verdict; True when it holds (a race's
+        correct outcome included, ``KnownBug.race``).
 
         ``name`` may carry an index (``restart_gap[2]``) that falls back to the plain name
         (:meth:`Registry.lookup`). A name the registry has never heard of raises
@@ -246,8 +252,14 @@ class Judge:
         ok = exp.holds_for(value)
         verdict = "pass" if ok else "fail"
         if exp.known_bug is not None:
-            verdict = BUG_PRESENT if ok else BUG_FIXED if exp.correct().holds_for(value) else "fail"
+            correct = not ok and exp.correct().holds_for(value)
             details = {**(details or {}), "known_bug": _known_bug_details(exp)}
+            if exp.known_bug.race and (ok or correct):  # either outcome of a race is accepted and recorded
+                verdict = BUG_PRESENT if ok else "pass"
+                details["race"] = {"outcome": RACE_HAPPENED if ok else RACE_ABSENT, "about": exp.known_bug.race}
+                ok = True
+            else:
+                verdict = BUG_PRESENT if ok else BUG_FIXED if correct else "fail"
         if not exp.verified_for(self.minor):
             carried = (f"documented for {exp.versions()}, read in {', '.join(exp.verified_in) or 'no release'}, "
                        f"not in 1.{self.minor}: carried forward")
@@ -378,11 +390,14 @@ class Judge:
 def _known_bug_details(exp: Expectation) -> dict:
     """What ``details.known_bug`` of a known bug's measurement holds."""
     kb, correct = cast(KnownBug, exp.known_bug), exp.correct()
-    return {"issue": kb.issue, "buggy": exp.describe(), "correct": correct.describe(), "mechanism": kb.mechanism}
+    out = {"issue": kb.issue, "buggy": exp.describe(), "correct": correct.describe(), "mechanism": kb.mechanism}
+    return {**out, "race": kb.race} if kb.race else out
 
 
 def _known_bug_item(v: Verdict) -> str:
-    """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``."""
+    """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``; a
+    race's value says so: ``(a race, this run buggy: …; correct: …; …)``."""
     m, e = v.measurement, v.expectation
-    return (f"{m.case} {m.name} = {shown(m.value, m.unit)} (buggy: {e.describe()}; correct: {e.correct().describe()}; "
-            f"{cast(KnownBug, e.known_bug).issue})")
+    kb = cast(KnownBug, e.known_bug)
+    return (f"{m.case} {m.name} = {shown(m.value, m.unit)} ({'a race, this run ' if kb.race else ''}buggy: {e.describe()}; "
+            f"correct: {e.correct().describe()}; {kb.issue})")
