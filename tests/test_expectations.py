@@ -219,6 +219,20 @@ def test_a_bad_entry_is_refused_when_made(kw, problem):
     assert str(refused.value).startswith(f"{kw.get('case', 'CL-1')} gap (")
 
 
+@pytest.mark.parametrize("case", ["U1", "cl-1", "CL1", "CL-01", "CL-0", "C-1", "CJ-4c", " CL-1", "CL-1 "])
+def test_a_case_id_outside_the_rule_is_refused_when_the_entry_is_made(case):
+    """issue 29 (2): ``Expectation("U1", …)`` was accepted while ``--case U1`` was refused."""
+    with pytest.raises(ValueError, match=re.escape(f"{case!r} is not a case ID: ")) as refused:
+        exp(case=case)
+    from e2e.judge.expectations import CASE_ID_RULE
+    assert CASE_ID_RULE in str(refused.value)
+
+
+@pytest.mark.parametrize("case", ["CL-1", "NF-12", "KB-3", "PS-4", "RS-6", "HP-1", "ABC-1"])
+def test_the_catalogues_case_ids_fit_the_rule(case):
+    assert exp(case=case).case == case
+
+
 def test_an_entry_names_every_problem_at_once():
     with pytest.raises(ValueError, match=r"no source; band \[1, 2\] without why; documented 10.0 outside its band"):
         exp(source="", band=Band(1, 2))
