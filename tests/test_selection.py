@@ -82,7 +82,7 @@ def test_unknown_case_is_a_usage_error(suite):
 
 @pytest.mark.parametrize("text", ["cl-1", "CL-1,, x", "", "CL_1"])
 def test_case_option_needs_case_ids(text):
-    with pytest.raises(pytest.UsageError, match="give case IDs or families"):
+    with pytest.raises(pytest.UsageError, match="a case ID is its family"):
         parse_case_option(text)
 
 
@@ -140,7 +140,7 @@ def test_every_case_id_the_scenarios_and_examples_declare_fits_the_rule():
     from e2e.judge.expectations import CASE_ID
     paths = sorted([*(ROOT / "scenarios").rglob("*.py"), *(ROOT / "examples").rglob("*.py")])
     declared = [(path, line, case) for path in paths for line, case in _declared_case_ids(path)]
-    assert len(declared) > 80
+    assert len(declared) > 70
     bad = [f"{path.relative_to(ROOT)}:{line}: {case!r}" for path, line, case in declared
            if not (isinstance(case, str) and CASE_ID.fullmatch(case))]
     assert not bad, bad
