@@ -222,13 +222,23 @@ def test_condition_lookup():
     assert condition(None, "Available") is None
 
 
-def test_exec_refused_by_the_api_is_an_exec_error(kube, monkeypatch):
+def test_exec_refused_in_its_websocket_handshake_says_the_api_answer(kube, monkeypatch):
+    """kubernetes.stream raises a refused exec as ApiException(status=0, reason=<websocket-client's
+    WebSocketBadStatusException text>): status, reason and Status body are read back from it."""
+    answer = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+              "message": "container app is not valid for pod web", "reason": "BadRequest", "code": 400}
+    headers = {"audit-id": "4d1c", "content-type": "application/json", "content-length": "146"}
+    handshake = f"Handshake status 400 Bad Request -+-+- {headers} -+-+- {json.dumps(answer)}"  # websocket/_handshake.py
+
     def refused(*a, **kw):
-        raise ApiException(status=404, reason="Not Found")
+        raise ApiException(status=0, reason=handshake)
 
     monkeypatch.setattr(kube_module, "stream", refused)
-    with pytest.raises(ExecError, match="404 Not Found"):
-        kube.exec("ns", "gone", "app", ["true"])
+    assert_refused(refusal(lambda: kube.exec("ns", "web", "app", ["true"])), "exec ['true'] in web/app", answer)
+    handshake = f"Handshake status 502 Bad Gateway -+-+- {headers} -+-+- None"
+    refused_502 = refusal(lambda: kube.exec("ns", "web", "app", ["true"])).value
+    assert (refused_502.status, refused_502.reason, refused_502.message, refused_502.body) == (502, "Bad Gateway", "", {})
+    assert str(refused_502) == "exec ['true'] in web/app: 502 Bad Gateway"
 
 
 # -- an API refusal (issue 29, 4): one error of the suite's, status, reason and message first ---
