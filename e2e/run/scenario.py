@@ -22,7 +22,7 @@ from ..cluster.stamp_sh import STAMP_SH
 from ..judge.measurements import Judge
 from ..record.pods import Until, condition, events_of
 from ..record.recorder import Change, Recorder
-from ..record.timeline import Attempt, attempts, excerpt, rows
+from ..record.timeline import Attempt, attempts, excerpt, mark_rows, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
@@ -329,10 +329,12 @@ class Scenario:
         return attempts(self.recorder.changes("Pod"), pod, container)
 
     def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
-        """The recorded table: the 25 rows nearest ``around`` (epoch s) within ``width_s``
-        seconds of it, in time order (see :func:`e2e.record.timeline.excerpt`), or its last 25 rows."""
+        """The recorded table with the test's own actions (:attr:`marks`) put in: the actions that
+        led to ``around`` (epoch s) and the rows nearest it within ``width_s`` seconds, or those
+        that led to the end and the last rows — 25 rows in time order (see
+        :func:`e2e.record.timeline.excerpt`)."""
         t0 = self.t0 or self.recorder.started_at or 0.0
-        table = rows(self.recorder.changes(), t0)
+        table = sorted(rows(self.recorder.changes(), t0) + mark_rows(self.marks, t0), key=lambda r: r.t)
         return excerpt(table, None if around is None else around - t0, width_s)
 
     def expect(self, case: str, name: str, value: float | int | str | None, around: float | None = None, context: str | None = None,
