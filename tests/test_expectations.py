@@ -203,7 +203,7 @@ def test_the_real_registry_is_built_through_the_checks():
     "kw, problem",
     [
         ({"source": " "}, "no source"),
-        ({"case": ""}, "no case"),
+        ({"case": ""}, "'' is not a case ID"),
         ({"band": Band(9, 13)}, "band [9, 13] without why"),
         ({"band": Band(13, 9), "why": "w"}, "band [13, 9]: low above high"),
         ({"band": Band(11, 13), "why": "w"}, "documented 10.0 outside its band [11, 13]"),
@@ -217,6 +217,20 @@ def test_a_bad_entry_is_refused_when_made(kw, problem):
     with pytest.raises(ValueError, match=re.escape(problem)) as refused:
         exp("gap", **kw)
     assert str(refused.value).startswith(f"{kw.get('case', 'CL-1')} gap (")
+
+
+@pytest.mark.parametrize("case", ["U1", "cl-1", "CL1", "CL-01", "CL-0", "C-1", "CJ-4c", " CL-1", "CL-1 "])
+def test_a_case_id_outside_the_rule_is_refused_when_the_entry_is_made(case):
+    """issue 29 (2): ``Expectation("U1", …)`` was accepted while ``--case U1`` was refused."""
+    with pytest.raises(ValueError, match=re.escape(f"{case!r} is not a case ID: ")) as refused:
+        exp(case=case)
+    from e2e.judge.expectations import CASE_ID_RULE
+    assert CASE_ID_RULE in str(refused.value)
+
+
+@pytest.mark.parametrize("case", ["CL-1", "NF-12", "KB-3", "PS-4", "RS-6", "HP-1", "ABC-1"])
+def test_the_catalogues_case_ids_fit_the_rule(case):
+    assert exp(case=case).case == case
 
 
 def test_an_entry_names_every_problem_at_once():
@@ -291,24 +305,24 @@ def test_real_waiting_message_qualifier_fallback():
 
 
 def test_numbers_are_written_in_full_never_in_exponent_form():
-    e = Expectation("Z-1", "bytes", 104858000, "[S0]", unit="bytes", band=Band(104858000, 104858000), why="test")
+    e = Expectation("ZZ-1", "bytes", 104858000, "[S0]", unit="bytes", band=Band(104858000, 104858000), why="test")
     assert e.describe() == "104858000 bytes within [104858000, 104858000] bytes"
     assert number(104857000.0) == "104857000" and number(0.25) == "0.25" and number(12.3456789) == "12.345679"
 
 
 def test_an_open_ended_band_reads_at_least():
-    e = Expectation("Z-1", "restarts", 1, "[S0]", unit="restarts", band=Band.at_least(1), why="test")
+    e = Expectation("ZZ-1", "restarts", 1, "[S0]", unit="restarts", band=Band.at_least(1), why="test")
     assert e.describe() == "at least 1 restarts" and str(e.band) == "[1, ∞)"
     assert e.holds_for(10**12) and not e.holds_for(0)
     assert e.band.as_list() == [1, None]
 
 
 def test_a_regex_with_a_quantifier_takes_placeholders_literally():
-    e = Expectation("Z-1", "message", r"^limit \d{1,3}Mi for {pod}$", "[S0]", pattern=True)
+    e = Expectation("ZZ-1", "message", r"^limit \d{1,3}Mi for {pod}$", "[S0]", pattern=True)
     filled = e.fill(pod="web.1+x")
     assert filled.documented == r"^limit \d{1,3}Mi for web\.1\+x$"
     assert filled.holds_for("limit 64Mi for web.1+x") and not filled.holds_for("limit 64Mi for webX1+x")
-    plain = Expectation("Z-1", "message", "back-off {delay} for {pod} {not a placeholder}", "[S0]").fill(delay="10s", pod="p")
+    plain = Expectation("ZZ-1", "message", "back-off {delay} for {pod} {not a placeholder}", "[S0]").fill(delay="10s", pod="p")
     assert plain.documented == "back-off 10s for p {not a placeholder}"
     with pytest.raises(KeyError, match="no value for placeholder {pod}"):
         e.fill(node="n")
@@ -316,8 +330,8 @@ def test_a_regex_with_a_quantifier_takes_placeholders_literally():
 
 def test_a_cgroup_keyed_value_is_not_documented_when_the_cgroup_is_unknown():
     r = Registry()
-    r.add(Expectation("Z-1", "exit_code", 137, "[S0]", cgroup=2), Expectation("Z-1", "exit_code", 0, "[S0]", cgroup=1))
-    assert r.lookup("Z-1", "exit_code", 37, cgroup=1).documented == 0
-    assert r.lookup("Z-1", "exit_code", 37, cgroup=2).documented == 137
+    r.add(Expectation("ZZ-1", "exit_code", 137, "[S0]", cgroup=2), Expectation("ZZ-1", "exit_code", 0, "[S0]", cgroup=1))
+    assert r.lookup("ZZ-1", "exit_code", 37, cgroup=1).documented == 0
+    assert r.lookup("ZZ-1", "exit_code", 37, cgroup=2).documented == 137
     with pytest.raises(NotDocumented, match="cgroup version is unknown"):
-        r.lookup("Z-1", "exit_code", 37, cgroup=None)
+        r.lookup("ZZ-1", "exit_code", 37, cgroup=None)

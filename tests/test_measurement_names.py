@@ -12,12 +12,11 @@ import re
 from pathlib import Path
 
 from e2e import documented  # noqa: F401  (registers every family)
-from e2e.judge.expectations import REGISTRY
+from e2e.judge.expectations import CASE_ID, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "scenarios").rglob("*.py")) + sorted((ROOT / "e2e").rglob("*.py"))
 JUDGING = {"expect", "set_aside", "expect_order"}
-CASE_ID = re.compile(r"^[A-Z]{2}-\d+$")
 
 
 def _pattern(node: ast.expr) -> str | None:
@@ -43,7 +42,7 @@ def judged_names(path: Path) -> list[tuple[int, str | None, str]]:
         if len(args) < 2:
             continue
         case = args[0].value if isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) else None
-        if case is not None and not CASE_ID.match(case):
+        if case is not None and not CASE_ID.fullmatch(case):
             continue
         pattern = _pattern(args[1])
         if pattern is not None:

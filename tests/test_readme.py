@@ -69,3 +69,9 @@ def test_the_code_map_names_every_module_of_e2e():
     for package, entry in entries.items():
         for name in re.findall(r"`([a-z_]+\.py)`", entry):
             assert (ROOT / package / name).is_file(), f"README's code map names {package}{name}, which is not there"
+
+
+def test_the_guide_states_the_case_id_rule():
+    # issue 29 (2): `--case U1` was refused with a format the guide never stated
+    from e2e.judge.expectations import CASE_ID_RULE
+    assert CASE_ID_RULE in " ".join(_section("Write your own case").split())

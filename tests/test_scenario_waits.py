@@ -25,14 +25,14 @@ class QuietRecorder:
 @pytest.fixture
 def sc(tmp_path) -> Scenario:
     r = Registry()
-    r.add(Expectation("Z-1", "job_complete_after_s", 5.0, "[UP] test", unit="s", band=Band(4, 8), why="mechanism"))
+    r.add(Expectation("ZZ-1", "job_complete_after_s", 5.0, "[UP] test", unit="s", band=Band(4, 8), why="mechanism"))
     judge = Judge(MeasurementLog(tmp_path / "m.json"), "t", "r", "v1.37.2", minor=37, registry=r)
     return Scenario(None, "ns", QuietRecorder(), judge, tmp_path, 37, 1)
 
 
 def test_a_hang_on_a_judged_measurement_fails_with_its_case_and_band(sc, tmp_path):
     with pytest.raises(ExpectationFailed) as err:
-        sc.wait_for("job z complete", lambda: None, 0.3, interval_s=0.05, case="Z-1", measurement="job_complete_after_s")
+        sc.wait_for("job z complete", lambda: None, 0.3, interval_s=0.05, case="ZZ-1", measurement="job_complete_after_s")
     text = str(err.value)
     assert "Z-1 job_complete_after_s: measured nothing, expected 5 s within [4, 8] s" in text
     assert "timed out after 0.3 s waiting for job z complete" in text

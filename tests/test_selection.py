@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -80,12 +82,68 @@ def test_unknown_case_is_a_usage_error(suite):
 
 @pytest.mark.parametrize("text", ["cl-1", "CL-1,, x", "", "CL_1"])
 def test_case_option_needs_case_ids(text):
-    with pytest.raises(pytest.UsageError, match="give case IDs or families"):
+    with pytest.raises(pytest.UsageError, match="a case ID is its family"):
         parse_case_option(text)
 
 
 def test_case_option_accepts_ids_and_families():
     assert parse_case_option(" CL-1, SC-3 ,OM") == ["CL-1", "SC-3", "OM"]
+
+
+# -- one rule for a case ID (issue 29, 2): where it is declared and where it selects ----------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_case_option_names_the_rule():
+    """issue 29 (2): ``--case U1`` was refused with "as CASES.md writes them", a format stated nowhere."""
+    with pytest.raises(pytest.UsageError) as refused:
+        parse_case_option("CL-1,U1")
+    assert "U1" in str(refused.value) and "a case ID is" in str(refused.value)
+    from e2e.judge.expectations import CASE_ID_RULE
+    assert CASE_ID_RULE in str(refused.value)
+
+
+@pytest.mark.parametrize("marker", ['"U1"', '"CL-1", "cl-2"', '"CL-01"', '"CJ-4c"', "1", ""])
+def test_a_case_marker_outside_the_rule_is_a_usage_error_at_collection(pytester, marker):
+    """issue 29 (2): ``@pytest.mark.case("U1")`` was accepted (and then not selectable by ``--case``)."""
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x=f"""
+        import pytest
+
+        @pytest.mark.case("SC-3")
+        def test_fine():
+            pass
+
+        @pytest.mark.case({marker})
+        def test_declared():
+            pass
+    """)
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    error = result.stderr.str()
+    from e2e.judge.expectations import CASE_ID_RULE
+    assert "test_x.py::test_declared" in error and CASE_ID_RULE in " ".join(error.split())
+
+
+def _declared_case_ids(path: Path) -> list[tuple[int, object]]:
+    """``(line, argument)`` of every ``case`` marker argument written in ``path``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "case"
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark"):
+            out.extend((node.lineno, ast.literal_eval(a) if isinstance(a, ast.Constant) else ast.unparse(a)) for a in node.args)
+    return out
+
+
+def test_every_case_id_the_scenarios_and_examples_declare_fits_the_rule():
+    from e2e.judge.expectations import CASE_ID
+    paths = sorted([*(ROOT / "scenarios").rglob("*.py"), *(ROOT / "examples").rglob("*.py")])
+    declared = [(path, line, case) for path in paths for line, case in _declared_case_ids(path)]
+    assert len(declared) > 70
+    bad = [f"{path.relative_to(ROOT)}:{line}: {case!r}" for path, line, case in declared
+           if not (isinstance(case, str) and CASE_ID.fullmatch(case))]
+    assert not bad, bad
 
 
 def test_collect_only_needs_no_cluster_but_a_run_does(suite, monkeypatch):

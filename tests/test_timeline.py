@@ -8,7 +8,8 @@ from helpers import change, cstatus, epoch, event, pod, running, terminated, ts,
 
 from e2e.record.recorder import Change, dump_changes, load_changes
 from e2e.record.timeline import (
-    Attempt, Row, attempts, container_history, container_samples, excerpt, format_table, parse_time, restart_gaps, rows, status_sequence,
+    MARK, Attempt, Row, attempts, container_history, container_samples, excerpt, format_table, mark_rows, parse_time, restart_gaps, rows,
+    status_sequence,
 )
 
 BACKOFF_MSG = "back-off 10s restarting failed container=app pod=crash_ns(uid-1)"
@@ -211,6 +212,24 @@ def test_excerpt_keeps_the_rows_nearest_the_moment():
     # near the edge of the recording the window keeps the nearest rows that exist
     early = [float(line.split()[0]) for line in excerpt(table, around=1, width_s=30).splitlines()[1:]]
     assert early == [float(t) for t in range(0, 25)]
+
+
+def test_excerpt_keeps_the_last_actions_before_the_moment_within_its_limit():
+    # issue 29 (5): 60 rows at t = 0...59 s, an action at t = 0.5, 5.5, ... 55.5 s
+    table = sorted([Row(float(t), "pod/p", f"row {t}") for t in range(60)]
+                   + mark_rows([(100.5 + t, f"act {t}") for t in range(0, 60, 5)], 100.0), key=lambda r: r.t)
+
+    def shown(text: str) -> tuple[list[str], list[str]]:
+        lines = [line.split(maxsplit=2) for line in text.splitlines()[1:]]
+        return [what.strip() for _, subject, what in lines if subject == MARK], [t for t, subject, _ in lines if subject != MARK]
+
+    actions, others = shown(excerpt(table, around=50, width_s=5))
+    # the last 8 actions up to the moment, however long before; one after it, within the window
+    assert actions == [f"act {t}" for t in range(10, 50, 5)] + ["act 50"]
+    assert others == [f"+{t}.000" for t in range(45, 56)]
+    assert len(excerpt(table, around=50, width_s=30).splitlines()) == 1 + 25  # the limit holds, actions included
+    actions, others = shown(excerpt(table, limit=10, actions=3))  # at the end
+    assert actions == ["act 45", "act 50", "act 55"] and others == [f"+{t}.000" for t in range(53, 60)]
 
 
 def test_dump_and_load_changes_round_trip(crashloop, tmp_path):

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic.exceptions import api_exception
 
 from e2e.cluster import kube as kube_module
 from e2e.cluster.kube import ApiAnswer, ExecError, ExecResult, Kube
@@ -27,15 +28,22 @@ current-context: x
 
 
 class FakeResource:
-    """A dynamic-client resource that keeps its calls."""
+    """A dynamic-client resource that keeps its calls; with ``refusal`` set, every call raises it
+    as the dynamic client does (its ``DynamicApiError`` subclass of the status)."""
 
     def __init__(self, namespaced=True, subresources=()):
         self.namespaced = namespaced
         self.calls: list[tuple[str, dict]] = []
         self.subresources = {name: FakeResource(namespaced) for name in subresources}
+        self.refusal: ApiException | None = None
 
     def _answer(self, verb, kwargs):
         self.calls.append((verb, kwargs))
+        if self.refusal is not None:
+            try:
+                raise self.refusal
+            except ApiException as e:
+                raise api_exception(e)  # noqa: B904 - as kubernetes.dynamic.client.DynamicClient.request does
         return SimpleNamespace(to_dict=lambda: {"verb": verb})
 
     def patch(self, **kwargs):
@@ -43,6 +51,9 @@ class FakeResource:
 
     def delete(self, **kwargs):
         return self._answer("delete", kwargs)
+
+    def create(self, **kwargs):
+        return self._answer("create", kwargs)
 
 
 @pytest.fixture
@@ -211,10 +222,155 @@ def test_condition_lookup():
     assert condition(None, "Available") is None
 
 
-def test_exec_refused_by_the_api_is_an_exec_error(kube, monkeypatch):
+def test_exec_refused_in_its_websocket_handshake_says_the_api_answer(kube, monkeypatch):
+    """kubernetes.stream raises a refused exec as ApiException(status=0, reason=<websocket-client's
+    WebSocketBadStatusException text>): status, reason and Status body are read back from it."""
+    answer = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+              "message": "container app is not valid for pod web", "reason": "BadRequest", "code": 400}
+    headers = {"audit-id": "4d1c", "content-type": "application/json", "content-length": "146"}
+    handshake = f"Handshake status 400 Bad Request -+-+- {headers} -+-+- {json.dumps(answer)}"  # websocket/_handshake.py
+
     def refused(*a, **kw):
-        raise ApiException(status=404, reason="Not Found")
+        raise ApiException(status=0, reason=handshake)
 
     monkeypatch.setattr(kube_module, "stream", refused)
-    with pytest.raises(ExecError, match="404 Not Found"):
-        kube.exec("ns", "gone", "app", ["true"])
+    assert_refused(refusal(lambda: kube.exec("ns", "web", "app", ["true"])), "exec ['true'] in web/app", answer)
+    handshake = f"Handshake status 502 Bad Gateway -+-+- {headers} -+-+- None"
+    refused_502 = refusal(lambda: kube.exec("ns", "web", "app", ["true"])).value
+    assert (refused_502.status, refused_502.reason, refused_502.message, refused_502.body) == (502, "Bad Gateway", "", {})
+    assert str(refused_502) == "exec ['true'] in web/app: 502 Bad Gateway"
+
+
+# -- an API refusal (issue 29, 4): one error of the suite's, status, reason and message first ---
+
+# Status bodies as the API server writes them: a resize the namespace's ResourceQuota forbids
+# (quota admission evaluates a resize, 1.33+) and one that fails validation
+FORBIDDEN = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+             "message": 'pods "web" is forbidden: exceeded quota: mem, requested: limits.memory=64Mi, '
+                        "used: limits.memory=128Mi, limited: limits.memory=160Mi",
+             "reason": "Forbidden", "details": {"name": "web", "kind": "pods"}, "code": 403}
+INVALID = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+           "message": 'Pod "web" is invalid: spec.containers[0].resources.requests: Invalid value: "200m": '
+                      "must be less than or equal to cpu limit of 100m",
+           "reason": "Invalid",
+           "details": {"name": "web", "kind": "Pod", "causes": [
+               {"reason": "FieldValueInvalid", "message": 'Invalid value: "200m": must be less than or equal to cpu limit of 100m',
+                "field": "spec.containers[0].resources.requests"}]},
+           "code": 422}
+NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": 'pods "web" not found',
+             "reason": "NotFound", "details": {"name": "web", "kind": "pods"}, "code": 404}
+HTTP_REASONS = {403: "Forbidden", 404: "Not Found", 422: "Unprocessable Entity"}
+
+
+def http_error(body: dict) -> ApiException:
+    """What the client raises for the API's answer ``body`` (its ``ApiException`` subclass of the
+    status, from a urllib3-like response with the API server's headers)."""
+    status = body["code"]
+    response = SimpleNamespace(status=status, reason=HTTP_REASONS[status], data=json.dumps(body).encode(),
+                               headers={"Audit-Id": "0b9e6d3c-2f1a-4c55-9d1e-6d0b8f1c2a77", "Content-Type": "application/json"})
+    try:
+        ApiException.from_response(http_resp=response, body=response.data.decode(), data=None)
+    except ApiException as e:
+        return e
+    raise AssertionError("from_response always raises")
+
+
+def refusal(act) -> pytest.ExceptionInfo:
+    with pytest.raises(Exception) as refused:
+        act()
+    return refused
+
+
+def assert_refused(refused: pytest.ExceptionInfo, asked: str, body: dict) -> None:
+    """The error says on its first line — what pytest's short summary shows — what was asked, the
+    status, the API's reason and message, and carries them; no client traceback is chained."""
+    first = refused.exconly().splitlines()[0]
+    assert first == f"e2e.cluster.kube.ApiRefused: {asked}: {body['code']} {body['reason']}: {body['message']}"
+    e = refused.value
+    assert (e.status, e.reason, e.message, e.body) == (body["code"], body["reason"], body["message"], body)
+    assert e.__cause__ is None and e.__suppress_context__
+
+
+@pytest.mark.parametrize("body", [FORBIDDEN, INVALID])
+def test_a_refused_resize_says_status_reason_and_message_on_its_first_line(kube, body):
+    kube.resources["Pod"].subresources["resize"].refusal = http_error(body)
+    sc = scenario(kube)
+    assert_refused(refusal(lambda: sc.resize("web", "app", limits={"memory": "64Mi"})), "patch pod/web/resize", body)
+    assert [label for _, label in sc.marks] == ["patch pod/web/resize"]
+
+
+def test_every_act_helper_that_calls_the_api_raises_the_same_refusal(kube, monkeypatch, tmp_path):
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: app, image: x}]}\n")
+    sc = Scenario(kube, "ns", FakeRecorder(), judge=None, manifest_dir=tmp_path, kubernetes_minor=37, cgroup=2)
+    kube.resources["Pod"].refusal = http_error(FORBIDDEN)
+    assert_refused(refusal(lambda: sc.patch("Pod", "web", {"metadata": {"labels": {"x": "y"}}})), "patch pod/web", FORBIDDEN)
+    assert_refused(refusal(lambda: sc.apply("pod.yaml")), "create pod/web", FORBIDDEN)
+    assert_refused(refusal(lambda: sc.apply("pod.yaml", dry_run=True)), "create pod/web (dry run)", FORBIDDEN)
+    assert_refused(refusal(lambda: sc.delete("Pod", "web", grace_period_s=0)), "delete pod/web", FORBIDDEN)
+
+    def not_found(*a, **kw):
+        raise http_error(NOT_FOUND)
+
+    monkeypatch.setattr(kube.core, "delete_namespaced_pod", not_found)
+    assert_refused(refusal(lambda: sc.delete_pod("web")), "delete pod/web", NOT_FOUND)
+    monkeypatch.setattr(kube_module, "stream", not_found)
+    assert_refused(refusal(lambda: sc.exec("web", "app", "true")), "exec ['true'] in web/app", NOT_FOUND)
+
+
+def test_a_refusal_without_a_status_body_still_says_what_the_server_answered(kube):
+    kube.resources["Pod"].refusal = ApiException(http_resp=SimpleNamespace(status=502, reason="Bad Gateway",
+                                                                           data=b"<html>upstream down</html>\n", headers={}))
+    refused = refusal(lambda: scenario(kube).patch("Pod", "web", {}))
+    assert refused.exconly().splitlines()[0] == "e2e.cluster.kube.ApiRefused: patch pod/web: 502 Bad Gateway: <html>upstream down</html>"
+    assert (refused.value.status, refused.value.reason, refused.value.body) == (502, "Bad Gateway", {"message": "<html>upstream down</html>\n"})
+
+
+RESIZE_TEST = f"""
+import json
+from types import SimpleNamespace
+
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic.exceptions import api_exception
+
+from e2e.cluster.kube import Kube
+from e2e.run.scenario import Scenario
+
+BODY = {FORBIDDEN!r}
+
+
+class Refusing:
+    namespaced = True
+
+    def __init__(self):
+        self.subresources = {{"resize": self}}
+
+    def patch(self, **kwargs):
+        response = SimpleNamespace(status=403, reason="Forbidden", data=json.dumps(BODY).encode(),
+                                   headers={{"Content-Type": "application/json"}})
+        try:
+            ApiException.from_response(http_resp=response, body=response.data.decode(), data=None)
+        except ApiException as e:
+            raise api_exception(e)
+
+
+def test_resize(tmp_path):
+    (tmp_path / "kubeconfig").write_text({KUBECONFIG!r})
+    kube = Kube(str(tmp_path / "kubeconfig"))
+    kube._dynamic = SimpleNamespace(resources=SimpleNamespace(get=lambda **kw: Refusing()))
+    sc = Scenario(kube, "ns", None, None, tmp_path, 37, 2)
+    sc.resize("web", "app", limits={{"memory": "64Mi"}})
+"""
+
+
+def test_a_refused_resize_reads_in_the_short_summary_and_its_traceback_is_short(pytester, monkeypatch):
+    """issue 29 (4): the summary line read ``ForbiddenError: 403`` under a ~90-line traceback."""
+    monkeypatch.setenv("CI", "1")  # pytest's short summary: the message's first line in full
+    pytester.makepyfile(test_resize=RESIZE_TEST)
+    result = pytester.runpytest("-rf", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([f"FAILED test_resize.py::test_resize - e2e.cluster.kube.ApiRefused: patch pod/web/resize: "
+                                 f"403 Forbidden: {FORBIDDEN['message']}"])
+    assert "Original traceback" not in out and "HTTP response headers" not in out and "During handling" not in out
+    failure = out[out.index("_ test_resize _"):out.index("short test summary info")]
+    assert len(failure.splitlines()) <= 40, failure

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Iterator, cast
 
 import yaml
 from kubernetes import client, config, dynamic
@@ -43,7 +44,47 @@ class ClusterUnreachable(RuntimeError):
 
 
 class ExecError(RuntimeError):
-    """An exec could not run the command (no such container, command not found, timeout)."""
+    """An exec could not run the command (command not found, timeout); a refusal of the API is
+    :class:`ApiRefused`."""
+
+
+class ApiRefused(RuntimeError):
+    """The API server refused a request (``kubectl`` would print ``Error from server``): what was
+    ``asked`` (``patch pod/web/resize``), the HTTP ``status`` (403, 404, 422...), the ``reason``
+    of its ``Status`` answer (``Forbidden``, ``NotFound``, ``Invalid``...; else the HTTP reason
+    phrase), its ``message``, and the whole answer as ``body`` (:func:`api_status`: ``details``,
+    ``causes``...). The first line of the error says all of it — what pytest's short summary
+    shows; the rest of a message of several lines follows."""
+
+    def __init__(self, asked: str, status: int, reason: str, message: str, body: dict):
+        self.asked, self.status, self.reason, self.message, self.body = asked, status, reason, message, body
+        super().__init__(f"{asked}: {status} {reason}" + (f": {message}" if message else ""))
+
+    @classmethod
+    def of(cls, e: ApiException, asked: str) -> ApiRefused:
+        """The refusal the client raised as ``e`` (the dynamic client's ``DynamicApiError`` is
+        one; a refused exec comes as status 0 with the websocket handshake's answer as reason)."""
+        status, reason, answer = e.status or 0, e.reason or "", e
+        handshake = _HANDSHAKE.fullmatch(reason) if not status else None
+        if handshake:
+            status, reason = int(handshake["status"]), handshake["reason"]
+            answer = ApiException(status=status, reason=reason, body=None if handshake["body"] == "None" else handshake["body"])
+        body = api_status(answer)
+        return cls(asked, status, str(body.get("reason") or reason), str(body.get("message") or "").strip(), body)
+
+
+# websocket-client's refused handshake, as kubernetes.stream passes it on (ApiException(status=0, reason=str(e)))
+_HANDSHAKE = re.compile(r"Handshake status (?P<status>\d+) (?P<reason>.*?) -\+-\+- .* -\+-\+- (?P<body>.*)", re.S)
+
+
+@contextmanager
+def refusal_as(asked: str) -> Iterator[None]:
+    """Raise the client's refusal (``ApiException``) inside as :class:`ApiRefused` saying what
+    was ``asked``, without the client's own traceback."""
+    try:
+        yield
+    except ApiException as e:
+        raise ApiRefused.of(e, asked) from None
 
 
 # Content types of the patch kinds the API server takes (kubectl patch --type).
@@ -85,11 +126,14 @@ class ExecResult:
 
 def api_status(e: ApiException) -> dict:
     """The API's ``Status`` body of a refused request (``message``, ``reason``, ``details``...),
-    or ``{"message": <the raw body>}`` when the body is not JSON."""
+    ``{"message": <the raw body>}`` when the body is not a JSON object, ``{}`` without a body."""
+    if not e.body:
+        return {}
     try:
-        return json.loads(e.body or "")  # no body: ValueError, as for one that is not JSON
+        answer = json.loads(e.body)
     except (TypeError, ValueError):
-        return {"message": str(e.body)}
+        answer = None
+    return answer if isinstance(answer, dict) else {"message": str(e.body)}
 
 
 def load_manifests(path: Path, values: dict[str, object] | None = None) -> list[dict]:
@@ -246,12 +290,14 @@ class Kube:
     # -- objects ---------------------------------------------------------------------------
     def apply(self, objs: list[dict], namespace: str, dry_run: bool = False) -> list[dict]:
         """Create every object in ``namespace`` (server-side dry run when ``dry_run``);
-        returns what the server answered, as dicts. ``ApiException`` propagates."""
+        returns what the server answered, as dicts. :class:`ApiRefused` on a refusal."""
         out = []
         for obj in objs:
             res = self.dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
             kwargs = {"dry_run": "All"} if dry_run else {}
-            created = res.create(body=obj, namespace=namespace if res.namespaced else None, **kwargs)
+            asked = f"create {obj['kind'].lower()}/{(obj.get('metadata') or {}).get('name', '')}" + (" (dry run)" if dry_run else "")
+            with refusal_as(asked):
+                created = res.create(body=obj, namespace=namespace if res.namespaced else None, **kwargs)
             out.append(created.to_dict())
         return out
 
@@ -272,19 +318,21 @@ class Kube:
               subresource: str | None = None, api_version: str | None = None) -> dict:
         """Patch ``kind``/``name`` (or its ``subresource``: ``status``, ``resize``...) with
         ``body``; ``patch_type`` one of :data:`PATCH_TYPES`. Returns the object the server
-        answered; ``kubernetes.dynamic.exceptions.DynamicApiError`` on a refusal."""
+        answered; :class:`ApiRefused` on a refusal."""
         if patch_type not in PATCH_TYPES:
             raise ValueError(f"patch_type {patch_type!r}: one of {', '.join(PATCH_TYPES)}")
         res = self.resource(kind, api_version)
         target = res.subresources[subresource] if subresource else res
-        return target.patch(body=body, name=name, namespace=namespace if res.namespaced else None,
-                            content_type=PATCH_TYPES[patch_type]).to_dict()
+        with refusal_as(f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else "")):
+            return target.patch(body=body, name=name, namespace=namespace if res.namespaced else None,
+                                content_type=PATCH_TYPES[patch_type]).to_dict()
 
     def delete(self, kind: str, name: str, namespace: str | None, grace_period_s: int | None = None,
                propagation: str | None = None, dry_run: bool = False, api_version: str | None = None) -> dict:
         """Delete ``kind``/``name`` with ``DeleteOptions``: ``grace_period_s`` (``None``: the
         object's own), ``propagation`` (``Foreground``, ``Background``, ``Orphan``), server-side
-        ``dry_run``. Returns what the server answered (the object, or a ``Status``)."""
+        ``dry_run``. Returns what the server answered (the object, or a ``Status``);
+        :class:`ApiRefused` on a refusal."""
         if propagation not in (None, "Foreground", "Background", "Orphan"):
             raise ValueError(f"propagation {propagation!r}: Foreground, Background or Orphan")
         options: dict = {"apiVersion": "v1", "kind": "DeleteOptions"}
@@ -295,14 +343,17 @@ class Kube:
         if dry_run:
             options["dryRun"] = ["All"]
         res = self.resource(kind, api_version)
-        return res.delete(name=name, namespace=namespace if res.namespaced else None, body=options).to_dict()
+        with refusal_as(f"delete {kind.lower()}/{name}" + (" (dry run)" if dry_run else "")):
+            return res.delete(name=name, namespace=namespace if res.namespaced else None, body=options).to_dict()
 
     def delete_if_exists(self, kind: str, name: str, api_version: str | None = None, namespace: str | None = None) -> bool:
         """Delete ``kind``/``name`` (cluster-scoped unless ``namespace``); False if it was gone."""
         try:
             self.delete(kind, name, namespace, api_version=api_version)
             return True
-        except NotFoundError:
+        except ApiRefused as e:
+            if e.status != 404:
+                raise
             return False
 
     def release_finalizers(self, namespace: str, kinds: list[tuple[str, str]]) -> list[str]:
@@ -349,17 +400,16 @@ class Kube:
 
     def exec(self, namespace: str, pod: str, container: str, command: list[str], timeout_s: float = 30) -> ExecResult:
         """Run ``command`` in a running container through the API's ``exec`` subresource
-        (websocket, as ``kubectl exec``). Raises :class:`ExecError` when it cannot run or does
-        not end within ``timeout_s``; a non-zero exit is a result, not an error."""
+        (websocket, as ``kubectl exec``). Raises :class:`ApiRefused` when the API refuses it (no
+        such pod or container, not running), :class:`ExecError` when it cannot run or does not
+        end within ``timeout_s``; a non-zero exit is a result, not an error."""
         # stream() swaps the client's request function while it connects: a client of its own
         # keeps the recorder's watches (same configuration) untouched
         with client.ApiClient(self.api_client.configuration) as api_client:
             api = client.CoreV1Api(api_client)
-            try:
+            with refusal_as(f"exec {command} in {pod}/{container}"):  # no such pod, pod not running...
                 ws = stream(api.connect_get_namespaced_pod_exec, pod, namespace, container=container, command=list(command),
                             stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
-            except ApiException as e:  # no such pod, pod not running...
-                raise ExecError(f"exec {command} in {pod}/{container}: {e.status} {e.reason}: {e.body}") from e
             try:
                 ws.run_forever(timeout=timeout_s)
                 if ws.is_open():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..record.recorder import Change
-from ..record.timeline import Row, format_table, rows
+from ..record.timeline import Row, format_table, mark_rows, rows
 from .stamps import Stamp
 
 
@@ -19,7 +19,7 @@ def merged_rows(
     for s in stamps:
         rest = " ".join(f"{k}={v}" for k, v in s.fields if k != "container")
         out.append(Row(s.at - t0, f"  stamp {s.container}".rstrip(), s.event, f"(container clock) {rest}".strip()))
-    out.extend(Row(t - t0, "mark", label) for t, label in marks)
+    out.extend(mark_rows(marks, t0))
     return sorted(out, key=lambda r: r.t)
 
 

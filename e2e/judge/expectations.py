@@ -32,6 +32,20 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, cast
 
+# A case ID, one rule wherever one is written — an Expectation, a ``case`` marker, ``--case``
+# and ``-k`` (e2e.run.selection) — as the catalogues (CASES*.md) write them.
+CASE_FAMILY = r"[A-Z]{2,3}"
+CASE_ID = re.compile(CASE_FAMILY + r"-[1-9][0-9]*")
+CASE_ID_RULE = ("a case ID is its family of 2 or 3 capital letters, a hyphen and a number from 1 "
+                "without leading zeros (CL-1, NF-12)")
+
+
+def case_id_problem(case: object) -> str | None:
+    """Why ``case`` is not a case ID (:data:`CASE_ID_RULE`), or None when it is one."""
+    if isinstance(case, str) and CASE_ID.fullmatch(case):
+        return None
+    return f"{case!r} is not a case ID: {CASE_ID_RULE}"
+
 
 def number(value: float | int) -> str:
     """A number as a person reads it: integers in full (``104857000``, never ``1.04857e+08``),
@@ -122,7 +136,7 @@ class Expectation:
     forward (:meth:`verified_for`; the judge labels such values ``unverified-carried-forward``).
 
     Checked when the entry is made, so a bad entry fails the import of its family (and with it
-    ``make test``): case, name and source are not blank; a band has a ``why``, ``low ≤ high``
+    ``make test``): the case is a case ID (:data:`CASE_ID_RULE`), name and source are not blank; a band has a ``why``, ``low ≤ high``
     and contains the documented number; every ``verified_in`` version is a
     ``1.<minor>.<patch>`` inside ``minors``. Raises ``ValueError`` naming the entry and each
     problem.
@@ -147,8 +161,8 @@ class Expectation:
             raise ValueError(f"{self.case} {self.name} ({self.versions()}): " + "; ".join(problems))
 
     def _problems(self) -> list[str]:
-        out = [f"no {what}" for what, text in (("case", self.case), ("name", self.name), ("source", self.source))
-               if not text.strip()]
+        out = [problem for problem in [case_id_problem(self.case)] if problem]
+        out += [f"no {what}" for what, text in (("name", self.name), ("source", self.source)) if not text.strip()]
         if self.band is not None:
             if not self.why.strip():
                 out.append(f"band {self.band} without why")

@@ -126,7 +126,9 @@ class Verdict:
     expectation: Expectation
     context: str
 
-    def explain(self) -> str:
+    def explain(self, same_as: Verdict | None = None) -> str:
+        """Measured, expected, versions, where judged, band, source and the context (the timeline),
+        or, when ``same_as`` showed the very same context above, a reference to it."""
         m, e = self.measurement, self.expectation
         lines = [
             f"{m.case} {m.name}: measured {shown(m.value, m.unit)}, expected {e.describe()}",
@@ -140,10 +142,23 @@ class Verdict:
         if e.why:
             lines.append(f"  band: {e.why}")
         lines.append(f"  source: {e.source}")
-        if self.context:
+        if same_as is not None:
+            lines.append(f"  timeline: the one under {same_as.measurement.case} {same_as.measurement.name} above")
+        elif self.context:
             lines.append("  timeline:")
             lines.extend("    " + line for line in self.context.splitlines())
         return "\n".join(lines)
+
+
+def explain_all(verdicts: list[Verdict]) -> list[str]:
+    """Each verdict explained (:meth:`Verdict.explain`); a context identical to one shown above —
+    values judged at the same moment quote the same timeline — is referred to, not repeated."""
+    first: dict[str, Verdict] = {}
+    out = []
+    for v in verdicts:
+        shown_above = first.setdefault(v.context, v) if v.context else v
+        out.append(v.explain(same_as=None if shown_above is v else shown_above))
+    return out
 
 
 def shown(value: object, unit: str = "") -> str:
@@ -344,7 +359,7 @@ class Judge:
             out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {shown(m.value, m.unit)}  expected {v.expectation.describe()}")
         out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {shown(m.value)}  ({m.why})" for m in self.undocumented)
         if self.failures:
-            out += ["", "failed values, explained:"] + [v.explain() for v in self.failures]
+            out += ["", "failed values, explained:"] + explain_all(self.failures)
         return "\n".join(out)
 
     def verify(self) -> None:
@@ -352,7 +367,7 @@ class Judge:
         failed = self.failures
         if failed:
             head = f"{len(failed)} of {len(self.verdicts)} measured values outside their documented expectation"
-            raise ExpectationFailed(head + "\n" + "\n".join(v.explain() for v in failed))
+            raise ExpectationFailed(head + "\n" + "\n".join(explain_all(failed)))
 
     def outcome(self) -> tuple[str, str] | None:
         """What the judged values make of a test whose body ended without failing, after

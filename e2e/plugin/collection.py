@@ -1,5 +1,6 @@
-"""Which tests run, and in which order: case-ID labels and selection (``--case``, ``-k``), a
-clear usage error when selected scenarios have no cluster, each profile's tests together."""
+"""Which tests run, and in which order: case markers checked against the case-ID rule, case-ID
+labels and selection (``--case``, ``-k``), a clear usage error when selected scenarios have no
+cluster, each profile's tests together."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from ..cluster.kind import PreflightError, profile_patches
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
-from ..run.selection import keyword_selection, label, select_cases
+from ..run.selection import check_declared, keyword_selection, label, select_cases
 from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
 from .options import _reports
 
@@ -22,6 +23,7 @@ SEED_DURATIONS = Path(__file__).resolve().parents[2] / "scenarios" / "durations.
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # around pytest's own -k and -m (see e2e.run.selection)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
+    check_declared(items)
     label(items)
     select_cases(config, items)
     with keyword_selection(config, items):

@@ -338,16 +338,34 @@ def format_table(table: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def excerpt(table: Sequence[Row], around: float | None = None, width_s: float = 30.0, limit: int = 25) -> str:
-    """At most ``limit`` rows of ``table``, formatted by :func:`format_table`.
+# The subject of a row of the test's own actions (``Scenario.marks``: apply, patch, exec, delete…)
+MARK = "mark"
 
-    With ``around`` (seconds relative to the table's ``t0``): the rows within ``width_s``
-    seconds of it, and of those the ``limit`` nearest to it, in time order — a window centred
-    on the moment, so the row at ``around`` and its neighbours on both sides are always there.
-    Without ``around``: the last ``limit`` rows (the end of the recording).
+
+def mark_rows(marks: Iterable[tuple[float, str]], t0: float) -> list[Row]:
+    """The test's own actions — ``(epoch s, label)`` — as rows of subject :data:`MARK`."""
+    return [Row(when - t0, MARK, label) for when, label in marks]
+
+
+def excerpt(table: Sequence[Row], around: float | None = None, width_s: float = 30.0, limit: int = 25,
+            actions: int = 8) -> str:
+    """At most ``limit`` rows of ``table`` (in time order), formatted by :func:`format_table`.
+
+    The moment is ``around`` (seconds relative to the table's ``t0``), else the table's end. The
+    test's own actions that led to it are always there, however long before: the last
+    ``actions`` rows of subject :data:`MARK` up to the moment. The other rows: with ``around``,
+    those within ``width_s`` seconds of it, the nearest to it first — a window centred on the
+    moment, so the row at ``around`` and its neighbours on both sides are there; without, the
+    last ones (the end of the recording).
     """
+    rows_ = list(table)
+    moment = around if around is not None else max((r.t for r in rows_), default=0.0)
+    led = [i for i, r in enumerate(rows_) if r.subject == MARK and r.t <= moment][-actions:]
+    rest = [i for i in range(len(rows_)) if i not in set(led)]
+    room = max(limit - len(led), 0)
     if around is None:
-        return format_table(list(table)[-limit:])
-    near = [r for r in table if abs(r.t - around) <= width_s]
-    nearest = sorted(range(len(near)), key=lambda i: (abs(near[i].t - around), i))[:limit]
-    return format_table([near[i] for i in sorted(nearest)])
+        picked = rest[len(rest) - room:]
+    else:
+        near = [i for i in rest if abs(rows_[i].t - around) <= width_s]
+        picked = sorted(near, key=lambda i: (abs(rows_[i].t - around), i))[:room]
+    return format_table([rows_[i] for i in sorted({*led, *picked})])

@@ -34,7 +34,7 @@ from ..judge.measurements import Judge, Verdict, shown
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
 from ..record.recorder import dump_changes
-from ..record.timeline import Row, format_table, rows
+from ..record.timeline import format_table, mark_rows, rows
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     t0 = sc.t0 or sc.recorder.started_at or 0.0
     changes = sc.recorder.changes()
     files: dict[str, str | bytes] = {name: content() if callable(content) else content for name, content in sc.files.items()}
-    table = sorted(rows(changes, t0) + [Row(when - t0, "mark", label) for when, label in sc.marks], key=lambda r: r.t)
+    table = sorted(rows(changes, t0) + mark_rows(sc.marks, t0), key=lambda r: r.t)
     files["timeline.txt"] = f"t0 = {t0:.3f} (epoch s; first manifest applied)\n\n" + format_table(table)
     files["recording.json"] = dump_changes(changes)
     if sc.judge.verdicts or sc.judge.undocumented:

@@ -17,12 +17,12 @@ from typing import Any, Callable, TypeVar
 
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
-from ..cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests
+from ..cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests, refusal_as
 from ..cluster.stamp_sh import STAMP_SH
 from ..judge.measurements import Judge
 from ..record.pods import Until, condition, events_of
 from ..record.recorder import Change, Recorder
-from ..record.timeline import Attempt, attempts, excerpt, rows
+from ..record.timeline import Attempt, attempts, excerpt, mark_rows, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
@@ -80,7 +80,8 @@ class Scenario:
         """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``.
 
         Cluster-scoped objects (RuntimeClass, PriorityClass...) are created too and deleted by
-        :meth:`clean_up` after the test, like the namespace."""
+        :meth:`clean_up` after the test, like the namespace. A refusal of the API (a dry run's
+        validation error too) is :class:`e2e.cluster.kube.ApiRefused`."""
         objs = self.manifests(filename, **values)
         when = time.time()
         created = []
@@ -239,7 +240,8 @@ class Scenario:
                 for api_version, kind, name in reversed(self.cluster_objects):
                     self.kube.delete_if_exists(kind, name, api_version)
 
-    # -- acting on objects (each action is a mark on the picture) --------------------------
+    # -- acting on objects (each action is a mark on the picture; a refusal of the API, whatever
+    # the helper, is e2e.cluster.kube.ApiRefused: status, reason and message on its first line) --
     def get(self, kind: str, name: str, api_version: str | None = None) -> dict | None:
         """``kind``/``name`` as the API's JSON (namespaced kinds: in this namespace): the
         recorder's newest copy when it records ``kind``, else read from the API; ``None`` if
@@ -251,7 +253,8 @@ class Scenario:
     def patch(self, kind: str, name: str, body: dict | list, patch_type: str = "strategic",
               subresource: str | None = None, api_version: str | None = None) -> dict:
         """Patch ``kind``/``name`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
-        ``subresource`` such as ``status``); returns the patched object. See :meth:`e2e.cluster.kube.Kube.patch`."""
+        ``subresource`` such as ``status``); returns the patched object; :class:`e2e.cluster.kube.ApiRefused`
+        on a refusal. See :meth:`e2e.cluster.kube.Kube.patch`."""
         self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
         return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version)
 
@@ -259,8 +262,9 @@ class Scenario:
                limits: dict[str, str] | None = None) -> dict:
         """In-place resize of ``container``'s resources through the pod's ``resize``
         subresource (Kubernetes 1.33+), e.g. ``resize("app", "app", limits={"memory": "64Mi"})``;
-        returns the pod. Whether the kubelet applied it shows in ``status.containerStatuses[].resources``
-        and the ``PodResizePending``/``PodResizeInProgress`` conditions."""
+        returns the pod; :class:`e2e.cluster.kube.ApiRefused` when the API refuses the resize (e.g.
+        403 Forbidden by a ResourceQuota, 422 Invalid). Whether the kubelet applied it shows in
+        ``status.containerStatuses[].resources`` and the ``PodResizePending``/``PodResizeInProgress`` conditions."""
         if not (requests or limits):
             raise ValueError("resize needs requests or limits")
         resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
@@ -276,25 +280,29 @@ class Scenario:
 
     def exec(self, pod: str, container: str, *command: str, timeout_s: float = 30) -> ExecResult:
         """Run ``command`` in ``pod``'s running ``container`` through the API (as ``kubectl exec``;
-        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.cluster.kube.ExecError`
-        when it cannot run."""
+        works on any cluster). Returns exit code, stdout and stderr; :class:`e2e.cluster.kube.ApiRefused`
+        when the API refuses it (no such pod or container, not running), :class:`e2e.cluster.kube.ExecError`
+        when it cannot run otherwise (command not found, timeout)."""
         self.mark(time.time(), f"exec {pod}/{container}: {' '.join(command)}"[:60])
         return self.kube.exec(self.namespace, pod, container, list(command), timeout_s)
 
     def delete(self, kind: str, name: str, grace_period_s: int | None = None, propagation: str | None = None,
                dry_run: bool = False, api_version: str | None = None) -> dict:
         """Delete ``kind``/``name`` with options (grace period in s, ``Foreground``/``Background``/
-        ``Orphan`` propagation, server-side dry run); returns the server's answer."""
+        ``Orphan`` propagation, server-side dry run); returns the server's answer;
+        :class:`e2e.cluster.kube.ApiRefused` on a refusal (404 when it does not exist)."""
         if not dry_run:
             self.mark(time.time(), f"delete {kind.lower()}/{name}")
         return self.kube.delete(kind, name, self.namespace, grace_period_s, propagation, dry_run, api_version)
 
     def delete_pod(self, pod: str, grace_period_s: int | None = None) -> float:
         """Delete ``pod`` (with ``grace_period_s`` in the request when given; else the pod's own);
-        returns the epoch s read just before the request (the containers' clock on kind) and marks it."""
+        returns the epoch s read just before the request (the containers' clock on kind) and marks it;
+        :class:`e2e.cluster.kube.ApiRefused` on a refusal (404 when it does not exist)."""
         when = time.time()
         opts: dict[str, Any] = {} if grace_period_s is None else {"grace_period_seconds": grace_period_s}
-        self.kube.core.delete_namespaced_pod(pod, self.namespace, **opts)
+        with refusal_as(f"delete pod/{pod}"):
+            self.kube.core.delete_namespaced_pod(pod, self.namespace, **opts)
         self.mark(when, f"delete {pod}" + (f" (grace {grace_period_s} s)" if grace_period_s is not None else ""))
         return when
 
@@ -321,10 +329,12 @@ class Scenario:
         return attempts(self.recorder.changes("Pod"), pod, container)
 
     def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
-        """The recorded table: the 25 rows nearest ``around`` (epoch s) within ``width_s``
-        seconds of it, in time order (see :func:`e2e.record.timeline.excerpt`), or its last 25 rows."""
+        """The recorded table with the test's own actions (:attr:`marks`) put in: the actions that
+        led to ``around`` (epoch s) and the rows nearest it within ``width_s`` seconds, or those
+        that led to the end and the last rows — 25 rows in time order (see
+        :func:`e2e.record.timeline.excerpt`)."""
         t0 = self.t0 or self.recorder.started_at or 0.0
-        table = rows(self.recorder.changes(), t0)
+        table = sorted(rows(self.recorder.changes(), t0) + mark_rows(self.marks, t0), key=lambda r: r.t)
         return excerpt(table, None if around is None else around - t0, width_s)
 
     def expect(self, case: str, name: str, value: float | int | str | None, around: float | None = None, context: str | None = None,

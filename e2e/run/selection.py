@@ -1,5 +1,8 @@
 """Selecting tests by the CASES.md case IDs they judge (``@pytest.mark.case("CL-1", "CL-2")``).
 
+- A ``case`` marker's every argument is a case ID (:data:`e2e.judge.expectations.CASE_ID_RULE`),
+  checked at collection: any other is a usage error naming the test and the rule
+  (:func:`check_declared`), as ``--case`` names it for an ID it cannot take.
 - ``--case CL-1,SC-3`` keeps the tests that judge any of the given cases; a family (``CL``)
   stands for all of its cases. An ID no collected test judges is a usage error.
 - ``-k``: an identifier written as a case ID or family (``CL-1``, ``CL``: upper case, as
@@ -24,8 +27,9 @@ from typing import Callable, Iterable, Iterator
 import allure
 import pytest
 
-CASE_ID = re.compile(r"[A-Z]{2,3}-\d+")
-FAMILY = re.compile(r"[A-Z]{2,3}")
+from ..judge.expectations import CASE_FAMILY, CASE_ID, CASE_ID_RULE, case_id_problem
+
+FAMILY = re.compile(CASE_FAMILY)
 # an identifier of pytest's -k language (pytest's docs, "-k": letters, digits, _ : + - . [ ] \ /)
 _IDENT = re.compile(r"(?:\w|:|\+|-|\.|\[|\]|\\|/)+")
 # attributes of a test function that are no keywords (pytest's own, "pytestmark", "cache_parameters")
@@ -40,6 +44,18 @@ def cases_of(item: pytest.Item) -> list[str]:
     return out
 
 
+def check_declared(items: list[pytest.Item]) -> None:
+    """``pytest.UsageError`` naming each test whose ``case`` marker has no argument or one that is
+    not a case ID, with the rule (:data:`e2e.judge.expectations.CASE_ID_RULE`)."""
+    bad: list[str] = []
+    for item in items:
+        for mark in item.iter_markers("case"):
+            problems = [p for p in map(case_id_problem, mark.args) if p] if mark.args else [f"no case ID given: {CASE_ID_RULE}"]
+            bad.extend(f"{item.nodeid}: @pytest.mark.case({', '.join(map(repr, mark.args))}): {p}" for p in problems)
+    if bad:
+        raise pytest.UsageError("case markers that are no case IDs:\n" + "\n".join(dict.fromkeys(bad)))
+
+
 def family(case: str) -> str:
     """``"CL-1"`` → ``"CL"``."""
     return case.split("-", 1)[0]
@@ -51,14 +67,15 @@ def matches(cases: Iterable[str], wanted: str) -> bool:
 
 
 def parse_case_option(text: str) -> list[str]:
-    """``"CL-1, SC-3"`` → ``["CL-1", "SC-3"]``; ``pytest.UsageError`` on an ID that is neither
-    a case ID (``CL-1``) nor a family (``CL``)."""
+    """``"CL-1, SC-3"`` → ``["CL-1", "SC-3"]``; ``pytest.UsageError`` naming the rule
+    (:data:`e2e.judge.expectations.CASE_ID_RULE`) on an ID that is neither a case ID (``CL-1``)
+    nor a family (``CL``)."""
     ids = [part.strip() for part in text.split(",") if part.strip()]
     bad = [i for i in ids if not (CASE_ID.fullmatch(i) or FAMILY.fullmatch(i))]
     if not ids or bad:
         raise pytest.UsageError(
-            f"--case {text!r}: give case IDs or families as CASES.md writes them, comma-separated "
-            f"(e.g. --case CL-1,SC-3 or --case CL){'; not understood: ' + ', '.join(bad) if bad else ''}"
+            f"--case {text!r}: {'not a case ID or family: ' + ', '.join(bad) if bad else 'no case ID given'}; "
+            f"{CASE_ID_RULE}; a family alone (CL) selects all its cases; several comma-separated: --case CL-1,SC-3"
         )
     return ids
 

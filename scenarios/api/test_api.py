@@ -18,7 +18,7 @@ from e2e.record import pods
 from e2e.documented import api as doc, kubelet
 from e2e.evidence import endpoints
 from e2e.evidence.stamps import Stamp, before, first, intervals, labelled, parse
-from e2e.cluster.kube import api_status
+from e2e.cluster.kube import ApiRefused
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import container_samples
 from e2e.run.waiting import WAIT_SLACK_S
@@ -249,12 +249,12 @@ def test_failing_readiness_leaves_endpointslice(scenario: Scenario):
 # -- PS-7 --------------------------------------------------------------------------------------
 
 
-def _dry_run_prestop(sc: Scenario, name: str, sleep_s: int) -> ApiException | None:
+def _dry_run_prestop(sc: Scenario, name: str, sleep_s: int) -> ApiRefused | None:
     """Server dry-run of a pod with ``preStop.sleep.seconds = sleep_s`` and grace PS7_GRACE_S;
-    the API's error, or None when accepted."""
+    the API's refusal, or None when accepted."""
     try:
         sc.apply("prestop-sleep.yaml", dry_run=True, name=name, sleep_s=sleep_s, grace_s=doc.PS7_GRACE_S)
-    except ApiException as e:
+    except ApiRefused as e:
         return e
     return None
 
@@ -266,7 +266,7 @@ def test_prestop_sleep_validation(scenario: Scenario):
     documented message); 30 (equal) and 0 are accepted; −1 is rejected. Server dry-run."""
     sc = scenario
     over = _dry_run_prestop(sc, "sleep-over", doc.PS7_OVER_S)
-    body = api_status(over) if over else {}
+    body = over.body if over else {}
     causes = (body.get("details") or {}).get("causes") or [{}]
     sc.expect("PS-7", "rejected_status", over.status if over else 201, details={"body": body})
     sc.expect("PS-7", "rejected_reason", body.get("reason"))
@@ -275,4 +275,4 @@ def test_prestop_sleep_validation(scenario: Scenario):
     for key, name, seconds in (("sleep=grace", "sleep-equal", doc.PS7_GRACE_S), ("sleep=0", "sleep-zero", 0),
                                ("sleep=-1", "sleep-negative", -1)):
         err = _dry_run_prestop(sc, name, seconds)
-        sc.expect("PS-7", f"accepted[{key}]", err is None, details={"error": api_status(err) if err else None})
+        sc.expect("PS-7", f"accepted[{key}]", err is None, details={"error": err.body if err else None})

@@ -13,14 +13,13 @@ of the lifecycle-app with maxUnavailable 0 under HTTP load through the NodePort 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import time
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from kubernetes.dynamic.exceptions import DynamicApiError
 
+from e2e.cluster.kube import ApiRefused
 from e2e.documented import disruption as doc
 from e2e.evidence.load import LoadGenerator, answering_pods
 from e2e.run.scenario import Scenario
@@ -107,9 +106,9 @@ def test_stepped_rollout(scenario: Scenario, variant: str):
 def test_zero_zero_refused(scenario: Scenario):
     """DR-3 (d): maxSurge 0 and maxUnavailable 0 fail validation (server dry run)."""
     sc = scenario
-    with pytest.raises(DynamicApiError) as refused:
+    with pytest.raises(ApiRefused) as refused:
         sc.apply("web.yaml", dry_run=True, **web_values(1, 0, 0))
-    body = json.loads(refused.value.body)
+    body = refused.value.body
     sc.expect("DR-3", "rejected_status[zero-zero]", refused.value.status, details={"answer": body})
     sc.expect("DR-3", "rejected_message[zero-zero]", body.get("message"), details={"answer": body}, deployment="web")
 
@@ -156,8 +155,8 @@ def apply_node_port(sc: Scenario, values: dict) -> bool:
     try:
         sc.apply("traffic.yaml", **values)
         return True
-    except DynamicApiError as e:
-        if e.status == 422 and "already allocated" in str(e.body):
+    except ApiRefused as e:
+        if e.status == 422 and "already allocated" in e.message:
             return False
         raise
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from kubernetes.client.exceptions import ApiException
-from kubernetes.dynamic.exceptions import DynamicApiError
 
+from e2e.cluster.kube import ApiRefused
 from e2e.evidence import endpoints
 from e2e.pictures import traffic as traffic_picture
 from e2e.documented import faults as doc
@@ -151,8 +151,8 @@ def apply_web(sc: Scenario, **values: object) -> None:
         try:
             sc.apply("web.yaml", readiness_period=doc.WEB_READINESS_PERIOD_S, heartbeat=values.get("heartbeat", "0s"))
             return True
-        except DynamicApiError as e:
-            if e.status == 422 and "already allocated" in str(e.body):
+        except ApiRefused as e:
+            if e.status == 422 and "already allocated" in e.message:
                 return False
             raise
     sc.wait_for(f"NodePort {NODE_PORT} free", apply, NODE_PORT_WAIT_S, interval_s=1)

@@ -18,7 +18,7 @@ import pytest
 from e2e.evidence import applog
 from e2e.documented import faults as doc
 from e2e.faults import containerd_restarted, containerd_stopped
-from e2e.cluster.kube import ExecError
+from e2e.cluster.kube import ApiRefused, ExecError
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
@@ -97,7 +97,7 @@ def test_containerd(scenario: Scenario, how: str):
                 try:
                     exec_result = sc.exec("readiness", "app", "true", timeout_s=15)
                     exec_failed = exec_result.exit_code != 0
-                except ExecError as e:
+                except (ApiRefused, ExecError) as e:
                     exec_result, exec_failed = str(e), True
                 sc.apply("late.yaml", name="late")
                 down = sc.wait_for("node Ready=False (runtime down)", lambda: first_condition(sc, node, "False", after=window.injected_at),

@@ -18,8 +18,8 @@ import time
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from kubernetes.dynamic.exceptions import DynamicApiError
 
+from e2e.cluster.kube import ApiRefused
 from e2e.record import pods
 from e2e.documented import kubelet, termination as doc
 from e2e.evidence import applog, endpoints, stamps
@@ -192,8 +192,8 @@ def _apply_node_port(sc: Scenario, filename: str, values: dict) -> bool:
     try:
         sc.apply(filename, **values)
         return True
-    except DynamicApiError as e:
-        if e.status == 422 and "already allocated" in str(e.body):
+    except ApiRefused as e:
+        if e.status == 422 and "already allocated" in e.message:
             return False
         raise
 
