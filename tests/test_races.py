@@ -69,9 +69,9 @@ def test_a_race_value_of_neither_outcome_fails(tmp_path):
 def test_the_correct_outcome_of_a_race_is_accepted_not_a_fix(tmp_path):
     bug = KnownBug("k/k#1", correct=0, mechanism="m", race="seen 1 of 2 runs")
     r = Registry()
-    r.add(Expectation("X-1", "n", 1, "[UP]", known_bug=bug, verified_in=("1.37.2",)))
+    r.add(Expectation("XX-1", "n", 1, "[UP]", known_bug=bug, verified_in=("1.37.2",)))
     j = Judge(MeasurementLog(tmp_path / "m.json"), "t", "r", "v1.37.2", minor=37, registry=r)
-    assert j.expect("X-1", "n", 0) is True  # the correct outcome is accepted
+    assert j.expect("XX-1", "n", 0) is True  # the correct outcome is accepted
     assert j.verdicts[0].measurement.verdict == "pass"
 
 
