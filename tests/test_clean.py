@@ -220,3 +220,23 @@ def test_the_node_turnstile_files_go_with_their_cluster_or_dead_run(state, fake_
         stop(live_run)
     assert sorted(p.name for p in state.iterdir() if p.is_file()) == ["live-run.node.turn"]
     assert f"removing node lock of dead run {state / 'dead-run.node.turn'}" in capsys.readouterr().out
+
+
+def test_a_creation_stopped_by_ctrl_c_leaves_none_of_the_clusters_files(state, fake_kind, monkeypatch):
+    """Ctrl-C during `kind create` deleted the half-made cluster and its state file but left its
+    kind config (and the kubeconfig kind had written) until a `make clean`."""
+    kind = cluster.Kind("ple2e-x")
+
+    def create_cut(*args, timeout=None):
+        if args[0] == "create":
+            kind.kubeconfig.write_text("written by kind before the Ctrl-C")
+            raise KeyboardInterrupt
+        return ""
+
+    monkeypatch.setattr(kind, "_kind", create_cut)
+    monkeypatch.setattr(egress, "prepare", lambda state_dir: "egress guard: none here")
+    profile = cluster.Profile(Path(__file__).resolve().parent.parent / "kind-config.yaml", "kindest/node:v1.37.2")
+    with pytest.raises(KeyboardInterrupt):
+        kind._create(profile, "run-1")
+    assert deletions(fake_kind) == ["delete cluster --name ple2e-x"]
+    assert sorted(p.name for p in state.glob("ple2e-x.*")) == []
