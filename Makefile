@@ -83,8 +83,10 @@ wire-check: $(BIN)/.installed
 smoke:
 	$(MAKE) e2e E2E_MARKERS=smoke
 
-# SIGINT at random moments of smoke-sized runs: nothing leaks, reports are written (after make e2e)
-INTERRUPTS ?= 10
+# smoke runs stopped by Ctrl-C (once, twice) or SIGTERM at chosen moments, on owned, kept and
+# --kubeconfig clusters, with and without xdist (hack/interrupt_check.py; 20: every variant twice):
+# nothing leaks, reports are written and agree (after make e2e)
+INTERRUPTS ?= 20
 interrupt-check: $(BIN)/.installed
 	set -a; . $(REPORTS)/profile.env; set +a; $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) --out $(REPORTS)/interrupts.md
 

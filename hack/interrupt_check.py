@@ -1,172 +1,665 @@
-"""Ctrl-C at random moments of a smoke-sized run leaks nothing and still writes reports.
+"""Every way a stopped run ends leaks nothing and still writes reports that agree (`make interrupt-check`).
 
-Runs ``pytest scenarios -m smoke`` until N runs were interrupted, on a profile of its own (the default kind config
-without its port mappings: a hash of its own, so it never touches another run's cluster) and sends SIGINT at a random
-moment of each run: the first half of the runs own their cluster (created by the run, so the
-interrupted run must delete it — also when interrupted while creating it); the second half run
-with ``--keep-cluster`` on a cluster kept for them (the run must delete its namespaces). After
-each run it checks, from outside the suite: no container of a cluster the run owned, no
-namespace labelled with the run's id, and ``junit.xml`` written and readable (none when the run
-says no test ran: a run interrupted before its first test leaves the last run's reports).
+Runs ``pytest scenarios -m smoke`` again and again and stops each run with a signal at a chosen
+moment, cycling through :data:`VARIANTS` (run ``k`` that reached its moment had variant
+``k mod 10``: ``--runs 20`` stops every variant twice). The variants cross:
+
+- the ending: Ctrl-C (SIGINT to the run's process group, as a terminal sends it), Ctrl-C twice (a
+  second one 1-3 s after the first, while the run cleans up), SIGTERM to the process group (as
+  ``timeout`` and systemd send it) or to pytest alone (as ``docker stop`` does);
+- the workers: ``-n 0`` and ``-n 2`` (pytest-xdist);
+- the cluster: **owned** (the run creates it and must delete it), **kept** (``--keep-cluster`` on a
+  cluster this check keeps for them; the run must delete its namespaces) and **kubeconfig**
+  (``--kubeconfig`` with that kept cluster's kubeconfig, from ``kind get kubeconfig``);
+- the moment: a random one (after the run's first test began its set-up: its run lock appeared in
+  the state directory), **in kind create** (an owned run's cluster is being created: its kind config
+  is written, a node container is up, its state file is not there yet), **as the namespace
+  appears** (the first namespace labelled with the run id, polled on the kept cluster: Ctrl-C before
+  the namespace's cleanup could be armed) or **in the run's finish** (its last test reported,
+  ``[100%]`` in its log, and its cluster still there: the run is deleting it).
+
+A run that ends before its moment (or whose second Ctrl-C came too late, or whose cluster was no
+longer being created when the signal came) is shown and its variant runs again, at most ``2 * runs``
+runs in all. After each run, from outside the suite:
+
+- **exit**: 2 (pytest's "interrupted") after a signal — SIGTERM too (:mod:`e2e.plugin.signals` stops
+  the run as after Ctrl-C) —; 0 or 1 (its tests' outcome) for a run that ended before its moment;
+  after its last test was reported either (a signal in the session's finish is ignored there);
+- **leaked clusters/containers**: of this check's clusters, any but the kept one (and the kept one
+  must still be there); the check deletes a leaked one before the next run;
+- **leaked namespaces**: labelled with the run id and not being deleted, on every cluster of the
+  check still there (the kept one, which the kubeconfig runs use too, and any leaked one);
+- **state files left** in the check's own ``E2E_STATE_DIR``: the run's files (``runs/<run id>.*``,
+  ``<run id>.node.*``) and, for an owned run, its clusters' files (``<cluster>.json``,
+  ``.kubeconfig``, ``.kind-config.yaml``, …). Empty lock files (``*.lock``, ``*.use``, ``*.turn``:
+  liveness and turn locks) are counted apart: `make clean` removes those of dead runs and gone
+  clusters;
+- **reports**: ``junit.xml`` readable and agreeing with ``summary.md`` (testcases, tests, failures,
+  errors, skipped; an interrupted test is a testcase that pytest counts in no outcome), no staged
+  ``.incoming-<run id>/`` left; or, for a run that says no test ran, neither file.
+
+The check runs in a state directory of its own (a temporary one): its clusters' names hash it (the
+node guard files they mount live there), so it never meets another run's cluster, and it deletes
+only clusters of those names. Its work directory keeps every run's log and reports.
 
 Usage (after ``make e2e`` wrote ``reports/profile.env``; Docker and kind as for the suite):
 
     set -a; . reports/profile.env; set +a
-    .venv/bin/python hack/interrupt_check.py --runs 10 [--seed 1] [--out reports/interrupts.md]
+    .venv/bin/python hack/interrupt_check.py --runs 20 [--seed 1] [--out reports/interrupts.md]
 
-Exit 0 when nothing leaked and every run wrote its reports, 1 otherwise.
+Exit 0 when no run leaked or disagreed and every variant was stopped at its moment as often as
+planned, 1 otherwise, 2 when the check could not start (no node image, the kept cluster could not
+be made).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
+import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
+from e2e.cluster.kube import RUN_LABEL, Kube
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from e2e.cluster.kind import Profile  # noqa: E402
-from e2e.cluster.kube import Kube  # noqa: E402
-
-EXIT_TIMEOUT_S = 240  # an interrupted run must be gone (cleanup included) within this
+OWNED, KEPT, KUBECONFIG = "owned", "kept", "kubeconfig"
+GROUP, PYTEST = "group", "pytest"  # whom a signal goes to: the run's process group, or pytest alone
+RANDOM, KIND_CREATE, NAMESPACE, FINISH = "random", "kind-create", "namespace", "finish"
 
 
-def check_profile(work: Path) -> tuple[Path, Profile]:
-    """kind-config.yaml without its port mappings (a profile hash of its own), as a file."""
-    config = yaml.safe_load((ROOT / "kind-config.yaml").read_text())
-    for node in config.get("nodes", []):
-        node.pop("extraPortMappings", None)
-    path = work / "kind-config-interrupt-check.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    patches = tuple(Path(p) for p in os.environ.get("E2E_PROFILE_PATCH", "").split(":") if p)
-    return path, Profile(path, os.environ["E2E_NODE_IMAGE"], patches)
+@dataclass(frozen=True)
+class Variant:
+    """One way of stopping a run (see module doc). ``window_s``: the moment is drawn from it —
+    seconds after the run's first set-up began (random), after its cluster's creation began
+    (kind-create) or after its last test was reported (finish); a namespace moment is the
+    namespace's appearance."""
+
+    id: str
+    cluster: str
+    workers: int
+    signals: tuple[str, ...]
+    target: str
+    moment: str
+    window_s: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def label(self) -> str:
+        to = "to its process group" if self.target == GROUP else "to pytest only"
+        when = {RANDOM: "at a random moment", KIND_CREATE: "during kind create", NAMESPACE: "as its namespace appears",
+                FINISH: "in the run's finish"}
+        return f"{self.id} {self.cluster} · -n {self.workers} · {' + '.join(self.signals)} {to} {when[self.moment]}"
 
 
-def containers(prefix: str) -> list[str]:
-    out = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, check=True).stdout
-    return [n for n in out.split() if n.startswith(prefix + "-")]
+# Smoke runs on a free 2-core host: an owned cluster Ready with images loaded in ~60 s, the six
+# smoke tests ~65 s one after another, ~35 s on two workers; the random windows end before the
+# runs do, kind create takes 30 s and more, kind delete a few seconds.
+VARIANTS = (
+    Variant("v1", OWNED, 0, ("SIGINT",), GROUP, RANDOM, (0, 100)),
+    Variant("v2", OWNED, 2, ("SIGINT", "SIGINT"), GROUP, RANDOM, (0, 80)),
+    Variant("v3", OWNED, 2, ("SIGTERM",), GROUP, RANDOM, (0, 80)),
+    Variant("v4", OWNED, 0, ("SIGINT",), GROUP, KIND_CREATE, (3, 12)),
+    Variant("v5", OWNED, 0, ("SIGINT",), GROUP, FINISH, (0, 1.5)),
+    Variant("v6", KEPT, 0, ("SIGTERM",), PYTEST, RANDOM, (0, 55)),
+    Variant("v7", KEPT, 2, ("SIGINT",), GROUP, NAMESPACE),
+    Variant("v8", KUBECONFIG, 0, ("SIGINT", "SIGINT"), GROUP, RANDOM, (0, 55)),
+    Variant("v9", KUBECONFIG, 2, ("SIGTERM",), PYTEST, RANDOM, (0, 28)),
+    Variant("v10", KUBECONFIG, 0, ("SIGINT",), GROUP, NAMESPACE),
+)
+
+POLL_S = 0.2  # how often the moment's condition and the run are looked at
+SECOND_SIGNAL_AFTER_S = (1.0, 3.0)  # the second Ctrl-C: this many seconds after the first
+EXIT_TIMEOUT_S = 240  # a stopped run must be gone (cleanup included) within this; then SIGKILL
+KEPT_SETUP_TIMEOUT_S = 900  # the run that makes the kept cluster
+INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED, after Ctrl-C and SIGTERM alike
+LOCK_SUFFIXES = (".lock", ".use", ".turn")  # empty lock files: `make clean` removes those of dead runs
+SKIPPED_LIKE = ("skipped", "undocumented", "inconclusive", "xfailed")  # summary.md outcomes junit.xml counts as skipped
+LAST_TEST_REPORTED = "[100%]"  # in a run's log (pytest -q): its last test reported, the session's finish next
+NODE_CONTAINER = re.compile(r"(?P<cluster>.+)-(control-plane\d*|worker\d*|external-load-balancer)")  # kind's node names
 
 
-NAMESPACE_GONE_S = 60  # a namespace deleted by the run may still be Terminating this long
+def variant_of(hits: int, variants: tuple[Variant, ...] = VARIANTS) -> Variant:
+    """The variant of the run after ``hits`` runs reached their moment."""
+    return variants[hits % len(variants)]
 
 
-def namespaces(kubeconfig: Path, run_id: str) -> list[str]:
-    """Namespaces labelled with ``run_id`` still there ``NAMESPACE_GONE_S`` after the run ended
-    (a deleted one is Terminating for a while; one never deleted stays)."""
-    kube = Kube(str(kubeconfig))
-    end = time.monotonic() + NAMESPACE_GONE_S
-    while (left := kube.namespaces_of_run(run_id)) and time.monotonic() < end:
-        time.sleep(2)
-    return left
+def planned(runs: int, variants: tuple[Variant, ...] = VARIANTS) -> Counter:
+    """How often each variant (by id) is to be stopped at its moment in ``runs`` runs."""
+    return Counter(variant_of(k, variants).id for k in range(runs))
 
 
-def junit_ok(reports: Path, log: Path) -> str:
-    path = reports / "junit.xml"
-    if not path.exists():
-        # interrupted before its first test: the last run's reports (none here) are left as they were
-        return "ok (no test ran)" if "pod-lifecycle-e2e: no test ran" in log.read_text() else "no junit.xml"
+# -- what is left of a run -------------------------------------------------------------------
+
+
+def leftovers(state_dir: Path, run_id: str, owned: list[str]) -> tuple[list[str], list[str]]:
+    """Files of run ``run_id`` in ``state_dir`` — its own (``runs/<run id>.*``, ``<run id>.*``) and
+    those of the clusters ``owned`` (with their copies ``<cluster>-<n>``) — as ``(left, locks)``:
+    paths relative to ``state_dir``, the empty lock files (`make clean`'s) apart."""
+    of_cluster = re.compile("(" + "|".join(re.escape(c) for c in owned) + r")(-\d+)?\.") if owned else None
+    files = []
+    for path in sorted(p for p in state_dir.rglob("*") if p.is_file()) if state_dir.is_dir() else []:
+        if path.name.startswith(run_id + ".") or (of_cluster and path.parent == state_dir and of_cluster.match(path.name)):
+            files.append(str(path.relative_to(state_dir)))
+    return [f for f in files if not f.endswith(LOCK_SUFFIXES)], [f for f in files if f.endswith(LOCK_SUFFIXES)]
+
+
+def junit_counts(path: Path) -> dict[str, int]:
+    """``junit.xml``'s testcases and its suites' tests, failures, errors and skipped (summed);
+    ``ET.ParseError`` when it is not XML."""
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    counts = dict.fromkeys(("testcases", "tests", "failures", "errors", "skipped"), 0)
+    for suite in suites:
+        counts["testcases"] += len(suite.findall("testcase"))
+        for key in ("tests", "failures", "errors", "skipped"):
+            counts[key] += int(suite.get(key, 0))
+    return counts
+
+
+def summary_counts(text: str) -> dict[str, int] | None:
+    """The outcomes of ``summary.md``'s ``Tests:`` line (``{"passed": 2, "interrupted": 1}``), None without one."""
+    match = re.search(r"^Tests: (.+)$", text, re.M)
+    if match is None:
+        return None
+    if match.group(1) == "none":
+        return {}
+    return {outcome: int(n) for n, outcome in (part.split(" ", 1) for part in match.group(1).split(", "))}
+
+
+def disagreements(junit: dict[str, int], summary: dict[str, int]) -> list[str]:
+    """Where ``junit.xml``'s counts differ from what ``summary.md``'s outcomes make them: every test
+    a testcase; pytest's tests all but the interrupted ones (pytest counts those in no outcome)."""
+    total = sum(summary.values())
+    expected = {"testcases": total, "tests": total - summary.get("interrupted", 0), "failures": summary.get("failed", 0),
+                "errors": summary.get("error", 0), "skipped": sum(summary.get(k, 0) for k in SKIPPED_LIKE)}
+    return [f"{key} {junit[key]} vs {n}" for key, n in expected.items() if junit[key] != n]
+
+
+def reports_verdict(reports: Path, log: str, run_id: str) -> str:
+    """``ok: …`` when the run's reports are there and agree (see module doc), else what is wrong."""
+    problems = [f"staged reports left in {reports.name}/.incoming-{run_id}"] if (reports / f".incoming-{run_id}").exists() else []
+    junit, summary = reports / "junit.xml", reports / "summary.md"
+    if not junit.exists() and not summary.exists() and "pod-lifecycle-e2e: no test ran" in log:
+        return "; ".join(problems) or "ok (no test ran)"
+    if not junit.exists():
+        return "; ".join([*problems, "no junit.xml"])
     try:
-        ET.parse(path)
-    except ET.ParseError as e:
-        return f"junit.xml unreadable: {e}"
-    return "ok"
+        counts = junit_counts(junit)
+    except (ET.ParseError, ValueError) as e:
+        return "; ".join([*problems, f"junit.xml unreadable: {e}"])
+    outcomes = summary_counts(summary.read_text()) if summary.exists() else None
+    if outcomes is None:
+        return "; ".join([*problems, "no summary.md" if not summary.exists() else "summary.md has no Tests: line"])
+    differ = disagreements(counts, outcomes)
+    if differ:
+        problems.append(f"junit.xml disagrees with summary.md ({', '.join(differ)})")
+    tests = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items())) or "none"
+    return "; ".join(problems) or f"ok: {sum(outcomes.values())} tests ({tests})"
 
 
-def one_run(i: int, keep: bool, kind_config: Path, at_s: float, work: Path) -> dict:
-    run_id = f"interrupt-{int(time.time())}-{i}"
-    reports = work / f"run-{i}"
-    cmd = [sys.executable, "-m", "pytest", str(ROOT / "scenarios"), "-m", "smoke", "-p", "no:cacheprovider", "-q",
-           "--kind-config", str(kind_config), "--reports-dir", str(reports)] + (["--keep-cluster"] if keep else [])
-    env = {**os.environ, "E2E_RUN_ID": run_id}
+# -- one row per run ---------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One stopped run and what it left (see module doc)."""
+
+    run: int
+    variant: Variant
+    run_id: str
+    log: str
+    moment: str = ""  # the signals sent and when
+    hit: bool = False  # every signal came at the variant's moment
+    signalled: bool = False
+    after_last_test: bool = False  # the (first) signal came after the run's last test was reported
+    exit: int | str = ""
+    exit_after_s: float | None = None  # from the first signal
+    clusters: list[str] = field(default_factory=list)  # leaked clusters and containers
+    kept_lost: bool = False
+    namespaces: list[str] = field(default_factory=list)  # leaked: <cluster>/<namespace>, not being deleted
+    deleting: int = 0  # the run's namespaces still Terminating (deleted by the run)
+    state_left: list[str] = field(default_factory=list)
+    locks_left: list[str] = field(default_factory=list)
+    reports: str = ""
+
+    def expected_exit(self) -> tuple[int, ...]:
+        """2 after a signal, the tests' outcome (0 or 1) without one; after the last test was reported
+        either: ignored in the session's finish, or landing just before it."""
+        if not self.signalled:
+            return (0, 1)
+        return (0, 1, INTERRUPTED) if self.after_last_test else (INTERRUPTED,)
+
+    def problems(self) -> list[str]:
+        out = []
+        expected = self.expected_exit()
+        if self.exit not in expected:
+            out.append(f"exit {self.exit}, expected {' or '.join(map(str, expected))}")
+        if self.clusters:
+            out.append(f"leaked {', '.join(self.clusters)}")
+        if self.kept_lost:
+            out.append("the kept cluster was deleted")
+        if self.namespaces:
+            out.append(f"leaked namespaces {', '.join(self.namespaces)}")
+        if self.state_left:
+            out.append(f"state files left {', '.join(self.state_left)}")
+        if not self.reports.startswith("ok"):
+            out.append(self.reports)
+        return out
+
+    def verdict(self) -> str:
+        text = "; ".join(self.problems()) or "ok"
+        return text if self.hit else f"{text} (moment missed: variant runs again)"
+
+    def cells(self) -> list[str]:
+        namespaces = ", ".join(self.namespaces) or "none"
+        return [str(self.run), self.variant.label, self.moment, str(self.exit),
+                "-" if self.exit_after_s is None else f"{self.exit_after_s:.1f}",
+                ", ".join(self.clusters) + (" · kept cluster gone" if self.kept_lost else "") or "none",
+                namespaces + (f" ({self.deleting} Terminating)" if self.deleting else ""),
+                (", ".join(self.state_left) or "none") + f" ({len(self.locks_left)} lock files for make clean)",
+                self.reports, self.verdict()]
+
+
+COLUMNS = ("run", "variant", "signals and moment", "exit", "exit after (s)", "leaked clusters/containers",
+           "leaked namespaces", "state files left", "reports: junit.xml vs summary.md", "verdict")
+
+
+def table_line(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def report(rows: list[Row], runs: int, variants: tuple[Variant, ...] = VARIANTS) -> tuple[str, bool]:
+    """The table of ``rows`` and its summary; whether the check passed (no row with a problem,
+    every variant stopped at its moment as often as planned)."""
+    lines = [table_line(list(COLUMNS)), "|" + "---|" * len(COLUMNS)] + [table_line(r.cells()) for r in rows]
+    want, got = planned(runs, variants), Counter(r.variant.id for r in rows if r.hit)
+    bad = [r for r in rows if r.problems()]
+    short = [v for v in variants if got[v.id] < want[v.id]]
+    codes = Counter(str(r.exit) for r in rows)
+    after = [r.exit_after_s for r in rows if r.exit_after_s is not None]
+    lines += ["", f"{len(rows)} runs, {sum(got.values())} stopped at their moment ({runs} planned), "
+                  f"{sum(not r.hit for r in rows)} missed it (run again); {len(bad)} with a problem",
+              "leaked: " + f"{sum(len(r.clusters) for r in rows)} clusters/containers, {sum(r.kept_lost for r in rows)} kept "
+              f"clusters lost, {sum(len(r.namespaces) for r in rows)} namespaces, {sum(len(r.state_left) for r in rows)} state "
+              f"files; {sum(not r.reports.startswith('ok') for r in rows)} runs without agreeing reports",
+              "exit codes: " + ", ".join(f"{code} ×{n}" for code, n in sorted(codes.items()))
+              + (f"; exit after the first signal: median {statistics.median(after):.1f} s, max {max(after):.1f} s" if after else ""),
+              "", "| variant | stopped at its moment | planned | with a problem |", "|---|---|---|---|"]
+    lines += [f"| {v.label} | {got[v.id]} | {want[v.id]} | {sum(1 for r in bad if r.variant.id == v.id)} |" for v in variants]
+    return "\n".join(lines), not bad and not short
+
+
+# -- Docker, kind, the API, processes --------------------------------------------------------------
+
+
+def _default_signals() -> None:
+    """In the run's process, before exec: SIGINT and SIGTERM as a terminal's foreground job has them
+    (a check started in the background has SIGINT ignored, and Python would then keep it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+class Host:
+    """What the check does outside its own process: kind, Docker, the API server, the runs."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def cluster_name(self, kind_config: Path, env: dict[str, str]) -> str:
+        """The cluster a run with ``env`` (its E2E_STATE_DIR, E2E_NODE_IMAGE, E2E_PROFILE_PATCH)
+        and ``--kind-config kind_config`` uses: computed by the suite's own code, in that environment."""
+        code = ("import os, sys; from pathlib import Path; from e2e.cluster.kind import Profile; "
+                "patches = tuple(Path(p) for p in os.environ.get('E2E_PROFILE_PATCH', '').split(':') if p); "
+                "print(Profile(Path(sys.argv[1]), os.environ['E2E_NODE_IMAGE'], patches).cluster_name)")
+        return subprocess.run([sys.executable, "-c", code, str(kind_config)], cwd=ROOT, env=env, capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    def clusters(self) -> list[str]:
+        return subprocess.run([self.kind, "get", "clusters"], capture_output=True, text=True, check=True).stdout.split()
+
+    def containers(self) -> list[str]:
+        return subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True,
+                              check=True).stdout.split()
+
+    def kubeconfig(self, cluster: str) -> str:
+        return subprocess.run([self.kind, "get", "kubeconfig", "--name", cluster], capture_output=True, text=True,
+                              check=True).stdout
+
+    def delete_cluster(self, cluster: str) -> None:
+        subprocess.run([self.kind, "delete", "cluster", "--name", cluster], capture_output=True, check=True)
+
+    def namespaces(self, kubeconfig: Path, run_id: str) -> list[tuple[str, str]]:
+        """``(name, phase)`` of the namespaces labelled with ``run_id``."""
+        items = Kube(str(kubeconfig)).core.list_namespace(label_selector=f"{RUN_LABEL}={run_id}", _request_timeout=10).items
+        return [(ns.metadata.name, ns.status.phase) for ns in items]
+
+    def start(self, cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+        """``cmd`` in a session of its own (its process group gets the signals a terminal would send)."""
+        with open(log, "w") as out:
+            return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=_default_signals)
+
+    def signal(self, proc: subprocess.Popen, signum: int, group: bool) -> bool:
+        """Send ``signum`` to the run's process group or to pytest alone; False when nobody was there."""
+        try:
+            if group:
+                os.killpg(proc.pid, signum)
+            elif proc.poll() is None:
+                proc.send_signal(signum)
+            else:
+                return False
+        except ProcessLookupError:
+            return False
+        return True
+
+
+class SetupError(RuntimeError):
+    """The check cannot run (its clusters' names, the kept cluster)."""
+
+
+@dataclass
+class Check:
+    """The check's work directory, state directory, its two profiles' clusters and the kept one's kubeconfig."""
+
+    host: Host
+    work: Path
+    env: dict[str, str]  # every run's environment but its E2E_RUN_ID
+    configs: dict[str, Path]  # OWNED / KEPT: the kind config of the runs that own / keep their cluster
+    names: dict[str, str]  # OWNED / KEPT: their clusters' names
+    rng: random.Random
+    stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
+    kept_setups: int = 0
+
+    @property
+    def state(self) -> Path:
+        return Path(self.env["E2E_STATE_DIR"])
+
+    @property
+    def kept_kubeconfig(self) -> Path:
+        return self.work / "kept.kubeconfig"
+
+    def ours(self, cluster: str) -> bool:
+        """A cluster of this check: one of its profiles' (or a copy ``<name>-<n>``, e2e.run.plan)."""
+        return any(re.fullmatch(re.escape(name) + r"(-\d+)?", cluster) for name in self.names.values())
+
+    def our_clusters(self) -> list[str]:
+        return [c for c in self.host.clusters() if self.ours(c)]
+
+
+def prepare(work: Path, host: Host, rng: random.Random) -> Check:
+    """The check's state directory and kind configs (the suite's ``kind-config.yaml`` named
+    ``interrupt-check-owned`` / ``-kept``: two profiles, two clusters); refuses clusters that exist."""
+    env = {**os.environ, "E2E_STATE_DIR": str(work / "state")}
+    base = yaml.safe_load((ROOT / "kind-config.yaml").read_text())
+    configs, names = {}, {}
+    for role in (OWNED, KEPT):
+        configs[role] = work / f"kind-config-{role}.yaml"
+        # kind's --name overrides a config's name: it changes the profile's hash, nothing else
+        configs[role].write_text(yaml.safe_dump({**base, "name": f"interrupt-check-{role}"}, sort_keys=False))
+        names[role] = host.cluster_name(configs[role], env)
+    check = Check(host, work, env, configs, names, rng)
+    if there := check.our_clusters():
+        raise SetupError(f"cluster(s) {', '.join(there)} already exist; delete them first")
+    return check
+
+
+def ensure_kept(check: Check) -> None:
+    """The kept cluster the kept and kubeconfig runs use, made by a short ``--keep-cluster`` run when
+    it is not there, and its kubeconfig."""
+    kept = check.names[KEPT]
+    if kept not in check.host.clusters():
+        check.kept_setups += 1
+        log = check.work / f"keep-setup-{check.kept_setups}.log"
+        cmd = [sys.executable, "-m", "pytest", str(ROOT / "scenarios"), "-m", "smoke", "-k", "conditions", "-q",
+               "-p", "no:cacheprovider", "-n", "0", "--kind-config", str(check.configs[KEPT]), "--keep-cluster",
+               "--reports-dir", str(check.work / f"keep-setup-{check.kept_setups}")]
+        env = {**check.env, "E2E_RUN_ID": f"interrupt-check-{check.stamp}-keep-{check.kept_setups}"}
+        proc = check.host.start(cmd, env, log)
+        try:
+            code = proc.wait(timeout=KEPT_SETUP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            check.host.signal(proc, signal.SIGKILL, group=True)
+            code = proc.wait()
+        if code != 0 or kept not in check.host.clusters():
+            raise SetupError(f"the kept cluster {kept} was not made (exit {code}; log {log})")
+        check.kept_kubeconfig.unlink(missing_ok=True)
+    if not check.kept_kubeconfig.exists():
+        check.kept_kubeconfig.write_text(check.host.kubeconfig(kept))
+
+
+def command(variant: Variant, check: Check, reports: Path) -> list[str]:
+    cmd = [sys.executable, "-m", "pytest", str(ROOT / "scenarios"), "-m", "smoke", "-q", "-p", "no:cacheprovider",
+           "-n", str(variant.workers), "--reports-dir", str(reports)]
+    if variant.cluster == KUBECONFIG:
+        return cmd + ["--kubeconfig", str(check.kept_kubeconfig)]
+    return cmd + ["--kind-config", str(check.configs[variant.cluster])] + (["--keep-cluster"] if variant.cluster == KEPT else [])
+
+
+def _wait(proc: subprocess.Popen, until: Callable[[], bool]) -> bool:
+    """Poll ``until`` while the run lives: True once it holds, False when the run ended first."""
+    while proc.poll() is None:
+        if until():
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def _after(delay_s: float) -> Callable[[], bool]:
+    end = time.monotonic() + delay_s
+    return lambda: time.monotonic() >= end
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+@dataclass
+class Moment:
+    reached: bool  # the run still lived when it came
+    hit: bool  # it is the variant's moment (kind create: the cluster was being created)
+    note: str
+
+
+def owned_nodes(check: Check) -> list[str]:
+    """The node containers of the owned runs' cluster."""
+    return [n for n in check.host.containers() if (m := NODE_CONTAINER.fullmatch(n)) and m["cluster"] == check.names[OWNED]]
+
+
+def wait_for_moment(check: Check, variant: Variant, proc: subprocess.Popen, run_id: str, log: Path) -> Moment:
+    """Wait for the variant's moment in run ``run_id`` (see module doc)."""
+    if variant.moment == NAMESPACE:
+        seen: list[str] = []
+
+        def appeared() -> bool:
+            try:
+                seen[:] = [name for name, _ in check.host.namespaces(check.kept_kubeconfig, run_id)]
+            except Exception:  # noqa: BLE001 - the API not answering one poll: the next one asks again
+                return False
+            return bool(seen)
+
+        if not _wait(proc, appeared):
+            return Moment(False, False, "ended before a namespace of it appeared")
+        return Moment(True, True, f"as namespace {seen[0]} appeared")
+    delay = check.rng.uniform(*variant.window_s)
+    if variant.moment == KIND_CREATE:
+        owned = check.names[OWNED]
+        config, state = check.state / f"{owned}.kind-config.yaml", check.state / f"{owned}.json"
+        before = _mtime(config)  # a file an earlier run left is not this run's creation
+        if not _wait(proc, lambda: _mtime(config) not in (None, before)) or not _wait(proc, _after(delay)):
+            return Moment(False, False, "ended before creating its cluster")
+        nodes = owned_nodes(check)
+        creating = bool(nodes) and not state.exists()
+        what = (f"in kind create ({', '.join(nodes)} up, no state file yet)" if creating else
+                "creation done (state file there)" if state.exists() else "creation begun, no node container yet")
+        return Moment(True, creating, f"{delay:.1f} s after its cluster's creation began: {what}")
+    if variant.moment == FINISH:
+        if not _wait(proc, lambda: LAST_TEST_REPORTED in log.read_text(errors="replace")) or not _wait(proc, _after(delay)):
+            return Moment(False, False, "ended before its finish")
+        nodes = owned_nodes(check)
+        what = f"{', '.join(nodes)} still there: kind delete under way" if nodes else "its cluster already gone"
+        return Moment(True, bool(nodes), f"{delay:.1f} s after its last test was reported, {what}")
+    if not _wait(proc, (check.state / "runs" / f"{run_id}.lock").exists):
+        return Moment(False, False, "ended before its first test's set-up")
+    if not _wait(proc, _after(delay)):
+        return Moment(False, False, f"ended before its moment, {delay:.1f} s into its set-up")
+    return Moment(True, True, f"{delay:.1f} s after its first set-up began")
+
+
+def _stop(check: Check, proc: subprocess.Popen) -> int:
+    """Wait for the run to end; SIGKILL its process group after ``EXIT_TIMEOUT_S``."""
+    try:
+        return proc.wait(timeout=EXIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        check.host.signal(proc, signal.SIGKILL, group=True)
+        proc.wait()
+        return -signal.SIGKILL
+
+
+def one_run(check: Check, i: int, variant: Variant) -> Row:
+    """Run ``i``: start it, stop it at the variant's moment, and look at what it left."""
+    run_id = f"interrupt-check-{check.stamp}-{i:03d}"
+    reports, log = check.work / f"run-{i:03d}", check.work / f"run-{i:03d}.log"
+    row = Row(i, variant, run_id, str(log))
+    kept_before = check.names[KEPT] in check.host.clusters()
     started = time.monotonic()
-    with open(work / f"run-{i}.log", "w") as log:
-        # SIGINT as a terminal delivers it: with its default action, even when this checker runs
-        # in the background (where the shell leaves SIGINT ignored, and Python then never raises
-        # KeyboardInterrupt)
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        try:
-            proc.wait(timeout=at_s)
-            interrupted = False  # it finished before the moment came
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGINT)
-            interrupted = True
-        try:
-            code = proc.wait(timeout=EXIT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = "killed (did not exit)"
-    return {"run": i, "variant": "--keep-cluster" if keep else "owns its cluster", "sigint_at_s": round(at_s, 1),
-            "interrupted": interrupted, "exit": code, "exit_after_s": round(time.monotonic() - started - at_s, 1),
-            "run_id": run_id, "reports": junit_ok(reports, work / f"run-{i}.log"), "log": str(work / f"run-{i}.log")}
+    proc = check.host.start(command(variant, check, reports), {**check.env, "E2E_RUN_ID": run_id}, log)
+    try:
+        moment = wait_for_moment(check, variant, proc, run_id, log)
+        first_at = time.monotonic()
+        group = variant.target == GROUP
+        row.after_last_test = LAST_TEST_REPORTED in log.read_text(errors="replace")
+        row.signalled = moment.reached and check.host.signal(proc, getattr(signal, variant.signals[0]), group)
+        row.hit = row.signalled and moment.hit
+        if not row.signalled:
+            row.moment = f"no signal: {moment.note}"
+        else:
+            row.moment = f"{variant.signals[0]} at {first_at - started:.1f} s, {moment.note}"
+            for name in variant.signals[1:]:
+                gap = check.rng.uniform(*SECOND_SIGNAL_AFTER_S)
+                if _wait(proc, _after(gap)) and check.host.signal(proc, getattr(signal, name), group):
+                    row.moment += f"; {name} again +{time.monotonic() - first_at:.1f} s, during the cleanup"
+                else:
+                    row.hit = False
+                    row.moment += f"; no second {name}: exited within {gap:.1f} s"
+        code = _stop(check, proc)
+    except BaseException:  # the check itself stopped: stop the run too, with its cleanup
+        check.host.signal(proc, signal.SIGINT, group=True)
+        _stop(check, proc)
+        raise
+    row.exit = code if code >= 0 else f"{code} ({signal.Signals(-code).name})"
+    if row.signalled:
+        row.exit_after_s = round(time.monotonic() - first_at, 1)
+    look_after(check, row, reports, log, kept_before)
+    return row
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=10, help="how many runs to interrupt")
-    p.add_argument("--seed", type=int, default=None)
+def look_after(check: Check, row: Row, reports: Path, log: Path, kept_before: bool) -> None:
+    """Fill in what run ``row`` left: clusters, containers, namespaces, state files, reports."""
+    kept = check.names[KEPT]
+    present = check.our_clusters()
+    row.kept_lost = kept_before and kept not in present
+    leaked = [c for c in present if c != kept]
+    stray = [n for n in check.host.containers()
+             if (m := NODE_CONTAINER.fullmatch(n)) and check.ours(m["cluster"]) and m["cluster"] not in present]
+    row.clusters = leaked + stray
+    for cluster in present:
+        kubeconfig = check.kept_kubeconfig if cluster == kept else check.work / f"{cluster}.kubeconfig"
+        try:
+            if cluster != kept:
+                kubeconfig.write_text(check.host.kubeconfig(cluster))
+            namespaces = check.host.namespaces(kubeconfig, row.run_id)
+        except Exception as e:  # noqa: BLE001 - said in the row: its namespaces are unknown
+            row.namespaces.append(f"{cluster}: cannot list ({str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__})")
+            continue
+        row.namespaces += [f"{cluster}/{name}" for name, phase in namespaces if phase != "Terminating"]
+        row.deleting += sum(phase == "Terminating" for _, phase in namespaces)
+    row.state_left, row.locks_left = leftovers(check.state, row.run_id, [check.names[OWNED]] if row.variant.cluster == OWNED else [])
+    row.reports = reports_verdict(reports, log.read_text(errors="replace") if log.exists() else "", row.run_id)
+    for cluster in leaked:  # the next run starts without it (a cluster of this check's own state directory)
+        check.host.delete_cluster(cluster)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_all(check: Check, runs: int, variants: tuple[Variant, ...] = VARIANTS,
+            say: Callable[[str], None] = _say) -> list[Row]:
+    """Runs until ``runs`` were stopped at their moment (at most ``2 * runs`` runs), each row said as it is made."""
+    rows: list[Row] = []
+    say(table_line(list(COLUMNS)))
+    for i in range(1, 2 * runs + 1):
+        hits = sum(r.hit for r in rows)
+        if hits >= runs:
+            break
+        variant = variant_of(hits, variants)
+        if variant.cluster != OWNED:
+            ensure_kept(check)
+        rows.append(one_run(check, i, variant))
+        say(table_line(rows[-1].cells()))
+    return rows
+
+
+def remove_clusters(check: Check) -> list[str]:
+    """Delete the check's clusters (only those: see :meth:`Check.ours`); their names."""
+    gone = check.our_clusters()
+    for cluster in gone:
+        check.host.delete_cluster(cluster)
+    return gone
+
+
+def _why(e: Exception) -> str:
+    said = (getattr(e, "stderr", None) or "").strip()
+    return f"{e}: {said}" if said else str(e)
+
+
+def main(argv: list[str] | None = None, host: Host | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=f"variants (the k-th run to reach its moment has variant k mod {len(VARIANTS)}):\n  "
+                                       + "\n  ".join(v.label for v in VARIANTS))
+    p.add_argument("--runs", type=int, default=20, help="how many runs to stop at their moment (20: every variant twice)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the random moments")
     p.add_argument("--out", default=None, help="write the table (markdown) here too")
     args = p.parse_args(argv)
     if not os.environ.get("E2E_NODE_IMAGE"):
         print("interrupt_check: E2E_NODE_IMAGE is not set (source reports/profile.env first)", file=sys.stderr)
         return 2
-    rng = random.Random(args.seed)
+    host = host or Host(os.environ.get("E2E_KIND", "kind"))
     work = Path(tempfile.mkdtemp(prefix="interrupt-check-"))
-    kind_config, profile = check_profile(work)
-    kind = os.environ.get("E2E_KIND", "kind")
-    name = profile.cluster_name
-    if containers(name):
-        print(f"interrupt_check: cluster {name} already exists; delete it first", file=sys.stderr)
+    try:
+        check = prepare(work, host, random.Random(args.seed))
+    except (SetupError, OSError, subprocess.CalledProcessError) as e:
+        print(f"interrupt_check: cannot start: {_why(e)}", file=sys.stderr)
         return 2
-    owned = args.runs - args.runs // 2  # interruptions of runs owning their cluster; the rest kept
-    rows: list[dict] = []
-    i = 0
-    # until --runs runs were really interrupted (one that ended before its moment does not count)
-    while sum(r["interrupted"] for r in rows) < args.runs and i < 2 * args.runs:
-        i += 1
-        keep = sum(r["interrupted"] for r in rows) >= owned
-        if keep and not containers(name):  # the kept cluster the --keep-cluster runs find
-            subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "scenarios"), "-m", "smoke", "-k", "conditions",
-                            "-q", "-p", "no:cacheprovider", "--kind-config", str(kind_config), "--keep-cluster",
-                            "--reports-dir", str(work / "keep-setup")], cwd=ROOT, check=True,
-                           stdout=subprocess.DEVNULL)
-        row = one_run(i, keep, kind_config, rng.uniform(2, 50 if not keep else 30), work)
-        if keep:
-            kubeconfig = work / "kubeconfig"
-            kubeconfig.write_text(subprocess.run([kind, "get", "kubeconfig", "--name", name], capture_output=True,
-                                                 text=True, check=True).stdout)
-            row["leaked"] = namespaces(kubeconfig, row["run_id"])
-        else:
-            row["leaked"] = containers(name)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    subprocess.run([kind, "delete", "cluster", "--name", name], capture_output=True)
-    head = "| run | variant | SIGINT at (s) | interrupted | exit | exit after (s) | leaked | reports |"
-    lines = [head, "|" + "---|" * 8]
-    for r in rows:
-        lines.append(f"| {r['run']} | {r['variant']} | {r['sigint_at_s']} | {r['interrupted']} | {r['exit']} | "
-                     f"{r['exit_after_s']} | {', '.join(r['leaked']) or 'none'} | {r['reports']} |")
-    # an interrupted run ends with pytest's INTERRUPTED status (2), never as a pass
-    bad = [r for r in rows if r["leaked"] or not r["reports"].startswith("ok") or r["exit"] != (2 if r["interrupted"] else 0)]
-    lines.append(f"\n{len(rows)} runs, {sum(r['interrupted'] for r in rows)} interrupted, "
-                 f"{sum(bool(r['leaked']) for r in rows)} leaked, {len(rows) - sum(r['reports'].startswith('ok') for r in rows)} without reports"
-                 f" (work dir {work})")
-    text = "\n".join(lines)
+    try:
+        rows = run_all(check, args.runs, VARIANTS)
+    except (SetupError, OSError, subprocess.CalledProcessError) as e:
+        print(f"interrupt_check: {_why(e)} (work directory {work})", file=sys.stderr)
+        return 2
+    finally:
+        remove_clusters(check)
+    text, ok = report(rows, args.runs, VARIANTS)
+    text += f"\n\nwork directory {work}: each run's log and reports; the state directory {check.state}"
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n")
-    return 1 if bad else 0
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

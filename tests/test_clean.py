@@ -205,3 +205,38 @@ def test_dry_run_lists_exactly_what_clean_removes(state, fake_kind, capsys):
     files = [line.split()[-1] for line in removed if line.startswith(("file ", "node lock of dead run "))]
     assert sorted(files) == sorted(str(state / n) for n in before - left)
     assert "live-run.node.lock" in left
+
+
+def test_the_node_turnstile_files_go_with_their_cluster_or_dead_run(state, fake_kind, capsys):
+    """A node's turnstile (``<cluster>.node.turn``, and a --kubeconfig run's ``<run id>.node.turn``,
+    e2e.plugin.clusters.hold_node) stayed for ever: make clean knew only the node lock beside it."""
+    for name in ("ple2e-gone.node.turn", "ple2e-gone.node.lock", "dead-run.node.turn", "dead-run.node.lock",
+                 "live-run.node.turn"):
+        (state / name).write_text("")
+    live_run = holder("c.hold_run('live-run')")
+    try:
+        assert clean.clean(dry_run=False) == 0
+    finally:
+        stop(live_run)
+    assert sorted(p.name for p in state.iterdir() if p.is_file()) == ["live-run.node.turn"]
+    assert f"removing node lock of dead run {state / 'dead-run.node.turn'}" in capsys.readouterr().out
+
+
+def test_a_creation_stopped_by_ctrl_c_leaves_none_of_the_clusters_files(state, fake_kind, monkeypatch):
+    """Ctrl-C during `kind create` deleted the half-made cluster and its state file but left its
+    kind config (and the kubeconfig kind had written) until a `make clean`."""
+    kind = cluster.Kind("ple2e-x")
+
+    def create_cut(*args, timeout=None):
+        if args[0] == "create":
+            kind.kubeconfig.write_text("written by kind before the Ctrl-C")
+            raise KeyboardInterrupt
+        return ""
+
+    monkeypatch.setattr(kind, "_kind", create_cut)
+    monkeypatch.setattr(egress, "prepare", lambda state_dir: "egress guard: none here")
+    profile = cluster.Profile(Path(__file__).resolve().parent.parent / "kind-config.yaml", "kindest/node:v1.37.2")
+    with pytest.raises(KeyboardInterrupt):
+        kind._create(profile, "run-1")
+    assert deletions(fake_kind) == ["delete cluster --name ple2e-x"]
+    assert sorted(p.name for p in state.glob("ple2e-x.*")) == []

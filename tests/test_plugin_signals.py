@@ -195,3 +195,33 @@ def test_the_runs_namespaces_left_on_a_kubeconfig_cluster_are_swept_at_the_end(p
     result = pytester.runpytest_inprocess("--kubeconfig", str(kubeconfig), "--reports-dir", str(tmp_path / "R"),
                                           "--keep-namespaces")
     assert deleted == []
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_runs_finish_does_not_cut_it_short(pytester, tmp_path, monkeypatch, signame):
+    """A first Ctrl-C or SIGTERM after the last test, while the session's finish deleted the run's
+    clusters (e2e.plugin.clusters, trylast) and published its reports, raised KeyboardInterrupt
+    there: a traceback, exit 130, the cluster, its state files and the staged junit.xml left."""
+    cleaned = tmp_path / "cleaned"
+    monkeypatch.setenv("CLEANED", str(cleaned))
+    monkeypatch.setenv("SIGNAL", signame)
+    pytester.makeconftest('''
+import os
+import signal
+import time
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)  # where the run's own finish deletes its clusters
+def pytest_sessionfinish(session):
+    os.kill(os.getpid(), getattr(signal, os.environ["SIGNAL"]))
+    time.sleep(0.5)
+    with open(os.environ["CLEANED"], "w") as f:
+        f.write("cleaned up")
+''')
+    pytester.makepyfile(test_one="def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    assert result.ret == pytest.ExitCode.OK  # every test ran: its outcome stands
+    assert cleaned.read_text() == "cleaned up"
+    result.stderr.fnmatch_lines([f"pod-lifecycle-e2e: {signame} ignored while cleaning up *"])

@@ -8,7 +8,8 @@
   (:func:`e2e.cluster.kind.run_alive`), in every cluster that stays (kept namespaces of failed tests
   included).
 - **Files**: state and lock files of clusters that no longer exist (or are deleted here), lock
-  files of dead runs (``runs/<run id>.lock``, a ``--kubeconfig`` run's ``<run id>.node.lock``),
+  files of dead runs (``runs/<run id>.lock``, a ``--kubeconfig`` run's ``<run id>.node.lock`` and
+  ``.node.turn``),
   per-node CNI configs and node guard files no remaining cluster mounts.
 - **Egress guard** (:mod:`e2e.cluster.egress`): the suite's Docker network and the host guard's
   iptables rules, once no node is on the network and no live run holds it.
@@ -32,7 +33,9 @@ from ..cluster.kube import RUN_LABEL, Kube
 log = logging.getLogger(__name__)
 
 # the longer suffix first: "x.node.lock" is cluster x's, not cluster "x.node"'s
-STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".lock", ".use")
+STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".node.turn", ".lock", ".use")
+# a node's lock and turnstile (e2e.plugin.clusters.hold_node): a --kubeconfig run's are named by its run id
+NODE_LOCKS = (".node.lock", ".node.turn")
 
 
 def _say(dry_run: bool, what: str) -> None:
@@ -87,7 +90,7 @@ def clean(dry_run: bool = False) -> int:
             if of in existing | remaining or cluster_in_use(of):
                 continue
             _say(dry_run, f"file {path}")
-        elif path.name.endswith(".node.lock") and not run_alive(of):  # a --kubeconfig run's node lock
+        elif path.name.endswith(NODE_LOCKS) and not run_alive(of):  # a --kubeconfig run's node lock or turnstile
             _say(dry_run, f"node lock of dead run {path}")
         else:
             continue

@@ -332,9 +332,10 @@ class Kind:
                      "created": time.time(), "host_ports": self._published_ports()}
             self.state_file.write_text(json.dumps(state, indent=2, sort_keys=True))
         except BaseException:
-            # a half-created cluster (or Ctrl-C during creation) must not be left behind
+            # a half-created cluster (or Ctrl-C during creation) must not be left behind, nor its files
             _run([self.kind, "delete", "cluster", "--name", self.name])
-            self.state_file.unlink(missing_ok=True)
+            for path in (self.state_file, self.kubeconfig, cfg):
+                path.unlink(missing_ok=True)
             raise
 
     def _published_ports(self) -> dict[str, int]:

@@ -6,9 +6,10 @@ after Ctrl-C: the tests' teardown (each test's namespace), then the session's fi
 clusters, state files, junit.xml). A later one, while that cleanup runs (also after a
 ``KeyboardInterrupt`` raised otherwise: a Ctrl-C held back, ``pytest.exit``), is said and ignored:
 it cannot cut the cleanup short (Ctrl-\\ or SIGKILL still stop at once; ``make clean`` removes
-what that leaves). In every process of the run (xdist workers too), from ``pytest_configure`` to
-``pytest_unconfigure``; a signal some other code already handles (or ignores, as a shell does for
-a background job's SIGINT) is left to it.
+what that leaves). So is a first one after the last test, while the session's finish does that
+cleanup: the run ends with its tests' outcome. In every process of the run (xdist workers too),
+from ``pytest_configure`` to ``pytest_unconfigure``; a signal some other code already handles (or
+ignores, as a shell does for a background job's SIGINT) is left to it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class Stop:
 
     def __init__(self) -> None:
         self.first: str | None = None  # the signal that stopped the run
-        self.stopping = False  # from the first signal, or a KeyboardInterrupt raised otherwise, on
+        self.stopping = False  # from the first signal, a KeyboardInterrupt raised otherwise or the session's finish, on
         self.ignored = 0  # signals ignored since (a child process in the terminal's group got them too)
         self.previous: dict[int, object] = {}
 
@@ -58,6 +59,10 @@ class Stop:
         # said here: in the test, its output is captured
         if self.first not in (None, "SIGINT"):
             sys.stderr.write(f"pod-lifecycle-e2e: {self.first}: stopping as after Ctrl-C, with the cleanup\n")
+
+    @pytest.hookimpl(tryfirst=True)  # before the run's finish deletes its clusters and writes its reports
+    def pytest_sessionfinish(self) -> None:
+        self.stopping = True
 
     @pytest.hookimpl(trylast=True)  # after the other plugins' last cleanup (the reports put in place)
     def pytest_unconfigure(self) -> None:

@@ -1,0 +1,477 @@
+"""hack/interrupt_check.py (`make interrupt-check`) without a cluster: its variants and how runs
+cycle through them, what it counts as left by a run (state files, reports), the row's verdict and
+the table — and whole checks against a fake host whose pytest runs create and delete clusters,
+namespaces and files on a timetable, and leak them when told to."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("interrupt_check", ROOT / "hack" / "interrupt_check.py")
+ic = importlib.util.module_from_spec(_spec)
+sys.modules["interrupt_check"] = ic  # dataclasses look their module up
+_spec.loader.exec_module(ic)
+
+OWNED, KEPT = "ple2e-0wned00001", "ple2e-k3pt000001"
+
+
+# -- the variants ---------------------------------------------------------------------------------
+
+
+def test_twenty_runs_stop_every_variant_twice():
+    assert len(ic.VARIANTS) <= 10 and len({v.id for v in ic.VARIANTS}) == len(ic.VARIANTS)
+    assert set(ic.planned(20).values()) == {2} and len(ic.planned(20)) == len(ic.VARIANTS)
+    assert [ic.variant_of(k).id for k in (0, 9, 10, 19)] == ["v1", "v10", "v1", "v10"]
+    assert sorted(ic.planned(25).values()) == [2] * 5 + [3] * 5
+
+
+def test_the_variants_cover_every_ending_the_issue_names():
+    """issue 30, "Must show": double Ctrl-C, SIGTERM, with and without xdist, owned / kept /
+    --kubeconfig clusters, Ctrl-C in kind create and before the namespace's cleanup is armed."""
+    vs = ic.VARIANTS
+    for signals in (("SIGINT",), ("SIGINT", "SIGINT"), ("SIGTERM",)):
+        assert {v.workers for v in vs if v.signals == signals} == {0, 2}, signals
+    assert {v.cluster for v in vs} == {ic.OWNED, ic.KEPT, ic.KUBECONFIG}
+    for cluster in (ic.OWNED, ic.KEPT, ic.KUBECONFIG):
+        assert len({v.signals for v in vs if v.cluster == cluster}) >= 2, cluster
+    assert {v.cluster for v in vs if v.moment == ic.KIND_CREATE} == {ic.OWNED}
+    assert {v.cluster for v in vs if v.moment == ic.NAMESPACE} == {ic.KEPT, ic.KUBECONFIG}  # where a namespace outlives the run
+    assert {v.target for v in vs if v.signals == ("SIGTERM",)} == {ic.GROUP, ic.PYTEST}
+    assert {v.cluster for v in vs if v.moment == ic.FINISH} == {ic.OWNED}
+
+
+def test_a_run_gets_the_pytest_command_of_its_cluster(tmp_path):
+    check = ic.Check(FakeHost(), tmp_path, {"E2E_STATE_DIR": str(tmp_path / "state")},
+                     {ic.OWNED: tmp_path / "owned.yaml", ic.KEPT: tmp_path / "kept.yaml"}, {ic.OWNED: OWNED, ic.KEPT: KEPT},
+                     random.Random(0))
+    by = {v.cluster: ic.command(v, check, tmp_path / "R") for v in ic.VARIANTS if v.workers == 2}
+    for cmd in by.values():
+        assert cmd[1:6] == ["-m", "pytest", str(ROOT / "scenarios"), "-m", "smoke"]
+        assert cmd[cmd.index("-n") + 1] == "2" and cmd[cmd.index("--reports-dir") + 1] == str(tmp_path / "R")
+    assert by[ic.OWNED][-2:] == ["--kind-config", str(tmp_path / "owned.yaml")]
+    assert by[ic.KEPT][-3:] == ["--kind-config", str(tmp_path / "kept.yaml"), "--keep-cluster"]
+    assert by[ic.KUBECONFIG][-2:] == ["--kubeconfig", str(tmp_path / "kept.kubeconfig")]
+
+
+# -- what a run left --------------------------------------------------------------------------------
+
+
+def test_leftovers_are_the_runs_files_and_its_clusters_lock_files_apart(tmp_path):
+    state = tmp_path / "state"
+    for name in ("runs/run-1.lock", "runs/run-1.left.json", "runs/run-10.left.json", "run-1.node.lock", "run-1.node.turn",
+                 f"{OWNED}.json", f"{OWNED}.use", f"{OWNED}.lock", f"{OWNED}-1.kubeconfig", f"{OWNED}1.json",
+                 f"{KEPT}.json", f"{KEPT}.node.turn", "guard/abc.sh", "guard/network.use", "creating.lock"):
+        (state / name).parent.mkdir(parents=True, exist_ok=True)
+        (state / name).write_text("")
+    left, locks = ic.leftovers(state, "run-1", [OWNED])
+    assert left == [f"{OWNED}-1.kubeconfig", f"{OWNED}.json", "runs/run-1.left.json"]
+    assert locks == [f"{OWNED}.lock", f"{OWNED}.use", "run-1.node.lock", "run-1.node.turn", "runs/run-1.lock"]
+    assert ic.leftovers(state, "run-1", []) == (["runs/run-1.left.json"], ["run-1.node.lock", "run-1.node.turn", "runs/run-1.lock"])
+    assert ic.leftovers(tmp_path / "none", "run-1", [OWNED]) == ([], [])
+
+
+JUNIT = ('<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="{errors}" '
+         'failures="{failures}" skipped="{skipped}" tests="{tests}">{cases}</testsuite></testsuites>')
+
+
+def write_reports(reports: Path, tests: int, cases: int, summary: str | None, failures: int = 0, errors: int = 0,
+                  skipped: int = 0) -> None:
+    reports.mkdir(parents=True, exist_ok=True)
+    (reports / "junit.xml").write_text(JUNIT.format(errors=errors, failures=failures, skipped=skipped, tests=tests,
+                                                    cases='<testcase classname="t" name="x"/>' * cases))
+    if summary is not None:
+        (reports / "summary.md").write_text(f"# Run r\n\n| case | verdict |\n\nTests: {summary}\n\n## AD-1: pass\n")
+
+
+def test_reports_agree_when_junit_counts_what_the_summary_says(tmp_path):
+    # an interrupted test: a testcase that pytest counts in no outcome (issue 30, 1: it was "passed")
+    write_reports(tmp_path, tests=3, cases=4, summary="1 failed, 1 interrupted, 1 passed, 1 undocumented", failures=1, skipped=1)
+    assert ic.reports_verdict(tmp_path, "", "r") == "ok: 4 tests (1 failed, 1 interrupted, 1 passed, 1 undocumented)"
+    write_reports(tmp_path, tests=2, cases=3, summary="3 passed")
+    assert ic.reports_verdict(tmp_path, "", "r") == "junit.xml disagrees with summary.md (tests 2 vs 3)"
+    (tmp_path / "summary.md").unlink()
+    assert ic.reports_verdict(tmp_path, "", "r") == "no summary.md"
+    (tmp_path / "junit.xml").write_text("<testsuites><testsuite")
+    assert ic.reports_verdict(tmp_path, "", "r").startswith("junit.xml unreadable: ")
+
+
+def test_no_reports_are_right_only_for_a_run_that_says_no_test_ran(tmp_path):
+    assert ic.reports_verdict(tmp_path, "pod-lifecycle-e2e: no test ran: the last run's reports …", "r") == "ok (no test ran)"
+    assert ic.reports_verdict(tmp_path, "", "r") == "no junit.xml"
+    (tmp_path / ".incoming-r").mkdir()
+    assert ic.reports_verdict(tmp_path, "pod-lifecycle-e2e: no test ran", "r") == f"staged reports left in {tmp_path.name}/.incoming-r"
+
+
+def test_summary_counts_read_the_tests_line():
+    assert ic.summary_counts("x\n\nTests: 2 passed, 1 interrupted\n") == {"passed": 2, "interrupted": 1}
+    assert ic.summary_counts("Tests: none\n") == {}
+    assert ic.summary_counts("no such line") is None
+
+
+def row(**kw) -> ic.Row:
+    return ic.Row(**{"run": 1, "variant": ic.VARIANTS[0], "run_id": "r", "log": "r.log", "hit": True, "signalled": True,
+                     "exit": 2, "reports": "ok: 1 tests (1 interrupted)", **kw})
+
+
+@pytest.mark.parametrize("kw, problem", [
+    ({}, None),
+    ({"exit": 0}, "exit 0, expected 2"),
+    ({"exit": "-9 (SIGKILL)"}, "exit -9 (SIGKILL), expected 2"),
+    ({"exit": 0, "after_last_test": True}, None),  # ignored in the session's finish: the tests' outcome
+    ({"exit": 2, "after_last_test": True}, None),  # or just before it
+    ({"exit": 1, "signalled": False, "hit": False}, None),  # ended before its moment, a test failed
+    ({"exit": 2, "signalled": False, "hit": False}, "exit 2, expected 0 or 1"),
+    ({"clusters": [OWNED]}, f"leaked {OWNED}"),
+    ({"kept_lost": True}, "the kept cluster was deleted"),
+    ({"namespaces": [f"{KEPT}/e2e-x"]}, f"leaked namespaces {KEPT}/e2e-x"),
+    ({"deleting": 2}, None),  # deleted by the run, still Terminating
+    ({"state_left": ["runs/r.left.json"]}, "state files left runs/r.left.json"),
+    ({"locks_left": ["runs/r.lock"]}, None),  # make clean's
+    ({"reports": "no junit.xml"}, "no junit.xml"),
+])
+def test_a_rows_verdict(kw, problem):
+    r = row(**kw)
+    assert r.problems() == ([problem] if problem else [])
+    assert r.verdict().startswith(problem or "ok")
+
+
+def test_a_missed_moment_is_said_in_the_verdict():
+    assert row(hit=False).verdict() == "ok (moment missed: variant runs again)"
+
+
+def test_the_table_has_a_row_per_run_and_fails_on_a_problem_or_a_variant_short_of_its_runs():
+    variants = ic.VARIANTS[:2]
+    rows = [row(run=1, variant=variants[0], exit_after_s=3.2), row(run=2, variant=variants[1], exit_after_s=5.0, deleting=1)]
+    text, ok = ic.report(rows, 2, variants)
+    lines = text.splitlines()
+    assert lines[0].startswith("| run | variant | signals and moment | exit |") and len(lines[0].split(" | ")) == len(ic.COLUMNS)
+    assert lines[2].startswith(f"| 1 | {variants[0].label} |") and "| ok |" in lines[2]
+    assert "none (1 Terminating)" in lines[3]
+    assert "2 runs, 2 stopped at their moment (2 planned), 0 missed it (run again); 0 with a problem" in text
+    assert "exit codes: 2 ×2; exit after the first signal: median 4.1 s, max 5.0 s" in text
+    assert f"| {variants[1].label} | 1 | 1 | 0 |" in text
+    assert ok
+    assert not ic.report(rows, 3, variants)[1]  # v1 twice planned, once stopped
+    assert not ic.report([rows[0], row(run=2, variant=variants[1], state_left=["x"])], 2, variants)[1]
+
+
+# -- whole checks against a fake host, on a virtual clock ------------------------------------------
+
+
+class Clock:
+    """The check's time made virtual (its ``time`` module): sleeping moves it on, and the fake runs
+    live on it too — whole checks with the real variants' windows, in no time."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def strftime(self, fmt: str) -> str:
+        return "20260101-000000"
+
+
+def timetable(owned: bool, workers: int) -> dict[str, float]:
+    """Seconds after a smoke run's start (as on a free 2-core host): its run lock; an owned
+    cluster's kind config and node container, then its state file; the first namespace; the
+    last test reported; the end (kind delete or the namespace sweep)."""
+    namespace = 62.0 if owned else 6.0
+    last = namespace + (35.0 if workers else 65.0)
+    return {"began": 4.0, "node": 6.0, "created": 60.0, "namespace": namespace, "last test": last,
+            "end": last + (6.0 if owned else 1.0)}
+
+
+@dataclass
+class Behaviour:
+    """What the fake runs leak, and runs that end early (the i-th run started ends at ``ends_s[i]``)."""
+
+    ends_s: tuple[float, ...] = ()
+    exit_s: float = 4.0  # after the first signal
+    hang: bool = False  # a stopped run never ends
+    leak_namespace: bool = False
+    leak_cluster: bool = False
+    leave_file: bool = False
+    interrupted_as_passed: bool = False  # issue 30 (1)
+
+
+class FakeRun:
+    """A pytest run as the fake host plays it, on :func:`timetable`: stopped by a first signal
+    before its last test (a later one, or one after its last test, is ignored); at its end it
+    deletes what it made, writes its reports and exits."""
+
+    def __init__(self, host: FakeHost, cmd: list[str], env: dict[str, str], log: Path):
+        self.host, self.b, self.log, self.clock = host, host.b, log, host.clock
+        self.run_id, self.state = env["E2E_RUN_ID"], Path(env["E2E_STATE_DIR"])
+        self.reports = Path(cmd[cmd.index("--reports-dir") + 1])
+        self.setup = "-k" in cmd  # the kept cluster's set-up run
+        self.owned = "--kind-config" in cmd and "--keep-cluster" not in cmd
+        self.cluster = OWNED if self.owned else KEPT
+        self.times = timetable(self.owned, int(cmd[cmd.index("-n") + 1]))
+        i = len(host.runs)
+        if i < len(self.b.ends_s):
+            self.times["end"] = self.b.ends_s[i]
+        if self.setup:
+            self.times["end"] = 20.0
+        self.pid, self.returncode, self.signals = 1000 + i, None, []
+        self.t0 = self.clock.now
+        self.end_at: float | None = self.t0 + self.times["end"]
+        self.done: set[str] = set()
+
+    def _due(self, step: str) -> bool:
+        if step in self.done or self.clock.now - self.t0 < self.times[step] or self.clock.now >= (self.end_at or 1e9):
+            return False
+        self.done.add(step)
+        return True
+
+    def poll(self):
+        if self.returncode is not None:
+            return self.returncode
+        if self._due("began"):
+            (self.state / "runs").mkdir(parents=True, exist_ok=True)
+            (self.state / "runs" / f"{self.run_id}.lock").write_text("")
+            (self.state / "runs" / f"{self.run_id}.left.json").write_text("{}")
+            if self.owned:
+                (self.state / f"{OWNED}.kind-config.yaml").write_text("kind: Cluster")
+        if self.owned and self._due("node"):
+            self.host.nodes.add(f"{OWNED}-control-plane")
+            self.host.cluster_set.add(OWNED)
+        if self.owned and self._due("created"):
+            for suffix in (".json", ".kubeconfig", ".use", ".lock"):
+                (self.state / f"{OWNED}{suffix}").write_text("")
+        if not self.setup and self._due("namespace"):
+            self.host.ns[(self.cluster, self.run_id)] = [(f"e2e-{self.run_id}", "Active")]
+        if self._due("last test"):
+            self.log.write_text("..  [100%]\n")
+        if self.end_at is not None and self.clock.now >= self.end_at:
+            self._end()
+        return self.returncode
+
+    def _end(self):
+        interrupted = bool(self.signals) and "last test" not in self.done
+        if self.setup:
+            self.host.cluster_set.add(KEPT)
+            self.host.nodes.add(f"{KEPT}-control-plane")
+        elif "namespace" in self.done:
+            write_reports(self.reports, tests=1 if interrupted else 2, cases=2,
+                          summary="2 passed" if self.b.interrupted_as_passed or not interrupted else "1 interrupted, 1 passed")
+            if not self.b.leak_namespace:
+                self.host.ns[(self.cluster, self.run_id)] = [(f"e2e-{self.run_id}", "Terminating")]
+        else:
+            self.log.write_text("pod-lifecycle-e2e: no test ran: the last run's reports are left as they were\n")
+        if self.owned and not self.b.leak_cluster:
+            self.host.cluster_set.discard(OWNED)
+            self.host.nodes.discard(f"{OWNED}-control-plane")
+            for suffix in (".json", ".kubeconfig", ".kind-config.yaml"):
+                (self.state / f"{OWNED}{suffix}").unlink(missing_ok=True)
+        if not self.b.leave_file:
+            (self.state / "runs" / f"{self.run_id}.left.json").unlink(missing_ok=True)
+        self.returncode = ic.INTERRUPTED if interrupted else 0
+
+    def got(self, signum: int) -> None:
+        self.signals.append(signum)
+        if signum == signal.SIGKILL:
+            self.returncode = -signal.SIGKILL
+        elif len(self.signals) == 1 and "last test" not in self.done:
+            self.end_at = None if self.b.hang else self.clock.now + self.b.exit_s
+
+    def wait(self, timeout=None):
+        end = self.clock.now + (timeout if timeout is not None else 3600)
+        while self.poll() is None:
+            if self.clock.now > end:
+                raise subprocess.TimeoutExpired("pytest", timeout)
+            self.clock.sleep(0.1)
+        return self.returncode
+
+
+class FakeHost:
+    """kind, Docker and the API as the check sees them: another user's cluster is there from the start."""
+
+    def __init__(self, b: Behaviour | None = None, clock: Clock | None = None):
+        self.b, self.clock = b or Behaviour(), clock or Clock()
+        self.cluster_set = {"ple2e-someone"}
+        self.nodes = {"ple2e-someone-control-plane", "registry"}
+        self.ns: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        self.runs: list[FakeRun] = []
+        self.sent: list[tuple[str, str, bool]] = []  # (run id, signal, to the group)
+        self.deleted: list[str] = []
+
+    def cluster_name(self, kind_config: Path, env: dict[str, str]) -> str:
+        assert kind_config.is_file() and env["E2E_STATE_DIR"]
+        return OWNED if "owned" in kind_config.name else KEPT
+
+    def clusters(self):
+        return sorted(self.cluster_set)
+
+    def containers(self):
+        return sorted(self.nodes)
+
+    def kubeconfig(self, cluster):
+        return f"kubeconfig of {cluster}"
+
+    def delete_cluster(self, cluster):
+        self.deleted.append(cluster)
+        self.cluster_set.discard(cluster)
+        self.nodes = {n for n in self.nodes if not n.startswith(cluster + "-")}
+
+    def namespaces(self, kubeconfig, run_id):
+        return list(self.ns.get((Path(kubeconfig).read_text().removeprefix("kubeconfig of "), run_id), []))
+
+    def start(self, cmd, env, log):
+        log.write_text("")
+        self.runs.append(FakeRun(self, cmd, env, log))
+        return self.runs[-1]
+
+    def signal(self, proc, signum, group):
+        if proc.returncode is not None:
+            return False
+        self.sent.append((proc.run_id, signal.Signals(signum).name, group))
+        proc.got(signum)
+        return True
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(ic, "time", clock)
+    monkeypatch.setenv("E2E_NODE_IMAGE", "kindest/node:v1.37.2")
+    return clock
+
+
+def sent_to(host: FakeHost, run: ic.Row) -> list[tuple[str, bool]]:
+    return [(name, group) for run_id, name, group in host.sent if run_id == run.run_id]
+
+
+def test_twenty_runs_stopped_at_every_moment_leave_nothing(clock, tmp_path):
+    host = FakeHost(clock=clock)
+    check = ic.prepare(tmp_path, host, random.Random(1))
+    assert check.state == tmp_path / "state" and check.names == {ic.OWNED: OWNED, ic.KEPT: KEPT}
+    said = []
+    rows = ic.run_all(check, 20, ic.VARIANTS, said.append)
+    # the real windows on the timetable of smoke runs: every moment comes before the run ends
+    assert [r.variant.id for r in rows] == [v.id for v in ic.VARIANTS] * 2
+    assert all(r.hit for r in rows), [r.moment for r in rows if not r.hit]
+    assert [r.problems() for r in rows] == [[]] * 20
+    assert len(said) == 21  # the header, then each row as it is made
+    text, ok = ic.report(rows, 20)
+    assert ok, text
+    by = {r.variant.id: r for r in rows}
+    assert "in kind create (ple2e-0wned00001-control-plane up, no state file yet)" in by["v4"].moment
+    assert by["v4"].reports == "ok (no test ran)" and by["v4"].exit == 2
+    assert by["v5"].after_last_test and by["v5"].exit == 0 and "kind delete under way" in by["v5"].moment
+    assert f"as namespace e2e-{by['v7'].run_id} appeared" in by["v7"].moment
+    assert "; SIGINT again +" in by["v2"].moment and "during the cleanup" in by["v8"].moment
+    assert by["v1"].reports == "ok: 2 tests (1 interrupted, 1 passed)" and by["v1"].exit_after_s == 4.0
+    assert by["v1"].locks_left and by["v1"].state_left == []  # its run lock and its cluster's: make clean's
+    assert sent_to(host, by["v9"]) == [("SIGTERM", False)] and sent_to(host, by["v3"]) == [("SIGTERM", True)]
+    assert sent_to(host, by["v8"]) == [("SIGINT", True), ("SIGINT", True)]
+    assert sum(r.setup for r in host.runs) == 1  # one kept cluster for every kept and kubeconfig run
+    assert (tmp_path / "kept.kubeconfig").read_text() == f"kubeconfig of {KEPT}"
+    assert ic.remove_clusters(check) == [KEPT]
+    assert host.deleted == [KEPT] and "ple2e-someone" in host.cluster_set
+
+
+@pytest.mark.parametrize("behaviour, variant, problem", [
+    (Behaviour(leak_namespace=True), "v6", f"leaked namespaces {KEPT}/e2e-"),
+    (Behaviour(leak_namespace=True), "v10", f"leaked namespaces {KEPT}/e2e-"),
+    (Behaviour(leak_cluster=True), "v1", f"leaked {OWNED}; state files left {OWNED}.kind-config.yaml"),
+    (Behaviour(leave_file=True), "v9", "state files left runs/"),
+    (Behaviour(interrupted_as_passed=True), "v7", "junit.xml disagrees with summary.md (tests 1 vs 2)"),
+    (Behaviour(hang=True), "v2", "exit -9 (SIGKILL), expected 2"),
+])
+def test_what_a_run_leaks_is_a_problem_of_its_row(clock, tmp_path, behaviour, variant, problem):
+    host = FakeHost(behaviour, clock)
+    check = ic.prepare(tmp_path, host, random.Random(1))
+    variants = tuple(v for v in ic.VARIANTS if v.id == variant)
+    rows = ic.run_all(check, 1, variants, lambda line: None)
+    assert len(rows) == 1 and problem in rows[0].verdict()
+    assert not ic.report(rows, 1, variants)[1]
+    if behaviour.leak_cluster:  # the check's own leaked cluster: deleted before the next run
+        assert host.deleted == [OWNED] and OWNED not in host.cluster_set
+    if behaviour.hang:
+        assert host.sent[-1] == (rows[0].run_id, "SIGKILL", True) and rows[0].exit_after_s > ic.EXIT_TIMEOUT_S
+
+
+def test_a_run_that_ends_before_its_moment_is_shown_and_its_variant_runs_again(clock, tmp_path):
+    host = FakeHost(Behaviour(ends_s=(2.0,)), clock)  # the first run ends before its first test's set-up
+    check = ic.prepare(tmp_path, host, random.Random(1))
+    variants = tuple(v for v in ic.VARIANTS if v.id in ("v1", "v6"))
+    rows = ic.run_all(check, 2, variants, lambda line: None)
+    assert [(r.variant.id, r.hit, r.signalled) for r in rows] == [("v1", False, False), ("v1", True, True), ("v6", True, True)]
+    assert rows[0].moment == "no signal: ended before its first test's set-up"
+    assert rows[0].exit == 0 and rows[0].verdict() == "ok (moment missed: variant runs again)"
+    text, ok = ic.report(rows, 2, variants)
+    assert ok and "3 runs, 2 stopped at their moment (2 planned), 1 missed it (run again)" in text
+
+
+def test_a_second_ctrl_c_that_comes_too_late_misses_the_moment(clock, tmp_path):
+    host = FakeHost(Behaviour(exit_s=0.5), clock)  # gone before the second Ctrl-C (1-3 s)
+    check = ic.prepare(tmp_path, host, random.Random(1))
+    rows = ic.run_all(check, 1, tuple(v for v in ic.VARIANTS if v.id == "v2"), lambda line: None)
+    assert [r.hit for r in rows] == [False, False] and rows[0].problems() == []
+    assert "; no second SIGINT: exited within " in rows[0].moment
+
+
+def test_the_check_refuses_clusters_of_its_names_that_are_already_there(clock, tmp_path):
+    host = FakeHost(clock=clock)
+    host.cluster_set.add(f"{KEPT}-1")  # a copy of its kept cluster (e2e.run.plan)
+    with pytest.raises(ic.SetupError, match=f"{KEPT}-1 already exist"):
+        ic.prepare(tmp_path, host, random.Random(1))
+
+
+def test_main_runs_in_a_state_directory_of_its_own_and_writes_the_table(clock, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("E2E_STATE_DIR", str(tmp_path / "someone-elses"))
+    monkeypatch.setattr(ic.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(ic, "VARIANTS", tuple(v for v in ic.VARIANTS if v.id in ("v4", "v8")))
+    host = FakeHost(clock=clock)
+    out = tmp_path / "interrupts.md"
+    assert ic.main(["--runs", "2", "--seed", "3", "--out", str(out)], host=host) == 0
+    states = {r.state for r in host.runs}
+    assert len(states) == 1 and states.pop().parent.name.startswith("interrupt-check-")
+    assert not (tmp_path / "someone-elses").exists()
+    table = out.read_text()
+    assert table == capsys.readouterr().out
+    assert "2 runs, 2 stopped at their moment (2 planned)" in table and "work directory" in table
+    assert host.deleted == [KEPT]  # its own kept cluster, at the end
+
+
+def test_main_needs_the_node_image(monkeypatch, capsys):
+    monkeypatch.delenv("E2E_NODE_IMAGE", raising=False)
+    assert ic.main(["--runs", "1"], host=FakeHost()) == 2
+    assert "E2E_NODE_IMAGE is not set" in capsys.readouterr().err
+
+
+def test_help_names_the_variants():
+    out = subprocess.run([sys.executable, str(ROOT / "hack" / "interrupt_check.py"), "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "--runs RUNS" in out and "v10 kubeconfig · -n 0 · SIGINT to its process group as its namespace appears" in out
+
+
+def test_the_clusters_are_named_by_the_suites_own_code_one_pair_per_state_directory(tmp_path, monkeypatch):
+    """The check's owned and kept clusters differ, and a check in another state directory has
+    other ones (the node guard files live there): it never meets another run's cluster."""
+    monkeypatch.setenv("E2E_NODE_IMAGE", "kindest/node:v1.37.2")
+    monkeypatch.delenv("E2E_PROFILE_PATCH", raising=False)
+
+    class NoClusters(ic.Host):
+        def clusters(self):
+            return []
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one = ic.prepare(tmp_path / "a", NoClusters("kind"), random.Random(0)).names
+    two = ic.prepare(tmp_path / "b", NoClusters("kind"), random.Random(0)).names
+    assert all(n.startswith("ple2e-") for n in [*one.values(), *two.values()])
+    assert len({*one.values(), *two.values()}) == 4
