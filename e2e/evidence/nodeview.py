@@ -10,6 +10,10 @@
   so ``/sys/fs/cgroup/<controller>/<path>`` inside the node container); there the limit files:
   cgroup v1 ``memory.limit_in_bytes``, ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``; cgroup v2
   ``memory.max``, ``cpu.max``.
+- The pod's cgroup is the parent of each of its containers' (``…/kubepods-burstable-pod<uid>.slice``
+  with the systemd driver, ``…/kubepods/burstable/pod<uid>`` with cgroupfs): the kubelet's pod-level
+  limits (the sum of the containers' limits, or ``spec.resources`` of a pod with pod-level resources)
+  are there, read by :func:`pod_cgroup_dir`, :func:`pod_memory_limit_bytes`, :func:`pod_cpu_quota_period`.
 - ``/proc/<pid>/oom_score_adj`` is what the kernel applies.
 
 containerd with ``restrict_oom_score_adj = true`` (rootless nodes, or a host whose node container
@@ -21,6 +25,7 @@ lacks CAP_SYS_RESOURCE) never sets a value below its own ``oom_score_adj``
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass
 from typing import Callable
 
@@ -131,13 +136,44 @@ def oom_score_adj(node_exec: NodeExec, pid: int) -> int:
 
 
 def memory_limit_bytes(node_exec: NodeExec, view: ContainerView, version: int) -> int | None:
-    d = cgroup_dir(view.cgroups, "memory", version)
-    return parse_memory_limit(node_exec("cat", f"{d}/{'memory.max' if version == 2 else 'memory.limit_in_bytes'}"))
+    """The memory limit of ``view``'s container cgroup in bytes (``memory.limit_in_bytes`` /
+    ``memory.max``; None for v2 ``max``)."""
+    return _memory_limit_in(node_exec, cgroup_dir(view.cgroups, "memory", version), version)
 
 
 def cpu_quota_period(node_exec: NodeExec, view: ContainerView, version: int) -> str:
     """``"<quota> <period>"`` (µs) of the container's CPU cgroup (see :func:`parse_cpu_limit`)."""
-    d = cgroup_dir(view.cgroups, "cpu", version)
+    return _cpu_quota_period_in(node_exec, cgroup_dir(view.cgroups, "cpu", version), version)
+
+
+def pod_cgroup_dir(cgroups: dict[str, str], controller: str, version: int) -> str:
+    """The directory of ``controller`` (``memory``, ``cpu``) for the pod of a container whose
+    cgroups are ``cgroups`` (:attr:`ContainerView.cgroups`), inside the node: the parent of the
+    container's own (:func:`cgroup_dir`). Raises ``ValueError`` when that parent is no pod's
+    cgroup (its name lacks ``pod``)."""
+    d = posixpath.dirname(cgroup_dir(cgroups, controller, version))
+    if "pod" not in posixpath.basename(d):
+        raise ValueError(f"{d} is not a pod's cgroup (the container's cgroup is not inside one)")
+    return d
+
+
+def pod_memory_limit_bytes(node_exec: NodeExec, view: ContainerView, version: int) -> int | None:
+    """The memory limit of ``view``'s pod cgroup in bytes (``memory.limit_in_bytes`` / ``memory.max``;
+    None for v2 ``max``): the pod-level limit the kubelet set. ``ValueError`` as :func:`pod_cgroup_dir`."""
+    return _memory_limit_in(node_exec, pod_cgroup_dir(view.cgroups, "memory", version), version)
+
+
+def pod_cpu_quota_period(node_exec: NodeExec, view: ContainerView, version: int) -> str:
+    """``"<quota> <period>"`` (µs) of ``view``'s pod CPU cgroup (see :func:`parse_cpu_limit`).
+    ``ValueError`` as :func:`pod_cgroup_dir`."""
+    return _cpu_quota_period_in(node_exec, pod_cgroup_dir(view.cgroups, "cpu", version), version)
+
+
+def _memory_limit_in(node_exec: NodeExec, d: str, version: int) -> int | None:
+    return parse_memory_limit(node_exec("cat", f"{d}/{'memory.max' if version == 2 else 'memory.limit_in_bytes'}"))
+
+
+def _cpu_quota_period_in(node_exec: NodeExec, d: str, version: int) -> str:
     if version == 2:
         return parse_cpu_limit(2, node_exec("cat", f"{d}/cpu.max"))
     quota = node_exec("cat", f"{d}/cpu.cfs_quota_us")
