@@ -124,7 +124,7 @@ class Verdict:
     def explain(self) -> str:
         m, e = self.measurement, self.expectation
         lines = [
-            f"{m.case} {m.name}: measured {shown(m.value, m.unit)}, expected {e.describe()}",
+            f"{m.case} {m.name}: measured {measured(m)}, expected {e.describe()}",
             f"  documented for Kubernetes {e.versions()} (cluster: {m.kubernetes}"
             + (f", cgroup v{m.cgroup})" if m.cgroup else ", cgroup unknown)"),
         ]
@@ -142,15 +142,26 @@ class Verdict:
 
 
 def shown(value: object, unit: str = "") -> str:
-    """A measured value as a message shows it: numbers by :func:`e2e.judge.expectations.number`
-    with their unit, strings quoted, ``None`` as ``nothing``."""
+    """A value as a message shows it: numbers by :func:`e2e.judge.expectations.number`
+    with their unit, strings quoted, ``None`` as ``None`` (a measured value: :func:`measured`)."""
     if value is None:
-        return "nothing"
+        return "None"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, (int, float)):
         return number(value) + (f" {unit}" if unit else "")
     return repr(value)
+
+
+def measured(m: Measurement) -> str:
+    """The measured value of ``m`` as a message shows it (:func:`shown`), where ``None`` is two
+    things: ``nothing`` for a wait that timed out (:meth:`e2e.run.scenario.Scenario.wait_for` with
+    ``case``/``measurement`` records ``None`` with ``details.timed_out_after_s``), and
+    ``None (a value read as None, not a timeout)`` for a value the test read as None (a field
+    not set, a condition without a reason)."""
+    if m.value is None:
+        return "nothing" if "timed_out_after_s" in m.details else "None (a value read as None, not a timeout)"
+    return shown(m.value, m.unit)
 
 
 def _caller() -> str:
@@ -320,7 +331,7 @@ class Judge:
         found = self.set_aside_values(UNVERIFIED)
         if not found:
             return None
-        return f"{UNVERIFIED_PREFIX} " + "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.details['reason']})"
+        return f"{UNVERIFIED_PREFIX} " + "; ".join(f"{m.case} {m.name} = {measured(m)} ({m.details['reason']})"
                                                      for m in found)
 
     def summary(self) -> str:
@@ -329,8 +340,8 @@ class Judge:
         out = []
         for v in self.verdicts:
             m = v.measurement
-            out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {shown(m.value, m.unit)}  expected {v.expectation.describe()}")
-        out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {shown(m.value)}  ({m.why})" for m in self.undocumented)
+            out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {measured(m)}  expected {v.expectation.describe()}")
+        out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {measured(m)}  ({m.why})" for m in self.undocumented)
         if self.failures:
             out += ["", "failed values, explained:"] + [v.explain() for v in self.failures]
         return "\n".join(out)
@@ -354,11 +365,11 @@ class Judge:
         buggy and correct value, issue). Unverified values are listed apart (:meth:`carried_forward`)."""
         starved = [v for v in self.verdicts if v.measurement.verdict == INCONCLUSIVE]
         if starved:
-            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {shown(v.measurement.value, v.measurement.unit)} "
+            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {measured(v.measurement)} "
                               f"(expected {v.expectation.describe()}; {describe(v.measurement.details['host'])})" for v in starved)
             return INCONCLUSIVE, f"{INCONCLUSIVE_PREFIX}: {len(starved)} timing value(s) failed while the host's CPU was starved: {items}"
         if self.undocumented:
-            items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.why})" for m in self.undocumented)
+            items = "; ".join(f"{m.case} {m.name} = {measured(m)} ({m.why})" for m in self.undocumented)
             return "undocumented", f"undocumented: {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"
         fixed = [v for v in self.verdicts if v.measurement.verdict == BUG_FIXED]
         if fixed:
@@ -366,7 +377,7 @@ class Judge:
         for verdict in ("skipped", "flake"):
             found = self.set_aside_values(verdict)
             if found:
-                items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)}: {m.details.get('reason', '')}" for m in found)
+                items = "; ".join(f"{m.case} {m.name} = {measured(m)}: {m.details.get('reason', '')}" for m in found)
                 label = "environment" if verdict == "skipped" else "flake"
                 return verdict, f"{label}: {items}"
         present = [v for v in self.verdicts if BUG_PRESENT in (v.measurement.verdict, v.measurement.details.get("judged"))]
@@ -384,5 +395,5 @@ def _known_bug_details(exp: Expectation) -> dict:
 def _known_bug_item(v: Verdict) -> str:
     """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``."""
     m, e = v.measurement, v.expectation
-    return (f"{m.case} {m.name} = {shown(m.value, m.unit)} (buggy: {e.describe()}; correct: {e.correct().describe()}; "
+    return (f"{m.case} {m.name} = {measured(m)} (buggy: {e.describe()}; correct: {e.correct().describe()}; "
             f"{cast(KnownBug, e.known_bug).issue})")
