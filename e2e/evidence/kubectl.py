@@ -164,9 +164,10 @@ def table_rows(table: dict) -> list[dict[str, object]]:
     """The rows of a ``meta.k8s.io/v1`` ``Table`` (the API's answer to :data:`TABLE_ACCEPT`), each
     as column name → cell (``{"Name": "web", "Ready": "1/1", "Status": "Running", "Restarts": 0,
     …}``: a cell is a string or a number as the server printed it); every column, also those
-    ``kubectl get`` shows only with ``-o wide`` (``priority`` > 0)."""
+    ``kubectl get`` shows only with ``-o wide`` (``priority`` > 0). ``ValueError`` for a row whose
+    cells do not match the columns."""
     names = [c["name"] for c in table.get("columnDefinitions") or []]
-    return [dict(zip(names, row.get("cells") or [])) for row in table.get("rows") or []]
+    return [dict(zip(names, row.get("cells") or [], strict=True)) for row in table.get("rows") or []]
 
 
 def server_columns(sc: "Scenario", kind: str, name: str, api_version: str | None = None) -> dict[str, object]:
