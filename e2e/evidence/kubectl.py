@@ -61,7 +61,8 @@ class Line:
 @dataclass
 class Transcript:
     """A finished command: ``args``, ``started_at``/``ended_at`` (epoch s), ``exit_code``
-    (``None`` if it was killed at its timeout) and every output line in the order read."""
+    (``None`` if it was killed at its timeout) and every output line in the order read
+    (``lines``: :class:`Line`)."""
 
     args: list[str]
     started_at: float
@@ -70,9 +71,11 @@ class Transcript:
     lines: list[Line] = field(default_factory=list)
 
     def stdout(self) -> list[Line]:
+        """The stdout lines, in the order read."""
         return [ln for ln in self.lines if ln.stream == "stdout"]
 
     def stderr(self) -> list[Line]:
+        """The stderr lines, in the order read."""
         return [ln for ln in self.lines if ln.stream == "stderr"]
 
     def matching(self, prefix: str, stream: str | None = None) -> list[Line]:
@@ -99,7 +102,7 @@ def _read(pipe: IO[str], stream: str, out: list[Line], lock: threading.Lock) -> 
 def run(args: list[str], timeout_s: float, env: dict[str, str] | None = None) -> Transcript:
     """Run ``args`` (no shell), reading stdout and stderr line by line as they come; kill it
     and its process group after ``timeout_s`` seconds (then ``exit_code`` is ``None``). ``env`` is added to the
-    environment. Raises ``FileNotFoundError`` for a missing program."""
+    environment. Returns the :class:`Transcript`; raises ``FileNotFoundError`` for a missing program."""
     lines: list[Line] = []
     lock = threading.Lock()
     started = time.time()
@@ -127,7 +130,8 @@ def run(args: list[str], timeout_s: float, env: dict[str, str] | None = None) ->
 
 
 def client_version(binary: Path) -> str:
-    """``gitVersion`` of ``binary version --client`` (e.g. ``v1.37.2``)."""
+    """``gitVersion`` of ``binary version --client`` (e.g. ``v1.37.2``); :class:`KubectlNotFound`
+    when that fails."""
     out = subprocess.run([str(binary), "version", "--client", "-o", "json"], capture_output=True, text=True, timeout=30)
     if out.returncode != 0:
         raise KubectlNotFound(f"{binary} version --client failed: {out.stderr.strip()}")
@@ -137,8 +141,8 @@ def client_version(binary: Path) -> str:
 def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR / "kubectl") -> Path:
     """A kubectl binary whose ``gitVersion`` is ``kubernetes`` (the cluster's, e.g. ``v1.37.2``).
 
-    ``$E2E_KUBECTL`` when set, else ``cache_dir/<version>/kubectl`` copied out of the kind node
-    (``docker cp``) on first use. Raises :class:`KubectlNotFound` when none is at hand (a
+    ``$E2E_KUBECTL`` when set, else ``cache_dir/<version>/kubectl`` copied out of the node of the
+    ``kind`` cluster (``docker cp``) on first use. Raises :class:`KubectlNotFound` when none is at hand (a
     ``--kubeconfig`` cluster without ``$E2E_KUBECTL``) or the version differs.
     """
     given = os.environ.get("E2E_KUBECTL")
@@ -161,7 +165,7 @@ def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR 
 
 
 def table_rows(table: dict) -> list[dict[str, object]]:
-    """The rows of a ``meta.k8s.io/v1`` ``Table`` (the API's answer to :data:`TABLE_ACCEPT`), each
+    """The rows of ``table``, a ``meta.k8s.io/v1`` ``Table`` (the API's answer to :data:`TABLE_ACCEPT`), each
     as column name → cell (``{"Name": "web", "Ready": "1/1", "Status": "Running", "Restarts": 0,
     …}``: a cell is a string or a number as the server printed it); every column, also those
     ``kubectl get`` shows only with ``-o wide`` (``priority`` > 0). ``ValueError`` for a row whose

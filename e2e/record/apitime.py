@@ -61,7 +61,7 @@ class ApiTime:
 
 
 def api_time(value: str | None) -> ApiTime | None:
-    """The moment an RFC 3339 API timestamp stands for (``"2026-11-29T07:45:17Z"``: from 07:45:17
+    """The moment the RFC 3339 API timestamp ``value`` stands for (``"2026-11-29T07:45:17Z"``: from 07:45:17
     up to 07:45:18; a ``MicroTime`` such as ``"…:17.123456Z"`` to the µs), or None for no
     timestamp (``None`` or ``""``). Raises ``ValueError`` for text that is no RFC 3339 time."""
     if not value:
