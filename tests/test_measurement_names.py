@@ -16,12 +16,12 @@ from pathlib import Path
 from case_dirs import case_dirs, case_sources, import_cases
 from e2e import documented  # noqa: F401  (registers every family)
 from e2e.judge.expectations import REGISTRY, Registry
+from e2e.run.selection import CASE_ID  # the case IDs --case selects (a three-letter family too)
 
 ROOT = Path(__file__).resolve().parents[1]
 import_cases(case_dirs())  # the cases' own expectations (an import error fails tests/test_user_cases.py)
 SOURCES = case_sources(case_dirs()) + sorted((ROOT / "e2e").rglob("*.py"))
 JUDGING = {"expect", "set_aside", "expect_order"}
-CASE_ID = re.compile(r"^[A-Z]{2}-\d+$")
 
 
 def _pattern(node: ast.expr) -> str | None:
@@ -47,7 +47,7 @@ def judged_names(path: Path) -> list[tuple[int, str | None, str]]:
         if len(args) < 2:
             continue
         case = args[0].value if isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) else None
-        if case is not None and not CASE_ID.match(case):
+        if case is not None and not CASE_ID.fullmatch(case):
             continue
         pattern = _pattern(args[1])
         if pattern is not None:
@@ -89,3 +89,10 @@ def test_a_misspelt_name_is_caught(tmp_path):
     (bad_line, bad_case, bad), (_, _, good) = judged_names(src)
     assert bad_line == 2 and bad_case == "CL-1"
     assert not known("CL-1", bad) and known("CL-1", good)
+
+
+def test_a_three_letter_case_id_is_scanned_too(tmp_path):
+    # --case accepts three-letter families (e2e.run.selection.CASE_ID); the scan skipped them
+    src = tmp_path / "test_x.py"
+    src.write_text('def test(sc):\n    sc.expect("ABC-1", "ready_after_s", 1)\n')
+    assert [(case, line) for line, case, _ in judged_names(src)] == [("ABC-1", 2)]
