@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import pkgutil
 import re
 import subprocess
@@ -70,3 +71,27 @@ def test_the_code_map_names_every_module_of_e2e():
     for package, entry in entries.items():
         for name in re.findall(r"`([a-z_]+\.py)`", entry):
             assert (ROOT / package / name).is_file(), f"README's code map names {package}{name}, which is not there"
+
+
+def test_every_import_the_readme_shows_works():
+    # issue 29: every example in README works as written — at least every e2e name it imports exists
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    imports = [m for b in blocks for m in re.findall(r"^\s*from (e2e[\w.]*) import ([\w, ]+)$", b, re.M)]
+    assert len(imports) >= 5
+    for module, names in imports:
+        loaded = importlib.import_module(module)
+        for name in (n.strip() for n in names.split(",")):
+            assert hasattr(loaded, name), f"README imports {name} from {module}, which has none"
+
+
+def test_the_markers_and_fixtures_the_guide_uses_exist(pytester):
+    section = _section("Write your own case")
+    markers = set(re.findall(r"@pytest\.mark\.(\w+)\(", section)) | set(re.findall(r"@pytest\.mark\.(\w+)$", section, re.M))
+    assert markers >= {"case", "record", "profile", "serial"}
+    registered = pytester.runpytest("--markers").stdout.str()
+    for m in markers:
+        assert f"@pytest.mark.{m}" in registered, m
+    fixtures = pytester.runpytest("--fixtures").stdout.str()
+    for f in ("scenario", "cluster", "kubectl"):
+        assert re.search(rf"^{f}\b", fixtures, re.M), f
