@@ -2,6 +2,7 @@
 #               pulled or built offline), a kind cluster, the scenarios, reports in reports/
 #               (and the HTML report, `make report`, also when tests failed).
 # `make test` — the framework's own tests (no cluster).
+# `make docs` — the framework's API reference from its docstrings: docs/api/index.html.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -19,7 +20,7 @@ PYTEST_ARGS ?=
 # a command the scenarios' pytest runs under (make wire-check sets it)
 E2E_WRAP ?=
 
-.PHONY: e2e e2e-slow smoke test offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
+.PHONY: e2e e2e-slow smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
 
 # the venv: exactly the versions of uv.lock (every dependency with its hashes, for every Python
 # from 3.10 on), the dev tools of `make lint` included, and this project editable. uv, pinned
@@ -40,9 +41,22 @@ LOCK_ARGS ?=
 lock: $(BIN)/.uv-$(UV_VERSION)
 	$(UV) lock $(LOCK_ARGS)
 
-# no cluster: the framework's tests write no junit.xml/allure-results over a scenario run's
+# no cluster: the framework's tests write no junit.xml/allure-results over a scenario run's.
+# CASES: the folders of cases whose modules it imports and checks (every judged measurement name
+# registered, no version hole on the upgrade path): add your own, e.g. CASES="scenarios examples ../my-cases"
+CASES ?= scenarios examples
 test: $(BIN)/.installed
-	env -u E2E_NODE_IMAGE $(BIN)/pytest tests -q
+	env -u E2E_NODE_IMAGE E2E_CASES="$(CASES)" $(BIN)/pytest tests -q
+
+# the API reference: pdoc (dev group of uv.lock) renders the docstrings of e2e/ into $(DOCS)/
+# (generated, not committed: .gitignore); the fault modules are named as well, as e2e.faults'
+# __all__ hides them. `make test` checks that every public name a case author uses states its
+# arguments, return value, units and errors (tests/test_api_reference.py).
+DOCS ?= docs/api
+DOCS_MODULES := e2e e2e.faults.core e2e.faults.components e2e.faults.taints e2e.faults.node
+docs: $(BIN)/.installed
+	rm -rf $(DOCS)
+	$(BIN)/pdoc --no-show-source -o $(DOCS) $(DOCS_MODULES)
 
 # pytest's exit status is the target's; a report that cannot be made fails only a passing run
 e2e: $(BIN)/.installed

@@ -4,7 +4,9 @@ entries are keyed by cgroup version, on both cgroup versions: a value, or a docu
 (e.g. DR-3 ``terminating_replicas`` "absent" on 1.34) — never a hole that makes a run on that
 version "undocumented" (issue 15). And every entry that applies to a version of the upgrade path
 was read in that version's source (``Expectation.verified_in``, issue 25 item 4): adding a
-release to versions.env fails here, naming each entry to read in it."""
+release to versions.env fails here, naming each entry to read in it. The registry holds
+e2e/documented's families and what the case folders register themselves (``scenarios/``,
+``examples/``, a user's own: ``make test CASES=…``, tests/case_dirs.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ import re
 from pathlib import Path
 
 import e2e.documented  # noqa: F401  (registers every family's expectations)
-from e2e.judge.expectations import REGISTRY, NotDocumented, version_minor
+from case_dirs import case_dirs, import_cases
+from e2e.judge.expectations import REGISTRY, NotDocumented, Registry, version_minor
 
 VERSIONS_ENV = Path(__file__).resolve().parents[1] / "hack" / "offline" / "versions.env"
+import_cases(case_dirs())  # and those of the case folders' own modules (tests/case_dirs.py)
 
 
 def upgrade_path(text: str) -> list[str]:
@@ -30,28 +34,28 @@ def upgrade_path_minors(text: str) -> list[int]:
     return sorted({version_minor(v) for v in upgrade_path(text)})
 
 
-def unverified(versions: list[str]) -> list[str]:
+def unverified(versions: list[str], registry: Registry = REGISTRY) -> list[str]:
     """``"case name (1.35–newer): 1.38.0"`` for every registered entry that applies to some of
     ``versions`` (by its minor, any cgroup) without having been read in it (``verified_in``)."""
     out = []
-    for e in REGISTRY.entries:
+    for e in registry.entries:
         missing = [v for v in versions if e.applies_to(version_minor(v)) and v not in e.verified_in]
         if missing:
             out.append(f"{e.case} {e.name} ({e.versions()}): {', '.join(missing)}")
     return out
 
 
-def holes(minors: list[int]) -> list[str]:
+def holes(minors: list[int], registry: Registry = REGISTRY) -> list[str]:
     """``"case name: 1.35, 1.36 cgroup v2"`` for every (case, name) with nothing documented on
     some of ``minors`` (and cgroup version, where the name's entries are keyed by it)."""
     out = []
-    for case, name in sorted({(e.case, e.name) for e in REGISTRY.entries}):
-        keyed = any(e.cgroup is not None for e in REGISTRY.entries if (e.case, e.name) == (case, name))
+    for case, name in sorted({(e.case, e.name) for e in registry.entries}):
+        keyed = any(e.cgroup is not None for e in registry.entries if (e.case, e.name) == (case, name))
         missing = []
         for minor in minors:
             for cgroup in (1, 2) if keyed else (None,):
                 try:
-                    REGISTRY.lookup(case, name, minor, cgroup)
+                    registry.lookup(case, name, minor, cgroup)
                 except NotDocumented:
                     missing.append(f"1.{minor}" + (f" cgroup v{cgroup}" if cgroup else ""))
         if missing:

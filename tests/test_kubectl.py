@@ -7,11 +7,12 @@ from __future__ import annotations
 import stat
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from e2e.evidence import kubectl as kubectl_module
-from e2e.evidence.kubectl import KubectlNotFound, Line, Transcript, kubectl_for, run
+from e2e.evidence.kubectl import TABLE_ACCEPT, KubectlNotFound, Line, Transcript, kubectl_for, run, server_columns, table_rows
 
 
 def fake_kubectl(path: Path, version: str) -> Path:
@@ -80,3 +81,38 @@ def test_the_nodes_kubectl_is_copied_once_and_cached_per_version(tmp_path, monke
     second = kubectl_for("v1.37.2", kind=FakeKind(), cache_dir=tmp_path)
     assert first == second == tmp_path / "v1.37.2" / "kubectl"
     assert copies == [kubectl_module.NODE_KUBECTL]
+
+
+# a pod's Table as the API server answers kubectl (v1.37.2, server-side printing of printPod)
+POD_TABLE = {
+    "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": "1234"},
+    "columnDefinitions": [
+        {"name": n, "type": t, "format": f, "description": "", "priority": p} for n, t, f, p in [
+            ("Name", "string", "name", 0), ("Ready", "string", "", 0), ("Status", "string", "", 0),
+            ("Restarts", "string", "", 0), ("Age", "string", "", 0), ("IP", "string", "", 1),
+            ("Node", "string", "", 1), ("Nominated Node", "string", "", 1), ("Readiness Gates", "string", "", 1)]],
+    "rows": [{"cells": ["web", "0/1", "Init:CrashLoopBackOff", "3 (12s ago)", "61s", "10.244.0.7", "kind-control-plane",
+                        "<none>", "<none>"],
+              "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": {"name": "web"}}}],
+}
+
+
+def test_a_table_row_reads_by_column_name():
+    (row,) = table_rows(POD_TABLE)
+    assert (row["Ready"], row["Status"], row["Restarts"], row["Node"]) == ("0/1", "Init:CrashLoopBackOff", "3 (12s ago)",
+                                                                          "kind-control-plane")
+    assert table_rows({"kind": "Table", "columnDefinitions": [], "rows": []}) == []
+
+
+def test_server_columns_asks_the_api_server_for_kubectls_table():
+    asked = []
+
+    def get(**kwargs):
+        asked.append(kwargs)
+        return SimpleNamespace(to_dict=lambda: POD_TABLE)
+
+    kube = SimpleNamespace(resource=lambda kind, api_version=None: SimpleNamespace(namespaced=True, get=get))
+    row = server_columns(SimpleNamespace(kube=kube, namespace="ns-1"), "Pod", "web")
+    assert row["Status"] == "Init:CrashLoopBackOff"
+    assert asked == [{"name": "web", "namespace": "ns-1", "header_params": {"Accept": TABLE_ACCEPT}}]
+    assert TABLE_ACCEPT == "application/json;as=Table;v=v1;g=meta.k8s.io"

@@ -1,5 +1,7 @@
-"""Every measurement name the scenarios judge is one the registry knows (issue: unknown names
-are errors). Reads the scenario sources (no cluster): each call of ``expect``/``set_aside``/
+"""Every measurement name the cases judge is one the registry knows (issue: unknown names
+are errors). Reads the sources of e2e/ and of the case folders (``scenarios/``, ``examples/`` and
+a user's own, ``make test CASES=…``: tests/case_dirs.py), no cluster, after importing the cases'
+modules (their own ``register`` calls): each call of ``expect``/``set_aside``/
 ``expect_order`` whose case and name are written in the code — literal strings or f-strings,
 whose ``{fields}`` may stand for anything — must match a registered (case, name) the way
 ``Registry.lookup`` matches (exact, or without a trailing ``[...]`` qualifier). A misspelt name
@@ -11,11 +13,13 @@ import ast
 import re
 from pathlib import Path
 
+from case_dirs import case_dirs, case_sources, import_cases
 from e2e import documented  # noqa: F401  (registers every family)
-from e2e.judge.expectations import CASE_ID, REGISTRY
+from e2e.judge.expectations import CASE_ID, REGISTRY, Registry
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted((ROOT / "scenarios").rglob("*.py")) + sorted((ROOT / "e2e").rglob("*.py"))
+import_cases(case_dirs())  # the cases' own expectations (an import error fails tests/test_user_cases.py)
+SOURCES = case_sources(case_dirs()) + sorted((ROOT / "e2e").rglob("*.py"))
 JUDGING = {"expect", "set_aside", "expect_order"}
 
 
@@ -50,10 +54,10 @@ def judged_names(path: Path) -> list[tuple[int, str | None, str]]:
     return out
 
 
-def known(case: str | None, pattern: str) -> bool:
+def known(case: str | None, pattern: str, registry: Registry = REGISTRY) -> bool:
     """True when some registered name (of ``case``, or of any case) is what lookup would find
     for a string matching ``pattern``."""
-    entries = [e for e in REGISTRY.entries if case is None or e.case == case]
+    entries = [e for e in registry.entries if case is None or e.case == case]
     stripped = pattern[: pattern.rindex(r"\[")] if pattern.endswith(r"\]") and r"\[" in pattern else pattern
     for e in entries:
         if re.fullmatch(pattern, e.name) or re.fullmatch(stripped, e.name):
@@ -84,3 +88,10 @@ def test_a_misspelt_name_is_caught(tmp_path):
     (bad_line, bad_case, bad), (_, _, good) = judged_names(src)
     assert bad_line == 2 and bad_case == "CL-1"
     assert not known("CL-1", bad) and known("CL-1", good)
+
+
+def test_a_three_letter_case_id_is_scanned_too(tmp_path):
+    # --case accepts three-letter families (e2e.run.selection.CASE_ID); the scan skipped them
+    src = tmp_path / "test_x.py"
+    src.write_text('def test(sc):\n    sc.expect("ABC-1", "ready_after_s", 1)\n')
+    assert [(case, line) for line, case, _ in judged_names(src)] == [("ABC-1", 2)]

@@ -20,6 +20,9 @@ from e2e.evidence.nodeview import (
     parse_cpu_limit,
     parse_memory_limit,
     parse_proc_cgroup,
+    pod_cgroup_dir,
+    pod_cpu_quota_period,
+    pod_memory_limit_bytes,
 )
 
 CID = "eb9678be365aa851b66b143142d5b00b0b02da23ab90c88e087dc8fca0a4dfee"
@@ -40,6 +43,10 @@ FILES = {
     f"/sys/fs/cgroup/memory{SCOPE}/memory.limit_in_bytes": "67108864\n",
     f"/sys/fs/cgroup/cpu{SCOPE}/cpu.cfs_quota_us": "100000\n",
     f"/sys/fs/cgroup/cpu{SCOPE}/cpu.cfs_period_us": "100000\n",
+    # the pod's cgroup: two containers of 64 MiB and 100m CPU each
+    f"/sys/fs/cgroup/memory{POD}/memory.limit_in_bytes": "134217728\n",
+    f"/sys/fs/cgroup/cpu{POD}/cpu.cfs_quota_us": "20000\n",
+    f"/sys/fs/cgroup/cpu{POD}/cpu.cfs_period_us": "100000\n",
 }
 
 
@@ -101,6 +108,18 @@ def test_cgroup_v2_paths():
     view = inspect_container(v2_exec, CID)
     assert memory_limit_bytes(v2_exec, view, 2) == 32 * 1024 * 1024
     assert cpu_quota_period(v2_exec, view, 2) == "100000 100000"
+
+
+def test_the_pod_cgroup_beside_the_containers():
+    view = inspect_container(fake_node_exec, CID)
+    assert pod_cgroup_dir(view.cgroups, "memory", 1) == f"/sys/fs/cgroup/memory{POD}"
+    assert pod_cgroup_dir({"": SCOPE}, "memory", 2) == f"/sys/fs/cgroup{POD}"
+    assert pod_memory_limit_bytes(fake_node_exec, view, 1) == 128 * 1024 * 1024
+    assert pod_cpu_quota_period(fake_node_exec, view, 1) == "20000 100000"
+    cgroupfs = "/kubepods/burstable/pod66c6b07d-96a7-4885-af61-a17a6f8c7b58"
+    assert pod_cgroup_dir({"": f"{cgroupfs}/{CID}"}, "cpu", 2) == f"/sys/fs/cgroup{cgroupfs}"
+    with pytest.raises(ValueError, match="not a pod's cgroup"):
+        pod_cgroup_dir({"": "/system.slice/containerd.service"}, "memory", 2)
 
 
 def test_oom_score_floor_clamps_only_below_it():

@@ -30,19 +30,21 @@ log = logging.getLogger(__name__)
 
 
 def probe_hits(events: Sequence[Stamp], path: str) -> list[float]:
-    """Times (epoch s) of the kubelet's probe requests to ``path`` (User-Agent kube-probe/*)."""
+    """The times (epoch s) of the kubelet's probe requests to ``path`` (User-Agent kube-probe/*)
+    among the app's ``events`` (:meth:`LogFollower.events`)."""
     return [e.at for e in events if e.event == "PROBE" and e.get("path") == path and e.get("agent").startswith("kube-probe/")]
 
 
 def max_interval(times: Sequence[float]) -> float | None:
-    """The longest gap between consecutive times (s), or None with fewer than two."""
+    """The longest gap between consecutive ``times`` (s), or None with fewer than two."""
     ts = sorted(times)
     return max((b - a for a, b in zip(ts, ts[1:], strict=False)), default=None)
 
 
 class LogFollower:
-    """Streams the log of ``pod``/``container`` in a thread from :meth:`start` until the
-    container's log ends (it exited) or :meth:`stop`; :attr:`lines` and :meth:`events`.
+    """Streams the log of ``pod``/``container`` (in ``namespace``, through ``api_client``) in a
+    thread from :meth:`start` until the container's log ends (it exited) or :meth:`stop`;
+    :attr:`lines` and :meth:`events`.
 
     Start it once the container has started (the API refuses logs of a container that was
     never started: the follower then retries every 0.5 s for ``start_timeout_s`` seconds).
@@ -62,6 +64,7 @@ class LogFollower:
         self.ended = threading.Event()
 
     def start(self) -> "LogFollower":
+        """Start following in a thread; returns the follower itself."""
         self._thread = threading.Thread(target=self._run, name=f"log-{self.pod}-{self.container}", daemon=True)
         self._thread.start()
         return self
@@ -114,9 +117,11 @@ class LogFollower:
             self._thread.join(timeout=5)
 
     def text(self) -> str:
+        """The log so far, one line per line read."""
         with self._lock:
             return "\n".join(self.lines)
 
     def events(self) -> list[Stamp]:
+        """The app's stamps in the log so far (:func:`e2e.evidence.stamps.parse`)."""
         with self._lock:
             return parse(list(self.lines))

@@ -21,7 +21,9 @@ from ..record.recorder import Change
 
 @dataclass(frozen=True)
 class EndpointState:
-    """A pod's endpoint as of ``received_at``; ``present`` False once it left every slice."""
+    """The endpoint of ``pod`` as of ``received_at`` (epoch s): its conditions ``ready``,
+    ``serving``, ``terminating`` (None when the slice leaves one out); ``present`` False once it
+    left every slice."""
 
     received_at: float
     pod: str
@@ -53,7 +55,8 @@ def _conditions(slice_obj: dict) -> dict[str, tuple[bool | None, bool | None, bo
 
 
 def endpoint_states(changes: Iterable[Change]) -> list[EndpointState]:
-    """Every change of any pod's endpoint conditions, oldest first (see module doc)."""
+    """Every change of any pod's endpoint conditions in ``changes`` (the EndpointSlice ones are
+    read), oldest first (see module doc)."""
     slices: dict[str, dict[str, tuple]] = {}
     current: dict[str, tuple] = {}
     out: list[EndpointState] = []
@@ -78,7 +81,7 @@ def endpoint_states(changes: Iterable[Change]) -> list[EndpointState]:
 
 
 def first(states: Sequence[EndpointState], pod: str, after: float | None = None, **conds: bool) -> EndpointState | None:
-    """The first state of ``pod`` (received at or after ``after``) whose conditions match
+    """The first state of ``pod`` in ``states`` (received at or after ``after``, epoch s) whose conditions match
     ``conds`` (e.g. ``ready=False``; ``present=False`` for its removal)."""
     for s in states:
         if s.pod != pod or (after is not None and s.received_at < after):
@@ -89,7 +92,7 @@ def first(states: Sequence[EndpointState], pod: str, after: float | None = None,
 
 
 def pods(states: Sequence[EndpointState]) -> list[str]:
-    """Pods in the order their endpoint first appeared."""
+    """The pods of ``states`` in the order their endpoint first appeared."""
     seen: list[str] = []
     for s in states:
         if s.pod not in seen:
@@ -98,7 +101,7 @@ def pods(states: Sequence[EndpointState]) -> list[str]:
 
 
 def ready_pods(states: Sequence[EndpointState]) -> set[str]:
-    """Pods whose latest endpoint state is ready."""
+    """The pods whose latest endpoint state in ``states`` is ready."""
     latest: dict[str, EndpointState] = {}
     for s in states:
         latest[s.pod] = s

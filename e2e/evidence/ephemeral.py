@@ -58,7 +58,7 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 
 def node_proxy_json(api_client: client.ApiClient, node: str, path: str, timeout_s: float = 15) -> dict:
     """The JSON the kubelet of ``node`` answers on ``path`` (``configz``, ``stats/summary``),
-    proxied by the API server. ``ApiException`` propagates."""
+    proxied by the API server through ``api_client`` within ``timeout_s``. ``ApiException`` propagates."""
     resp: Any = client.CoreV1Api(api_client).connect_get_node_proxy_with_path(  # _preload_content=False: urllib3's response
         node, path, _preload_content=False, _request_timeout=timeout_s
     )
@@ -66,11 +66,14 @@ def node_proxy_json(api_client: client.ApiClient, node: str, path: str, timeout_
 
 
 def kubelet_config(api_client: client.ApiClient, node: str) -> dict:
-    """The kubelet's running KubeletConfiguration (``configz`` → ``kubeletconfig``)."""
+    """The running KubeletConfiguration of the kubelet of ``node`` (``configz`` → ``kubeletconfig``),
+    through ``api_client``; ``ApiException`` propagates."""
     return node_proxy_json(api_client, node, "configz").get("kubeletconfig") or {}
 
 
 def stats_summary(api_client: client.ApiClient, node: str) -> dict:
+    """The Summary API answer of the kubelet of ``node`` (``stats/summary``: what the eviction
+    manager reads; sizes in bytes), through ``api_client``; ``ApiException`` propagates."""
     return node_proxy_json(api_client, node, "stats/summary")
 
 
@@ -101,7 +104,7 @@ _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6
 
 
 def parse_duration_s(text: str) -> float:
-    """A Go ``time.Duration`` string (``1m0s``, ``10s``, ``1h2m3.5s``, ``0s``) in seconds;
+    """The Go ``time.Duration`` string ``text`` (``1m0s``, ``10s``, ``1h2m3.5s``, ``0s``) in seconds;
     ``ValueError`` on anything else."""
     if not text or _DURATION.sub("", text) != "":
         raise ValueError(f"not a Go duration: {text!r}")
@@ -131,7 +134,7 @@ def containerd_stats_collect_period_s(dump: str) -> float | None:
 
 @dataclass(frozen=True)
 class ContainerStorage:
-    """A container's writable layer (``rootfs``) and log files (``logs``), bytes; ``rootfs_time``
+    """A container's writable layer (``rootfs_bytes``) and log files (``logs_bytes``), bytes; ``rootfs_time``
     is when the runtime measured the writable layer (RFC 3339; containerd refreshes it every
     ``stats_collect_period``)."""
 
@@ -150,7 +153,8 @@ class ContainerStorage:
 @dataclass(frozen=True)
 class PodStorage:
     """One pod in a stats summary: ``ephemeral_bytes`` is the pod total the kubelet compares
-    with the sum of container limits; ``volumes`` maps volume name → used bytes (every volume
+    with the sum of container limits; ``containers`` maps container name → its
+    :class:`ContainerStorage`; ``volumes`` maps volume name → used bytes (every volume
     the kubelet measured, also those not counted as ephemeral storage); ``volume_times`` their
     sample times (RFC 3339)."""
 
@@ -160,6 +164,7 @@ class PodStorage:
     volume_times: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The numbers as plain JSON (bytes, RFC 3339 times), for ``details`` of a judged value."""
         return {
             "ephemeral_bytes": self.ephemeral_bytes,
             "containers": {
@@ -176,7 +181,8 @@ def _used(fs: dict | None) -> int:
 
 
 def pod_storage(summary: dict, namespace: str, pod: str) -> PodStorage | None:
-    """``pod``'s storage numbers in ``summary`` (a Summary API answer), or None if absent."""
+    """The storage numbers (bytes) of ``pod`` in ``namespace`` in ``summary`` (a Summary API
+    answer, :func:`stats_summary`), or None if absent."""
     for p in summary.get("pods") or []:
         ref = p.get("podRef") or {}
         if ref.get("namespace") != namespace or ref.get("name") != pod:
@@ -202,8 +208,9 @@ STATUS_UNKNOWN = "ContainerStatusUnknown"
 
 @dataclass(frozen=True)
 class ContainerEnd:
-    """The first terminated record of a container the recorder saw: from ``state`` (the
-    runtime's) or, if only that was published, from ``lastState``."""
+    """The first terminated record of a container the recorder saw — ``exit_code``, ``reason``,
+    ``message`` — and its ``source``: ``"state"`` (the runtime's) or, if only that was published,
+    ``"lastState"``."""
 
     exit_code: int | None
     reason: str
@@ -217,8 +224,8 @@ class ContainerEnd:
 
 
 def container_ends(changes: Iterable[Change], pod: str) -> dict[str, ContainerEnd]:
-    """Per container of ``pod``, the first terminated record seen (``state`` before
-    ``lastState`` within one change)."""
+    """Returns per container of ``pod``, the first terminated record seen in ``changes``
+    (``state`` before ``lastState`` within one change)."""
     out: dict[str, ContainerEnd] = {}
     for ch in changes:
         if ch.kind != "Pod" or ch.name != pod:
@@ -238,8 +245,9 @@ def container_ends(changes: Iterable[Change], pod: str) -> dict[str, ContainerEn
 class Eviction:
     """What the recorder saw of one pod's eviction (times: receive times, epoch s).
 
-    ``terminal_*`` describe the first recorded pod status with a terminal phase (None until
-    one was seen); ``disruption_target`` is True if any recorded status of the pod had a
+    ``event_received_at``, ``event_type``, ``event_message``: the kubelet's ``Evicted`` event;
+    ``terminal_received_at``, ``terminal_phase``, ``terminal_reason``, ``terminal_message``
+    describe the first recorded pod status with a terminal phase (None until one was seen); ``disruption_target`` is True if any recorded status of the pod had a
     ``DisruptionTarget`` condition; ``ends`` how each container ended (see :func:`container_ends`).
     """
 
@@ -255,7 +263,7 @@ class Eviction:
 
 
 def evicted_event(changes: Iterable[Change], pod: str) -> Change | None:
-    """The first recorded ``Evicted`` event about ``pod``."""
+    """The first ``Evicted`` event about ``pod`` in ``changes``, or None."""
     for ch in changes:
         if ch.kind != "Event" or ch.type not in ("ADDED", "LISTED", "MODIFIED"):
             continue
@@ -266,7 +274,7 @@ def evicted_event(changes: Iterable[Change], pod: str) -> Change | None:
 
 
 def first_terminal(changes: Iterable[Change], pod: str) -> Change | None:
-    """The first recorded change of ``pod`` whose phase is terminal (Succeeded or Failed)."""
+    """The first change of ``pod`` in ``changes`` whose phase is terminal (Succeeded or Failed), or None."""
     for ch in changes:
         if ch.kind == "Pod" and ch.name == pod and (ch.obj.get("status") or {}).get("phase") in TERMINAL_PHASES:
             return ch
@@ -274,7 +282,8 @@ def first_terminal(changes: Iterable[Change], pod: str) -> Change | None:
 
 
 def eviction(changes: list[Change], pod: str) -> Eviction | None:
-    """The eviction of ``pod`` as recorded, or None before its ``Evicted`` event was seen."""
+    """The eviction of ``pod`` as recorded in ``changes`` (its Pod and Event changes), or None
+    before its ``Evicted`` event was seen."""
     ev = evicted_event(changes, pod)
     if ev is None:
         return None
@@ -307,15 +316,15 @@ SUMMARY_POLL_S = 1.0
 
 @dataclass
 class NodeStorage:
-    """Per node: allocatable ephemeral-storage (bytes; None when not reported) and the kubelet's
-    running configuration (``configz``; empty when it could not be read, see ``errors``)."""
+    """Per node name: ``allocatable`` ephemeral-storage (bytes; None when not reported) and the
+    ``kubelet``'s running configuration (``configz``; empty when it could not be read, see ``errors``)."""
 
     allocatable: dict[str, int | None] = field(default_factory=dict)
     kubelet: dict[str, dict] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
 
     def problem(self) -> str | None:
-        """Why the kubelet cannot enforce ephemeral-storage limits here, or None."""
+        """Returns why the kubelet cannot enforce ephemeral-storage limits here, or None."""
         for node, alloc in self.allocatable.items():
             if not alloc:
                 return (f"node {node} reports no allocatable ephemeral-storage (rootless kind or "
@@ -327,7 +336,8 @@ class NodeStorage:
 
 
 def read_node_storage(kube: "Kube") -> NodeStorage:
-    """Every node's allocatable ephemeral-storage and its kubelet's configz."""
+    """Every node's allocatable ephemeral-storage and its kubelet's configz, read through
+    ``kube``; a configz that cannot be read is kept in ``errors``."""
     out = NodeStorage()
     nodes: list[Any] = kube.core.list_node().items  # the API sets metadata.name, status
     for node in nodes:
@@ -342,8 +352,10 @@ def read_node_storage(kube: "Kube") -> NodeStorage:
 
 
 class UsageWatch:
-    """Polls the kubelet's Summary API (at most every ``SUMMARY_POLL_S``) for one pod and keeps
-    the first sample in which ``used(storage)`` (bytes) exceeded ``threshold`` (bytes)."""
+    """Polls the kubelet's Summary API (at most every ``SUMMARY_POLL_S``) for ``pod`` of the
+    test ``sc`` and keeps the first sample in which ``used(storage)`` (bytes, e.g.
+    :func:`container_used`) exceeded ``threshold`` (bytes): ``first_over`` and ``last`` are
+    ``(epoch s, PodStorage)``; call :meth:`poll` from a wait's check."""
 
     def __init__(self, sc: Scenario, pod: str, used: Callable[[PodStorage], int | None], threshold: int):
         self.sc, self.pod, self.used, self.threshold = sc, pod, used, threshold
@@ -353,6 +365,8 @@ class UsageWatch:
         self._asked = 0.0
 
     def poll(self) -> None:
+        """Ask the Summary API once, unless it was asked less than ``SUMMARY_POLL_S`` ago; errors
+        are kept in ``errors`` (the first 5), never raised."""
         now = time.time()
         if now - self._asked < SUMMARY_POLL_S:
             return
@@ -374,8 +388,9 @@ class UsageWatch:
             self.first_over = (now, storage)
 
     def details(self, since: float | None = None, event: str = "crossed") -> dict:
-        """Evidence for the report: the first sample over the threshold (and how long after the
-        container's ``event`` stamp at ``since`` it was seen), else the last sample."""
+        """Returns the evidence for the report: the first sample over the threshold (and how many
+        seconds after the container's ``event`` stamp at ``since``, epoch s, it was seen), else the
+        last sample."""
         out: dict = {"summary_threshold_bytes": self.threshold}
         if self.first_over:
             t, storage = self.first_over
@@ -391,8 +406,11 @@ class UsageWatch:
 
 
 def storage_dict(sample: tuple[float, PodStorage]) -> dict:
+    """A ``sample`` ``(epoch s, PodStorage)`` as plain JSON: ``at`` and :meth:`PodStorage.as_dict`."""
     return {"at": round(sample[0], 3), **sample[1].as_dict()}
 
 
 def container_used(name: str) -> Callable[[PodStorage], int | None]:
+    """A ``used`` function for :class:`UsageWatch`: the bytes container ``name`` uses (writable
+    layer + logs, :attr:`ContainerStorage.used_bytes`), None when the sample lacks it."""
     return lambda s: s.containers[name].used_bytes if name in s.containers else None

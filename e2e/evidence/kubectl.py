@@ -12,6 +12,12 @@ tree as Kubernetes 1.Y.Z), talking to the API server through the cluster's kubec
   cached per version; its ``version --client`` must say the cluster's ``gitVersion``.
 - :func:`run` runs a command and keeps each stdout/stderr line with the host time it was read
   (epoch s) — a :class:`Transcript`.
+- :func:`server_columns` asks the API server for what ``kubectl get`` prints (its columns —
+  READY, STATUS, RESTARTS, AGE… of a pod — computed by the server: server-side printing, a
+  ``meta.k8s.io/v1`` ``Table``), with no kubectl binary; :func:`e2e.record.podstatus.pod_columns`
+  computes READY and STATUS from any recorded state instead (a port of the same printer).
+
+The ``kubectl`` fixture of :mod:`e2e.plugin.fixtures` gives a test the path of the first.
 """
 
 from __future__ import annotations
@@ -24,12 +30,18 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..cluster.kind import STATE_DIR, Kind
 
+if TYPE_CHECKING:
+    from ..run.scenario import Scenario
+
 # Where the node's kubectl is in every kind node image (kind pkg/build/nodeimage installs it there).
 NODE_KUBECTL = "/usr/bin/kubectl"
+# What kubectl asks for to get its columns from the server (k8s.io/cli-runtime pkg/resource
+# helper: as=Table of meta.k8s.io/v1)
+TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 
 class KubectlNotFound(RuntimeError):
@@ -49,7 +61,8 @@ class Line:
 @dataclass
 class Transcript:
     """A finished command: ``args``, ``started_at``/``ended_at`` (epoch s), ``exit_code``
-    (``None`` if it was killed at its timeout) and every output line in the order read."""
+    (``None`` if it was killed at its timeout) and every output line in the order read
+    (``lines``: :class:`Line`)."""
 
     args: list[str]
     started_at: float
@@ -58,9 +71,11 @@ class Transcript:
     lines: list[Line] = field(default_factory=list)
 
     def stdout(self) -> list[Line]:
+        """The stdout lines, in the order read."""
         return [ln for ln in self.lines if ln.stream == "stdout"]
 
     def stderr(self) -> list[Line]:
+        """The stderr lines, in the order read."""
         return [ln for ln in self.lines if ln.stream == "stderr"]
 
     def matching(self, prefix: str, stream: str | None = None) -> list[Line]:
@@ -87,7 +102,7 @@ def _read(pipe: IO[str], stream: str, out: list[Line], lock: threading.Lock) -> 
 def run(args: list[str], timeout_s: float, env: dict[str, str] | None = None) -> Transcript:
     """Run ``args`` (no shell), reading stdout and stderr line by line as they come; kill it
     and its process group after ``timeout_s`` seconds (then ``exit_code`` is ``None``). ``env`` is added to the
-    environment. Raises ``FileNotFoundError`` for a missing program."""
+    environment. Returns the :class:`Transcript`; raises ``FileNotFoundError`` for a missing program."""
     lines: list[Line] = []
     lock = threading.Lock()
     started = time.time()
@@ -115,7 +130,8 @@ def run(args: list[str], timeout_s: float, env: dict[str, str] | None = None) ->
 
 
 def client_version(binary: Path) -> str:
-    """``gitVersion`` of ``binary version --client`` (e.g. ``v1.37.2``)."""
+    """``gitVersion`` of ``binary version --client`` (e.g. ``v1.37.2``); :class:`KubectlNotFound`
+    when that fails."""
     out = subprocess.run([str(binary), "version", "--client", "-o", "json"], capture_output=True, text=True, timeout=30)
     if out.returncode != 0:
         raise KubectlNotFound(f"{binary} version --client failed: {out.stderr.strip()}")
@@ -125,8 +141,8 @@ def client_version(binary: Path) -> str:
 def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR / "kubectl") -> Path:
     """A kubectl binary whose ``gitVersion`` is ``kubernetes`` (the cluster's, e.g. ``v1.37.2``).
 
-    ``$E2E_KUBECTL`` when set, else ``cache_dir/<version>/kubectl`` copied out of the kind node
-    (``docker cp``) on first use. Raises :class:`KubectlNotFound` when none is at hand (a
+    ``$E2E_KUBECTL`` when set, else ``cache_dir/<version>/kubectl`` copied out of the node of the
+    ``kind`` cluster (``docker cp``) on first use. Raises :class:`KubectlNotFound` when none is at hand (a
     ``--kubeconfig`` cluster without ``$E2E_KUBECTL``) or the version differs.
     """
     given = os.environ.get("E2E_KUBECTL")
@@ -146,3 +162,27 @@ def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR 
     if found != kubernetes:
         raise KubectlNotFound(f"{path} is kubectl {found}, the cluster is {kubernetes}")
     return path
+
+
+def table_rows(table: dict) -> list[dict[str, object]]:
+    """The rows of ``table``, a ``meta.k8s.io/v1`` ``Table`` (the API's answer to :data:`TABLE_ACCEPT`), each
+    as column name → cell (``{"Name": "web", "Ready": "1/1", "Status": "Running", "Restarts": 0,
+    …}``: a cell is a string or a number as the server printed it); every column, also those
+    ``kubectl get`` shows only with ``-o wide`` (``priority`` > 0). ``ValueError`` for a row whose
+    cells do not match the columns."""
+    names = [c["name"] for c in table.get("columnDefinitions") or []]
+    return [dict(zip(names, row.get("cells") or [], strict=True)) for row in table.get("rows") or []]
+
+
+def server_columns(sc: "Scenario", kind: str, name: str, api_version: str | None = None) -> dict[str, object]:
+    """What ``kubectl get <kind> <name>`` prints for ``kind``/``name`` of the test's namespace
+    (``sc``: the test's scenario), computed by the API server now (server-side printing): column
+    name → cell, as :func:`table_rows` (a pod's ``Status`` is the STATUS column:
+    ``Init:0/2``, ``CrashLoopBackOff``, ``Terminating``…). ``api_version`` only where the kind is
+    in several groups. Raises ``kubernetes.dynamic.exceptions.NotFoundError`` when the object
+    does not exist."""
+    res = sc.kube.resource(kind, api_version)
+    table = res.get(name=name, namespace=sc.namespace if res.namespaced else None,
+                    header_params={"Accept": TABLE_ACCEPT}).to_dict()
+    (row,) = table_rows(table)
+    return row

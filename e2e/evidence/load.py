@@ -80,7 +80,8 @@ class Request:
 
 
 def classify(exc: BaseException) -> str:
-    """The error class of a failed request (module doc): walks the exception's causes."""
+    """The error class (``refused``, ``reset``, ``timeout``, ``other``: module doc) of a request
+    that raised ``exc``: walks the exception's causes."""
     if isinstance(exc, httpx.TimeoutException):
         return "timeout"
     seen: list[BaseException] = []
@@ -112,7 +113,9 @@ def classify(exc: BaseException) -> str:
 
 @dataclass
 class LoadResult:
-    """All requests of one run, in send order, with the run's settings."""
+    """All ``requests`` of one run (:class:`Request`, in send order), with the run's settings:
+    ``url``, ``mode``, ``rate_per_s`` (requests per second), ``started_at`` / ``stopped_at`` (epoch
+    s: the schedule's start and end)."""
 
     url: str
     mode: str
@@ -134,14 +137,15 @@ class LoadResult:
         return dict(Counter(r.outcome for r in self.requests))
 
     def failures_by_class(self) -> dict[str, int]:
-        """Failed requests by outcome (error classes and non-2xx status codes)."""
+        """The count of failed requests by outcome (error classes and non-2xx status codes)."""
         return dict(Counter(r.outcome for r in self.failures))
 
     def between(self, start: float, end: float) -> list[Request]:
-        """Requests sent in ``[start, end)`` (epoch s)."""
+        """The requests sent in ``[start, end)`` (epoch s)."""
         return [r for r in self.requests if start <= r.sent_at < end]
 
     def summary(self) -> str:
+        """One line: how many requests, how, to where, over how many seconds; the count of each outcome."""
         outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_outcome().items()))
         return (f"{self.total} requests ({self.mode} connections, {self.rate_per_s:g}/s) to {self.url} over "
                 f"{self.stopped_at - self.started_at:.1f} s; {len(self.failures)} failed; {outcomes}")
@@ -207,6 +211,7 @@ class LoadGenerator:
 
     # -- running ---------------------------------------------------------------------------
     def start(self) -> "LoadGenerator":
+        """Start sending (a scheduler thread); returns the generator itself."""
         self.started_at = time.time()
         self._thread = threading.Thread(target=self._schedule, name="load-scheduler", daemon=True)
         self._thread.start()
@@ -262,8 +267,8 @@ class LoadGenerator:
             return sorted(self._requests, key=lambda r: r.seq)
 
     def result(self, wait_s: float | None = None) -> LoadResult:
-        """Wait until the schedule ended (at most ``wait_s``; default: the run's remaining time
-        plus one timeout) and the requests in flight finished; then the :class:`LoadResult`."""
+        """Wait until the schedule ended (at most ``wait_s`` seconds; default: the run's remaining time
+        plus one timeout) and the requests in flight finished; returns the :class:`LoadResult`."""
         if self._thread is not None:
             remaining = self.duration_s - (time.time() - self.started_at) if self.started_at else 0
             self._thread.join(wait_s if wait_s is not None else max(0.0, remaining) + self.timeout_s + 5)
@@ -274,8 +279,8 @@ class LoadGenerator:
 
 
 def failure_windows(requests: Sequence[Request], gap_s: float = 1.0) -> list[tuple[float, float, int]]:
-    """Failed requests grouped into windows: ``(first sent_at, last sent_at, count)``, a new
-    window when two failures are more than ``gap_s`` seconds apart."""
+    """The failed ones of ``requests`` grouped into windows: ``(first sent_at, last sent_at,
+    count)`` (epoch s), a new window when two failures are more than ``gap_s`` seconds apart."""
     out: list[tuple[float, float, int]] = []
     for r in sorted((r for r in requests if r.failed), key=lambda r: r.sent_at):
         if out and r.sent_at - out[-1][1] <= gap_s:
@@ -287,6 +292,7 @@ def failure_windows(requests: Sequence[Request], gap_s: float = 1.0) -> list[tup
 
 
 def outcomes(requests: Iterable[Request]) -> dict[str, int]:
+    """The count of ``requests`` per outcome: ``{"200": 812, "refused": 3, ...}``."""
     return dict(Counter(r.outcome for r in requests))
 
 

@@ -10,6 +10,10 @@
   so ``/sys/fs/cgroup/<controller>/<path>`` inside the node container); there the limit files:
   cgroup v1 ``memory.limit_in_bytes``, ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``; cgroup v2
   ``memory.max``, ``cpu.max``.
+- The pod's cgroup is the parent of each of its containers' (``…/kubepods-burstable-pod<uid>.slice``
+  with the systemd driver, ``…/kubepods/burstable/pod<uid>`` with cgroupfs): the kubelet's pod-level
+  limits (the sum of the containers' limits, or ``spec.resources`` of a pod with pod-level resources)
+  are there, read by :func:`pod_cgroup_dir`, :func:`pod_memory_limit_bytes`, :func:`pod_cpu_quota_period`.
 - ``/proc/<pid>/oom_score_adj`` is what the kernel applies.
 
 containerd with ``restrict_oom_score_adj = true`` (rootless nodes, or a host whose node container
@@ -21,6 +25,7 @@ lacks CAP_SYS_RESOURCE) never sets a value below its own ``oom_score_adj``
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass
 from typing import Callable
 
@@ -29,9 +34,11 @@ NodeExec = Callable[..., str]
 
 @dataclass(frozen=True)
 class ContainerView:
-    """``pid`` on the node; ``requested_oom_score_adj``: the kubelet's CRI request (None if the
-    runtime does not show it); ``spec_oom_score_adj``: the runtime's OCI spec value;
-    ``cgroups``: controller → cgroup path (``""`` is the cgroup v2 unified hierarchy)."""
+    """A running container as the node sees it: ``container_id`` (without ``containerd://``),
+    its ``pid`` on the node, its pod's ``sandbox_id``; ``requested_oom_score_adj``: the kubelet's
+    CRI request (None if the runtime does not show it); ``spec_oom_score_adj``: the runtime's OCI
+    spec value (scores −1000…1000); ``cgroups``: controller → cgroup path (``""`` is the cgroup
+    v2 unified hierarchy)."""
 
     container_id: str
     pid: int
@@ -43,7 +50,8 @@ class ContainerView:
 
 @dataclass(frozen=True)
 class SandboxView:
-    """The pod sandbox (pause): its PID and the OCI spec's ``oomScoreAdj``."""
+    """The pod sandbox (pause) ``sandbox_id``: its ``pid`` (PID on the node) and the OCI spec's
+    ``oomScoreAdj`` (``spec_oom_score_adj``, a score)."""
 
     sandbox_id: str
     pid: int
@@ -52,8 +60,9 @@ class SandboxView:
 
 @dataclass(frozen=True)
 class OomScoreFloor:
-    """containerd's ``restrict_oom_score_adj`` and its own ``oom_score_adj`` (the lowest value it
-    will set when restricted)."""
+    """containerd's ``restrict_oom_score_adj`` (``restricted``), its own ``oom_score_adj`` score
+    (``runtime_oom_score_adj``: the lowest value it will set when restricted) and whether it holds
+    CAP_SYS_RESOURCE (``cap_sys_resource``; None if unknown)."""
 
     restricted: bool
     runtime_oom_score_adj: int
@@ -61,12 +70,12 @@ class OomScoreFloor:
     cap_sys_resource: bool | None = None
 
     def applied(self, requested: int) -> int:
-        """What the runtime sets for ``requested``: raised to the floor when restricted."""
+        """The score the runtime sets for the ``requested`` ``oom_score_adj``: raised to the floor when restricted."""
         return max(requested, self.runtime_oom_score_adj) if self.restricted else requested
 
 
 def parse_proc_cgroup(text: str) -> dict[str, str]:
-    """``/proc/<pid>/cgroup`` as ``{controller: path}``; each controller of a co-mounted v1
+    """``/proc/<pid>/cgroup`` (its ``text``) as ``{controller: path}``; each controller of a co-mounted v1
     hierarchy (``cpu,cpuacct``) gets its own key; the v2 entry ``0::/path`` is key ``""``.
     Named hierarchies (``name=systemd``) are kept under their name."""
     out: dict[str, str] = {}
@@ -85,7 +94,8 @@ def parse_proc_cgroup(text: str) -> dict[str, str]:
 
 
 def cgroup_dir(cgroups: dict[str, str], controller: str, version: int) -> str:
-    """The directory of ``controller`` (``memory``, ``cpu``) for a container, inside the node."""
+    """The directory of ``controller`` (``memory``, ``cpu``) for a container whose cgroups are
+    ``cgroups`` (:attr:`ContainerView.cgroups`), inside the node."""
     if version == 2:
         return "/sys/fs/cgroup" + cgroups[""]
     return f"/sys/fs/cgroup/{controller}" + cgroups[controller]
@@ -101,13 +111,14 @@ def parse_cpu_limit(version: int, quota: str, period: str | None = None) -> str:
 
 
 def parse_memory_limit(text: str) -> int | None:
-    """``memory.limit_in_bytes`` / ``memory.max`` in bytes; None for v2 ``max``."""
+    """The ``text`` of ``memory.limit_in_bytes`` / ``memory.max`` in bytes; None for v2 ``max``."""
     t = text.strip()
     return None if t == "max" else int(t)
 
 
 def inspect_container(node_exec: NodeExec, container_id: str) -> ContainerView:
-    """``crictl inspect`` + ``/proc/<pid>/cgroup`` of a running container (``containerd://`` prefix ok)."""
+    """``crictl inspect`` + ``/proc/<pid>/cgroup`` of the running container ``container_id``
+    (``containerd://`` prefix ok, as ``containerStatuses[].containerID`` has it)."""
     cid = container_id.split("://", 1)[-1]
     info = json.loads(node_exec("crictl", "inspect", cid))["info"]
     pid = int(info["pid"])
@@ -120,24 +131,56 @@ def inspect_container(node_exec: NodeExec, container_id: str) -> ContainerView:
 
 
 def inspect_sandbox(node_exec: NodeExec, sandbox_id: str) -> SandboxView:
+    """``crictl inspectp`` of the pod sandbox ``sandbox_id`` (:attr:`ContainerView.sandbox_id`)."""
     info = json.loads(node_exec("crictl", "inspectp", sandbox_id))["info"]
     spec = ((info.get("runtimeSpec") or {}).get("process") or {}).get("oomScoreAdj")
     return SandboxView(sandbox_id, int(info["pid"]), None if spec is None else int(spec))
 
 
 def oom_score_adj(node_exec: NodeExec, pid: int) -> int:
-    """What the kernel applies to process ``pid`` (``/proc/<pid>/oom_score_adj``)."""
+    """The OOM score adjustment (−1000…1000) the kernel applies to process ``pid`` (``/proc/<pid>/oom_score_adj``)."""
     return int(node_exec("cat", f"/proc/{pid}/oom_score_adj").strip())
 
 
 def memory_limit_bytes(node_exec: NodeExec, view: ContainerView, version: int) -> int | None:
-    d = cgroup_dir(view.cgroups, "memory", version)
-    return parse_memory_limit(node_exec("cat", f"{d}/{'memory.max' if version == 2 else 'memory.limit_in_bytes'}"))
+    """The memory limit of ``view``'s container cgroup in bytes (``memory.limit_in_bytes`` /
+    ``memory.max``; None for v2 ``max``)."""
+    return _memory_limit_in(node_exec, cgroup_dir(view.cgroups, "memory", version), version)
 
 
 def cpu_quota_period(node_exec: NodeExec, view: ContainerView, version: int) -> str:
-    """``"<quota> <period>"`` (µs) of the container's CPU cgroup (see :func:`parse_cpu_limit`)."""
-    d = cgroup_dir(view.cgroups, "cpu", version)
+    """``"<quota> <period>"`` (µs) of ``view``'s container CPU cgroup (see :func:`parse_cpu_limit`)."""
+    return _cpu_quota_period_in(node_exec, cgroup_dir(view.cgroups, "cpu", version), version)
+
+
+def pod_cgroup_dir(cgroups: dict[str, str], controller: str, version: int) -> str:
+    """The directory of ``controller`` (``memory``, ``cpu``) for the pod of a container whose
+    cgroups are ``cgroups`` (:attr:`ContainerView.cgroups`), inside the node: the parent of the
+    container's own (:func:`cgroup_dir`). Raises ``ValueError`` when that parent is no pod's
+    cgroup (its name lacks ``pod``)."""
+    d = posixpath.dirname(cgroup_dir(cgroups, controller, version))
+    if "pod" not in posixpath.basename(d):
+        raise ValueError(f"{d} is not a pod's cgroup (the container's cgroup is not inside one)")
+    return d
+
+
+def pod_memory_limit_bytes(node_exec: NodeExec, view: ContainerView, version: int) -> int | None:
+    """The memory limit of ``view``'s pod cgroup in bytes (``memory.limit_in_bytes`` / ``memory.max``;
+    None for v2 ``max``): the pod-level limit the kubelet set. ``ValueError`` as :func:`pod_cgroup_dir`."""
+    return _memory_limit_in(node_exec, pod_cgroup_dir(view.cgroups, "memory", version), version)
+
+
+def pod_cpu_quota_period(node_exec: NodeExec, view: ContainerView, version: int) -> str:
+    """``"<quota> <period>"`` (µs) of ``view``'s pod CPU cgroup (see :func:`parse_cpu_limit`).
+    ``ValueError`` as :func:`pod_cgroup_dir`."""
+    return _cpu_quota_period_in(node_exec, pod_cgroup_dir(view.cgroups, "cpu", version), version)
+
+
+def _memory_limit_in(node_exec: NodeExec, d: str, version: int) -> int | None:
+    return parse_memory_limit(node_exec("cat", f"{d}/{'memory.max' if version == 2 else 'memory.limit_in_bytes'}"))
+
+
+def _cpu_quota_period_in(node_exec: NodeExec, d: str, version: int) -> str:
     if version == 2:
         return parse_cpu_limit(2, node_exec("cat", f"{d}/cpu.max"))
     quota = node_exec("cat", f"{d}/cpu.cfs_quota_us")
@@ -149,7 +192,7 @@ CAP_SYS_RESOURCE = 24  # linux/capability.h
 
 
 def has_capability(proc_status: str, cap: int, field: str = "CapEff") -> bool | None:
-    """Whether ``/proc/<pid>/status`` text shows capability bit ``cap`` in ``field`` (None if absent)."""
+    """Whether ``proc_status`` (a ``/proc/<pid>/status`` text) shows capability bit ``cap`` in ``field`` (None if absent)."""
     for line in proc_status.splitlines():
         if line.startswith(field + ":"):
             return bool(int(line.split(":", 1)[1].strip(), 16) >> cap & 1)
@@ -157,8 +200,8 @@ def has_capability(proc_status: str, cap: int, field: str = "CapEff") -> bool | 
 
 
 def oom_score_floor(node_exec: NodeExec) -> OomScoreFloor:
-    """containerd's ``restrictOOMScoreAdj`` (``crictl info``), its own ``oom_score_adj`` and
-    whether it holds CAP_SYS_RESOURCE."""
+    """The :class:`OomScoreFloor`: containerd's ``restrictOOMScoreAdj`` (``crictl info``), its own
+    ``oom_score_adj`` and whether it holds CAP_SYS_RESOURCE."""
     config = json.loads(node_exec("crictl", "info")).get("config") or {}
     pid = int(node_exec("pgrep", "-o", "-x", "containerd").split()[0])
     cap = has_capability(node_exec("cat", f"/proc/{pid}/status"), CAP_SYS_RESOURCE)

@@ -61,7 +61,9 @@ _CONTAINER_ID = re.compile(r"(?:^|[/-])([0-9a-f]{64})(?:\.scope)?$")
 
 @dataclass(frozen=True)
 class KilledTask:
-    """A process the kernel killed: ``anon_rss_kb`` etc. are the victim's own memory in KiB."""
+    """A process the kernel killed: its ``pid`` and ``name``; ``anon_rss_kb``, ``file_rss_kb``,
+    ``shmem_rss_kb`` are the victim's own memory in KiB, ``oom_score_adj`` its score; ``line`` the
+    ``Killed process`` line."""
 
     pid: int
     name: str
@@ -77,13 +79,13 @@ class OomReport:
     """One OOM-killer invocation in the kernel log.
 
     ``uptime_s``: printk time of the ``invoked oom-killer`` line (seconds since boot, or None
-    without timestamps). ``constraint``: ``CONSTRAINT_MEMCG`` when a memory cgroup hit its limit,
+    without timestamps); ``invoker``: the command that invoked it. ``constraint``: ``CONSTRAINT_MEMCG`` when a memory cgroup hit its limit,
     ``CONSTRAINT_NONE`` for the whole machine. ``oom_memcg``: the cgroup that hit its limit (the
     container's or its pod's); ``task_memcg``: the first victim's cgroup; ``container_id``: the
-    runtime ID at its end. ``usage_kb``/``limit_kb``: the limited cgroup's usage and limit in KiB.
+    runtime ID at its end; ``task``, ``pid``: the first victim's name and PID. ``usage_kb``/``limit_kb``: the limited cgroup's usage and limit in KiB.
     ``stats``: that cgroup's memory.stat printed in the report (bytes; v1 ``total_*`` keys are
     hierarchical). ``group``: the cgroup killed as a whole (memory.oom.group), else None.
-    ``killed``: every process killed for this invocation.
+    ``killed``: every process killed for this invocation; ``lines``: the report's lines.
     """
 
     uptime_s: float | None
@@ -174,7 +176,7 @@ def _killed(match: re.Match, line: str) -> KilledTask:
 
 
 def parse_dmesg(text: str) -> list[OomReport]:
-    """Every OOM-killer report in ``dmesg`` output, oldest first (see module doc for the format).
+    """Every OOM-killer report in ``text`` (``dmesg`` output), oldest first (see module doc for the format).
 
     A report starts at ``<comm> invoked oom-killer:``; lines up to the next one belong to it
     (the kernel prints a report under its oom_lock, so reports do not interleave). Unknown lines
@@ -218,7 +220,7 @@ def parse_dmesg(text: str) -> list[OomReport]:
 
 
 def reports_for_container(reports: list[OomReport], container_id: str) -> list[OomReport]:
-    """The reports whose victim cgroup (or oom.group cgroup) is the container ``container_id``
+    """The ones of ``reports`` whose victim cgroup (or oom.group cgroup) is the container ``container_id``
     (a runtime ID, with or without its ``containerd://`` prefix)."""
     cid = container_id.split("://", 1)[-1]
     return [r for r in reports if r.container_id == cid or (r.group or "").rstrip("/").endswith((cid, cid + ".scope"))]
@@ -234,7 +236,11 @@ KUBELET_KILL_EVENTS = ("Killing", "Evicted", "Preempting")
 @dataclass
 class Termination:
     """How one container run ended, with each sign that tells a kernel OOM kill from a kubelet
-    eviction (module doc). ``kernel`` is the matching kernel report, None when none was found;
+    eviction (module doc): of ``container`` (run ``container_id``) of ``pod``, its ``exit_code``,
+    ``reason`` and the reasons the API showed in order (``reasons_seen``), the pod's
+    ``pod_phase`` and ``pod_reason``, whether it had a ``DisruptionTarget`` condition
+    (``disruption_target``), the pod's ``events`` as ``(reason, fieldPath, message)``.
+    ``kernel`` is the matching kernel report, None when none was found;
     ``kernel_note`` says why the kernel log could not be read, if it could not."""
 
     pod: str
@@ -330,7 +336,7 @@ class Termination:
 
 
 def pod_events(events: list[dict], pod: str) -> list[tuple[str, str, str]]:
-    """``(reason, fieldPath, message)`` of every event about pod ``pod`` (API event dicts)."""
+    """``(reason, fieldPath, message)`` of every event about pod ``pod`` among ``events`` (API event dicts)."""
     out = []
     for ev in events:
         inv = ev.get("involvedObject") or {}
@@ -341,9 +347,11 @@ def pod_events(events: list[dict], pod: str) -> list[tuple[str, str, str]]:
 
 def termination(pod_obj: dict, container: str, container_id: str, terminated: dict, reasons_seen: list[str],
                 events: list[dict], kernel_reports: list[OomReport] | None, kernel_note: str = "") -> Termination:
-    """The :class:`Termination` of one run of ``container`` of ``pod_obj`` (the newest pod
-    dict), from its ``terminated`` state dict, the reasons the API showed for it in order,
-    the namespace's events and the parsed kernel log (None when it could not be read)."""
+    """The :class:`Termination` of the run ``container_id`` of ``container`` of ``pod_obj`` (the
+    newest pod dict), from its ``terminated`` state dict, the reasons the API showed for it in
+    order (``reasons_seen``), the namespace's ``events`` (API event dicts) and the parsed kernel
+    log (``kernel_reports``: :func:`parse_dmesg`; None when it could not be read, ``kernel_note``
+    saying why)."""
     status = pod_obj.get("status") or {}
     name = (pod_obj.get("metadata") or {}).get("name", "")
     matched = reports_for_container(kernel_reports, container_id) if kernel_reports is not None else []

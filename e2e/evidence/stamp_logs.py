@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def stamps_from_logs(sc: "Scenario", pod: str, containers: Sequence[str] = ()) -> list[Stamp]:
-    """Stamps in the current (and, after a restart, previous) logs of the containers of ``pod``
+    """The stamps in the current (and, after a restart, previous) logs of the containers of ``pod``
     (``containers``, or all); none of a container not started yet or already gone (its
     termination message has them: :func:`stamps_from_changes`)."""
     found: list[Stamp] = []
@@ -41,7 +41,7 @@ def stamps_of(sc: "Scenario", pod: str | None) -> list[Stamp]:
 
 
 class StampWatch:
-    """Reads a container's log (at most every ``interval_s``, once it has started) until it shows
+    """Reads the log of ``container`` of ``pod`` (at most every ``interval_s`` seconds, once it has started) until it shows
     ``event``: the kubelet deletes an evicted pod's containers, and their logs, as soon as the pod
     is terminal (kubelet.go cleanUpContainersInPod), so the stamps are read while it runs.
     :attr:`times` is ``{event: epoch s}`` (:func:`event_times`)."""
@@ -52,6 +52,8 @@ class StampWatch:
         self._asked = 0.0
 
     def poll(self) -> None:
+        """Read the log once, unless ``event`` was seen or it was read less than ``interval_s`` ago
+        (call it from a wait's check)."""
         now = time.time()
         if self.event in self.times or now - self._asked < self.interval_s:
             return

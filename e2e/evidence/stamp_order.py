@@ -33,7 +33,7 @@ def measured_order(stamps: Sequence[Stamp], keys: Sequence[str]) -> str:
 
 def expected_keys(judge: Judge, case: str, name: str, **params: object) -> list[str] | None:
     """The stamp keys of the documented order ``case``/``name`` (its documented string split at
-    ``→``), or None when nothing is documented for this cluster's version."""
+    ``→``; ``params`` fill its ``{placeholders}``), or None when nothing is documented for this cluster's version."""
     try:
         documented = judge.expectation(case, name, **params).documented
     except NotDocumented:
@@ -50,7 +50,8 @@ def expect_order(
     t_ref: float | None = None,
     **params: object,
 ) -> bool:
-    """Judge the order of ``stamps`` against the documented order ``case``/``name``.
+    """Judge the order of ``stamps`` against the documented order ``case``/``name``; returns True
+    when it holds (as :meth:`e2e.judge.measurements.Judge.expect`).
 
     The expected order is the registry's documented string (``"app sigterm → app exit → ..."``,
     ``{placeholders}`` filled from ``params``); the measured value is :func:`measured_order` of

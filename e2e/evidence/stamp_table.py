@@ -13,8 +13,9 @@ from .stamps import Stamp
 def merged_rows(
     changes: Sequence[Change], stamps: Sequence[Stamp], t0: float, marks: Sequence[tuple[float, str]] = ()
 ) -> list[Row]:
-    """The recorder's table (:func:`e2e.record.timeline.rows`) with the container-written stamps and
-    the scenario's marks put in, all sorted by time (``t`` seconds after ``t0``)."""
+    """The recorder's table (:func:`e2e.record.timeline.rows`) of ``changes`` with the container-written
+    ``stamps`` and the scenario's ``marks`` (``(epoch s, label)``, :attr:`e2e.run.scenario.Scenario.marks`)
+    put in, all sorted by time (``t`` seconds after ``t0``, epoch s)."""
     out = list(rows(changes, t0))
     for s in stamps:
         rest = " ".join(f"{k}={v}" for k, v in s.fields if k != "container")
@@ -30,7 +31,7 @@ def merged_table(
     marks: Sequence[tuple[float, str]] = (),
     keep: Callable[[Stamp], bool] | None = None,
 ) -> str:
-    """:func:`merged_rows` as fixed-width text (millisecond times); ``keep`` filters stamps
-    (e.g. leave out periodic ticks)."""
+    """The text table of :func:`merged_rows` of ``changes``, ``stamps`` and ``marks`` (fixed width,
+    millisecond times after ``t0``, epoch s); ``keep`` filters stamps (e.g. leave out periodic ticks)."""
     picked = [s for s in stamps if keep is None or keep(s)]
     return format_table(merged_rows(changes, picked, t0, marks))

@@ -78,12 +78,12 @@ class Stamp:
         return f"{self.container} {self.event}" if self.container else self.event
 
     def has(self, **fields: str) -> bool:
-        """True when every given field has the given value."""
+        """True when every one of ``fields`` has the given value (``has(container="app")``)."""
         return all(self.get(k, None) == v for k, v in fields.items())
 
 
 def parse_line(line: str) -> Stamp | None:
-    """The :class:`Stamp` of one line, or None for a line of another shape (a trailing ``\\r``
+    """The :class:`Stamp` of one ``line``, or None for a line of another shape (a trailing ``\\r``
     and surrounding blanks are tolerated; a word after the event that is not ``key=value``
     makes the line no stamp)."""
     m = LINE.match(line.strip())
@@ -100,7 +100,7 @@ def parse_line(line: str) -> Stamp | None:
 
 
 def parse(text: str | Iterable[str] | None) -> list[Stamp]:
-    """Every stamp of a container log or termination message (text or lines), in text order."""
+    """Every stamp of ``text``, a container log or termination message (text or lines), in text order."""
     lines = (text or "").splitlines() if text is None or isinstance(text, str) else text
     return [s for s in map(parse_line, lines) if s is not None]
 
@@ -127,7 +127,7 @@ def before(stamps: Iterable[Stamp], at: float) -> list[Stamp]:
 
 
 def intervals(stamps: Sequence[Stamp]) -> list[float]:
-    """Seconds between consecutive stamps (``len(stamps) - 1`` values, rounded to 1 ms)."""
+    """The seconds between consecutive ``stamps`` (``len(stamps) - 1`` values, rounded to 1 ms)."""
     return [round(b.at - a.at, 3) for a, b in zip(stamps, stamps[1:], strict=False)]
 
 
@@ -146,8 +146,8 @@ def merge(*groups: Iterable[Stamp]) -> list[Stamp]:
 
 
 def stamps_from_pod(pod: dict) -> list[Stamp]:
-    """Stamps in the termination messages (``state`` and ``lastState``) of every container of
-    ``pod`` (the API's JSON shape)."""
+    """The stamps in the termination messages (``state`` and ``lastState``) of every container of
+    ``pod`` (the API's JSON shape), in time order."""
     status = pod.get("status") or {}
     found: list[Stamp] = []
     for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
@@ -157,7 +157,7 @@ def stamps_from_pod(pod: dict) -> list[Stamp]:
 
 
 def stamps_from_changes(changes: Iterable[Change], pod: str | None = None) -> list[Stamp]:
-    """Stamps of every termination message the recorder saw (of ``pod``, or of every pod):
+    """The stamps of every termination message in ``changes`` (of ``pod``, or of every pod), in time order:
     the stamps of containers that ended, also after their pod was deleted."""
     return merge(*(stamps_from_pod(c.obj) for c in changes if c.kind == "Pod" and (pod is None or c.name == pod)))
 
@@ -172,7 +172,7 @@ def find(stamps: Sequence[Stamp], key: str, nth: int = 0) -> Stamp | None:
 
 
 def gap_ms(stamps: Sequence[Stamp], earlier: str, later: str) -> float | None:
-    """Milliseconds from the first ``earlier`` stamp to the first ``later`` stamp (negative when
+    """The milliseconds from the first ``earlier`` stamp to the first ``later`` stamp of ``stamps`` (negative when
     ``later`` came first), rounded to 0.1 ms; None when either is missing."""
     a, b = find(stamps, earlier), find(stamps, later)
     if a is None or b is None:
@@ -186,7 +186,7 @@ def ms(seconds: float) -> float:
 
 
 def since_ms(stamp: Stamp | None, t: float | Stamp | None) -> float | None:
-    """Milliseconds from ``t`` (epoch s, or a stamp) to ``stamp`` (0.1 ms); None when either is missing."""
+    """The milliseconds from ``t`` (epoch s, or a stamp) to ``stamp`` (0.1 ms); None when either is missing."""
     if isinstance(t, Stamp):
         t = t.at
     return None if stamp is None or t is None else ms(stamp.at - t)

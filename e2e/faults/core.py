@@ -83,7 +83,7 @@ class ClusterBroken(RuntimeError):
 class RecoveryReport:
     """What the health check after an undo saw.
 
-    ``healthy`` whether every check passed; ``took_s`` seconds from the undo to the first
+    ``fault`` the fault's window name (``kubelet-stop``…); ``healthy`` whether every check passed; ``took_s`` seconds from the undo to the first
     healthy poll (or to giving up); ``problems`` what the last failing poll found (empty when
     healthy); ``checks`` the last poll's lines (``node X Ready=True``, ``kube-system/etcd-… Running 1/1``,
     ``/readyz ok``); ``polls`` how many polls it took.
@@ -97,6 +97,8 @@ class RecoveryReport:
     polls: int = 0
 
     def text(self) -> str:
+        """The report as attached to the test (``recovery-<fault>.txt``): a verdict line with the
+        time it took (s), then every check and problem."""
         head = (f"recovery after {self.fault}: {'HEALTHY' if self.healthy else 'NOT RECOVERED'} "
                 f"after {self.took_s:.1f} s ({self.polls} polls, bound {RECOVERY_TIMEOUT_S} s)")
         lines = [head, *("  " + c for c in self.checks)]
@@ -132,10 +134,22 @@ class FaultSite(Protocol):
     profile: str
     recorder: object
 
-    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str: ...
-    def mark(self, when: float, label: str) -> None: ...
-    def add_file(self, name: str, content: str | bytes) -> None: ...
-    def cluster_broken(self, reason: str) -> None: ...
+    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
+        """Run ``cmd`` in the kind node container ``node`` for at most ``timeout`` s; returns stdout
+        (:meth:`e2e.run.scenario.Scenario.node_exec`)."""
+        ...
+
+    def mark(self, when: float, label: str) -> None:
+        """Draw the moment ``when`` (epoch s) with ``label`` on the test's picture."""
+        ...
+
+    def add_file(self, name: str, content: str | bytes) -> None:
+        """Attach the file ``name`` with ``content`` to the test's report."""
+        ...
+
+    def cluster_broken(self, reason: str) -> None:
+        """The cluster did not recover (``reason``): export its logs, replace it."""
+        ...
 
 
 # -- health ---------------------------------------------------------------------------------
@@ -197,7 +211,8 @@ def check_health(fault: str, kube, timeout_s: float = RECOVERY_TIMEOUT_S, poll_s
                  since: float | None = None) -> RecoveryReport:
     """Poll ``probe(kube)`` every ``poll_s`` (default :data:`HEALTH_POLL_S`) seconds until it
     finds no problem or ``timeout_s`` passed (``probe``: default :func:`health` with ``since``);
-    the report (healthy or not — never raises for an unhealthy cluster)."""
+    returns the :class:`RecoveryReport` for ``fault`` (the window name), healthy or not — never
+    raises for an unhealthy cluster."""
     started = time.monotonic()
     last: dict = {"checks": [], "problems": ["never polled"], "polls": 0}
 
@@ -219,9 +234,10 @@ def check_health(fault: str, kube, timeout_s: float = RECOVERY_TIMEOUT_S, poll_s
 
 @contextmanager
 def sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT (Ctrl-C) back for the duration and deliver it afterwards (main thread only;
-    elsewhere a no-op: Python delivers signals to the main thread anyway). A process that ignores
-    SIGINT (started in the background by a shell) keeps ignoring it."""
+    """A context manager (yields nothing) that holds SIGINT (Ctrl-C) back for the duration and
+    delivers it afterwards as ``KeyboardInterrupt`` (main thread only; elsewhere a no-op: Python
+    delivers signals to the main thread anyway). A process that ignores SIGINT (started in the
+    background by a shell) keeps ignoring it."""
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
@@ -236,7 +252,8 @@ def sigint_deferred() -> Iterator[None]:
 
 
 def refuse_shared(site: FaultSite, name: str) -> None:
-    """``FaultRefused`` when ``site`` runs on the shared default profile (see module doc)."""
+    """``FaultRefused`` when ``site`` runs on the shared default profile (see module doc);
+    ``name`` is the fault's, for the message."""
     if getattr(site, "profile", SHARED_PROFILE) == SHARED_PROFILE:
         raise FaultRefused(f"fault {name} must run on a cluster of its own profile (@pytest.mark.profile), "
                            f"never on the shared {SHARED_PROFILE!r} cluster: it would break other tests")
@@ -259,9 +276,11 @@ def _undo(name: str, undo: Callable[[], object]) -> str | None:
 def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], undo: Callable[[], object],
           recovery_timeout_s: float = RECOVERY_TIMEOUT_S, shared_ok: bool = False,
           probe: Callable[[object], tuple[list[str], list[str]]] | None = None) -> Iterator[FaultWindow]:
-    """The fault protocol (module doc): ``inject()``, yield the :class:`FaultWindow`, always
-    ``undo()``, then the health check; ``ClusterBroken`` when the cluster does not recover.
-    ``shared_ok`` lets a mild fault (a test taint) run on the shared default cluster."""
+    """The fault protocol (module doc) for a fault of your own: ``inject()``, yield the
+    :class:`FaultWindow` named ``name`` on ``node``, always ``undo()``, then the health check
+    (``probe``: instead of :func:`health`, as :func:`check_health`); ``ClusterBroken`` when the
+    cluster does not recover, ``FaultRefused`` on the shared default profile unless ``shared_ok``
+    (a mild fault, e.g. a test taint)."""
     if not shared_ok:
         refuse_shared(site, name)
     window = FaultWindow(name, node)

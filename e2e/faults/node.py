@@ -84,7 +84,8 @@ INHIBIT_WHY = "Kubelet needs time to handle node shutdown"
 
 
 def docker(*args: str, timeout: float = DOCKER_TIMEOUT_S) -> str:
-    """Run ``docker <args>`` on the host; its stdout. ``RuntimeError`` with stderr on failure."""
+    """Run ``docker <args>`` on the host for at most ``timeout`` s; returns its stdout.
+    ``RuntimeError`` with stderr on failure."""
     r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError(f"docker {' '.join(args)}: {(r.stderr or r.stdout).strip()}")
@@ -92,8 +93,9 @@ def docker(*args: str, timeout: float = DOCKER_TIMEOUT_S) -> str:
 
 
 def node_addresses(node: str) -> list[str]:
-    """The node container's addresses on the suite's Docker network (``docker inspect``;
-    :data:`e2e.cluster.egress.NETWORK`): IPv4, then IPv6 where the network has it (dual-stack, as kind's)."""
+    """The addresses of the ``node`` container on the suite's Docker network (``docker inspect``;
+    :data:`e2e.cluster.egress.NETWORK`): IPv4, then IPv6 where the network has it (dual-stack, as
+    kind's). ``RuntimeError`` when it has none there."""
     networks = json.loads(docker("inspect", "-f", "{{json .NetworkSettings.Networks}}", node))
     net = networks.get(NETWORK) or {}
     addresses = [a for a in (net.get("IPAddress"), net.get("GlobalIPv6Address")) if a]
@@ -103,7 +105,7 @@ def node_addresses(node: str) -> list[str]:
 
 
 def paused(node: str) -> bool:
-    """Whether the node container is paused (``docker inspect .State.Paused``)."""
+    """Whether the ``node`` container is paused (``docker inspect .State.Paused``)."""
     return docker("inspect", "-f", "{{.State.Paused}}", node).strip() == "true"
 
 
@@ -121,7 +123,8 @@ def node_paused(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY
 def partition_rule(apiserver: str, mode: str) -> tuple[str, list[str]]:
     """``(command, rule)``: ``iptables`` or ``ip6tables`` (by the address family) and the OUTPUT
     rule (without ``-I``/``-D``) that cuts the node's connections to the API server at
-    ``apiserver`` (address): ``mode`` ``reject`` (TCP reset) or ``drop``."""
+    ``apiserver`` (address): ``mode`` ``reject`` (TCP reset) or ``drop``; ``ValueError`` for
+    another mode."""
     if mode not in PARTITION_MODES:
         raise ValueError(f"partition mode must be one of {sorted(PARTITION_MODES)}, not {mode!r}")
     command = "ip6tables" if ":" in apiserver else "iptables"

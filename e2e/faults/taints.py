@@ -34,7 +34,8 @@ def node_taints(kube, node: str) -> list[dict]:
 
 
 def rolled_out(dep: dict | None, generation: int) -> bool:
-    """Deployment ``dep`` has observed ``generation`` and every replica is updated and available."""
+    """True when Deployment ``dep`` has observed ``generation`` (its ``metadata.generation``
+    after a change) and every replica is updated and available."""
     if not dep:
         return False
     want = (dep.get("spec") or {}).get("replicas", 1)

@@ -48,7 +48,7 @@ def case_id_problem(case: object) -> str | None:
 
 
 def number(value: float | int) -> str:
-    """A number as a person reads it: integers in full (``104857000``, never ``1.04857e+08``),
+    """The number ``value`` as a person reads it (in its own unit): integers in full (``104857000``, never ``1.04857e+08``),
     other values with up to 6 decimals (``0.25``, ``12.345678``), ``∞`` for an open end."""
     if isinstance(value, float):
         if math.isinf(value):
@@ -117,7 +117,7 @@ _VERSION = re.compile(r"v?1\.(\d+)\.\d+")
 
 
 def version_minor(version: str) -> int:
-    """The minor of a Kubernetes version ``"1.37.2"`` or ``"v1.37.2"``: ``37``. Raises
+    """The minor of the Kubernetes ``version`` ``"1.37.2"`` or ``"v1.37.2"``: ``37``. Raises
     ``ValueError`` for anything else."""
     m = _VERSION.fullmatch(version)
     if m is None:
@@ -128,6 +128,16 @@ def version_minor(version: str) -> int:
 @dataclass(frozen=True)
 class Expectation:
     """One documented value and how far a measurement may stray from it.
+
+    ``case`` is the case ID (``"CL-1"``) and ``name`` the measurement's name (``"restart_gap"``;
+    a judged ``restart_gap[2]`` falls back to it, :meth:`Registry.lookup`). ``documented`` is the
+    value: a number in ``unit`` (``"s"``, ``"ms"``, ``"bytes"``…; ``""`` for a count), a string
+    (an exact status, reason or message; a regex matched whole when ``pattern``; ``{name}``
+    placeholders filled by :meth:`fill`) or a flag. ``band`` is a number's inclusive range
+    (:class:`Band`, in ``unit``; without one a number is judged by equality) and ``why`` the
+    mechanism that makes it that wide. ``source`` names where the value is documented (``[S0]``…
+    the seeds, ``[UP]`` upstream source with file, function and version). ``known_bug`` documents
+    an upstream bug (:class:`KnownBug`): ``documented`` is then today's buggy value.
 
     ``minors`` is the inclusive range of Kubernetes minor versions the entry applies to
     (``None`` = open end); ``cgroup`` restricts it to cgroup v1 or v2 nodes. ``verified_in``
@@ -200,6 +210,8 @@ class Expectation:
         return replace(self, documented=kb.correct, band=kb.correct_band, pattern=False, known_bug=None)
 
     def applies_to(self, minor: int, cgroup: int | None = None) -> bool:
+        """True when the entry covers Kubernetes ``1.<minor>`` (its ``minors``) and a node of
+        cgroup version ``cgroup`` (``None``: unknown, covered)."""
         low, high = self.minors
         if low is not None and minor < low:
             return False
@@ -247,6 +259,8 @@ class Expectation:
         return repr(self.documented)
 
     def versions(self) -> str:
+        """The versions the entry covers, as a message shows them: ``"1.35–newer"``, ``"1.34"``,
+        ``"all versions, cgroup v2"``."""
         low, high = self.minors
         if low is None and high is None:
             text = "all versions"
@@ -276,11 +290,14 @@ def base_name(name: str) -> str:
 
 @dataclass
 class Registry:
-    """Expectations indexed by ``(case, name)``; see :meth:`lookup`."""
+    """The documented values, ``entries`` (:class:`Expectation`), looked up by case, name and
+    version (:meth:`lookup`). The suite's is :data:`REGISTRY` (:func:`register` adds to it)."""
 
     entries: list[Expectation] = field(default_factory=list)
 
     def add(self, *expectations: Expectation) -> None:
+        """Add ``expectations``; raises ``ValueError`` when one overlaps an entry of the same case,
+        name and cgroup version in its ``minors``."""
         for new in expectations:
             for old in self.entries:
                 if (old.case, old.name, old.cgroup) == (new.case, new.name, new.cgroup) and _overlap(
@@ -325,6 +342,7 @@ class Registry:
         return sorted({e.name for e in self.entries if e.case == case})
 
     def cases(self) -> list[str]:
+        """Every case ID with a documented value, sorted."""
         return sorted({e.case for e in self.entries})
 
 

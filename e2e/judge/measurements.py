@@ -131,7 +131,7 @@ class Verdict:
         or, when ``same_as`` showed the very same context above, a reference to it."""
         m, e = self.measurement, self.expectation
         lines = [
-            f"{m.case} {m.name}: measured {shown(m.value, m.unit)}, expected {e.describe()}",
+            f"{m.case} {m.name}: measured {measured(m)}, expected {e.describe()}",
             f"  documented for Kubernetes {e.versions()} (cluster: {m.kubernetes}"
             + (f", cgroup v{m.cgroup})" if m.cgroup else ", cgroup unknown)"),
         ]
@@ -162,15 +162,26 @@ def explain_all(verdicts: list[Verdict]) -> list[str]:
 
 
 def shown(value: object, unit: str = "") -> str:
-    """A measured value as a message shows it: numbers by :func:`e2e.judge.expectations.number`
-    with their unit, strings quoted, ``None`` as ``nothing``."""
+    """A value as a message shows it: numbers by :func:`e2e.judge.expectations.number`
+    with their unit, strings quoted, ``None`` as ``None`` (a measured value: :func:`measured`)."""
     if value is None:
-        return "nothing"
+        return "None"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, (int, float)):
         return number(value) + (f" {unit}" if unit else "")
     return repr(value)
+
+
+def measured(m: Measurement) -> str:
+    """The measured value of ``m`` as a message shows it (:func:`shown`), where ``None`` is two
+    things: ``nothing`` for a wait that timed out (:meth:`e2e.run.scenario.Scenario.wait_for` with
+    ``case``/``measurement`` records ``None`` with ``details.timed_out_after_s``), and
+    ``None (a value read as None, not a timeout)`` for a value the test read as None (a field
+    not set, a condition without a reason)."""
+    if m.value is None:
+        return "nothing" if "timed_out_after_s" in m.details else "None (a value read as None, not a timeout)"
+    return shown(m.value, m.unit)
 
 
 def _caller() -> str:
@@ -347,7 +358,7 @@ class Judge:
         found = self.set_aside_values(UNVERIFIED)
         if not found:
             return None
-        return f"{UNVERIFIED_PREFIX} " + "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.details['reason']})"
+        return f"{UNVERIFIED_PREFIX} " + "; ".join(f"{m.case} {m.name} = {measured(m)} ({m.details['reason']})"
                                                      for m in found)
 
     def summary(self) -> str:
@@ -356,8 +367,8 @@ class Judge:
         out = []
         for v in self.verdicts:
             m = v.measurement
-            out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {shown(m.value, m.unit)}  expected {v.expectation.describe()}")
-        out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {shown(m.value)}  ({m.why})" for m in self.undocumented)
+            out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {measured(m)}  expected {v.expectation.describe()}")
+        out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {measured(m)}  ({m.why})" for m in self.undocumented)
         if self.failures:
             out += ["", "failed values, explained:"] + explain_all(self.failures)
         return "\n".join(out)
@@ -381,11 +392,11 @@ class Judge:
         buggy and correct value, issue). Unverified values are listed apart (:meth:`carried_forward`)."""
         starved = [v for v in self.verdicts if v.measurement.verdict == INCONCLUSIVE]
         if starved:
-            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {shown(v.measurement.value, v.measurement.unit)} "
+            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {measured(v.measurement)} "
                               f"(expected {v.expectation.describe()}; {describe(v.measurement.details['host'])})" for v in starved)
             return INCONCLUSIVE, f"{INCONCLUSIVE_PREFIX}: {len(starved)} timing value(s) failed while the host's CPU was starved: {items}"
         if self.undocumented:
-            items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.why})" for m in self.undocumented)
+            items = "; ".join(f"{m.case} {m.name} = {measured(m)} ({m.why})" for m in self.undocumented)
             return "undocumented", f"undocumented: {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"
         fixed = [v for v in self.verdicts if v.measurement.verdict == BUG_FIXED]
         if fixed:
@@ -393,7 +404,7 @@ class Judge:
         for verdict in ("skipped", "flake"):
             found = self.set_aside_values(verdict)
             if found:
-                items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)}: {m.details.get('reason', '')}" for m in found)
+                items = "; ".join(f"{m.case} {m.name} = {measured(m)}: {m.details.get('reason', '')}" for m in found)
                 label = "environment" if verdict == "skipped" else "flake"
                 return verdict, f"{label}: {items}"
         present = [v for v in self.verdicts if BUG_PRESENT in (v.measurement.verdict, v.measurement.details.get("judged"))]
@@ -414,5 +425,5 @@ def _known_bug_item(v: Verdict) -> str:
     race's value says so: ``(a race, this run buggy: …; correct: …; …)``."""
     m, e = v.measurement, v.expectation
     kb = cast(KnownBug, e.known_bug)
-    return (f"{m.case} {m.name} = {shown(m.value, m.unit)} ({'a race, this run ' if kb.race else ''}buggy: {e.describe()}; "
+    return (f"{m.case} {m.name} = {measured(m)} ({'a race, this run ' if kb.race else ''}buggy: {e.describe()}; "
             f"correct: {e.correct().describe()}; {kb.issue})")

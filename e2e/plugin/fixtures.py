@@ -1,7 +1,7 @@
 """The fixtures a scenario uses: ``clusters``, ``cluster`` (its profile's), ``host_load`` (the
-host's CPU pressure, sampled in this process) and ``scenario`` (a fresh namespace, a recorder
+host's CPU pressure, sampled in this process), ``scenario`` (a fresh namespace, a recorder
 already watching it, a judge; reports and cleanup afterwards; the test's cost in
-``durations.json``)."""
+``durations.json``) and ``kubectl`` (the real kubectl of the cluster's version)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import pytest
 
 from ..cluster.kind import wait_for_creations
 from ..cluster.kube import CASE_LABEL, RUN_LABEL
+from ..evidence.kubectl import KubectlNotFound, kubectl_for
 from ..judge.measurements import Judge, MeasurementLog
 from ..record.hostload import DurationLog, HostLoad, Pressure, Stopwatch, stall_counter
 from ..record.recorder import Recorder
@@ -70,6 +71,19 @@ def host_load() -> Generator[HostLoad, None, None]:
     host = HostLoad(stall_counter()).start()
     yield host
     host.stop()
+
+
+@pytest.fixture
+def kubectl(cluster: ClusterInfo) -> str:
+    """Path of the real kubectl of the test's cluster's version (:func:`e2e.evidence.kubectl.kubectl_for`:
+    ``$E2E_KUBECTL``, else copied out of the kind node, cached per version); run it with
+    :func:`e2e.evidence.kubectl.run`, e.g. ``run([kubectl, "--kubeconfig", str(cluster.kind.kubeconfig),
+    "-n", sc.namespace, "get", "pods"], timeout_s=30)``. Skips the test (``environment: …``) when
+    there is none (a ``--kubeconfig`` cluster without ``$E2E_KUBECTL``)."""
+    try:
+        return str(kubectl_for(cluster.kubernetes, cluster.kind))
+    except KubectlNotFound as e:
+        pytest.skip(f"environment: {e}")
 
 
 def _namespace_name(item: pytest.Item) -> str:

@@ -1,1 +1,1 @@
-"""The record layer: the recorder (watches, receive times), the timeline (runs, gaps, the table), the pod vocabulary (pods), kubectl's READY/STATUS (podstatus) and the host's CPU pressure and each test's cost (hostload)."""
+"""The record layer: the recorder (watches, receive times), the timeline (runs, gaps, the table), the pod vocabulary (pods), kubectl's READY/STATUS (podstatus), API timestamps against host time (apitime) and the host's CPU pressure and each test's cost (hostload)."""

@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 
 def container_statuses(pod: dict | None) -> dict[str, dict]:
-    """Container name → its status, for init, main and ephemeral containers of ``pod``."""
+    """Returns container name → its status, for init, main and ephemeral containers of ``pod``."""
     status = (pod or {}).get("status") or {}
     found = {}
     for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
@@ -140,7 +140,9 @@ class Watched(Protocol):
 
     recorder: Recorder
 
-    def pod(self, name: str) -> dict | None: ...
+    def pod(self, name: str) -> dict | None:
+        """The newest recorded state of pod ``name`` (:meth:`e2e.run.scenario.Scenario.pod`)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -153,8 +155,9 @@ class Until(Generic[T]):
 
 
 def until(what: str, check: Callable[[Any], T | None]) -> Until[T]:
-    """A condition of its own (``until("3 runs", lambda sc: len(sc.attempts("p", "app")) >= 3)``;
-    ``check`` gets the test's scenario and may read anything of it)."""
+    """A condition of its own: ``what`` it waits for, in words, and ``check``
+    (``until("3 runs", lambda sc: len(sc.attempts("p", "app")) >= 3)``; ``check`` gets the test's
+    scenario and may read anything of it)."""
     return Until(what, check)
 
 

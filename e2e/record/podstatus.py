@@ -47,7 +47,7 @@ def ready_status(pod: dict | None) -> tuple[str, str] | None:
 
 
 def pod_columns(pod: dict) -> PodColumns:
-    """READY, STATUS and RESTARTS of ``pod`` as ``kubectl get pod`` shows them."""
+    """The READY, STATUS and RESTARTS columns of ``pod`` as ``kubectl get pod`` shows them."""
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     meta = pod.get("metadata") or {}

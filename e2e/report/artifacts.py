@@ -30,7 +30,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
-from ..judge.measurements import Judge, Verdict, shown
+from ..judge.measurements import Judge, Verdict, measured
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
 from ..record.recorder import dump_changes
@@ -133,9 +133,9 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
         m, e = v.measurement, v.expectation
         notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source),
                  ("host", describe(m.details["host"]) if "host" in m.details else "")]
-        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), e.describe(), m.verdict, notes))
+        rows.append((f"{m.case} {m.name}", measured(m), e.describe(), m.verdict, notes))
     for m in judge.undocumented if judge else []:
-        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), "-", m.verdict, [("why", m.why)]))
+        rows.append((f"{m.case} {m.name}", measured(m), "-", m.verdict, [("why", m.why)]))
     if rows:
         # inline styles: the report's description frame sets tables to nowrap and max-content
         cell = "border:1px solid #ccc;padding:2px 6px;vertical-align:top;white-space:normal;overflow-wrap:break-word"
@@ -205,7 +205,7 @@ def judged_steps(judge: Judge) -> None:
     head = _step("judged values: " + ", ".join(f"{n} {k}" for k, n in counts.most_common()), {})
     for v in judge.verdicts:
         m, e = v.measurement, v.expectation
-        params = {"measured": shown(m.value, m.unit), "documented": e.describe(), "verdict": m.verdict,
+        params = {"measured": measured(m), "documented": e.describe(), "verdict": m.verdict,
                   "band": e.why or "-", "source": e.source, "versions": e.versions()}
         if "reason" in m.details:
             params["reason"] = m.details["reason"]
@@ -214,7 +214,7 @@ def judged_steps(judge: Judge) -> None:
         step = _step(f"{m.case} {m.name} = {params['measured']} (expected {e.describe()})", params)
         _stop(step, _error(v))
     for m in judge.undocumented:
-        step = _step(f"{m.case} {m.name} = {shown(m.value, m.unit)} (nothing documented)",
-                     {"measured": shown(m.value, m.unit), "verdict": "undocumented", "why": m.why})
+        step = _step(f"{m.case} {m.name} = {measured(m)} (nothing documented)",
+                     {"measured": measured(m), "verdict": "undocumented", "why": m.why})
         _stop(step, pytest.skip.Exception(f"undocumented: {m.why}"))
     _stop(head, AssertionError(f"{counts['fail']} values failed") if counts["fail"] else None)

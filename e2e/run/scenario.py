@@ -2,6 +2,21 @@
 
 A :class:`Scenario` is made per test by the ``scenario`` fixture of :mod:`e2e.plugin`:
 the namespace exists and the recorder watches it before the test applies anything.
+
+Arguments its methods share:
+
+- ``pod``: a pod's name in the test's namespace; ``container``: a container's name in it;
+- ``kind``: an API kind (``Pod``, ``Job``, ``Deployment``...); ``name``: an object's name (namespaced
+  kinds: in the test's namespace);
+- ``api_version``: the ``apiVersion`` of ``kind``, only where the kind is in several groups (``Event``);
+- ``what``: what a wait waits for, in words (its progress line, its timeout's message);
+- ``timeout_s``: how long a wait (or a command) may take, in seconds;
+- ``interval_s``: how often a wait polls, in seconds (default 0.25);
+- ``case``: a case ID (``CL-1``); ``measurement``: a measurement name it documents (see :meth:`Scenario.expect`);
+- ``grace_period_s``: a delete's grace period in seconds (``None``: the pod's own);
+- ``dry_run``: the server only checks the request (server-side dry run) and changes nothing.
+
+Times called "epoch s" are host time (``time.time()``); on kind the nodes share the host's clock.
 """
 
 from __future__ import annotations
@@ -40,12 +55,21 @@ class PreconditionFailed(AssertionError):
 
 @dataclass
 class Scenario:
-    """One test's view of the cluster.
+    """One test's view of the cluster, made by the ``scenario`` fixture (a test never builds one).
 
+    What a test reads of it: ``kube`` (:class:`e2e.cluster.kube.Kube`: the API clients),
+    ``namespace`` (the test's own, fresh), ``recorder`` (:class:`e2e.record.recorder.Recorder`:
+    ``recorder.changes("Pod", "web")`` is a pod's recording), ``judge``
+    (:class:`e2e.judge.measurements.Judge`), ``manifest_dir`` (the test file's folder, where
+    :meth:`apply` reads), ``kubernetes_minor`` (the cluster's ``1.<minor>``), ``cgroup`` the node's
+    cgroup version (1 or 2; None on a ``--kubeconfig`` cluster), ``kind`` (the kind cluster; None
+    on a ``--kubeconfig`` one), ``profile`` (the cluster profile, ``@pytest.mark.profile``).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
-    ``files`` are the test's own report files (:meth:`add_file`);
-    ``cgroup`` the node's cgroup version (1 or 2; None on a ``--kubeconfig`` cluster).
+    ``files`` are the test's own report files (:meth:`add_file`), ``properties`` its
+    :meth:`note` facts. The framework's own: ``on_broken`` and ``broken`` (a fault left the
+    cluster broken: :meth:`cluster_broken`), ``applied_kinds`` and ``cluster_objects`` (what
+    :meth:`apply` created, for :meth:`clean_up`).
     """
 
     kube: Kube
@@ -71,13 +95,15 @@ class Scenario:
     properties: list[tuple[str, str]] = field(default_factory=list)
 
     def manifests(self, filename: str, **values: object) -> list[dict]:
-        """Objects of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
+        """The objects (the API's JSON) of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
         the pinned workload images and ``${stamp_sh}`` (the stamp shell functions,
         :data:`e2e.cluster.stamp_sh.STAMP_SH`); ``ManifestError`` on a bad file."""
         return load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
-        """Create the objects of a manifest file in the namespace; the first (real) apply sets ``t0``.
+        """Create the objects of the manifest file ``filename`` (``${placeholders}`` filled from
+        ``values``, as :meth:`manifests`) in the namespace, or only check them (``dry_run``);
+        returns them as the server answered. The first (real) apply sets ``t0``.
 
         Cluster-scoped objects (RuntimeClass, PriorityClass...) are created too and deleted by
         :meth:`clean_up` after the test, like the namespace. A refusal of the API (a dry run's
@@ -105,14 +131,14 @@ class Scenario:
         return created
 
     def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
-        """Run ``cmd`` in a kind node container (default: the control plane); skips the test
-        on a ``--kubeconfig`` cluster."""
+        """Run ``cmd`` in the kind node container ``node`` (default: the control plane), for at
+        most ``timeout`` seconds; returns its stdout. Skips the test on a ``--kubeconfig`` cluster."""
         if self.kind is None:
             pytest.skip("needs a kind node to exec into (not available with --kubeconfig)")
         return self.kind.node_exec(*cmd, timeout=timeout, node=node)
 
     def node_port_url(self, node_port: int, path: str = "/") -> str:
-        """``http://127.0.0.1:<host port>/…`` where the cluster's ``node_port`` is published
+        """``http://127.0.0.1:<host port><path>`` where the cluster's ``node_port`` is published
         (kind config ``extraPortMappings``, a free host port per cluster); on a ``--kubeconfig``
         cluster the NodePort itself (it must be published 1:1 on 127.0.0.1)."""
         port = self.kind.host_port(node_port) if self.kind else node_port
@@ -127,13 +153,13 @@ class Scenario:
             self.on_broken(reason)
 
     def add_file(self, name: str, content: str | bytes | Callable[[], str | bytes]) -> None:
-        """Add a file to the test's report (allure attachment, artifacts of a failure); a
+        """Add the file ``name`` with ``content`` to the test's report (allure attachment, artifacts of a failure); a
         ``.png`` is also shown inline on the report's test page. Kept however the test ends.
         A callable is read when the report is gathered (a log still being followed)."""
         self.files[name] = content
 
     def note(self, name: str, value: object) -> None:
-        """An environment fact of this test, not a judged value (the node's cgroup version, a
+        """An environment fact ``name`` = ``value`` of this test, not a judged value (the node's cgroup version, a
         clamped OOM score): a JUnit property and an allure parameter."""
         self.properties.append((name, str(value)))
 
@@ -150,6 +176,7 @@ class Scenario:
         return value
 
     def mark(self, when: float, label: str) -> None:
+        """Draw the moment ``when`` (epoch s) with ``label`` on the report's picture and timeline."""
         self.marks.append((when, label))
 
     def pod(self, name: str) -> dict | None:
@@ -158,8 +185,8 @@ class Scenario:
 
     def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
                  case: str | None = None, measurement: str | None = None, explain: Callable[[], str] | None = None) -> T:
-        """Poll ``check`` until truthy (see :func:`e2e.run.waiting.wait_until`); on timeout the
-        error carries the end of the timeline. With ``case``/``measurement`` a timeout is also a
+        """Poll ``check`` until truthy (see :func:`e2e.run.waiting.wait_until`) and return its
+        result; raises ``WaitTimeout`` after ``timeout_s``, the error carrying the end of the timeline. With ``case``/``measurement`` a timeout is also a
         judged value: ``measurement`` is recorded as measured ``None`` (it never happened within
         ``timeout_s``) against its documented expectation, and ``ExpectationFailed`` is raised
         explaining it (case, documented value, band, source, the wait) like any failed value.
@@ -179,7 +206,7 @@ class Scenario:
 
     def wait(self, until: Until[T], timeout_s: float, interval_s: float = 0.25,
              case: str | None = None, measurement: str | None = None) -> T:
-        """Wait for a named condition (:mod:`e2e.record.pods`: ``pod_phase``, ``container_running``,
+        """Wait for the named condition ``until`` (:mod:`e2e.record.pods`: ``pod_phase``, ``container_running``,
         ``endpoint_ready``...) as :meth:`wait_for` does; returns what its check found."""
         return self.wait_for(until.what, lambda: until.check(self), timeout_s, interval_s, case=case, measurement=measurement)
 
@@ -199,7 +226,7 @@ class Scenario:
         return False
 
     def first_within(self, duration_s: float, what: str, check: Callable[[], T | None], interval_s: float = 0.25) -> T | None:
-        """Poll ``check`` for at most ``duration_s`` seconds: its first truthy result, or None.
+        """Poll ``check`` for at most ``duration_s`` seconds: returns its first truthy result, or None.
         Never fails: a wait that ends early when something happens (a restart, a probe run), for a
         test that judges what it then sees. An absence to be judged is :meth:`never_within`."""
         try:
@@ -252,7 +279,7 @@ class Scenario:
 
     def patch(self, kind: str, name: str, body: dict | list, patch_type: str = "strategic",
               subresource: str | None = None, api_version: str | None = None) -> dict:
-        """Patch ``kind``/``name`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
+        """Patch ``kind``/``name`` with ``body`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
         ``subresource`` such as ``status``); returns the patched object; :class:`e2e.cluster.kube.ApiRefused`
         on a refusal. See :meth:`e2e.cluster.kube.Kube.patch`."""
         self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
@@ -260,11 +287,12 @@ class Scenario:
 
     def resize(self, pod: str, container: str, requests: dict[str, str] | None = None,
                limits: dict[str, str] | None = None) -> dict:
-        """In-place resize of ``container``'s resources through the pod's ``resize``
+        """In-place resize of ``container``'s resources (``requests``, ``limits``) through ``pod``'s ``resize``
         subresource (Kubernetes 1.33+), e.g. ``resize("app", "app", limits={"memory": "64Mi"})``;
-        returns the pod; :class:`e2e.cluster.kube.ApiRefused` when the API refuses the resize (e.g.
-        403 Forbidden by a ResourceQuota, 422 Invalid). Whether the kubelet applied it shows in
-        ``status.containerStatuses[].resources`` and the ``PodResizePending``/``PodResizeInProgress`` conditions."""
+        returns the pod; ``ValueError`` for neither; :class:`e2e.cluster.kube.ApiRefused` when the API
+        refuses the resize (e.g. 403 Forbidden by a ResourceQuota, 422 Invalid). Whether the kubelet
+        applied it shows in ``status.containerStatuses[].resources`` and the
+        ``PodResizePending``/``PodResizeInProgress`` conditions."""
         if not (requests or limits):
             raise ValueError("resize needs requests or limits")
         resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
@@ -288,9 +316,9 @@ class Scenario:
 
     def delete(self, kind: str, name: str, grace_period_s: int | None = None, propagation: str | None = None,
                dry_run: bool = False, api_version: str | None = None) -> dict:
-        """Delete ``kind``/``name`` with options (grace period in s, ``Foreground``/``Background``/
-        ``Orphan`` propagation, server-side dry run); returns the server's answer;
-        :class:`e2e.cluster.kube.ApiRefused` on a refusal (404 when it does not exist)."""
+        """Delete ``kind``/``name`` with options (``grace_period_s``, ``propagation`` ``Foreground``/``Background``/
+        ``Orphan``, ``dry_run``); returns the server's answer; :class:`e2e.cluster.kube.ApiRefused` on a
+        refusal (404 when it does not exist)."""
         if not dry_run:
             self.mark(time.time(), f"delete {kind.lower()}/{name}")
         return self.kube.delete(kind, name, self.namespace, grace_period_s, propagation, dry_run, api_version)
@@ -326,6 +354,8 @@ class Scenario:
                              case=case, measurement=measurement)
 
     def attempts(self, pod: str, container: str) -> list[Attempt]:
+        """Every run of ``container`` in ``pod`` recorded so far, oldest first: its API start and
+        finish times (epoch s, whole seconds), exit code and reason (:class:`e2e.record.timeline.Attempt`)."""
         return attempts(self.recorder.changes("Pod"), pod, container)
 
     def timeline_excerpt(self, around: float | None = None, width_s: float = 30.0) -> str:
@@ -339,7 +369,10 @@ class Scenario:
 
     def expect(self, case: str, name: str, value: float | int | str | None, around: float | None = None, context: str | None = None,
                details: dict | None = None, **params: object) -> bool:
-        """Judge ``value`` (see :meth:`e2e.judge.measurements.Judge.expect`); a failure's context is
+        """Judge ``value`` as the measurement ``name`` of ``case`` (see :meth:`e2e.judge.measurements.Judge.expect`:
+        ``details`` go into ``measurements.json``, ``params`` fill the documented string's
+        ``{placeholders}``); returns True when it holds. Raises ``UnknownMeasurement`` for a name
+        never documented. A failure's context is
         ``context`` if given, else the timeline around ``around`` (epoch s), else its end."""
         if context is None and around:
             context = self.timeline_excerpt(around)

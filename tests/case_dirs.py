@@ -1,0 +1,76 @@
+"""The folders of cases ``make test`` checks (measurement names, version holes): the suite's own
+``scenarios/`` and ``examples/`` by default; ``make test CASES="scenarios examples ../my-cases"``
+(the environment variable ``E2E_CASES``, space-separated, relative to the repository) checks a
+user's own folders too.
+
+Their documented values are registered when their modules are imported (``register([...])`` at
+module level, as ``examples/job_deadline`` does), so :func:`import_cases` imports every module of
+those folders the way pytest's default import mode does: a module inside packages (folders with
+``__init__.py``) by its dotted name from the first folder above them, any other by its path with
+its own folder on ``sys.path`` (for the import only)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CASES = "scenarios examples"
+
+
+def case_dirs() -> list[Path]:
+    """The folders of ``$E2E_CASES`` (default ``scenarios examples``), relative to the repository."""
+    return [(ROOT / d).resolve() for d in (os.environ.get("E2E_CASES") or DEFAULT_CASES).split()]
+
+
+def case_sources(dirs: list[Path]) -> list[Path]:
+    """Every ``*.py`` file of ``dirs``, sorted."""
+    return sorted(p for d in dirs for p in d.rglob("*.py"))
+
+
+_IMPORTED: dict[Path, str | None] = {}
+
+
+def import_case(path: Path) -> str | None:
+    """Import the module at ``path`` once (see the module doc); returns None, or the error it
+    raised as ``"<file>: <error>"``."""
+    path = path.resolve()
+    if path not in _IMPORTED:
+        _IMPORTED[path] = _import(path)
+    return _IMPORTED[path]
+
+
+def import_cases(dirs: list[Path]) -> list[str]:
+    """Import every module of ``dirs`` (:func:`import_case`); returns the errors."""
+    return [e for e in (import_case(p) for p in case_sources(dirs) if p.name != "__init__.py") if e]
+
+
+def _import(path: Path) -> str | None:
+    parts, base = [path.stem], path.parent
+    while (base / "__init__.py").is_file():
+        parts.insert(0, base.name)
+        base = base.parent
+    saved = list(sys.path)  # restored after: a checkout on sys.path shows its *.egg-info to importlib.metadata,
+    sys.path.insert(0, str(base))  # and pytester's sessions would then mark e2e for assertion rewriting
+    try:
+        if len(parts) > 1:
+            importlib.import_module(".".join(parts))
+        else:  # rootless: by path, under a name of its own (conftest.py and test_*.py names repeat)
+            name = f"_e2e_case_{abs(hash(path))}_{path.stem}"
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001  (any error of a user's module is reported, by file)
+        try:
+            shown = path.relative_to(ROOT)
+        except ValueError:
+            shown = path
+        return f"{shown}: {type(e).__name__}: {e}"
+    finally:
+        sys.path[:] = saved
+    return None

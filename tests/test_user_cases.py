@@ -1,0 +1,51 @@
+"""A user's own cases are checked by ``make test`` like the suite's (issue 29): the folders of
+``CASES`` (default ``scenarios examples``; tests/case_dirs.py) are imported — their own
+``register`` calls run — and scanned for judged measurement names and version holes."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+import e2e.judge.expectations as expectations
+from case_dirs import ROOT, case_dirs, case_sources, import_cases
+from e2e.judge.expectations import Registry
+from test_documented_versions import holes, unverified
+from test_measurement_names import judged_names, known
+
+
+def test_every_module_of_the_case_folders_imports():
+    # issue 29: examples/job_deadline, the guide's worked example, called register() without the
+    # verified_in it requires (TypeError at import), and no test imported it
+    errors = import_cases(case_dirs())
+    assert not errors, "modules of the case folders that do not import:\n  " + "\n  ".join(errors)
+
+
+def test_make_test_passes_the_case_folders():
+    plan = subprocess.run(["make", "-n", "test", "CASES=scenarios ../my-cases"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout
+    assert 'E2E_CASES="scenarios ../my-cases"' in plan
+    default = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert 'E2E_CASES="scenarios examples"' in default
+
+
+def test_a_users_folder_is_checked_like_the_suites(tmp_path, monkeypatch):
+    mine = tmp_path / "my-cases" / "widgets"
+    mine.mkdir(parents=True)
+    (mine / "test_widget.py").write_text(textwrap.dedent('''
+        from e2e.judge.expectations import Expectation, register
+
+        register([Expectation("WG-1", "ready_after_s", 2, "[UP] widget.go (v1.37.2)", unit="s", minors=(37, None))],
+                 verified_in=("1.37.2",))
+
+        def test_widget(scenario):
+            scenario.expect("WG-1", "ready_after", 2.1)
+        '''))
+    registry = Registry()
+    monkeypatch.setattr(expectations, "REGISTRY", registry)  # register() adds to the module's registry
+    assert import_cases([tmp_path / "my-cases"]) == []
+    assert [e.case for e in registry.entries] == ["WG-1"]
+    ((line, case, pattern),) = [c for p in case_sources([tmp_path / "my-cases"]) for c in judged_names(p)]
+    assert (line, case) == (8, "WG-1") and not known(case, pattern, registry)  # the misspelt name is caught
+    assert holes([34, 37], registry) == ["WG-1 ready_after_s: 1.34"]  # and the version hole
+    assert unverified(["1.37.2"], registry) == []
