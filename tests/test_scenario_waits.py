@@ -54,17 +54,17 @@ def test_a_timed_out_wait_says_what_the_scenario_explains(sc):
 def test_a_value_read_as_none_is_not_reported_as_a_timeout(sc, tmp_path):
     # issue 29: "measured nothing" is a wait that timed out; a value the test read as None (a
     # condition without a reason, a field not set) says so instead, wherever it is shown
-    sc.judge.registry.add(Expectation("Z-1", "reason", "DeadlineExceeded", "[UP] test"))
-    sc.expect("Z-1", "reason", None)
+    sc.judge.registry.add(Expectation("ZZ-1", "reason", "DeadlineExceeded", "[UP] test"))
+    sc.expect("ZZ-1", "reason", None)
     with pytest.raises(ExpectationFailed) as err:
         sc.judge.verify()
     text = str(err.value)
-    assert "Z-1 reason: measured None (a value read as None, not a timeout), expected 'DeadlineExceeded'" in text
+    assert "ZZ-1 reason: measured None (a value read as None, not a timeout), expected 'DeadlineExceeded'" in text
     assert "nothing" not in text
     assert "measured None (a value read as None, not a timeout)" in sc.judge.summary()
 
 
 def test_a_timeout_stays_measured_nothing_in_the_summary_too(sc):
     with pytest.raises(ExpectationFailed):
-        sc.wait_for("job z complete", lambda: None, 0.2, interval_s=0.05, case="Z-1", measurement="job_complete_after_s")
+        sc.wait_for("job z complete", lambda: None, 0.2, interval_s=0.05, case="ZZ-1", measurement="job_complete_after_s")
     assert "measured nothing  expected 5 s within [4, 8] s" in sc.judge.summary()

@@ -41,7 +41,7 @@ CASE_ID_RULE = ("a case ID is its family of 2 or 3 capital letters, a hyphen and
 
 
 def case_id_problem(case: object) -> str | None:
-    """Why ``case`` is not a case ID (:data:`CASE_ID_RULE`), or None when it is one."""
+    """Returns why ``case`` is not a case ID (:data:`CASE_ID_RULE`), or None when it is one."""
     if isinstance(case, str) and CASE_ID.fullmatch(case):
         return None
     return f"{case!r} is not a case ID: {CASE_ID_RULE}"
