@@ -214,8 +214,12 @@ class Profile:
 
 
 def _run(cmd: list[str], timeout: float | None = None, input: str | None = None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input, env=env)
+         env: dict[str, str] | None = None, detached: bool = False) -> subprocess.CompletedProcess:
+    """``detached``: in a session of its own, out of reach of a Ctrl-C (or SIGTERM) sent to the
+    run's process group — for the clean-up commands the suite lets finish while it ignores them
+    (e2e.plugin.signals): cut half-way, a ``kind delete`` leaves the cluster's state files."""
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input, env=env,
+                          start_new_session=detached)
 
 
 def check_docker() -> str:
@@ -261,9 +265,10 @@ class Kind:
     def of(cls, profile: Profile, kind: str | None = None) -> "Kind":
         return cls(profile.cluster_name, kind)
 
-    def _kind(self, *args: str, timeout: float | None = None) -> str:
+    def _kind(self, *args: str, timeout: float | None = None, detached: bool = False) -> str:
         # every cluster on the suite's network (e2e.cluster.egress); kind warns that the variable is set
-        r = _run([self.kind, *args], timeout=timeout, env={**os.environ, "KIND_EXPERIMENTAL_DOCKER_NETWORK": egress.NETWORK})
+        r = _run([self.kind, *args], timeout=timeout, env={**os.environ, "KIND_EXPERIMENTAL_DOCKER_NETWORK": egress.NETWORK},
+                 detached=detached)
         if r.returncode != 0:
             raise PreflightError(f"`kind {' '.join(args)}` failed ({r.returncode}):\n{(r.stderr or r.stdout).strip()[-3000:]}")
         return r.stdout
@@ -461,12 +466,13 @@ class Kind:
 
     def export_logs(self, dest: Path) -> None:
         dest.mkdir(parents=True, exist_ok=True)
-        self._kind("export", "logs", str(dest), "--name", self.name, timeout=300)
+        self._kind("export", "logs", str(dest), "--name", self.name, timeout=300, detached=True)
 
     def delete(self) -> None:
-        """Delete the cluster and its state files (kubeconfig, state, kind config)."""
+        """Delete the cluster and its state files (kubeconfig, state, kind config). ``kind delete``
+        runs in a session of its own: a Ctrl-C to the run's process group does not cut it."""
         with self._lock:
-            self._kind("delete", "cluster", "--name", self.name, timeout=300)
+            self._kind("delete", "cluster", "--name", self.name, timeout=300, detached=True)
             # not .use: a process waiting on it must lock the same file a later user locks
             for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".node.turn"):
                 (STATE_DIR / f"{self.name}{suffix}").unlink(missing_ok=True)
