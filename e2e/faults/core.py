@@ -39,14 +39,13 @@ with every other test of a run, and a fault there would break their tests
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
+from ..run.interrupts import signals_deferred
 from ..run.waiting import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
@@ -232,25 +231,6 @@ def check_health(fault: str, kube, timeout_s: float = RECOVERY_TIMEOUT_S, poll_s
 
 # -- the protocol ---------------------------------------------------------------------------
 
-@contextmanager
-def sigint_deferred() -> Iterator[None]:
-    """A context manager (yields nothing) that holds SIGINT (Ctrl-C) back for the duration and
-    delivers it afterwards as ``KeyboardInterrupt`` (main thread only; elsewhere a no-op: Python
-    delivers signals to the main thread anyway). A process that ignores SIGINT (started in the
-    background by a shell) keeps ignoring it."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        yield
-        return
-    caught: list[tuple] = []
-    previous = signal.signal(signal.SIGINT, lambda *a: caught.append(a))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            raise KeyboardInterrupt
-
-
 def refuse_shared(site: FaultSite, name: str) -> None:
     """``FaultRefused`` when ``site`` runs on the shared default profile (see module doc);
     ``name`` is the fault's, for the message."""
@@ -296,7 +276,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
         body_failed = True
         raise
     finally:
-        with sigint_deferred():
+        with signals_deferred():
             undo_error = _undo(name, undo)
             window.undone_at = time.time()
             site.mark(window.undone_at, f"undo {name}")

@@ -53,7 +53,7 @@ class Stop:
         raise KeyboardInterrupt
 
     def pytest_keyboard_interrupt(self) -> None:
-        # also a Ctrl-C held back and raised later (e2e.faults.core.sigint_deferred), or pytest.exit:
+        # also a Ctrl-C held back and raised later (e2e.run.interrupts.signals_deferred), or pytest.exit:
         # the cleanup follows, signals are ignored from now on
         self.stopping = True
         # said here: in the test, its output is captured
