@@ -24,6 +24,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import ERROR_CHANNEL
 
+from ..run.interrupts import signals_deferred
 from ..run.waiting import wait_until
 
 log = logging.getLogger(__name__)
@@ -245,7 +246,8 @@ class Kube:
     # -- namespaces ------------------------------------------------------------------------
     def create_namespace(self, name: str, labels: dict[str, str]) -> None:
         body = client.V1Namespace(metadata=client.V1ObjectMeta(name=name, labels=labels))
-        self.core.create_namespace(body)
+        with signals_deferred():  # cut once sent, the request may still create it after the cleanup's delete
+            self.core.create_namespace(body)
         # the default service account is created asynchronously; pods need it
         wait_until(
             f"service account default in namespace {name}",
