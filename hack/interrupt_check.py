@@ -213,6 +213,12 @@ def reports_verdict(reports: Path, log: str, run_id: str) -> str:
 # -- one row per run ---------------------------------------------------------------------------
 
 
+def _code(exit: int | str) -> int | str:
+    """The exit code of a row's ``exit`` cell (``-2 (SIGINT)`` → -2); a text that is none as it is."""
+    head = str(exit).split(" ")[0]
+    return int(head) if head.lstrip("-").isdigit() else exit
+
+
 @dataclass
 class Row:
     """One stopped run and what it left (see module doc)."""
@@ -237,15 +243,19 @@ class Row:
 
     def expected_exit(self) -> tuple[int, ...]:
         """2 after a signal, the tests' outcome (0 or 1) without one; after the last test was reported
-        either: ignored in the session's finish, or landing just before it."""
+        either (ignored in the session's finish, or landing just before it) or death by the signal
+        itself (-2 for SIGINT): landing after the session's end gave the signals their default
+        handlers back, the run's work done — as any process ends then."""
         if not self.signalled:
             return (0, 1)
-        return (0, 1, INTERRUPTED) if self.after_last_test else (INTERRUPTED,)
+        if self.after_last_test:
+            return (0, 1, INTERRUPTED, -getattr(signal, self.variant.signals[0]))
+        return (INTERRUPTED,)
 
     def problems(self) -> list[str]:
         out = []
         expected = self.expected_exit()
-        if self.exit not in expected:
+        if _code(self.exit) not in expected:
             out.append(f"exit {self.exit}, expected {' or '.join(map(str, expected))}")
         if self.clusters:
             out.append(f"leaked {', '.join(self.clusters)}")
@@ -558,6 +568,8 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
                     row.hit = False
                     row.moment += f"; no second {name}: exited within {gap:.1f} s"
         code = _stop(check, proc)
+        # a signal that raced the last test's report landed after it too when the report is there
+        row.after_last_test = row.after_last_test or (row.signalled and LAST_TEST_REPORTED in log.read_text(errors="replace"))
     except BaseException:  # the check itself stopped: stop the run too, with its cleanup
         check.host.signal(proc, signal.SIGINT, group=True)
         _stop(check, proc)

@@ -128,6 +128,8 @@ def row(**kw) -> ic.Row:
     ({"exit": "-9 (SIGKILL)"}, "exit -9 (SIGKILL), expected 2"),
     ({"exit": 0, "after_last_test": True}, None),  # ignored in the session's finish: the tests' outcome
     ({"exit": 2, "after_last_test": True}, None),  # or just before it
+    ({"exit": "-2 (SIGINT)", "after_last_test": True}, None),  # or after the session's end: died of it, work done
+    ({"exit": "-2 (SIGINT)"}, "exit -2 (SIGINT), expected 2"),
     ({"exit": 1, "signalled": False, "hit": False}, None),  # ended before its moment, a test failed
     ({"exit": 2, "signalled": False, "hit": False}, "exit 2, expected 0 or 1"),
     ({"clusters": [OWNED]}, f"leaked {OWNED}"),
@@ -389,7 +391,7 @@ def test_twenty_runs_stopped_at_every_moment_leave_nothing(clock, tmp_path):
     (Behaviour(leak_cluster=True), "v1", f"leaked {OWNED}; state files left {OWNED}.kind-config.yaml"),
     (Behaviour(leave_file=True), "v9", "state files left runs/"),
     (Behaviour(interrupted_as_passed=True), "v7", "junit.xml disagrees with summary.md (tests 1 vs 2)"),
-    (Behaviour(hang=True), "v2", "exit -9 (SIGKILL), expected 2"),
+    (Behaviour(hang=True), "v2", "exit -9 (SIGKILL), expected"),
 ])
 def test_what_a_run_leaks_is_a_problem_of_its_row(clock, tmp_path, behaviour, variant, problem):
     host = FakeHost(behaviour, clock)
