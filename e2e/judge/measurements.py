@@ -106,6 +106,12 @@ class MeasurementLog:
     def read(self) -> dict:
         return read_json(self.path, self._empty)
 
+    def keep_only(self, run_id: str) -> None:
+        """Drop every value of another run than ``run_id`` (the reports are the last run's)."""
+        if self.path.exists():
+            update_json(self.path, lambda data: {**data, "measurements": [m for m in data["measurements"] if m["run_id"] == run_id]},
+                        self._empty, indent=1, default=str)
+
     @staticmethod
     def _empty() -> dict:
         return {"measurements": []}

@@ -423,10 +423,10 @@ def newest_run(measurements: list[dict]) -> str | None:
     return measurements[-1]["run_id"] if measurements else None
 
 
-def write_html(reports: Path, title: str) -> Path:
-    """``reports/summary.html`` from ``reports/allure-results`` and the newest run of
-    ``reports/measurements.json``; returns its path. ``FileNotFoundError`` without results."""
-    results = reports / "allure-results"
+def write_html(reports: Path, title: str, results: Path | None = None) -> Path:
+    """``reports/summary.html`` from ``results`` (default ``reports/allure-results``) and the newest
+    run of ``reports/measurements.json``; returns its path. ``FileNotFoundError`` without results."""
+    results = results if results is not None else reports / "allure-results"
     if not results.is_dir():
         raise FileNotFoundError(f"{results}: no allure results (run the scenarios with --alluredir {results})")
     measurements = read_measurements(reports / "measurements.json")
