@@ -121,7 +121,7 @@ def test_gap(scenario):
     result.assert_outcomes(failed=1)
     (folder,) = _artifacts(reports)
     files = {p.name for p in folder.iterdir()}
-    assert {"failure.txt", "measurements.txt", "timeline.txt", "recording.json", "note.txt"} <= files
+    assert {"failure.txt", "measurements.txt", "timeline.txt", "recording.json.gz", "note.txt"} <= files
     assert "CL-1 restart_gap[1]: measured 25 s" in (folder / "failure.txt").read_text()
     assert (folder / "note.txt").read_text() == "read at the end"  # a callable, read when gathered
     (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]

@@ -17,7 +17,9 @@ value says ``no values``.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
+from html import unescape as html_unescape
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -317,12 +319,17 @@ _ALLURE_STATUS = {"passed": "passed", "failed": "failed", "broken": "error", "sk
 
 @dataclass
 class AllureTest:
-    """One test of ``allure-results``: its outcome, family (``parentSuite``) and PNG pictures."""
+    """One test of ``allure-results``: its outcome, family (``parentSuite``) and PNG pictures
+    (name, base64)."""
 
     outcome: Outcome
     name: str
     family: str
-    pictures: list[tuple[str, Path]]
+    pictures: list[tuple[str, str]]
+
+
+# a picture of a test's description (e2e.report.artifacts.description_html)
+_PICTURE = re.compile(r'<img alt="([^"]*)"[^>]* src="data:image/png;base64,([^"]+)"')
 
 
 def read_allure_results(results: Path) -> list[AllureTest]:
@@ -330,7 +337,7 @@ def read_allure_results(results: Path) -> list[AllureTest]:
 
     The test's node ID comes from its hidden ``_nodeid`` label (set by the plugin), else
     its allure ``fullName``; its cases from its ``case`` labels; an outcome the plugin settled
-    from its hidden ``_outcome`` label."""
+    from its hidden ``_outcome`` label; its pictures from its description."""
     tests = []
     for path in results.glob("*-result.json"):
         r = json.loads(path.read_text())
@@ -350,22 +357,14 @@ def read_allure_results(results: Path) -> list[AllureTest]:
             labels.get("case", []),
             message.splitlines()[0] if message else "",
         )
-        pictures = [(a["name"], results / a["source"]) for a in _attachments(r) if a.get("type") == "image/png"]
+        pictures = [(html_unescape(name), data) for name, data in _PICTURE.findall(r.get("descriptionHtml", ""))]
         tests.append((r.get("start", 0), AllureTest(outcome, r["name"], (labels.get("parentSuite") or [""])[0], pictures)))
     return [t for _, t in sorted(tests, key=lambda st: st[0])]
-
-
-def _attachments(result: dict) -> list[dict]:
-    out = list(result.get("attachments", []))
-    for step in result.get("steps", []):
-        out += _attachments(step)
-    return out
 
 
 def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
     """The plain page: counts by status, the case table, then per family every test with its
     outcome, judged values and pictures (embedded, so the page is one file)."""
-    import base64
     from html import escape
 
     outcomes = [t.outcome for t in tests]
@@ -411,10 +410,7 @@ def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
                         f"<td>{escape(expected(m))}</td><td class=\"{escape(m['verdict'])}\">{escape(m['verdict'])}</td>"
                         f"<td>{escape(m.get('source') or '')}</td></tr>" for m in values]
                 out.append("</table>")
-            for name, path in t.pictures:
-                if path.exists():
-                    data = base64.b64encode(path.read_bytes()).decode()
-                    out.append(f'<p><img alt="{escape(name)}" src="data:image/png;base64,{data}"></p>')
+            out += [f'<p><img alt="{escape(name)}" src="data:image/png;base64,{data}"></p>' for name, data in t.pictures]
     out.append("</body></html>")
     return "\n".join(out)
 
