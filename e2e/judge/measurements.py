@@ -25,7 +25,7 @@ from typing import Callable, cast
 
 from ..record.hostload import Pressure
 from ..record.jsonfile import read_json, update_json
-from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, number
+from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
 from .pressure import INCONCLUSIVE, INCONCLUSIVE_PREFIX, describe, host_details, inconclusive, limit
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # the e2e package: its frames are not the caller
@@ -92,6 +92,10 @@ class Measurement:
     where: str = ""
     verified_in: list[str] = field(default_factory=list)
 
+    def shown(self) -> str:
+        """The value as messages show it: :func:`shown` with the precision of the documented value."""
+        return shown(self.value, self.unit, self.documented, self.band)
+
 
 class MeasurementLog:
     """Appends measurements to one JSON file, safe across processes (see module doc)."""
@@ -130,7 +134,7 @@ class Verdict:
     def explain(self) -> str:
         m, e = self.measurement, self.expectation
         lines = [
-            f"{m.case} {m.name}: measured {shown(m.value, m.unit)}, expected {e.describe()}",
+            f"{m.case} {m.name}: measured {m.shown()}, expected {e.describe()}",
             f"  documented for Kubernetes {e.versions()} (cluster: {m.kubernetes}"
             + (f", cgroup v{m.cgroup})" if m.cgroup else ", cgroup unknown)"),
         ]
@@ -147,15 +151,16 @@ class Verdict:
         return "\n".join(lines)
 
 
-def shown(value: object, unit: str = "") -> str:
-    """A measured value as a message shows it: numbers by :func:`e2e.judge.expectations.number`
-    with their unit, strings quoted, ``None`` as ``nothing``."""
+def shown(value: object, unit: str = "", documented: object = None, band: list[float] | None = None) -> str:
+    """A measured value as a message shows it: numbers with their unit and the precision of the
+    ``documented`` number and its ``band`` (:func:`e2e.judge.expectations.measured_number`),
+    strings quoted, ``None`` as ``nothing``."""
     if value is None:
         return "nothing"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, (int, float)):
-        return number(value) + (f" {unit}" if unit else "")
+        return measured_number(value, documented, band) + (f" {unit}" if unit else "")
     return repr(value)
 
 
@@ -326,7 +331,7 @@ class Judge:
         found = self.set_aside_values(UNVERIFIED)
         if not found:
             return None
-        return f"{UNVERIFIED_PREFIX} " + "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.details['reason']})"
+        return f"{UNVERIFIED_PREFIX} " + "; ".join(f"{m.case} {m.name} = {m.shown()} ({m.details['reason']})"
                                                      for m in found)
 
     def summary(self) -> str:
@@ -335,8 +340,8 @@ class Judge:
         out = []
         for v in self.verdicts:
             m = v.measurement
-            out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {shown(m.value, m.unit)}  expected {v.expectation.describe()}")
-        out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {shown(m.value)}  ({m.why})" for m in self.undocumented)
+            out.append(f"{m.verdict.upper():7} {m.case:5} {m.name:32} measured {m.shown()}  expected {v.expectation.describe()}")
+        out.extend(f"UNDOCUMENTED {m.case:5} {m.name:32} measured {m.shown()}  ({m.why})" for m in self.undocumented)
         if self.failures:
             out += ["", "failed values, explained:"] + [v.explain() for v in self.failures]
         return "\n".join(out)
@@ -360,11 +365,11 @@ class Judge:
         buggy and correct value, issue). Unverified values are listed apart (:meth:`carried_forward`)."""
         starved = [v for v in self.verdicts if v.measurement.verdict == INCONCLUSIVE]
         if starved:
-            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {shown(v.measurement.value, v.measurement.unit)} "
+            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {v.measurement.shown()} "
                               f"(expected {v.expectation.describe()}; {describe(v.measurement.details['host'])})" for v in starved)
             return INCONCLUSIVE, f"{INCONCLUSIVE_PREFIX}: {len(starved)} timing value(s) failed while the host's CPU was starved: {items}"
         if self.undocumented:
-            items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)} ({m.why})" for m in self.undocumented)
+            items = "; ".join(f"{m.case} {m.name} = {m.shown()} ({m.why})" for m in self.undocumented)
             return "undocumented", f"undocumented: {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"
         fixed = [v for v in self.verdicts if v.measurement.verdict == BUG_FIXED]
         if fixed:
@@ -372,7 +377,7 @@ class Judge:
         for verdict in ("skipped", "flake"):
             found = self.set_aside_values(verdict)
             if found:
-                items = "; ".join(f"{m.case} {m.name} = {shown(m.value, m.unit)}: {m.details.get('reason', '')}" for m in found)
+                items = "; ".join(f"{m.case} {m.name} = {m.shown()}: {m.details.get('reason', '')}" for m in found)
                 label = "environment" if verdict == "skipped" else "flake"
                 return verdict, f"{label}: {items}"
         present = [v for v in self.verdicts if BUG_PRESENT in (v.measurement.verdict, v.measurement.details.get("judged"))]
@@ -390,5 +395,5 @@ def _known_bug_details(exp: Expectation) -> dict:
 def _known_bug_item(v: Verdict) -> str:
     """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``."""
     m, e = v.measurement, v.expectation
-    return (f"{m.case} {m.name} = {shown(m.value, m.unit)} (buggy: {e.describe()}; correct: {e.correct().describe()}; "
+    return (f"{m.case} {m.name} = {m.shown()} (buggy: {e.describe()}; correct: {e.correct().describe()}; "
             f"{cast(KnownBug, e.known_bug).issue})")

@@ -34,7 +34,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
-from ..judge.measurements import Judge, Verdict, shown
+from ..judge.measurements import Judge, Verdict
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
 from ..record.recorder import dump_changes
@@ -146,9 +146,9 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
         notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source),
                  ("versions", "" if e.versions() == "all versions" else e.versions()),
                  ("host", describe(m.details["host"]) if "host" in m.details else "")]
-        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), e.describe(), m.verdict, notes))
+        rows.append((f"{m.case} {m.name}", m.shown(), e.describe(), m.verdict, notes))
     for m in judge.undocumented if judge else []:
-        rows.append((f"{m.case} {m.name}", shown(m.value, m.unit), "-", m.verdict, [("why", m.why)]))
+        rows.append((f"{m.case} {m.name}", m.shown(), "-", m.verdict, [("why", m.why)]))
     if rows:
         out = ['<table class="judged-values">',
                "<tr>" + "".join(f"<th>{h}</th>" for h in ("value", "measured", "documented", "verdict")) + "</tr>"]
@@ -220,9 +220,9 @@ def judged_steps(judge: Judge) -> None:
     for v in judge.verdicts:
         m, e = v.measurement, v.expectation
         params = {"reason": m.details["reason"]} if "reason" in m.details else {}
-        step = _step(f"{m.case} {m.name} = {shown(m.value, m.unit)} (expected {e.describe()})", params)
+        step = _step(f"{m.case} {m.name} = {m.shown()} (expected {e.describe()})", params)
         _stop(step, _error(v))
     for m in judge.undocumented:
-        step = _step(f"{m.case} {m.name} = {shown(m.value, m.unit)} (nothing documented)", {"why": m.why})
+        step = _step(f"{m.case} {m.name} = {m.shown()} (nothing documented)", {"why": m.why})
         _stop(step, pytest.skip.Exception(f"undocumented: {m.why}"))
     _stop(head, AssertionError(f"{counts['fail']} values failed") if counts["fail"] else None)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from ..judge.expectations import number
+from ..judge.expectations import measured_number, number
 from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, percent
 
@@ -97,21 +97,25 @@ def rank(verdict: str) -> int:
 
 
 def value(m: dict) -> str:
-    """``"11 s"``, ``"'CrashLoopBackOff'"``: a measurement's value with its unit."""
+    """``"11 s"``, ``"'CrashLoopBackOff'"``: a measurement's value with its unit, a number with
+    the precision of its documented one (:func:`e2e.judge.expectations.measured_number`)."""
     v = m["value"]
     if isinstance(v, float):
-        v = number(v)
+        v = measured_number(v, m.get("documented"), m.get("band"))
     elif isinstance(v, str):
         v = repr(v if len(v) <= 60 else v[:57] + "...")
     return f"{v} {m['unit']}".strip() if m.get("unit") and not isinstance(m["value"], str) else str(v)
 
 
 def expected(m: dict) -> str:
-    """``"10 s within [9, 23] s"`` or the documented value; ``"-"`` when nothing is documented."""
+    """``"10 s within [9, 23] s"``, ``"≥ 1 restarts"`` (an open band) or the documented value;
+    ``"-"`` when nothing is documented."""
     if m.get("band"):
         unit = f" {m['unit']}" if m.get("unit") else ""
-        doc = m["documented"]
-        return f"{_number(doc)}{unit} within {band(m['band'])}{unit}"
+        low, high = m["band"]
+        if high is None:
+            return f"≥ {number(low)}{unit}"
+        return f"{_number(m['documented'])}{unit} within {band(m['band'])}{unit}"
     if m.get("documented") is None:
         return "-"
     doc = m["documented"]
@@ -185,11 +189,12 @@ def _case_key(case: str) -> tuple:
 
 def key_values(s: CaseSummary, limit: int | None = None) -> str:
     """The case's numeric values against their documented value and band:
-    ``restart_gap[1] 11 s vs 10 [9, 23] · …`` (at most ``limit``)."""
+    ``restart_gap[1] 11 s vs 10 [9, 23] · probes 4 vs ≥ 1 · …`` (at most ``limit``)."""
     shown = [m for m in s.values if m.get("band")]
     more = len(shown) - limit if limit is not None and len(shown) > limit else 0
     shown = shown[:limit] if limit is not None else shown
-    text = " · ".join(f"{m['name']} {value(m)} vs {_number(m['documented'])} {band(m['band'])}"
+    text = " · ".join(f"{m['name']} {value(m)} vs "
+                      + (band(m["band"]) if m["band"][1] is None else f"{_number(m['documented'])} {band(m['band'])}")
                       for m in shown)
     return text + (f" · … {more} more" if more else "")
 
@@ -199,9 +204,9 @@ def _number(x: object) -> str:
 
 
 def band(low_high: list) -> str:
-    """``[9, 18]``, or ``[1, ∞)`` for an open end (``None`` in measurements.json)."""
+    """``[9, 18]``, or ``≥ 1`` for an open end (``None`` in measurements.json)."""
     low, high = low_high
-    return f"[{number(low)}, ∞)" if high is None else f"[{number(low)}, {number(high)}]"
+    return f"≥ {number(low)}" if high is None else f"[{number(low)}, {number(high)}]"
 
 
 def host_line(measurements: list[dict]) -> str | None:
