@@ -77,6 +77,12 @@ def test_description_has_the_docstring_and_pictures_inline():
     assert "<figcaption>traffic.png</figcaption>" in page
 
 
+def test_a_docstrings_inline_literals_read_as_code():
+    # issue 29 (6): the report showed raw markup ("DR-2: ``kubectl drain --pod-selector …``")
+    page = description_html("DR-2: ``kubectl drain --pod-selector …`` over 2 pods, ``<none>``.", {}, None, "run/t/")
+    assert page.startswith("<p>DR-2: <code>kubectl drain --pod-selector …</code> over 2 pods, <code>&lt;none&gt;</code>.</p>")
+
+
 def test_summary_html_reads_the_settled_outcome_from_its_hidden_label(pytester: pytest.Pytester, monkeypatch, tmp_path):
     """The plugin labels every scenario's allure result ``_outcome`` (``none``: nothing settled);
     summary.html takes an undocumented test from it, not from the skip's words."""
