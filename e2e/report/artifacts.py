@@ -121,6 +121,10 @@ _TABLE_STYLE = ("<style>.judged-values{display:table;width:100%;font-size:90%}"
                 "overflow-wrap:break-word;text-align:left}.judged-values .why{color:#555;font-size:90%}</style>")
 
 
+# a reST inline literal of a docstring (``kubectl drain``): shown as code
+_LITERAL = re.compile(r"``(.+?)``", re.S)
+
+
 def size(n: int) -> str:
     """``812 B``, ``12.3 KB``, ``1.4 MB`` (powers of 1000)."""
     if n < 1000:
@@ -129,12 +133,13 @@ def size(n: int) -> str:
 
 
 def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None, folder: str) -> str:
-    """``text`` (the test's docstring) as paragraphs, each PNG of ``files`` inline (data URI),
-    then a table of ``judge``'s values: per value a row (case and name, measured, documented,
-    verdict) and a row with its band (why), source, versions and the host's CPU pressure, in
-    full; last, ``folder`` (the test's, relative to the reports directory) with ``files`` and
-    their sizes."""
-    parts = [f"<p>{html.escape(p.strip())}</p>" for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
+    """``text`` (the test's docstring) as paragraphs (its ````literals```` as code), each PNG of
+    ``files`` inline (data URI), then a table of ``judge``'s values: per value a row (case and
+    name, measured, documented, verdict) and a row with its band (why), source, versions and the
+    host's CPU pressure, in full; last, ``folder`` (the test's, relative to the reports
+    directory) with ``files`` and their sizes."""
+    parts = ["<p>" + _LITERAL.sub(r"<code>\1</code>", html.escape(p.strip())) + "</p>"
+             for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
     for name, content in files.items():
         if name.endswith(".png") and isinstance(content, bytes):
             data = base64.b64encode(content).decode()
@@ -160,7 +165,7 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     listed = ", ".join(f"{html.escape(name)} ({size(len(c if isinstance(c, bytes) else c.encode()))})"
                        for name, c in files.items())
     parts.append(f"<p>The test's files are in its folder <code>{html.escape(folder)}</code> of the reports "
-                 f"directory, beside <code>allure-report/</code>: {listed}.</p>")
+                 f"directory, beside <code>allure-report/</code>: {listed or 'none'}.</p>")
     return "\n".join(parts)
 
 
