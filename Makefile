@@ -1,6 +1,6 @@
 # `make e2e`  — the main job: set-up (venv, Docker engine, kind, node and workload images,
 #               pulled or built offline), a kind cluster, the scenarios, reports in reports/
-#               (and the HTML report, `make report`, also when tests failed).
+#               (the HTML report too, also when tests failed).
 # `make test` — the framework's own tests (no cluster).
 # `make docs` — the framework's API reference from its docstrings: docs/api/index.html.
 SHELL := /bin/bash
@@ -58,19 +58,17 @@ docs: $(BIN)/.installed
 	rm -rf $(DOCS)
 	$(BIN)/pdoc --no-show-source -o $(DOCS) $(DOCS_MODULES)
 
-# pytest's exit status is the target's; a report that cannot be made fails only a passing run
+# pytest's exit status is the target's; the run builds its own HTML report at its end (also when
+# tests failed; one that cannot be made fails only a passing run: e2e.plugin.options)
 e2e: $(BIN)/.installed
 	@mkdir -p $(REPORTS)
 	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
-	set -a; . $(REPORTS)/profile.env; set +a; status=0; \
-	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS) \
-	  || status=$$?; \
-	$(BIN)/python -m e2e.cli.htmlreport $(REPORTS) || { [ $$status -ne 0 ] || status=1; }; \
-	exit $$status
+	set -a; . $(REPORTS)/profile.env; set +a; \
+	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
-# the HTML report of $(REPORTS)/allure-results: Allure 3 (pinned in hack/report, npm ci into
-# ~/.cache/pod-lifecycle-e2e) in $(REPORTS)/allure-report/index.html; without Node.js/npm the
-# plain page $(REPORTS)/summary.html
+# the HTML report of $(REPORTS)/allure-results, again (a run with a cluster builds it at its end):
+# Allure 3 (pinned in hack/report, npm ci into ~/.cache/pod-lifecycle-e2e) in
+# $(REPORTS)/allure-report/index.html; without Node.js/npm the plain page $(REPORTS)/summary.html
 report: $(BIN)/.installed
 	$(BIN)/python -m e2e.cli.htmlreport $(REPORTS)
 

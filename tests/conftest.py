@@ -6,7 +6,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True)
+def _html_page_of_pytester_runs(request, monkeypatch):
+    """A pytester run with a cluster option ends with its HTML report (e2e.cli.htmlreport): here
+    the plain page, as without Node.js — fast and offline. pytester's HOME is a temporary folder:
+    a run that builds the Allure report takes the CLI cached under the real one."""
+    if "pytester" not in request.fixturenames:
+        return
+    from e2e.cli import htmlreport
+
+    monkeypatch.setenv("E2E_CACHE", str(htmlreport.cache_dir().parent))
+    monkeypatch.setattr(htmlreport, "have_node", lambda: False)

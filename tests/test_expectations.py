@@ -310,9 +310,10 @@ def test_numbers_are_written_in_full_never_in_exponent_form():
     assert number(104857000.0) == "104857000" and number(0.25) == "0.25" and number(12.3456789) == "12.345679"
 
 
-def test_an_open_ended_band_reads_at_least():
+def test_an_open_ended_band_reads_as_an_open_bound():
+    # issue 29 (6): an open upper bound is written as one ("≥ 1"), not as a band to infinity
     e = Expectation("ZZ-1", "restarts", 1, "[S0]", unit="restarts", band=Band.at_least(1), why="test")
-    assert e.describe() == "at least 1 restarts" and str(e.band) == "[1, ∞)"
+    assert e.describe() == "≥ 1 restarts" and str(e.band) == "[1, ∞)"
     assert e.holds_for(10**12) and not e.holds_for(0)
     assert e.band.as_list() == [1, None]
 

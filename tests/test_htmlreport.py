@@ -4,6 +4,7 @@ per run, and the plain summary.html page when Node.js is missing."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,12 @@ TEMPLATE_END = """    <script>
     </script>
     <script>window.allureReportData = {};</script>
 </body>"""
+
+
+def test_make_e2e_leaves_the_report_to_the_run():
+    # issue 29 (3): the run itself builds its HTML report (e2e.plugin.options); make e2e must not build it again
+    plan = subprocess.run(["make", "-n", "e2e"], cwd=FIXTURE.parents[2], capture_output=True, text=True, check=True).stdout
+    assert "pytest scenarios" in plan and "e2e.cli.htmlreport" not in plan
 
 
 def test_strip_analytics_keeps_the_report_scripts():

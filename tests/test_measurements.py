@@ -136,6 +136,17 @@ def test_verify_explains_every_failure(log, registry):
     assert isinstance(err.value, AssertionError)
 
 
+def test_measured_values_read_with_the_precision_of_the_documented_one(log, registry):
+    # issue 29 (6): "measured 12.195712 s, expected 10 s within [9, 13] s"
+    judge = make_judge(log, registry)
+    judge.expect("CL-1", "restart_gap[1]", 12.195712)
+    judge.expect("CL-1", "restart_gap[1]", 13.395712)
+    assert "measured 12 s  expected 10 s within [9, 13] s" in judge.summary()
+    (failed,) = judge.failures
+    assert failed.explain().startswith("CL-1 restart_gap[1]: measured 13.4 s, expected 10 s within [9, 13] s")
+    assert [m["value"] for m in read_doc(log)["measurements"]] == [12.195712, 13.395712]  # the data keeps every digit
+
+
 def test_failure_without_explicit_context_uses_the_judges_timeline(log, registry):
     calls = []
 

@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from e2e.cli import htmlreport
+from e2e.cli.htmlreport import have_node
 from e2e.plugin import clusters as plugin  # the preflight and what it uses
 
 PASSING = "def test_ok():\n    assert True\n"
@@ -88,8 +90,11 @@ def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester,
     assert "busybox" not in said.split("cannot run:")[1].split("\n")[0]
 
 
+# an earlier run's id (the folder of its tests' files) and the values it measured
+EARLIER = "20261130-010203-abcd"
 LAST_RUN = {"junit.xml": "<last-run/>", "allure-results/old-result.json": "{}", "summary.md": "# Run before",
-            "measurements.json": '{"measurements": []}'}
+            "measurements.json": json.dumps({"measurements": [{"run_id": EARLIER, "case": "CL-1", "name": "restart_gap[1]"}]}),
+            "allure-report/index.html": "the last run's report", f"{EARLIER}/scenarios_x.py__test_x/timeline.txt": "t (s)"}
 
 
 def _last_run(reports):
@@ -147,7 +152,8 @@ def test_a_run_that_ran_a_test_replaces_the_last_runs_reports(pytester, no_prefl
 
 
 def test_xdist_workers_write_into_the_reports_published_at_the_end(pytester, tmp_path):
-    pytester.makeconftest("from e2e.plugin import clusters\nclusters._preflight = lambda config: None\n")
+    pytester.makeconftest("from e2e.cli import htmlreport\nfrom e2e.plugin import clusters\n"
+                          "clusters._preflight = lambda config: None\nhtmlreport.have_node = lambda: False\n")
     pytester.makepyfile(test_one=PASSING, test_two=PASSING.replace("test_ok", "test_also_ok"))
     kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
     kubeconfig.write_text("")
@@ -157,6 +163,80 @@ def test_xdist_workers_write_into_the_reports_published_at_the_end(pytester, tmp
     assert len(list(ET.parse(reports / "junit.xml").getroot().iter("testcase"))) == 2
     assert [r["status"] for r in _results(reports / "allure-results")] == ["passed", "passed"]
     assert not (reports / "allure-results" / "old-result.json").exists() and not list(reports.glob(".incoming-*"))
+
+
+RUN = "20261201-120000-beef"
+MEASURING = """
+import os
+from pathlib import Path
+
+import pytest
+
+from e2e.judge.expectations import Band, Expectation, Registry
+from e2e.judge.measurements import Judge, MeasurementLog
+
+
+@pytest.mark.case("CL-1")
+def test_measures(request):
+    # as the scenario fixture judges: into --reports-dir's measurements.json
+    registry = Registry()
+    registry.add(Expectation("CL-1", "restart_gap[1]", 10.0, "[S1]", unit="s", band=Band(9, 23), why="test",
+                              verified_in=("1.37.2",)))
+    log = MeasurementLog(Path(request.config.getoption("--reports-dir")) / "measurements.json")
+    Judge(log, request.node.nodeid, os.environ["E2E_RUN_ID"], "v1.37.2", 37, registry=registry).expect("CL-1", "restart_gap[1]", 11.0)
+"""
+
+
+def test_every_report_a_run_leaves_is_of_that_run(pytester, no_preflight, monkeypatch, tmp_path):
+    """issue 29 (3): after a plain pytest run (the guide's own flow) allure-report/ still showed
+    the run before, measurements.json kept every run's values and the folders of earlier runs
+    stayed, while junit.xml, allure-results/ and summary.md were the new run's."""
+    monkeypatch.setenv("E2E_RUN_ID", RUN)
+    pytester.makepyfile(test_m=MEASURING)
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    left = _as_left(reports)
+    assert [(m["run_id"], m.get("value")) for m in json.loads(left["measurements.json"])["measurements"]] == [(RUN, 11.0)]
+    assert left["summary.md"].startswith(f"# Run {RUN}")
+    assert not (reports / EARLIER).exists()
+    # the HTML page is this run's (here the plain one: tests/conftest.py), the last run's report is gone
+    assert "test_measures" in left["summary.html"] and "allure-report/index.html" not in left
+    result.stdout.fnmatch_lines([f"node/npm not found: wrote the plain summary page {reports / 'summary.html'} *"])
+
+
+@pytest.mark.skipif(not have_node(), reason="node/npm not installed: the Allure report needs them")
+def test_a_plain_pytest_run_ends_with_its_allure_report(pytester, no_preflight, monkeypatch, tmp_path):
+    monkeypatch.setattr(htmlreport, "have_node", have_node)  # the real Allure CLI (tests/conftest.py: E2E_CACHE)
+    pytester.makepyfile(test_one=PASSING)
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result.assert_outcomes(passed=1)
+    tests = json.loads((reports / "allure-report" / "test-results.json").read_text())["byId"].values()
+    assert [t["name"] for t in tests] == ["test_ok"]
+    assert not (reports / "summary.html").exists()
+    result.stdout.fnmatch_lines([f"report: {reports / 'allure-report' / 'index.html'}"])
+
+
+def test_a_report_that_cannot_be_made_fails_a_passing_run(pytester, no_preflight, monkeypatch, tmp_path):
+    def full(*args, **kwargs):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(htmlreport.summary, "write_html", full)
+    pytester.makepyfile(test_one=PASSING)
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*HTML report of the run not made: No space left on device*"])
+    assert not (reports / "allure-report").exists()  # not the last run's either
 
 
 class ImagesListedLate(NodesWithoutImages):

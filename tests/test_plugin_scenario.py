@@ -4,13 +4,19 @@ reports — judged values, preconditions, notes, files — ends up where the plu
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from e2e.judge.pressure import LIMIT_ENV
 from e2e.plugin import clusters, fixtures
+from e2e.record.recorder import load_changes
 
 CONFTEST = '''
 import pytest
@@ -115,22 +121,72 @@ def test_gap(scenario):
     result.assert_outcomes(failed=1)
     (folder,) = _artifacts(reports)
     files = {p.name for p in folder.iterdir()}
-    assert {"failure.txt", "measurements.txt", "timeline.txt", "recording.json", "note.txt"} <= files
+    assert {"failure.txt", "measurements.txt", "timeline.txt", "recording.json.gz", "note.txt"} <= files
     assert "CL-1 restart_gap[1]: measured 25 s" in (folder / "failure.txt").read_text()
     assert (folder / "note.txt").read_text() == "read at the end"  # a callable, read when gathered
     (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]
     assert (m["case"], m["name"], m["value"], m["verdict"]) == ("CL-1", "restart_gap[1]", 25.0, "fail")
 
 
-def test_a_passing_test_leaves_no_artifacts_but_its_measurements(run):
+def test_a_passing_test_leaves_its_files_and_measurements(run):
     result, reports = run('''
 def test_gap(scenario):
     scenario.expect("CL-1", "restart_gap[1]", 12.0)
 ''')
     result.assert_outcomes(passed=1)
-    assert _artifacts(reports) == []
+    (folder,) = _artifacts(reports)
+    assert {"timeline.txt", "measurements.txt", "recording.json.gz"} <= {p.name for p in folder.iterdir()}
+    assert not (folder / "failure.txt").exists()
     (m,) = json.loads((reports / "measurements.json").read_text())["measurements"]
     assert m["verdict"] == "pass"
+
+
+RECORDING = Path(__file__).resolve().parent / "data" / "cl1-v1.37.2-recording.json"
+
+
+def test_a_test_weighs_little_in_the_html_report_its_files_lie_beside_it(run):
+    """issue 29 (6): the single-file HTML report of one default run (91 tests) weighed 57 MB — every
+    test's recording (23 MB in all), its picture twice (attached, and inline in the description),
+    pod YAML with managedFields, logs, all inlined (base64). It is to open on a laptop and travel as
+    a CI artifact: <= 10 MB. The Allure app takes 3.7 MB of it, so ~70 KB per test are left, of which
+    base64 and Allure's own fields take a third: a test's allure results stay within 40 KiB. What a
+    reader reads is in the report (docstring, picture, every judged value); the test's files —
+    the recording compressed — are in its folder beside the report, which the description names."""
+    result, reports = run(f'''
+from e2e.record.recorder import load_changes
+
+CHANGES = load_changes("{RECORDING}")
+POD = [c.obj for c in CHANGES if c.kind == "Pod"][-1]
+
+
+@pytest.mark.case("CL-1")
+def test_backoff(scenario):
+    """CL-1: the back-off between restarts doubles."""
+    scenario.recorder.changes = lambda kind=None, name=None: CHANGES
+    scenario.t0 = CHANGES[0].received_at
+    # as the API returns a pod: with managedFields
+    pod = {{**POD, "metadata": {{**POD["metadata"], "managedFields": [{{"manager": "kubelet", "fieldsV1": {{"f:status": {{}}}}}}] * 20}}}}
+    scenario.kube.pods = lambda namespace: [pod]
+    scenario.kube.logs = lambda namespace, name, container, previous=False: "exit 1\\n" * 50
+    for i, gap in enumerate((0.0, 11.0, 21.0, 41.0)):
+        scenario.expect("CL-1", f"restart_gap[{{i}}]", gap)
+''')
+    result.assert_outcomes(passed=1)
+    (res,) = [json.loads(p.read_text()) for p in (reports / "allure-results").glob("*-result.json")]
+    in_report = sum(p.stat().st_size for p in (reports / "allure-results").iterdir())
+    assert in_report <= 40 * 1024, f"{in_report} bytes of allure results for one test"
+    # the picture: inline in the description, 256 colours, a laptop column wide
+    (data,) = re.findall(r'<img alt="timeline.png"[^>]*src="data:image/png;base64,([^"]+)"', res["descriptionHtml"])
+    picture = Image.open(io.BytesIO(base64.b64decode(data)))
+    assert picture.mode == "P" and picture.width <= 1000
+    # every file in the test's folder, named in the description; the recording compressed
+    (folder,) = _artifacts(reports)
+    assert f"{folder.parent.name}/{folder.name}/" in res["descriptionHtml"]
+    assert len(load_changes(folder / "recording.json.gz")) == len(load_changes(RECORDING))
+    assert "managedFields" not in (folder / "pods.yaml").read_text()  # as kubectl get -o yaml shows a pod
+    assert {"timeline.txt", "timeline.png", "events.txt", "measurements.txt"} <= {p.name for p in folder.iterdir()}
+    # the plain page (no Node.js) shows the picture too
+    assert 'alt="timeline.png" src="data:image/png;base64,' in (reports / "summary.html").read_text()
 
 
 def test_a_precondition_failure_says_so_and_is_not_a_verdict(run):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import ast
 import json
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from e2e.run.selection import parse_case_option
+from e2e.run.selection import family_title, parse_case_option
 
 SCENARIOS = """
 import pytest
@@ -300,3 +301,24 @@ def pytest_collection_finish(session):
     result = mixed.runpytest("--collect-only", "-q", "-k", "CL-1")
     result.stdout.fnmatch_lines(["KEYWORD 'CL-1'"])
     assert selected(result) == ["test_backoff"]
+
+
+def _title_of(path: Path) -> str:
+    module = types.ModuleType(path.stem)
+    module.__doc__ = ast.get_docstring(ast.parse(path.read_text()), clean=False)
+    return family_title(types.SimpleNamespace(module=module, path=path))
+
+
+def test_suite_names_are_the_plain_text_of_the_families_first_sentence():
+    """issue 29 (6): the report's suites showed raw markup ("DR-2 — ``kubectl drain`` against a
+    PodDisruptionBudget") and one stopped at its docstring's line end ("… NF-9 graceful node
+    shutdown —")."""
+    scenarios = Path(__file__).resolve().parents[1] / "scenarios"
+    titles = {p.relative_to(scenarios).as_posix(): _title_of(p) for p in sorted(scenarios.rglob("test_*.py"))}
+    assert titles["disruption/test_drain.py"] == "DR-2 — kubectl drain against a PodDisruptionBudget"
+    assert titles["faults/test_multi_node_faults.py"] == (
+        "NF-4 worker lost, NF-8 worker partitioned from the API server, NF-9 graceful node shutdown — on the two-node profiles")
+    assert titles["crashloop/test_crashloop.py"] == "CL — crash loop back-off"
+    assert titles["faults/test_heartbeat.py"] == "NF-1 — heartbeat cadence"
+    for path, title in titles.items():
+        assert "`" not in title and "\n" not in title and not title.endswith(("—", ",", ":")), (path, title)

@@ -9,7 +9,7 @@ import json
 import pytest
 from helpers import fake_scenario_conftest
 
-from e2e.report.summary import Outcome, build, expected, markdown, rank, terminal_lines, value
+from e2e.report.summary import Outcome, build, expected, key_values, markdown, rank, terminal_lines, value
 
 TEST = "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"
 
@@ -65,9 +65,29 @@ def test_values_and_expectations_read_like_the_judge():
     assert expected(m("PS-9", "grace", 3, verdict="undocumented")) == "-"
     # numbers in full, an open end as measurements.json writes it (None)
     restarts = m("CL-4", "restart_count[OnFailure,exit1]", 1, band=[1, None], documented=1, unit="restarts")
-    assert expected(restarts) == "1 restarts within [1, ∞) restarts"
+    assert expected(restarts) == "≥ 1 restarts"
     assert expected(m("ES-1", "x", 1.0, band=[0, 104857000.0], documented=0, unit="B")) == "0 B within [0, 104857000] B"
     assert value(m("CL-2", "visible", 0.127, unit="s")) == "0.127 s"
+
+
+def test_values_have_the_precision_and_bounds_of_their_documented_value():
+    """issue 29 (6): the summary printed ``20.195712 s`` against a documented ``20 s within [19, 24] s``,
+    and ``[1, 1000000000]`` for an open upper bound."""
+    def timing(val, documented, band):
+        return m("NF-6", "x_s", val, band=band, documented=documented, unit="s")
+
+    assert value(timing(20.195712, 20.0, [19, 24])) == "20 s"
+    assert value(timing(5.991337, 6.0, [5.5, 6.5])) == "6.0 s"
+    assert value(timing(0.507577, 0.1, [0.1, 1])) == "0.5 s"
+    # never rounded across a band end: a value outside reads outside
+    assert value(timing(23.04, 10.0, [9, 23])) == "23.04 s" and value(timing(8.96, 10.0, [9, 23])) == "8.96 s"
+    assert value(m("CL-1", "exact", 20.4, documented=20.0, unit="s")) == "20.4 s"  # judged by equality: not "20 s"
+    assert value(m("CL-2", "visible", 0.127, unit="s")) == "0.127 s"  # nothing documented: as measured
+    probes = m("PS-8", "readiness_probes_during_termination", 4, band=[1, None], documented=1, unit="probes")
+    (s,) = build([probes], [Outcome(TEST, "passed", ["PS-8"])])
+    assert key_values(s) == "readiness_probes_during_termination 4 probes vs ≥ 1"
+    (s,) = build([timing(20.195712, 20.0, [19, 24])], [Outcome(TEST, "passed", ["NF-6"])])
+    assert key_values(s) == "x_s 20 s vs 20 [19, 24]"
 
 
 def test_terminal_lines_and_markdown():

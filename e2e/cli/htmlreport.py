@@ -1,5 +1,8 @@
 """``make report``: one HTML page of a run's ``allure-results`` (``python -m e2e.cli.htmlreport REPORTS``).
 
+Every run with a cluster builds it at its end (:func:`build`, from :mod:`e2e.plugin.options`);
+``make report`` builds it again, e.g. after installing Node.js.
+
 With Node.js and npm: the Allure 3 report (Awesome plugin, one self-contained
 ``REPORTS/allure-report/index.html`` that opens from disk). The Allure CLI is pinned by
 ``hack/report/package.json`` + ``package-lock.json`` and installed with ``npm ci`` into
@@ -105,27 +108,41 @@ def have_node() -> bool:
     return shutil.which("node") is not None and shutil.which("npm") is not None
 
 
+def build(reports: Path, results: Path | None = None, name: str | None = None, history: bool = True) -> Path:
+    """The HTML page of a run's reports directory ``reports`` (see module doc): the Allure report
+    of ``results`` (default ``reports/allure-results``) in ``reports/allure-report/``, or without
+    Node.js or npm the plain ``reports/summary.html``; returns the page. Either page of an earlier
+    run is removed first, so none is left to pass for this run's, also when this one fails
+    (:class:`ReportError` or ``OSError``). ``history``: read and append ``allure-history.jsonl``."""
+    results = results if results is not None else reports / "allure-results"
+    name = name or f"pod-lifecycle-e2e — {reports.resolve().name}"
+    shutil.rmtree(reports / "allure-report", ignore_errors=True)
+    (reports / "summary.html").unlink(missing_ok=True)
+    if not have_node():
+        return summary.write_html(reports, name, results)
+    return generate(results, reports / "allure-report", reports / "allure-history.jsonl" if history else None, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m e2e.cli.htmlreport", description=__doc__.splitlines()[0])
     p.add_argument("reports", type=Path, help="the run's reports directory (with allure-results/)")
     p.add_argument("--name", default=None, help="report title (default: pod-lifecycle-e2e — <reports dir>)")
     p.add_argument("--no-history", action="store_true", help="do not read or append REPORTS/allure-history.jsonl")
     args = p.parse_args(argv)
-    reports: Path = args.reports
-    name = args.name or f"pod-lifecycle-e2e — {reports.resolve().name}"
     try:
-        if not have_node():
-            page = summary.write_html(reports, name)
-            print(f"node/npm not found: wrote the plain summary page {page} "
-                  "(install Node.js and npm for the Allure report)")
-            return 0
-        history = None if args.no_history else reports / "allure-history.jsonl"
-        index = generate(reports / "allure-results", reports / "allure-report", history, name)
+        page = build(args.reports, name=args.name, history=not args.no_history)
     except (ReportError, OSError) as e:
         print(f"make report: {e}", file=sys.stderr)
         return 1
-    print(f"report: {index}")
+    print(said(page))
     return 0
+
+
+def said(page: Path) -> str:
+    """What a run or ``make report`` says of the page it built."""
+    if page.name == "summary.html":
+        return f"node/npm not found: wrote the plain summary page {page} (install Node.js and npm for the Allure report)"
+    return f"report: {page}"
 
 
 if __name__ == "__main__":

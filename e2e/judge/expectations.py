@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Iterable, cast
+from typing import Iterable, Sequence, cast
 
 # A case ID, one rule wherever one is written — an Expectation, a ``case`` marker, ``--case``
 # and ``-k`` (e2e.run.selection) — as the catalogues (CASES*.md) write them.
@@ -59,6 +59,32 @@ def number(value: float | int) -> str:
     return str(value)
 
 
+def decimals(value: float | int) -> int:
+    """How many decimals (a count, no unit) :func:`number` writes ``value`` with."""
+    return len(number(value).partition(".")[2])
+
+
+def measured_number(value: float | int, documented: object = None, band: Sequence[float | None] | None = None) -> str:
+    """The measured number ``value`` with the precision of its ``documented`` number: as many decimals as the
+    documented value and its band's ends are written with (``20.195712`` against ``20 within [19,
+    24]``: ``20``; against ``[5.5, 6.5]``: ``20.2``), and more where fewer would carry it across a
+    band end, or onto the documented value when it is judged by equality (``23.04`` against ``[9,
+    23]``: ``23.04``, not ``23``). ``band`` as measurements.json writes it (``[low, high]``, ``None``
+    an open end). As :func:`number` when no number is documented, and for an integer."""
+    if not isinstance(value, float) or not math.isfinite(value) \
+            or not isinstance(documented, (int, float)) or isinstance(documented, bool):
+        return number(value)
+    low, high = documented, documented
+    if band:
+        low, high = cast(float, band[0]), math.inf if band[1] is None else band[1]
+    holds = value >= low and value <= high
+    for places in range(max(decimals(x) for x in (documented, low, high) if math.isfinite(x)), 7):
+        text = f"{value:.{places}f}"
+        if (low <= float(text) <= high) == holds:
+            return text
+    return number(value)
+
+
 @dataclass(frozen=True)
 class Band:
     """An inclusive range ``[low, high]`` in the expectation's unit; ``high`` may be
@@ -69,7 +95,7 @@ class Band:
 
     @classmethod
     def at_least(cls, low: float) -> "Band":
-        """The open-ended band ``[low, ∞)``: "at least ``low``"."""
+        """The open-ended band ``[low, ∞)``: "at least ``low``", read ``≥ low``."""
         return cls(low, math.inf)
 
     def __contains__(self, value: float) -> bool:
@@ -247,12 +273,12 @@ class Expectation:
         return replace(self, documented=_PLACEHOLDER.sub(value, self.documented))
 
     def describe(self) -> str:
-        """``"20 s within [19, 23] s"``, ``"at least 1 restarts"``, ``"'CrashLoopBackOff'"`` or
+        """``"20 s within [19, 23] s"``, ``"≥ 1 restarts"`` (an open band), ``"'CrashLoopBackOff'"`` or
         ``"matching /re/"``."""
         if self.band is not None:
             unit = f" {self.unit}" if self.unit else ""
             if math.isinf(self.band.high):
-                return f"at least {number(self.band.low)}{unit}"
+                return f"≥ {number(self.band.low)}{unit}"
             return f"{number(cast(float, self.documented))}{unit} within {self.band}{unit}"  # a band: a number
         if self.pattern:
             return f"matching /{self.documented}/"

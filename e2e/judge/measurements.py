@@ -25,7 +25,7 @@ from typing import Callable, cast
 
 from ..record.hostload import Pressure
 from ..record.jsonfile import read_json, update_json
-from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, number
+from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
 from .pressure import INCONCLUSIVE, INCONCLUSIVE_PREFIX, describe, host_details, inconclusive, limit
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # the e2e package: its frames are not the caller
@@ -111,6 +111,12 @@ class MeasurementLog:
     def read(self) -> dict:
         return read_json(self.path, self._empty)
 
+    def keep_only(self, run_id: str) -> None:
+        """Drop every value of another run than ``run_id`` (the reports are the last run's)."""
+        if self.path.exists():
+            update_json(self.path, lambda data: {**data, "measurements": [m for m in data["measurements"] if m["run_id"] == run_id]},
+                        self._empty, indent=1, default=str)
+
     @staticmethod
     def _empty() -> dict:
         return {"measurements": []}
@@ -161,15 +167,16 @@ def explain_all(verdicts: list[Verdict]) -> list[str]:
     return out
 
 
-def shown(value: object, unit: str = "") -> str:
-    """A value as a message shows it: numbers by :func:`e2e.judge.expectations.number`
-    with their unit, strings quoted, ``None`` as ``None`` (a measured value: :func:`measured`)."""
+def shown(value: object, unit: str = "", documented: object = None, band: list[float] | None = None) -> str:
+    """A value as a message shows it: numbers with their unit and the precision of the
+    ``documented`` number and its ``band`` (:func:`e2e.judge.expectations.measured_number`),
+    strings quoted, ``None`` as ``None`` (a measured value: :func:`measured`)."""
     if value is None:
         return "None"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, (int, float)):
-        return number(value) + (f" {unit}" if unit else "")
+        return measured_number(value, documented, band) + (f" {unit}" if unit else "")
     return repr(value)
 
 
@@ -181,7 +188,7 @@ def measured(m: Measurement) -> str:
     not set, a condition without a reason)."""
     if m.value is None:
         return "nothing" if "timed_out_after_s" in m.details else "None (a value read as None, not a timeout)"
-    return shown(m.value, m.unit)
+    return shown(m.value, m.unit, m.documented, m.band)
 
 
 def _caller() -> str:

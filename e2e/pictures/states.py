@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
 from ..record.recorder import FAULT_KIND, GAP_KIND, Change
+from .png import png
 from ..record.timeline import Attempt, attempts, container_history, container_samples, parse_time, restart_gaps
 
 COLOURS = {
@@ -132,7 +133,7 @@ def render(
     title: str = "",
     marks: Sequence[tuple[float, str]] = (),
 ) -> Path | None:
-    """Draw the lanes of every container seen in ``changes`` to ``path`` (PNG).
+    """Draw the lanes of every container seen in ``changes`` to ``path`` (PNG, :mod:`e2e.pictures.png`).
 
     ``t0`` (epoch s) is time zero on the x axis; ``marks`` are ``(epoch s, label)`` pairs.
     Returns ``path``, or ``None`` when no container was seen.
@@ -196,6 +197,5 @@ def render(
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    path.write_bytes(png(fig))
     return path

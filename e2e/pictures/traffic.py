@@ -17,7 +17,6 @@ from the inject to the undo) is shaded across all three panels and named at the 
 
 from __future__ import annotations
 
-import io
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Sequence
@@ -32,6 +31,7 @@ from matplotlib.ticker import FuncFormatter
 
 from ..evidence.endpoints import EndpointState
 from ..evidence.load import Request
+from .png import png
 
 OK_COLOUR = "#43a047"
 FAILURE_COLOURS = {
@@ -95,7 +95,7 @@ def render(
     bin_s: float = 0.5,
     windows: Sequence[tuple[float, float, str]] = (),
 ) -> bytes:
-    """The PNG (bytes) described in the module doc; ``t0`` (epoch s) is time zero;
+    """The PNG (bytes, :mod:`e2e.pictures.png`) described in the module doc; ``t0`` (epoch s) is time zero;
     ``windows`` are fault windows ``(from, to, name)`` in epoch s."""
     lane_pods = [p.pod for p in pods]
     for s in states:
@@ -202,7 +202,4 @@ def render(
                  loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8, title="endpoint (EndpointSlice)",
                  title_fontsize=8)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
+    return png(fig)

@@ -11,7 +11,8 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
   --reports-dir DIR        where measurements.json and artifacts go (default: reports); a run
                            with a cluster also writes junit.xml and allure-results/ there
                            unless --junitxml / --alluredir say otherwise: they replace the last
-                           run's only when a test ran (e2e.plugin.options.StagedReports)
+                           run's only when a test ran, and the run's HTML report is built at
+                           its end (e2e.plugin.options.StagedReports)
   --case IDS               only the tests judging these case IDs or families (CL-1,SC-3 / CL)
 
 Case IDs are keywords too: ``-k CL-1``, ``-k CL`` select exactly the tests judging them

@@ -21,13 +21,13 @@ from ..evidence.kubectl import KubectlNotFound, kubectl_for
 from ..judge.measurements import Judge, MeasurementLog
 from ..record.hostload import DurationLog, HostLoad, Pressure, Stopwatch, stall_counter
 from ..record.recorder import Recorder
-from ..report.artifacts import gather, publish, slug, write
+from ..report.artifacts import gather, slug, write
 from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
 from .clusters import _FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name, wait_for_first_phase
 from .options import _reports, run_id
-from .outcomes import CALL_REPORT, FILES, SCENARIO
+from .outcomes import CALL_REPORT, FILES, SCENARIO, published, test_folder
 
 log = logging.getLogger("e2e")
 
@@ -155,17 +155,17 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
 
 
 def _finish(request: pytest.FixtureRequest, item: pytest.Item, sc: Scenario) -> None:
-    """After the test: its files and, when it failed, its artifacts; then the namespace's cleanup."""
+    """After the test: its files in its folder (a failed one's with its failure); then the
+    namespace's cleanup."""
     rep = item.stash.get(CALL_REPORT, None)
     failed = rep is None or rep.failed
     try:
         files = item.stash.get(FILES, None)
         if files is None:  # the test body never finished (interrupted)
             files = gather(sc, item.nodeid)
-            publish(sc.judge, files, item.obj.__doc__)  # type: ignore[attr-defined]
-        if failed:
-            if rep is not None:
-                files = {**files, "failure.txt": str(rep.longrepr)}
-            write(files, _reports(request.config) / run_id() / slug(item.nodeid))
+            published(item, files)
+        if failed and rep is not None:
+            files = {**files, "failure.txt": str(rep.longrepr)}
+        write(files, test_folder(item))
     finally:
         sc.clean_up(keep_namespace=failed and request.config.getoption("--keep-namespaces"))

@@ -1,16 +1,21 @@
 """The plugin's options and run-wide set-up: the command-line options, the markers, the reports'
-defaults, the run id, live progress and the run summary (see :mod:`e2e.plugin`)."""
+defaults and what a run leaves in them, the run id, live progress and the run summary (see
+:mod:`e2e.plugin`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import secrets
 import shutil
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
+from ..cli import htmlreport
+from ..judge.measurements import MeasurementLog
 from ..report.summary import RunSummary
 from ..run.progress import LiveProgress
 from ..run.waiting import set_observer
@@ -58,7 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     if not os.environ.get("E2E_RUN_ID"):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"
+        os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"  # as RUN_ID reads it
     if getattr(config.option, "maxschedchunk", 0) is None:
         # pytest-xdist's load scheduling sends each worker two tests, then one at a time: the
         # plan's longest-first order holds (e2e.run.plan)
@@ -68,7 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # pytest directly): junit.xml and allure-results/ in --reports-dir unless given
         # (--collect-only lists the cases without touching the last run's reports)
         staged = StagedReports(config, _reports(config))
-        if staged.staged and _is_controller(config):
+        if _is_controller(config):
             config.pluginmanager.register(staged, "e2e-staged-reports")
     live = LiveProgress(config)
     config.pluginmanager.register(live, "e2e-live-progress")
@@ -82,11 +87,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 class StagedReports:
-    """The reports a run with a cluster writes — junit.xml and allure-results/ in ``reports``,
-    unless ``--junitxml``/``--alluredir`` say otherwise — go into ``reports/.incoming-<run id>/``
-    first and replace the last run's at the end only when a test ran (reported): a run stopped by
-    the preflight, an empty selection or a Ctrl-C before any test leaves the last run's reports
-    (junit.xml, allure-results/, summary, measurements) as they were, and says so.
+    """What a run with a cluster leaves in ``reports``: the reports of its own, never one of an
+    earlier run beside them (README "What a run leaves"), and only when a test ran (reported).
+
+    junit.xml and allure-results/ — in ``reports`` unless ``--junitxml``/``--alluredir`` say
+    otherwise — go into ``reports/.incoming-<run id>/`` first and replace the last run's at the
+    end. Then the rest follows (:meth:`publish`): ``measurements.json`` keeps this run's values only,
+    the folders of earlier runs (``reports/<run id>/``) and the last ``summary.md`` go, and the HTML
+    report is built from this run's results (:func:`e2e.cli.htmlreport.build`; a passing run whose
+    report cannot be made fails, exit 1). A run stopped by the preflight, an empty selection or a
+    Ctrl-C before any test leaves the last run's reports (junit.xml, allure-results/, the HTML
+    report, summary, measurements, folders) as they were, and says so.
 
     Made in every process (xdist workers get the controller's options, so the same paths);
     registered as a plugin in the controller only, which publishes them."""
@@ -98,12 +109,15 @@ class StagedReports:
         if not config.option.xmlpath:
             config.option.xmlpath = str(self.incoming / "junit.xml")
             self.staged.append((self.incoming / "junit.xml", reports / "junit.xml"))
+        # where this run's allure results are once published (what its HTML report shows)
+        self.results = Path(config.option.allure_report_dir or reports / "allure-results")
         if not config.option.allure_report_dir:
             config.option.allure_report_dir = str(self.incoming / "allure-results")
-            self.staged.append((self.incoming / "allure-results", reports / "allure-results"))
+            self.staged.append((self.incoming / "allure-results", self.results))
         self.reported = False
         self.collected: int | None = None  # unknown with xdist (the workers collect)
         self.deselected = 0
+        self.said: str | None = None  # what the end of the run says of its HTML report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # also the reports of the xdist workers' tests
@@ -115,7 +129,41 @@ class StagedReports:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = len(session.items) + self.deselected
 
+    # innermost wrapper: after every plugin's finish (junit.xml written, clusters deleted, kind logs
+    # exported), before the terminal summary (which writes summary.md)
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            if self.reported:
+                self.publish(session)
+
+    def publish(self, session: pytest.Session) -> None:
+        """Put this run's reports in place of the last run's (see class doc)."""
+        self.reports.mkdir(parents=True, exist_ok=True)
+        for written, published in self.staged:
+            if written.exists():
+                if published.is_dir():
+                    shutil.rmtree(published)
+                os.replace(written, published)
+        MeasurementLog(self.reports / "measurements.json").keep_only(run_id())
+        (self.reports / "summary.md").unlink(missing_ok=True)  # this run's comes with the terminal summary
+        for folder in self.reports.iterdir():
+            if folder.is_dir() and RUN_ID.fullmatch(folder.name) and folder.name != run_id():
+                shutil.rmtree(folder)
+        try:
+            self.said = htmlreport.said(htmlreport.build(self.reports, self.results))
+        except (htmlreport.ReportError, OSError, KeyboardInterrupt) as e:
+            stopped = isinstance(e, KeyboardInterrupt)  # Ctrl-C while it was made: the rest of the finish goes on
+            self.said = (f"pod-lifecycle-e2e: the HTML report of the run not made: {'interrupted' if stopped else e} "
+                         "(`make report` makes it)")
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERRUPTED if stopped else pytest.ExitCode.TESTS_FAILED
+
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.said is not None:
+            terminalreporter.write_line(self.said, red=self.said.startswith("pod-lifecycle-e2e:"))
         if self.reported:
             return
         kept = f"the last run's reports in {self.reports} are left as they were"
@@ -129,13 +177,11 @@ class StagedReports:
             terminalreporter.write_line(f"pod-lifecycle-e2e: no test ran: {kept}", yellow=True)
 
     def pytest_unconfigure(self) -> None:
-        if self.reported:
-            for written, published in self.staged:
-                if written.exists():
-                    if published.is_dir():
-                        shutil.rmtree(published)
-                    os.replace(written, published)
         shutil.rmtree(self.incoming, ignore_errors=True)
+
+
+# a run id as pytest_configure makes it: the name of the run's folder in the reports directory
+RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4}")
 
 
 def run_id() -> str:

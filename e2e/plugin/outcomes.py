@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
+from pathlib import Path
 
 import allure
 import pytest
@@ -14,9 +15,10 @@ from ..faults.core import ClusterBroken
 from ..judge.measurements import BUG_FIXED, BUG_PRESENT, ExpectationFailed
 from ..judge.pressure import INCONCLUSIVE
 from ..record.recorder import RecorderDied
-from ..report.artifacts import gather, publish
+from ..report.artifacts import gather, publish, slug
 from ..report.summary import ALLURE_OUTCOME, OUTCOME_PROPERTY, OUTCOME_REASON, settled
 from ..run.scenario import Scenario
+from .options import _reports, run_id
 
 
 SCENARIO = pytest.StashKey[Scenario]()
@@ -27,6 +29,18 @@ SETTLED = pytest.StashKey[tuple[str, str]]()
 # the user property (and allure tag) of a test with values judged against expectations not read in
 # the cluster's version (e2e.judge.measurements.UNVERIFIED), whatever its outcome
 UNVERIFIED_PROPERTY = "unverified"
+
+
+def test_folder(item: pytest.Item) -> Path:
+    """The folder of the test's files: ``<reports>/<run id>/<node ID as a file name>/``."""
+    return _reports(item.config) / run_id() / slug(item.nodeid)
+
+
+def published(item: pytest.Item, files: dict[str, str | bytes]) -> None:
+    """Show the test's record in its allure result (e2e.report.artifacts.publish)."""
+    folder = test_folder(item)
+    publish(item.stash[SCENARIO].judge, files, item.obj.__doc__,  # type: ignore[attr-defined]
+            f"{folder.parent.name}/{folder.name}/")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -107,8 +121,8 @@ def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseE
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """Settle the outcome from the judged values (:func:`settle`), then attach the record to
-    the test's allure result (also when the body failed)."""
+    """Settle the outcome from the judged values (:func:`settle`), then show the record in the
+    test's allure result (also when the body failed)."""
     sc = item.stash.get(SCENARIO, None)
     if sc is None:
         return (yield)
@@ -124,7 +138,7 @@ def pytest_runtest_call(item: pytest.Item):
         item.user_properties.append((name, value))
         allure.dynamic.parameter(name, value)
     item.stash[FILES] = gather(sc, item.nodeid)
-    publish(sc.judge, item.stash[FILES], item.obj.__doc__)  # type: ignore[attr-defined]
+    published(item, item.stash[FILES])
     if ending is not None:
         raise ending
 

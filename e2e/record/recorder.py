@@ -21,6 +21,7 @@ that ends for any other reason makes the recorder *dead*: :meth:`Recorder.check`
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import threading
@@ -301,6 +302,8 @@ def dump_changes(changes: Iterable[Change]) -> str:
 
 
 def load_changes(path: Path) -> list[Change]:
-    """The changes of a recording written by :func:`dump_changes` (to replay a timeline)."""
-    data = json.loads(Path(path).read_text())
+    """The changes of a recording written by :func:`dump_changes` (to replay a timeline); a file
+    named ``*.gz`` is read gzip-compressed (a test's ``recording.json.gz``)."""
+    raw = Path(path).read_bytes()
+    data = json.loads(gzip.decompress(raw) if Path(path).suffix == ".gz" else raw)
     return [Change(**c) for c in data["changes"]]

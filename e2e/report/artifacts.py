@@ -1,19 +1,23 @@
-"""What a test leaves behind: allure attachments for every scenario and, on failure, an
-artifacts folder ``reports/<run-id>/<test>/`` with the same files.
+"""What a test leaves behind: its files in its folder ``reports/<run-id>/<test>/`` (every test;
+a failed one also gets ``failure.txt``), and what the HTML report shows of it (:func:`publish`).
 
-Files: ``timeline.txt`` (the table), ``timeline.png`` (the picture), ``recording.json``
-(every recorded change, replayable with ``e2e.record.recorder.load_changes``), ``pods.yaml``,
-``events.txt``, ``measurements.txt`` (the judge's summary), ``recorder-errors.txt`` when a
-watch failed, and ``logs/<pod>.<container>[.previous].log``.
+Files: ``timeline.txt`` (the table), ``timeline.png`` (the picture), ``recording.json.gz``
+(every recorded change, gzip-compressed, replayable with ``e2e.record.recorder.load_changes``),
+``pods.yaml`` (as ``kubectl get -o yaml`` shows them: without ``managedFields``), ``events.txt``,
+``measurements.txt`` (the judge's summary), ``recorder-errors.txt`` when a watch failed,
+``logs/<pod>.<container>[.previous].log``, and the files the test added (``Scenario.add_file``).
 
-Every judged value is also an allure step (:func:`judged_steps`) and a row of the test's
-description (:func:`publish`), so the report shows each one with its status, measured and
-documented value, band, why and source.
+The report is one HTML file that embeds all it shows (base64) and has to open quickly on a laptop
+and travel as a CI artifact (a default run: a few MB). So it shows what a reader reads — the
+test's docstring, its pictures, every judged value (a step with its status, and a row of the
+description with its band, why and source) — and names the test's folder with its files, which
+stay beside it: no file is attached.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import html
 import inspect
 import logging
@@ -60,6 +64,12 @@ def _container_logs(sc: Scenario) -> dict[str, str]:
     return out
 
 
+def _as_kubectl_shows(obj: dict) -> dict:
+    """``obj`` without ``metadata.managedFields`` (``kubectl get -o yaml`` leaves them out too)."""
+    metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return {**obj, "metadata": metadata}
+
+
 def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     """The scenario's record as ``{file name: content}`` (see module doc).
 
@@ -71,7 +81,7 @@ def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {name: content() if callable(content) else content for name, content in sc.files.items()}
     table = sorted(rows(changes, t0) + mark_rows(sc.marks, t0), key=lambda r: r.t)
     files["timeline.txt"] = f"t0 = {t0:.3f} (epoch s; first manifest applied)\n\n" + format_table(table)
-    files["recording.json"] = dump_changes(changes)
+    files["recording.json.gz"] = gzip.compress(dump_changes(changes).encode(), mtime=0)
     if sc.judge.verdicts or sc.judge.undocumented:
         files["measurements.txt"] = sc.judge.summary()
     if sc.recorder.errors:
@@ -84,7 +94,7 @@ def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     except Exception as e:  # noqa: BLE001 - the picture is one piece among several
         files["timeline-picture-error.txt"] = f"{type(e).__name__}: {e}"
     try:
-        files["pods.yaml"] = yaml.safe_dump_all(sc.kube.pods(sc.namespace), sort_keys=False)
+        files["pods.yaml"] = yaml.safe_dump_all([_as_kubectl_shows(p) for p in sc.kube.pods(sc.namespace)], sort_keys=False)
         files["events.txt"] = "\n".join(
             f"{e.get('lastTimestamp') or e.get('eventTime')}  {e.get('type')}  {e.get('reason')}  "
             f"{(e.get('involvedObject') or {}).get('kind')}/{(e.get('involvedObject') or {}).get('name')}: {e.get('message')}"
@@ -97,32 +107,39 @@ def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     return files
 
 
-_TYPES = {
-    ".png": allure.attachment_type.PNG,
-    ".yaml": allure.attachment_type.YAML,
-    ".json": allure.attachment_type.JSON,
-}
-
-
-def publish(judge: Judge, files: dict[str, str | bytes], doc: str | None) -> None:
-    """What the running allure test shows: a step per judged value (:func:`judged_steps`),
-    every file attached, and a description (:func:`description_html`)."""
+def publish(judge: Judge, files: dict[str, str | bytes], doc: str | None, folder: str) -> None:
+    """What the running allure test shows (see module doc): a step per judged value
+    (:func:`judged_steps`) and a description (:func:`description_html`) naming ``folder``."""
     judged_steps(judge)
-    attach(files)
-    allure.dynamic.description_html(description_html(doc or "", files, judge))
+    allure.dynamic.description_html(description_html(doc or "", files, judge, folder))
 
 
-def attach(files: dict[str, str | bytes]) -> None:
-    """Attach every file to the running allure test."""
-    for name, content in files.items():
-        allure.attach(content, name=name, attachment_type=_TYPES.get(Path(name).suffix, allure.attachment_type.TEXT))
+# the judged values' table: the report's description frame sets tables to nowrap and max-content
+# (a <style> after the table: one before everything else would be dropped by the frame's sanitizer)
+_TABLE_STYLE = ("<style>.judged-values{display:table;width:100%;font-size:90%}"
+                ".judged-values th,.judged-values td{padding:2px 6px;vertical-align:top;white-space:normal;"
+                "overflow-wrap:break-word;text-align:left}.judged-values .why{color:#555;font-size:90%}</style>")
 
 
-def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None = None) -> str:
-    """``text`` (the test's docstring) as paragraphs, each PNG of ``files`` inline (data URI),
-    then a table of ``judge``'s values: per value a row (case and name, measured, documented,
-    verdict) and a row with its band (why), source and the host's CPU pressure, in full."""
-    parts = [f"<p>{html.escape(p.strip())}</p>" for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
+# a reST inline literal of a docstring (``kubectl drain``): shown as code
+_LITERAL = re.compile(r"``(.+?)``", re.S)
+
+
+def size(n: int) -> str:
+    """``812 B``, ``12.3 KB``, ``1.4 MB`` (powers of 1000)."""
+    if n < 1000:
+        return f"{n} B"
+    return f"{n / 1000:.1f} KB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
+
+
+def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None, folder: str) -> str:
+    """``text`` (the test's docstring) as paragraphs (its ````literals```` as code), each PNG of
+    ``files`` inline (data URI), then a table of ``judge``'s values: per value a row (case and
+    name, measured, documented, verdict) and a row with its band (why), source, versions and the
+    host's CPU pressure, in full; last, ``folder`` (the test's, relative to the reports
+    directory) with ``files`` and their sizes."""
+    parts = ["<p>" + _LITERAL.sub(r"<code>\1</code>", html.escape(p.strip())) + "</p>"
+             for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
     for name, content in files.items():
         if name.endswith(".png") and isinstance(content, bytes):
             data = base64.b64encode(content).decode()
@@ -132,21 +149,23 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     for v in judge.verdicts if judge else []:
         m, e = v.measurement, v.expectation
         notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source),
+                 ("versions", "" if e.versions() == "all versions" else e.versions()),
                  ("host", describe(m.details["host"]) if "host" in m.details else "")]
         rows.append((f"{m.case} {m.name}", measured(m), e.describe(), m.verdict, notes))
     for m in judge.undocumented if judge else []:
         rows.append((f"{m.case} {m.name}", measured(m), "-", m.verdict, [("why", m.why)]))
     if rows:
-        # inline styles: the report's description frame sets tables to nowrap and max-content
-        cell = "border:1px solid #ccc;padding:2px 6px;vertical-align:top;white-space:normal;overflow-wrap:break-word"
-        out = ['<table class="judged-values" style="display:table;border-collapse:collapse;width:100%;font-size:90%">',
-               "<tr>" + "".join(f'<th style="{cell};text-align:left">{h}</th>'
-                                for h in ("value", "measured", "documented", "verdict")) + "</tr>"]
+        out = ['<table class="judged-values">',
+               "<tr>" + "".join(f"<th>{h}</th>" for h in ("value", "measured", "documented", "verdict")) + "</tr>"]
         for *row, notes in rows:
-            out.append("<tr>" + "".join(f'<td style="{cell}">{html.escape(c)}</td>' for c in row) + "</tr>")
+            out.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
             text = "<br>".join(f"<b>{k}</b>: {html.escape(t)}" for k, t in notes if t)
-            out.append(f'<tr><td colspan="4" style="{cell};color:#555;font-size:90%">{text}</td></tr>')
-        parts.append("".join(out) + "</table>")
+            out.append(f'<tr><td colspan="4" class="why">{text}</td></tr>')
+        parts.append("".join(out) + "</table>" + _TABLE_STYLE)
+    listed = ", ".join(f"{html.escape(name)} ({size(len(c if isinstance(c, bytes) else c.encode()))})"
+                       for name, c in files.items())
+    parts.append(f"<p>The test's files are in its folder <code>{html.escape(folder)}</code> of the reports "
+                 f"directory, beside <code>allure-report/</code>: {listed or 'none'}.</p>")
     return "\n".join(parts)
 
 
@@ -194,10 +213,10 @@ def _error(v: Verdict) -> BaseException | None:
 def judged_steps(judge: Judge) -> None:
     """One allure step per judged value of ``judge``, under a step ``judged values: 4 pass,
     1 fail``; each titled ``CL-1 restart_gap[2] = 41 s (expected 20 s within [19, 33] s)``
-    with its status from the verdict and the parameters measured, documented, band (why),
-    source, versions, the reason of a value set aside and the host's CPU pressure (an
-    ``inconclusive`` value: a skipped step with its reason). Values with nothing documented for
-    the cluster's version are skipped steps with the registry's message."""
+    with its status from the verdict and, as its one parameter, the reason of a value set aside
+    (an ``inconclusive`` value: a skipped step with its reason); band, why, source and the host's
+    CPU pressure are the description's (:func:`description_html`). Values with nothing documented
+    for the cluster's version are skipped steps with the registry's message (parameter ``why``)."""
     counts = Counter(v.measurement.verdict for v in judge.verdicts)
     counts.update("undocumented" for _ in judge.undocumented)
     if not counts:
@@ -205,16 +224,10 @@ def judged_steps(judge: Judge) -> None:
     head = _step("judged values: " + ", ".join(f"{n} {k}" for k, n in counts.most_common()), {})
     for v in judge.verdicts:
         m, e = v.measurement, v.expectation
-        params = {"measured": measured(m), "documented": e.describe(), "verdict": m.verdict,
-                  "band": e.why or "-", "source": e.source, "versions": e.versions()}
-        if "reason" in m.details:
-            params["reason"] = m.details["reason"]
-        if "host" in m.details:
-            params["host"] = describe(m.details["host"])
-        step = _step(f"{m.case} {m.name} = {params['measured']} (expected {e.describe()})", params)
+        params = {"reason": m.details["reason"]} if "reason" in m.details else {}
+        step = _step(f"{m.case} {m.name} = {measured(m)} (expected {e.describe()})", params)
         _stop(step, _error(v))
     for m in judge.undocumented:
-        step = _step(f"{m.case} {m.name} = {measured(m)} (nothing documented)",
-                     {"measured": measured(m), "verdict": "undocumented", "why": m.why})
+        step = _step(f"{m.case} {m.name} = {measured(m)} (nothing documented)", {"why": m.why})
         _stop(step, pytest.skip.Exception(f"undocumented: {m.why}"))
     _stop(head, AssertionError(f"{counts['fail']} values failed") if counts["fail"] else None)

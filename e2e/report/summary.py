@@ -17,13 +17,15 @@ value says ``no values``.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
+from html import unescape as html_unescape
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from ..judge.expectations import number
+from ..judge.expectations import measured_number, number
 from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, percent
 
@@ -95,21 +97,25 @@ def rank(verdict: str) -> int:
 
 
 def value(m: dict) -> str:
-    """``"11 s"``, ``"'CrashLoopBackOff'"``: a measurement's value with its unit."""
+    """``"11 s"``, ``"'CrashLoopBackOff'"``: a measurement's value with its unit, a number with
+    the precision of its documented one (:func:`e2e.judge.expectations.measured_number`)."""
     v = m["value"]
     if isinstance(v, float):
-        v = number(v)
+        v = measured_number(v, m.get("documented"), m.get("band"))
     elif isinstance(v, str):
         v = repr(v if len(v) <= 60 else v[:57] + "...")
     return f"{v} {m['unit']}".strip() if m.get("unit") and not isinstance(m["value"], str) else str(v)
 
 
 def expected(m: dict) -> str:
-    """``"10 s within [9, 23] s"`` or the documented value; ``"-"`` when nothing is documented."""
+    """``"10 s within [9, 23] s"``, ``"≥ 1 restarts"`` (an open band) or the documented value;
+    ``"-"`` when nothing is documented."""
     if m.get("band"):
         unit = f" {m['unit']}" if m.get("unit") else ""
-        doc = m["documented"]
-        return f"{_number(doc)}{unit} within {band(m['band'])}{unit}"
+        low, high = m["band"]
+        if high is None:
+            return f"≥ {number(low)}{unit}"
+        return f"{_number(m['documented'])}{unit} within {band(m['band'])}{unit}"
     if m.get("documented") is None:
         return "-"
     doc = m["documented"]
@@ -183,11 +189,12 @@ def _case_key(case: str) -> tuple:
 
 def key_values(s: CaseSummary, limit: int | None = None) -> str:
     """The case's numeric values against their documented value and band:
-    ``restart_gap[1] 11 s vs 10 [9, 23] · …`` (at most ``limit``)."""
+    ``restart_gap[1] 11 s vs 10 [9, 23] · probes 4 vs ≥ 1 · …`` (at most ``limit``)."""
     shown = [m for m in s.values if m.get("band")]
     more = len(shown) - limit if limit is not None and len(shown) > limit else 0
     shown = shown[:limit] if limit is not None else shown
-    text = " · ".join(f"{m['name']} {value(m)} vs {_number(m['documented'])} {band(m['band'])}"
+    text = " · ".join(f"{m['name']} {value(m)} vs "
+                      + (band(m["band"]) if m["band"][1] is None else f"{_number(m['documented'])} {band(m['band'])}")
                       for m in shown)
     return text + (f" · … {more} more" if more else "")
 
@@ -197,9 +204,9 @@ def _number(x: object) -> str:
 
 
 def band(low_high: list) -> str:
-    """``[9, 18]``, or ``[1, ∞)`` for an open end (``None`` in measurements.json)."""
+    """``[9, 18]``, or ``≥ 1`` for an open end (``None`` in measurements.json)."""
     low, high = low_high
-    return f"[{number(low)}, ∞)" if high is None else f"[{number(low)}, {number(high)}]"
+    return f"≥ {number(low)}" if high is None else f"[{number(low)}, {number(high)}]"
 
 
 def host_line(measurements: list[dict]) -> str | None:
@@ -317,12 +324,17 @@ _ALLURE_STATUS = {"passed": "passed", "failed": "failed", "broken": "error", "sk
 
 @dataclass
 class AllureTest:
-    """One test of ``allure-results``: its outcome, family (``parentSuite``) and PNG pictures."""
+    """One test of ``allure-results``: its outcome, family (``parentSuite``) and PNG pictures
+    (name, base64)."""
 
     outcome: Outcome
     name: str
     family: str
-    pictures: list[tuple[str, Path]]
+    pictures: list[tuple[str, str]]
+
+
+# a picture of a test's description (e2e.report.artifacts.description_html)
+_PICTURE = re.compile(r'<img alt="([^"]*)"[^>]* src="data:image/png;base64,([^"]+)"')
 
 
 def read_allure_results(results: Path) -> list[AllureTest]:
@@ -330,7 +342,7 @@ def read_allure_results(results: Path) -> list[AllureTest]:
 
     The test's node ID comes from its hidden ``_nodeid`` label (set by the plugin), else
     its allure ``fullName``; its cases from its ``case`` labels; an outcome the plugin settled
-    from its hidden ``_outcome`` label."""
+    from its hidden ``_outcome`` label; its pictures from its description."""
     tests = []
     for path in results.glob("*-result.json"):
         r = json.loads(path.read_text())
@@ -350,22 +362,14 @@ def read_allure_results(results: Path) -> list[AllureTest]:
             labels.get("case", []),
             message.splitlines()[0] if message else "",
         )
-        pictures = [(a["name"], results / a["source"]) for a in _attachments(r) if a.get("type") == "image/png"]
+        pictures = [(html_unescape(name), data) for name, data in _PICTURE.findall(r.get("descriptionHtml", ""))]
         tests.append((r.get("start", 0), AllureTest(outcome, r["name"], (labels.get("parentSuite") or [""])[0], pictures)))
     return [t for _, t in sorted(tests, key=lambda st: st[0])]
-
-
-def _attachments(result: dict) -> list[dict]:
-    out = list(result.get("attachments", []))
-    for step in result.get("steps", []):
-        out += _attachments(step)
-    return out
 
 
 def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
     """The plain page: counts by status, the case table, then per family every test with its
     outcome, judged values and pictures (embedded, so the page is one file)."""
-    import base64
     from html import escape
 
     outcomes = [t.outcome for t in tests]
@@ -411,10 +415,7 @@ def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
                         f"<td>{escape(expected(m))}</td><td class=\"{escape(m['verdict'])}\">{escape(m['verdict'])}</td>"
                         f"<td>{escape(m.get('source') or '')}</td></tr>" for m in values]
                 out.append("</table>")
-            for name, path in t.pictures:
-                if path.exists():
-                    data = base64.b64encode(path.read_bytes()).decode()
-                    out.append(f'<p><img alt="{escape(name)}" src="data:image/png;base64,{data}"></p>')
+            out += [f'<p><img alt="{escape(name)}" src="data:image/png;base64,{data}"></p>' for name, data in t.pictures]
     out.append("</body></html>")
     return "\n".join(out)
 
@@ -423,10 +424,10 @@ def newest_run(measurements: list[dict]) -> str | None:
     return measurements[-1]["run_id"] if measurements else None
 
 
-def write_html(reports: Path, title: str) -> Path:
-    """``reports/summary.html`` from ``reports/allure-results`` and the newest run of
-    ``reports/measurements.json``; returns its path. ``FileNotFoundError`` without results."""
-    results = reports / "allure-results"
+def write_html(reports: Path, title: str, results: Path | None = None) -> Path:
+    """``reports/summary.html`` from ``results`` (default ``reports/allure-results``) and the newest
+    run of ``reports/measurements.json``; returns its path. ``FileNotFoundError`` without results."""
+    results = results if results is not None else reports / "allure-results"
     if not results.is_dir():
         raise FileNotFoundError(f"{results}: no allure results (run the scenarios with --alluredir {results})")
     measurements = read_measurements(reports / "measurements.json")

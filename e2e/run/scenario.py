@@ -153,9 +153,9 @@ class Scenario:
             self.on_broken(reason)
 
     def add_file(self, name: str, content: str | bytes | Callable[[], str | bytes]) -> None:
-        """Add the file ``name`` with ``content`` to the test's report (allure attachment, artifacts of a failure); a
-        ``.png`` is also shown inline on the report's test page. Kept however the test ends.
-        A callable is read when the report is gathered (a log still being followed)."""
+        """Add the file ``name`` with ``content`` to the test's files (its folder ``reports/<run-id>/<test>/``, named on the
+        report's test page); a ``.png`` is also shown inline on that page. Kept however the test
+        ends. A callable is read when the files are gathered (a log still being followed)."""
         self.files[name] = content
 
     def note(self, name: str, value: object) -> None:

@@ -81,13 +81,17 @@ def parse_case_option(text: str) -> list[str]:
 
 
 def family_title(item: pytest.Item) -> str:
-    """The family's title: the first line of the scenario module's docstring up to `` (``
-    (``"CL — crash loop back-off"``), else the module's name."""
+    """The family's title, as plain text: the scenario module docstring's first sentence (its first
+    paragraph up to `` (``, ``, on a real cluster`` or ``. ``, lines joined, reST inline markup such
+    as ````kubectl drain```` without its quotes: ``"CL — crash loop back-off"``), else the module's
+    name."""
     module = getattr(item, "module", None)
     doc = (getattr(module, "__doc__", None) or "").strip()
     if not doc:
         return item.path.stem
-    return re.split(r" \(|, on a real cluster", doc.splitlines()[0], maxsplit=1)[0].rstrip(".")
+    paragraph = " ".join(line.strip() for line in doc.split("\n\n", 1)[0].splitlines())
+    sentence = re.split(r" \(|, on a real cluster|\. ", paragraph, maxsplit=1)[0].rstrip(".")
+    return re.sub(r"``([^`]+)``|`([^`]+)`", lambda m: m.group(1) or m.group(2), sentence)
 
 
 def label(items: list[pytest.Item]) -> None:

@@ -5,6 +5,9 @@ export default {
   name: process.env.E2E_REPORT_NAME || "pod-lifecycle-e2e",
   output: process.env.E2E_ALLURE_OUTPUT || "allure-report",
   historyPath: process.env.E2E_ALLURE_HISTORY,
+  // the last 5 runs (the file keeps no more): each adds ~0.2 MB to a default run's single-file
+  // report, which is to stay within 10 MB (README "What a run leaves")
+  historyLimit: 5,
   plugins: {
     awesome: {
       options: {
