@@ -300,7 +300,7 @@ register(
             name="restart_count[OnFailure,exit1]",
             documented=1,
             unit="restarts",
-            band=Band(1, 1e9),
+            band=Band.at_least(1),
             why="restarted at least once (the first restart is immediate)",
             source=S1_POLICY,
         ),
