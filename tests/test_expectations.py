@@ -336,3 +336,10 @@ def test_a_cgroup_keyed_value_is_not_documented_when_the_cgroup_is_unknown():
     assert r.lookup("ZZ-1", "exit_code", 37, cgroup=2).documented == 137
     with pytest.raises(NotDocumented, match="cgroup version is unknown"):
         r.lookup("ZZ-1", "exit_code", 37, cgroup=None)
+
+
+def test_an_open_upper_end_is_written_as_one():
+    # issue 29 (6): [1, 1e9] printed as "[1, 1000000000]"; an open end is Band.at_least (math.inf)
+    huge = [f"{e.case} {e.name}" for e in REGISTRY.entries
+            if e.band is not None and e.unit != "bytes" and 1e6 <= e.band.high < float("inf")]
+    assert not huge, f"write these open bands with Band.at_least: {huge}"
