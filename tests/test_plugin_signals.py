@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 CONFTEST = '''
@@ -126,41 +128,40 @@ def test_stopped(cleanup):
     assert (tmp_path / "controller").read_text() == "finished"
 
 
-def test_a_kind_delete_cut_by_an_ignored_ctrl_c_is_run_once_more(pytester, monkeypatch):
-    """issue 30 (3): the second Ctrl-C reaches `kind delete` too (a process of the terminal's group)
-    and cuts it, leaving the cluster and its state files; the run's end deletes it once more."""
+def test_the_runs_namespaces_left_on_a_kept_cluster_it_used_are_swept_at_the_end(pytester, monkeypatch, tmp_path):
+    """make interrupt-check (SIGINT to the group of a `-n 2` run on a kept cluster of an earlier
+    run, as its namespace appeared): xdist ended the worker before its teardown and the namespace
+    stayed — the run's end swept only the clusters it had created. Now every cluster it used."""
     from e2e.plugin import clusters
 
-    deletes = []
+    deleted = []
 
-    class CutOnce:
-        """A cluster of this run whose first deletion a Ctrl-C cuts (ignored by the run itself)."""
+    class LeftBehind:
+        """The kept cluster, with a namespace of this run a stopped worker left."""
 
-        def __init__(self, name):
-            self.name = name
+        def __init__(self, kubeconfig, context=None):
+            self.kubeconfig = kubeconfig
 
-        def delete_unless_used(self):
-            deletes.append(self.name)
-            if len(deletes) == 1:
-                pytester_config.pluginmanager.get_plugin("e2e-signals").ignored += 1
-                raise clusters.PreflightError("`kind delete cluster` failed (130): interrupted")
-            return True
+        def namespaces_of_run(self, run_id):
+            return [f"e2e-left-{run_id}"]
 
-    pytester_config = None
+        def delete_namespace(self, name):
+            deleted.append((Path(self.kubeconfig).name, name))
 
-    def configured(config):
-        nonlocal pytester_config
-        pytester_config = config
-
-    monkeypatch.setattr(clusters, "_preflight", configured)
-    monkeypatch.setattr(clusters, "owned_clusters", lambda run_id: ["ple2e-cut"])
-    monkeypatch.setattr(clusters, "Kind", CutOnce)
+    monkeypatch.setattr(clusters, "_preflight", lambda config: None)
+    monkeypatch.setattr(clusters, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(clusters, "owned_clusters", lambda run_id: [])
+    monkeypatch.setattr(clusters, "Kube", LeftBehind)
     monkeypatch.setattr(clusters.egress, "prepared", lambda: False)
-    monkeypatch.setattr(clusters, "_release_egress", lambda: None)
+    monkeypatch.setenv("E2E_RUN_ID", "run-kept")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "run-kept.used.json").write_text('["ple2e-kept", "ple2e-gone"]')  # written by the workers
+    (tmp_path / "ple2e-kept.kubeconfig").write_text("")
     pytester.makepyfile(test_one="def test_ok():\n    pass\n")
-    result = pytester.runpytest_inprocess("--node-image", "kindest/node:v1.37.2", "--reports-dir", str(pytester.path / "R"))
+    result = pytester.runpytest_inprocess("--node-image", "kindest/node:v1.37.2", "--reports-dir", str(tmp_path / "R"))
     result.assert_outcomes(passed=1)
-    assert deletes == ["ple2e-cut", "ple2e-cut"]
+    assert deleted == [("ple2e-kept.kubeconfig", "e2e-left-run-kept")]  # not the one whose kubeconfig is gone
+    assert not (tmp_path / "runs" / "run-kept.used.json").exists()
 
 
 def test_the_runs_namespaces_left_on_a_kubeconfig_cluster_are_swept_at_the_end(pytester, monkeypatch, tmp_path):

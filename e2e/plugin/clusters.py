@@ -35,7 +35,6 @@ from ..cluster.kube import ClusterUnreachable, Kube
 from ..record.jsonfile import read_json, update_json
 from ..run.plan import Plan
 from .options import _is_controller, _reports, run_id
-from .signals import SIGNALS
 
 log = logging.getLogger("e2e")
 
@@ -148,6 +147,11 @@ def _release_finished(item: pytest.Item) -> None:
 
 def _left_file() -> Path:
     return STATE_DIR / "runs" / f"{run_id()}.left.json"
+
+
+def _used_file() -> Path:
+    """The kind clusters this run used (every process adds the ones it connects to)."""
+    return STATE_DIR / "runs" / f"{run_id()}.used.json"
 
 
 def count_down(selected: Counter, name: str) -> set[str]:
@@ -342,6 +346,8 @@ class Clusters:
             started = time.monotonic()
             kubeconfig, context = str(kind.ensure(profile, run_id(), list(workload_images().values()))), None
             log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
+            used = {kind.name}
+            update_json(_used_file(), lambda names: sorted({*names, *used}), list)
         kube = Kube(kubeconfig, context)
         version = kube.version()
         return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name, replica)
@@ -435,22 +441,35 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 except Exception as e:  # noqa: BLE001
                     log.warning("kind export logs of %s failed: %s", kind.name, e)
     finally:  # a Ctrl-C during the export still deletes the clusters
-        stop = config.pluginmanager.get_plugin(SIGNALS)
         for kind in kinds:
-            for again in (False, True):
-                ignored = stop.ignored if stop is not None else 0
-                try:
-                    _finish_cluster(config, kind)
-                    break
-                except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
-                    # a Ctrl-C ignored meanwhile (e2e.plugin.signals) reached `kind delete` too, a
-                    # process of the terminal's group: it may have cut it short, once more then
-                    cut = not again and stop is not None and stop.ignored > ignored
-                    log.warning("finishing kind cluster %s failed%s: %s", kind.name, " (cut by Ctrl-C: once more)" if cut else "", e)
-                    if not cut:
-                        break
+            try:
+                _finish_cluster(config, kind)
+            except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
+                log.warning("finishing kind cluster %s failed: %s", kind.name, e)
+        _sweep_used(config, {kind.name for kind in kinds})
         if kinds or egress.prepared():
             _release_egress()
+
+
+def _sweep_used(config: pytest.Config, owned: set[str]) -> None:
+    """Sweep this run's namespaces on the clusters it used without creating them (a kept cluster of
+    an earlier run): a test whose xdist worker was stopped before its teardown (a Ctrl-C or SIGTERM
+    to the group) left its namespace there."""
+    used = _used_file()
+    try:
+        names = read_json(used, list)
+    except (OSError, ValueError):
+        names = []
+    for name in names:
+        kubeconfig = STATE_DIR / f"{name}.kubeconfig"
+        if name in owned or not kubeconfig.exists():
+            continue
+        try:
+            _sweep_namespaces(config, Kube(str(kubeconfig)))
+        except Exception as e:  # noqa: BLE001 - the next cluster is still swept
+            log.warning("sweeping namespaces of run %s on %s failed: %s", run_id(), name, e)
+    for path in (used, Path(f"{used}.lock")):
+        path.unlink(missing_ok=True)
 
 
 def _release_egress() -> None:
