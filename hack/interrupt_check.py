@@ -127,6 +127,8 @@ KEPT_SETUP_TIMEOUT_S = 900  # the run that makes the kept cluster
 INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED, after Ctrl-C and SIGTERM alike
 LOCK_SUFFIXES = (".lock", ".use", ".turn")  # empty lock files: `make clean` removes those of dead runs
 SKIPPED_LIKE = ("skipped", "undocumented", "inconclusive", "xfailed")  # summary.md outcomes junit.xml counts as skipped
+# pytest's last line (-q): "2 passed, 93 deselected in 6.13s", "no tests ran in 0.01s (0:00:00)"
+PYTEST_LAST_LINE = re.compile(r" in \d+(\.\d+)?s( \(\d+:\d\d:\d\d\))?$")
 LAST_TEST_REPORTED = "[100%]"  # in a run's log (pytest -q): its last test reported, the session's finish next
 NODE_CONTAINER = re.compile(r"(?P<cluster>.+)-(control-plane\d*|worker\d*|external-load-balancer)")  # kind's node names
 
@@ -231,6 +233,7 @@ class Row:
     hit: bool = False  # every signal came at the variant's moment
     signalled: bool = False
     after_last_test: bool = False  # the (first) signal came after the run's last test was reported
+    ended_before_death: bool = False  # the run's log ends with pytest's last line ("… in 6.13s")
     exit: int | str = ""
     exit_after_s: float | None = None  # from the first signal
     clusters: list[str] = field(default_factory=list)  # leaked clusters and containers
@@ -244,13 +247,15 @@ class Row:
     def expected_exit(self) -> tuple[int, ...]:
         """2 after a signal, the tests' outcome (0 or 1) without one; after the last test was reported
         either (ignored in the session's finish, or landing just before it) or death by the signal
-        itself (-2 for SIGINT): landing after the session's end gave the signals their default
-        handlers back, the run's work done — as any process ends then."""
+        itself (-2 for SIGINT) once its log ends with pytest's last line: a signal landing after the
+        session's end (the signals' default handlers given back, the work done) ends any process so
+        — a first one after the last test, or a second one after an interrupted run's cleanup."""
         if not self.signalled:
             return (0, 1)
+        died = tuple(-getattr(signal, name) for name in dict.fromkeys(self.variant.signals)) if self.ended_before_death else ()
         if self.after_last_test:
-            return (0, 1, INTERRUPTED, -getattr(signal, self.variant.signals[0]))
-        return (INTERRUPTED,)
+            return (0, 1, INTERRUPTED, *died)
+        return (INTERRUPTED, *died)
 
     def problems(self) -> list[str]:
         out = []
@@ -569,7 +574,9 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
                     row.moment += f"; no second {name}: exited within {gap:.1f} s"
         code = _stop(check, proc)
         # a signal that raced the last test's report landed after it too when the report is there
-        row.after_last_test = row.after_last_test or (row.signalled and LAST_TEST_REPORTED in log.read_text(errors="replace"))
+        text = log.read_text(errors="replace")
+        row.after_last_test = row.after_last_test or (row.signalled and LAST_TEST_REPORTED in text)
+        row.ended_before_death = bool(PYTEST_LAST_LINE.search(text.rstrip().rpartition("\n")[2]))
     except BaseException:  # the check itself stopped: stop the run too, with its cleanup
         check.host.signal(proc, signal.SIGINT, group=True)
         _stop(check, proc)

@@ -128,7 +128,9 @@ def row(**kw) -> ic.Row:
     ({"exit": "-9 (SIGKILL)"}, "exit -9 (SIGKILL), expected 2"),
     ({"exit": 0, "after_last_test": True}, None),  # ignored in the session's finish: the tests' outcome
     ({"exit": 2, "after_last_test": True}, None),  # or just before it
-    ({"exit": "-2 (SIGINT)", "after_last_test": True}, None),  # or after the session's end: died of it, work done
+    ({"exit": "-2 (SIGINT)", "after_last_test": True, "ended_before_death": True}, None),  # after the session's end
+    ({"exit": "-2 (SIGINT)", "ended_before_death": True}, None),  # a second one after the cleanup: died of it, work done
+    ({"exit": "-2 (SIGINT)", "after_last_test": True}, "exit -2 (SIGINT), expected 0 or 1 or 2"),
     ({"exit": "-2 (SIGINT)"}, "exit -2 (SIGINT), expected 2"),
     ({"exit": 1, "signalled": False, "hit": False}, None),  # ended before its moment, a test failed
     ({"exit": 2, "signalled": False, "hit": False}, "exit 2, expected 0 or 1"),
