@@ -237,7 +237,14 @@ def test_init_container_oom(scenario: Scenario):
     judge_reason_missing(sc, "OM-3", "init_", len(ended), flakes)
     pod = sc.pod("init-oom")
     sc.expect("OM-3", "phase", pods.phase(pod))
-    sc.expect("OM-3", "status", pod_columns(pod).status)
+    status = pod_columns(pod).status
+    if flakes and status == "Init:Error":
+        # the STATUS column shows the init container's terminated.reason: the same race
+        sc.judge.set_aside("OM-3", "status", status, "flake",
+                           "Init:Error: terminated.reason of the OOM-killed init container missing (the race above)",
+                           details={"runs": flakes})
+    else:
+        sc.expect("OM-3", "status", status)
     sc.expect("OM-3", "init_restart_count", pods.container_status(pod, "init").get("restartCount", 0))
     sc.expect("OM-3", "main_started", pods.ever_started(sc.recorder.changes("Pod", "init-oom"), "app"))
 
