@@ -1,5 +1,5 @@
 """pod-lifecycle-e2e: measure Kubernetes pod lifecycle on real kind clusters against the
-documented values of ../shared/CASES.md. The pytest plugin is :mod:`e2e.plugin`.
+documented values of docs/cases/CASES.md. The pytest plugin is :mod:`e2e.plugin`.
 
 Writing a case (README, "Write your own case"), what a test uses:
 

@@ -1,6 +1,6 @@
 """The registry of documented values: one entry per (case ID, measurement name, version range).
 
-Every number here comes from ``../shared/CASES.md`` (the case ID says where) or from the
+Every number here comes from ``docs/cases/CASES.md`` (the case ID says where) or from the
 Kubernetes source named in ``source``; every band says in ``why`` why it is that wide.
 Bands are decided from the mechanism, never from a run: a value outside its band is a
 finding to report, not a band to widen.
