@@ -49,3 +49,26 @@ def test_kind_delete_outlives_a_ctrl_c_to_the_process_group(tmp_path):
     assert proc.returncode == 0, out
     assert done.exists(), "kind delete was cut by the group's SIGINT"
     assert not any(state.glob("ple2e-x.json")) and not any(state.glob("ple2e-x.kube*"))
+
+
+def test_a_half_created_cluster_is_deleted_until_no_node_shows_up(monkeypatch, tmp_path):
+    """make interrupt-check: SIGINT 1.4 s into `kind create` left the control-plane container —
+    Docker created it after the one `kind delete`, which had found nothing."""
+    from e2e.cluster import kind
+
+    calls: list[str] = []
+    containers: list[list[str]] = [[], ["c1"], [], [], [], [], [], [], [], []]  # appears after the first delete
+
+    def run(cmd, timeout=None, input=None, env=None, detached=False):
+        if cmd[:2] == ["docker", "ps"]:
+            out = containers.pop(0) if containers else []
+            return subprocess.CompletedProcess(cmd, 0, "\n".join(out), "")
+        calls.append(" ".join(cmd[1:3]) + (" detached" if detached else ""))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(kind, "_run", run)
+    monkeypatch.setattr(kind.time, "sleep", lambda s: None)
+    k = kind.Kind("ple2e-half", kind="kind")
+    k._remove_half_created(quiet_s=0.05, limit_s=5)
+    assert calls == ["delete cluster detached", "delete cluster detached"]

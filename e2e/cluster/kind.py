@@ -55,6 +55,12 @@ log = logging.getLogger(__name__)
 STATE_DIR = Path(os.environ.get("E2E_STATE_DIR", Path(tempfile.gettempdir()) / "pod-lifecycle-e2e"))
 # Seconds: a Docker engine that has not answered `docker info` by then is treated as down.
 DOCKER_TIMEOUT_S = 10
+# kind's label on the node containers of a cluster: its name
+KIND_CLUSTER_LABEL = "io.x-k8s.kind.cluster"
+# A half-created cluster is deleted until none of its containers shows up for this many seconds
+# (Docker creates a container kind asked for even after kind was stopped), at most the limit.
+HALF_CREATED_QUIET_S = 3.0
+HALF_CREATED_LIMIT_S = 60.0
 # kind create --wait: how long kind waits for the control plane to be Ready.
 KIND_WAIT = "180s"
 # Seconds a new or reused cluster gets for all nodes Ready and CoreDNS available.
@@ -338,10 +344,30 @@ class Kind:
             self.state_file.write_text(json.dumps(state, indent=2, sort_keys=True))
         except BaseException:
             # a half-created cluster (or Ctrl-C during creation) must not be left behind, nor its files
-            _run([self.kind, "delete", "cluster", "--name", self.name])
+            self._remove_half_created()
             for path in (self.state_file, self.kubeconfig, cfg):
                 path.unlink(missing_ok=True)
             raise
+
+    def _containers(self) -> list[str]:
+        """The node containers of this cluster Docker has, running or not (kind's label)."""
+        r = _run(["docker", "ps", "-a", "-q", "--filter", f"label={KIND_CLUSTER_LABEL}={self.name}"], timeout=DOCKER_TIMEOUT_S)
+        return r.stdout.split()
+
+    def _remove_half_created(self, quiet_s: float = HALF_CREATED_QUIET_S, limit_s: float = HALF_CREATED_LIMIT_S) -> None:
+        """``kind delete`` until no node container of the cluster shows up for ``quiet_s`` seconds
+        (at most ``limit_s``): a kind create stopped in its first seconds may have asked Docker
+        for a node that appears only after the first delete (make interrupt-check: SIGINT 1.4 s
+        into the creation left the control-plane container)."""
+        deadline = time.monotonic() + limit_s
+        while True:
+            _run([self.kind, "delete", "cluster", "--name", self.name], timeout=300, detached=True)
+            quiet_until, found = time.monotonic() + quiet_s, False
+            while not found and time.monotonic() < quiet_until:
+                found = bool(self._containers())
+                time.sleep(0.5)
+            if not found or time.monotonic() > deadline:
+                return
 
     def _published_ports(self) -> dict[str, int]:
         """``{"<containerPort>/<proto>": hostPort}`` of the control-plane container, as Docker
