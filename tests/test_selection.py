@@ -322,3 +322,12 @@ def test_suite_names_are_the_plain_text_of_the_families_first_sentence():
     assert titles["faults/test_heartbeat.py"] == "NF-1 — heartbeat cadence"
     for path, title in titles.items():
         assert "`" not in title and "\n" not in title and not title.endswith(("—", ",", ":")), (path, title)
+
+
+def test_a_malformed_case_id_is_refused_before_collection(pytester):
+    # the trial of issue 29: a bad --case printed "3 tests collected" before its usage error
+    pytester.makepyfile(test_one="import pytest\n\n@pytest.mark.case('CL-1')\ndef test_a():\n    pass\n")
+    result = pytester.runpytest("--case", "CL1", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "a case ID is" in result.stderr.str()
+    assert "collected" not in result.stdout.str()
