@@ -18,6 +18,7 @@ from ..cli import htmlreport
 from ..judge.measurements import MeasurementLog
 from ..report.summary import RunSummary
 from ..run.progress import LiveProgress
+from ..run.selection import parse_case_option
 from ..run.waiting import set_observer
 
 
@@ -64,6 +65,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("E2E_RUN_ID"):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"  # as RUN_ID reads it
+    if config.getoption("--case", None):
+        parse_case_option(config.getoption("--case"))  # a malformed ID is refused before collection
     if getattr(config.option, "maxschedchunk", 0) is None:
         # pytest-xdist's load scheduling sends each worker two tests, then one at a time: the
         # plan's longest-first order holds (e2e.run.plan)
