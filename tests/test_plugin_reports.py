@@ -104,6 +104,16 @@ def _last_run(reports):
         (reports / name).write_text(text)
 
 
+def _run_after_last_run(pytester, tmp_path, *args, subprocess=False):
+    """pytest on a --kubeconfig cluster (the plugin's preflight stubbed by the caller), its
+    reports directory as the last run left it; the result and that directory."""
+    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
+    kubeconfig.write_text("")
+    _last_run(reports)
+    run = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+    return run(*args, "--kubeconfig", str(kubeconfig), "--reports-dir", str(reports)), reports
+
+
 def _as_left(reports) -> dict:
     return {str(p.relative_to(reports)): p.read_text() for p in sorted(reports.rglob("*")) if p.is_file()}
 
@@ -114,10 +124,7 @@ def test_a_preflight_stop_leaves_the_last_runs_reports(pytester, monkeypatch, tm
     monkeypatch.setattr(plugin, "IMAGE_LIST_WAIT_S", 0)
     monkeypatch.setattr(plugin, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
     pytester.makepyfile(test_one=PASSING)
-    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
-    kubeconfig.write_text("")
-    _last_run(reports)
-    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result, reports = _run_after_last_run(pytester, tmp_path)
     assert result.ret == 4
     assert _as_left(reports) == LAST_RUN
 
@@ -126,10 +133,7 @@ def test_an_empty_selection_leaves_the_last_runs_reports_and_says_why(pytester, 
     """issue 30 (6): ``-k NOPE`` wrote an empty junit.xml over the last run's and said only
     "2 deselected"."""
     pytester.makepyfile(test_one=PASSING, test_two=PASSING)
-    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
-    kubeconfig.write_text("")
-    _last_run(reports)
-    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports), "-k", "NOPE")
+    result, reports = _run_after_last_run(pytester, tmp_path, "-k", "NOPE")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert _as_left(reports) == LAST_RUN
     result.stdout.fnmatch_lines([f"pod-lifecycle-e2e: no test selected: 2 collected, all deselected by -k 'NOPE'; "
@@ -138,10 +142,7 @@ def test_an_empty_selection_leaves_the_last_runs_reports_and_says_why(pytester, 
 
 def test_a_run_that_ran_a_test_replaces_the_last_runs_reports(pytester, no_preflight, tmp_path):
     pytester.makepyfile(test_one=PASSING)
-    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
-    kubeconfig.write_text("")
-    _last_run(reports)
-    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result, reports = _run_after_last_run(pytester, tmp_path)
     result.assert_outcomes(passed=1)
     (case,) = ET.parse(reports / "junit.xml").getroot().iter("testcase")
     assert case.get("name") == "test_ok"
@@ -155,10 +156,7 @@ def test_xdist_workers_write_into_the_reports_published_at_the_end(pytester, tmp
     pytester.makeconftest("from e2e.cli import htmlreport\nfrom e2e.plugin import clusters\n"
                           "clusters._preflight = lambda config: None\nhtmlreport.have_node = lambda: False\n")
     pytester.makepyfile(test_one=PASSING, test_two=PASSING.replace("test_ok", "test_also_ok"))
-    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
-    kubeconfig.write_text("")
-    _last_run(reports)
-    result = pytester.runpytest_subprocess("-n", "1", "--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result, reports = _run_after_last_run(pytester, tmp_path, "-n", "1", subprocess=True)
     result.assert_outcomes(passed=2)
     assert len(list(ET.parse(reports / "junit.xml").getroot().iter("testcase"))) == 2
     assert [r["status"] for r in _results(reports / "allure-results")] == ["passed", "passed"]
@@ -193,10 +191,7 @@ def test_every_report_a_run_leaves_is_of_that_run(pytester, no_preflight, monkey
     stayed, while junit.xml, allure-results/ and summary.md were the new run's."""
     monkeypatch.setenv("E2E_RUN_ID", RUN)
     pytester.makepyfile(test_m=MEASURING)
-    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
-    kubeconfig.write_text("")
-    _last_run(reports)
-    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result, reports = _run_after_last_run(pytester, tmp_path)
     result.assert_outcomes(passed=1)
     assert result.ret == 0
     left = _as_left(reports)
@@ -212,10 +207,7 @@ def test_every_report_a_run_leaves_is_of_that_run(pytester, no_preflight, monkey
 def test_a_plain_pytest_run_ends_with_its_allure_report(pytester, no_preflight, monkeypatch, tmp_path):
     monkeypatch.setattr(htmlreport, "have_node", have_node)  # the real Allure CLI (tests/conftest.py: E2E_CACHE)
     pytester.makepyfile(test_one=PASSING)
-    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
-    kubeconfig.write_text("")
-    _last_run(reports)
-    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result, reports = _run_after_last_run(pytester, tmp_path)
     result.assert_outcomes(passed=1)
     tests = json.loads((reports / "allure-report" / "test-results.json").read_text())["byId"].values()
     assert [t["name"] for t in tests] == ["test_ok"]
@@ -229,10 +221,7 @@ def test_a_report_that_cannot_be_made_fails_a_passing_run(pytester, no_preflight
 
     monkeypatch.setattr(htmlreport.summary, "write_html", full)
     pytester.makepyfile(test_one=PASSING)
-    kubeconfig, reports = tmp_path / "kubeconfig", tmp_path / "R"
-    kubeconfig.write_text("")
-    _last_run(reports)
-    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+    result, reports = _run_after_last_run(pytester, tmp_path)
     result.assert_outcomes(passed=1)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*HTML report of the run not made: No space left on device*"])
