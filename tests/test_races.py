@@ -18,7 +18,7 @@ import pytest
 from e2e import documented  # noqa: F401  (registers every family)
 from e2e.cli import compare as cmp
 from e2e.judge import measurements
-from e2e.judge.expectations import REGISTRY, Expectation, KnownBug, Registry
+from e2e.judge.expectations import REGISTRY, Band, Expectation, KnownBug, Race, Registry
 from e2e.judge.measurements import BUG_FIXED, BUG_PRESENT, Judge, MeasurementLog
 from helpers import fake_scenario_conftest
 
@@ -188,3 +188,64 @@ def test_every_known_bug_that_is_a_race_is_declared_so_or_counted_over_runs():
         kb = e.known_bug
         if kb is not None and re.search(r"\brace\b", f"{kb.mechanism} {e.why} {e.source}", re.I):
             assert kb.race or e.unit == "runs", f"{e.case} {e.name}"
+
+
+# -- a race upstream tolerates that is no bug (Expectation.race): the NoExecute taint one token late --
+
+TAINT = "noexecute_taint_after_unknown_s"
+
+
+def judge_taint(log, run_id: str, seconds: float, case: str = "NF-8") -> Judge:
+    j = Judge(MeasurementLog(log), "t", run_id, "v1.37.2", minor=37, cgroup=1)
+    j.expect(case, TAINT, seconds)
+    return j
+
+
+@pytest.mark.parametrize("case", ["NF-2", "NF-4", "NF-8"])
+def test_the_noexecute_taint_documents_its_token_race(case):
+    e = REGISTRY.lookup(case, TAINT, 37, 1)
+    assert e.race is not None and e.known_bug is None
+    late = e.raced()
+    assert (late.documented, late.band.low, late.band.high) == (10.0, 9.0, 12.0)  # 1 / node-eviction-rate 0.1
+    assert "doNoExecuteTaintingPass" in late.why and "seen in 2 of 48" in late.why
+
+
+@pytest.mark.parametrize("seconds, race, judged_against", [(0.0, RACE_ABSENT, 0.0), (10.0, RACE_HAPPENED, 10.0)])
+def test_either_outcome_of_the_taint_race_passes_judged_against_its_own_value(tmp_path, seconds, race, judged_against):
+    j = judge_taint(tmp_path / "m.json", "r", seconds)  # CI 2026-12-02: NF-8 measured 10 s
+    j.verify()
+    (m,) = json.loads((tmp_path / "m.json").read_text())["measurements"]
+    assert (m["verdict"], m["details"]["race"]["outcome"], m["documented"]) == ("pass", race, judged_against)
+    assert j.outcome() is None  # a plain pass either way: no known bug, no news
+
+
+@pytest.mark.parametrize("seconds", [5.0, 13.0, -1.5])
+def test_a_taint_value_of_neither_outcome_fails_naming_both(tmp_path, seconds):
+    j = judge_taint(tmp_path / "m.json", "r", seconds)
+    assert not j.expect("NF-8", TAINT, seconds)
+    with pytest.raises(measurements.ExpectationFailed) as e:
+        j.verify()
+    assert "0 s within [0, 2] s, or after the race 10 s within [9, 12] s" in str(e.value)
+    assert "race" not in j.failures[0].measurement.details
+
+
+def test_compare_counts_the_taint_race_never_unexplained(tmp_path):
+    log = tmp_path / "measurements.json"
+    for run_id, seconds in (("n1", 0.0), ("n2", 10.0), ("n3", 1.0)):
+        judge_taint(log, run_id, seconds)
+    rows = cmp.compare(cmp.load_run(log, "n1"), cmp.load_run(log, "n2"))
+    assert [(r.change, r.note) for r in rows] == [(f"race: {RACE_ABSENT} → {RACE_HAPPENED}", f"{RACE_HAPPENED} in 1 of 3 runs")]
+
+
+@pytest.mark.parametrize("race, problem", [
+    (Race(10.0, "m"), "both with a band, or neither"),
+    (Race(20.0, "m", band=Band(9, 12)), "outside its band"),
+])
+def test_a_malformed_race_is_refused_where_it_is_declared(race, problem):
+    with pytest.raises(ValueError, match=problem):
+        Expectation("XX-1", "n", 0.0, "[UP]", unit="s", band=Band(0, 2), why="w", race=race)
+
+
+def test_a_race_beside_a_known_bug_is_refused():
+    with pytest.raises(ValueError, match="KnownBug.race"):
+        Expectation("XX-1", "n", 1, "[UP]", known_bug=KnownBug("k/k#1", correct=0, mechanism="m"), race=Race(2, "m"))

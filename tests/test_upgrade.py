@@ -61,6 +61,20 @@ def test_a_failed_test_in_the_first_run_fails_too(tmp_path):
     assert report["runs"][0]["wall_s"] == 61.5
 
 
+def test_a_race_going_the_other_way_at_an_upgrade_is_no_contract_change(tmp_path):
+    # NF-8's NoExecute taint one token late in one run of the path (Expectation.race): either outcome documented
+    runs = []
+    for i, (k8s, value, documented, band, outcome) in enumerate([
+        ("v1.36.3", 0.0, 0.0, [0, 2], "did not happen"), ("v1.37.2", 10.0, 10.0, [9, 12], "happened"),
+    ]):
+        item = m(f"r{i}", k8s, "noexecute_taint_after_unknown_s", value, documented, band, case="NF-8")
+        item["details"] = {"race": {"outcome": outcome, "about": "the tainting pass read a stale node"}}
+        item["template"] = 0.0
+        runs.append(write_run(tmp_path / k8s, [item], [OK]))
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 0
+    assert json.loads((tmp_path / "m" / "upgrade.json").read_text())["changes"] == []
+
+
 def test_bad_input(tmp_path, capsys):
     assert main([str(tmp_path / "nothing"), str(tmp_path / "neither")]) == 2
     assert "no measurements.json" in capsys.readouterr().err

@@ -16,6 +16,9 @@ followed along the path, and the report names the **first upgrade that changed i
 - ``unverified (carried forward)``: the newer version's value holds an expectation whose source
   was not read for that version (``Expectation.verified_in``): listed, not failing.
 
+A race that went the other way at an upgrade (compare's ``race: …``, either outcome documented)
+is no change of the contract: not listed.
+
 Outputs ``upgrade.md`` (tables for people) and ``upgrade.json`` (the same, for tools) in the
 output directory. Standard library only, like :mod:`e2e.cli.compare`.
 
@@ -36,6 +39,8 @@ from e2e.cli.compare import Row, Run, RunNotFound, compare, load_run
 
 # compare's classes that are no change of a contract between two versions
 UNCHANGED = ("same", "not run", "holds now", "flake", "set aside")
+# compare's classes of a race's value (either outcome documented): no change of a contract either
+RACE = "race:"
 # classes that make the report (and `make matrix`) fail
 FAILING = ("unexplained",)
 
@@ -92,7 +97,7 @@ def summarize(run: Run) -> RunSummary:
 
 def _contract_changed(row: Row, a: Run, b: Run) -> str | None:
     """The class of ``row`` when it changes the contract, else None (see module doc)."""
-    if row.change in UNCHANGED:
+    if row.change in UNCHANGED or row.change.startswith(RACE):
         return None
     if row.change == "documented change":
         key = (row.test, row.case, row.name)

@@ -42,7 +42,7 @@ Values that follow from the node-lifecycle settings are keyed by profile in the 
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, Race, register
 from . import faults as single
 
 # Read in the four releases of the upgrade path (the module doc; faults.py VERIFIED_IN says how).
@@ -139,8 +139,9 @@ KILL_S = 1.0
 POD_START_S = 10
 
 
-def _n(case: str, name: str, documented: float, low: float, high: float, why: str, source: str) -> Expectation:
-    return Expectation(case, name, float(documented), source, unit="s", band=Band(low, high), why=why)
+def _n(case: str, name: str, documented: float, low: float, high: float, why: str, source: str,
+       race: Race | None = None) -> Expectation:
+    return Expectation(case, name, float(documented), source, unit="s", band=Band(low, high), why=why, race=race)
 
 
 def _exact(case: str, name: str, value: int, source: str, why: str) -> Expectation:
@@ -175,7 +176,7 @@ def _chain_common(case: str) -> list[Expectation]:
         _n(case, "noexecute_taint_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "the Unknown pass queues the node for the NoExecute taint; the 100 ms tainting pass takes the zone's first token "
            f"(burst 1) at once; timeAdded and lastTransitionTime both truncated; +{LOADED_S:g} s on the loaded host",
-           f"{S0_TAINTS}; {UP_NLC}"),
+           f"{S0_TAINTS}; {UP_NLC}", race=single.noexecute_token_race()),
         _n(case, "noschedule_taint_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "doNoScheduleTaintingPass on the node update after the Unknown write (informer → nodeUpdateQueue → taint write); "
            f"receive times (the NoSchedule taint has no timeAdded); {API_RESOLUTION_S:g} s for the pass and the write, "

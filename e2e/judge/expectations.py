@@ -23,6 +23,10 @@ when a race goes its way (``KnownBug.race``) accepts either outcome: the buggy o
 records which; ``make compare`` counts how often over the runs it reads. A race whose fix should
 still be noticed is measured over several attempts in one test and counted (KB-2
 ``runs_ended_succeeded``: unit ``runs``, a plain known bug of the count).
+
+A **race upstream tolerates** that is no bug (``Expectation.race``, :class:`Race`) documents its
+other outcome beside the usual one: a value holding either passes, ``details.race`` records which
+(the race ``happened``: the other outcome), and ``make compare`` counts them the same way.
 """
 
 from __future__ import annotations
@@ -135,6 +139,24 @@ class KnownBug:
             raise ValueError("a known bug needs its upstream issue and the mechanism in the source")
 
 
+@dataclass(frozen=True)
+class Race:
+    """The other outcome of a race upstream tolerates, where no bug is filed (a late informer, a
+    token spent on a stale read): ``documented`` with ``band`` in the expectation's unit, ``why``
+    the mechanism — what decides the race, file and function — and how wide the band is, ``seen``
+    how often it was seen (``"2 of 31 values on v1.37.2"``). The expectation's own value is the
+    usual outcome; a value holding either passes (Expectation.race)."""
+
+    documented: float | str | bool
+    why: str
+    band: Band | None = None
+    seen: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.why.strip():
+            raise ValueError("a race's other outcome needs its mechanism (why)")
+
+
 # a placeholder of a documented string: {name} (never a regex quantifier such as {1,3})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -163,7 +185,9 @@ class Expectation:
     (:class:`Band`, in ``unit``; without one a number is judged by equality) and ``why`` the
     mechanism that makes it that wide. ``source`` names where the value is documented (``[S0]``…
     the seeds, ``[UP]`` upstream source with file, function and version). ``known_bug`` documents
-    an upstream bug (:class:`KnownBug`): ``documented`` is then today's buggy value.
+    an upstream bug (:class:`KnownBug`): ``documented`` is then today's buggy value. ``race``
+    documents the other outcome of a race upstream tolerates (:class:`Race`; not with a known
+    bug, which has its own ``KnownBug.race``): a value holding either passes.
 
     ``minors`` is the inclusive range of Kubernetes minor versions the entry applies to
     (``None`` = open end); ``cgroup`` restricts it to cgroup v1 or v2 nodes. ``verified_in``
@@ -190,6 +214,7 @@ class Expectation:
     cgroup: int | None = None
     known_bug: KnownBug | None = None
     verified_in: tuple[str, ...] = ()
+    race: Race | None = None
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -209,6 +234,15 @@ class Expectation:
                 out.append(f"documented {documented!r} outside its band {self.band}")
         if self.known_bug is not None and (self.band is None) != (self.known_bug.correct_band is None):
             out.append("the correct value of a known bug is judged like the documented one (both with a band, or neither)")
+        if self.race is not None:
+            other = self.race.documented
+            if self.known_bug is not None:
+                out.append("a race's other outcome beside a known bug (a known bug's race is KnownBug.race)")
+            if (self.band is None) != (self.race.band is None):
+                out.append("the other outcome of a race is judged like the documented one (both with a band, or neither)")
+            elif self.race.band is not None and (not isinstance(other, (int, float)) or isinstance(other, bool)
+                                                 or other not in self.race.band):
+                out.append(f"the race's other outcome {other!r} outside its band {self.race.band}")
         for version in self.verified_in:
             try:
                 minor = version_minor(version)
@@ -234,6 +268,15 @@ class Expectation:
             raise ValueError(f"{self.case} {self.name}: not a known bug")
         kb = self.known_bug
         return replace(self, documented=kb.correct, band=kb.correct_band, pattern=False, known_bug=None)
+
+    def raced(self) -> "Expectation":
+        """The expectation of the other outcome of a race (:class:`Race`: its value, band and
+        ``why``; same unit, versions and source); raises ``ValueError`` when none is documented."""
+        if self.race is None:
+            raise ValueError(f"{self.case} {self.name}: no race documented")
+        r = self.race
+        why = r.why + (f" (seen {r.seen})" if r.seen else "")
+        return replace(self, documented=r.documented, band=r.band, why=why, pattern=False, race=None)
 
     def applies_to(self, minor: int, cgroup: int | None = None) -> bool:
         """True when the entry covers Kubernetes ``1.<minor>`` (its ``minors``) and a node of
@@ -274,7 +317,10 @@ class Expectation:
 
     def describe(self) -> str:
         """``"20 s within [19, 23] s"``, ``"≥ 1 restarts"`` (an open band), ``"'CrashLoopBackOff'"`` or
-        ``"matching /re/"``."""
+        ``"matching /re/"``; with a race's other outcome ``"0 s within [0, 2] s, or after the race
+        10 s within [9, 12] s"``."""
+        if self.race is not None:
+            return f"{replace(self, race=None).describe()}, or after the race {self.raced().describe()}"
         if self.band is not None:
             unit = f" {self.unit}" if self.unit else ""
             if math.isinf(self.band.high):

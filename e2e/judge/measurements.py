@@ -36,8 +36,9 @@ BUG_PRESENT, BUG_FIXED = "bug-present", "bug-fixed"
 KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 BUG_PRESENT_PREFIX = "known bug present:"
-# What ``details.race.outcome`` of a race's value says (KnownBug.race): the race went the bug's way
-# (verdict bug-present) or not (verdict pass); e2e.cli.compare counts them over runs.
+# What ``details.race.outcome`` of a race's value says: the race went the bug's way (KnownBug.race:
+# verdict bug-present) or its other way (Expectation.race: verdict pass, judged against the race's
+# outcome), or not (verdict pass); e2e.cli.compare counts them over runs.
 RACE_HAPPENED, RACE_ABSENT = "happened", "did not happen"
 # The verdict of a value that holds an expectation applying to the cluster's minor by its range
 # (Expectation.minors) whose source was not read in any release of that minor
@@ -66,7 +67,9 @@ class Measurement:
     test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
     in ``details.known_bug``; any other value fails. A race's value (``KnownBug.race``: the bug shows
     only when a race goes its way) is ``bug-present`` or, holding the correct value, ``pass`` —
-    never ``bug-fixed`` — with ``details.race.outcome`` :data:`RACE_HAPPENED` or :data:`RACE_ABSENT`. A failed timing value judged while the host
+    never ``bug-fixed`` — with ``details.race.outcome`` :data:`RACE_HAPPENED` or :data:`RACE_ABSENT`;
+    so is a value of a race that is no bug (``Expectation.race``), always ``pass``, judged against
+    the outcome it holds. A failed timing value judged while the host
     was overloaded is ``inconclusive`` (:mod:`e2e.judge.pressure`: never a pass, never a failure —
     the test ends skipped with :data:`~e2e.judge.pressure.INCONCLUSIVE_PREFIX`); with a host
     sampler every value has the host's CPU pressure of its window in ``details.host``. A value
@@ -284,6 +287,11 @@ class Judge:
         template, exp = raw.documented, raw.fill(**params)
         ok = exp.holds_for(value)
         verdict = "pass" if ok else "fail"
+        if exp.race is not None and (ok or exp.raced().holds_for(value)):  # either outcome of a race passes
+            details = {**(details or {}), "race": {"outcome": RACE_ABSENT if ok else RACE_HAPPENED,
+                                                   "about": exp.raced().why}}
+            exp = exp if ok else exp.raced()
+            ok, verdict = True, "pass"
         if exp.known_bug is not None:
             correct = not ok and exp.correct().holds_for(value)
             details = {**(details or {}), "known_bug": _known_bug_details(exp)}
