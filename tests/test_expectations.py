@@ -343,3 +343,27 @@ def test_an_open_upper_end_is_written_as_one():
     huge = [f"{e.case} {e.name}" for e in REGISTRY.entries
             if e.band is not None and e.unit != "bytes" and 1e6 <= e.band.high < float("inf")]
     assert not huge, f"write these open bands with Band.at_least: {huge}"
+
+
+def test_the_four_builders_name_the_four_shapes_of_a_documented_value():
+    from e2e.judge.expectations import at_least, equal, exact, within
+
+    assert equal("XX-1", "reason", "Evicted", "[UP]") == Expectation("XX-1", "reason", "Evicted", "[UP]")
+    count = exact("XX-1", "restarts", 3, "[UP]", "three runs", unit="restarts")
+    assert (count.band, count.unit, count.describe()) == (Band(3, 3), "restarts", "3 restarts within [3, 3] restarts")
+    seconds = within("XX-1", "gap_s", 10, 9, 18, "back-off", "[UP]")
+    assert (seconds.documented, type(seconds.documented), seconds.band, seconds.unit) == (10.0, float, Band(9, 18), "s")
+    assert within("XX-1", "n", 2, 1, 3, "w", "[UP]", unit="").documented == 2
+    assert at_least("XX-1", "restarts", 1, "[UP]", "w", unit="restarts").describe() == "≥ 1 restarts"
+    with pytest.raises(ValueError, match="without why"):
+        exact("XX-1", "n", 1, "[UP]", "")
+
+
+def test_the_registry_modules_use_the_shared_builders():
+    """One set of builders (issue 25): no family module defines its own ``_exact``/``_text``/``_n``."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "e2e" / "documented"
+    own = {p.name: re.findall(r"^def (_exact|_text|_n|_count|_zero)\(", p.read_text(), re.M) for p in root.glob("*.py")}
+    assert {k: v for k, v in own.items() if v} == {}

@@ -36,7 +36,7 @@ Under ``restartPolicy: Never`` a startup-probe kill of the only container kills 
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, equal, exact, register
 from .kubelet import KUBELET_HANDOFF_S, PLEG_RELIST_S, UPGRADE_PATH_READ
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc; 5d96d18 "ES, PR, PS, AD: sources read in
@@ -94,25 +94,17 @@ READY_FOR_S = 5
 assert READY_FOR_S > PLEG_RELIST_S + READINESS_PERIOD_S + PROBE_TIMEOUT_S + API_PROPAGATION_S
 
 
-def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
-    return Expectation(case=case, name=name, documented=documented, source=source, **kw)
-
-
-def _count(case: str, name: str, n: int, why: str, source: str, unit: str = "probes") -> Expectation:
-    return Expectation(case=case, name=name, documented=n, unit=unit, band=Band(n, n), why=why, source=source)
-
-
 # -- AD-1 DefaultTolerationSeconds ---------------------------------------------------------
 register(
     [
-        _exact("AD-1", "default_toleration_keys", ",".join(DEFAULT_TOLERATION_KEYS), f"{S0_TAINTS}; {UP_DTS}"),
+        equal("AD-1", "default_toleration_keys", ",".join(DEFAULT_TOLERATION_KEYS), f"{S0_TAINTS}; {UP_DTS}"),
         Expectation(
             case="AD-1", name="default_toleration_seconds", documented=DEFAULT_TOLERATION_SECONDS, unit="s",
             band=Band(DEFAULT_TOLERATION_SECONDS, DEFAULT_TOLERATION_SECONDS),
             why="a configured constant, copied as is", source=f"{S0_TAINTS}; {UP_DTS}",
         ),
-        _exact("AD-1", "default_toleration_effect", "NoExecute", f"{S0_TAINTS}; {UP_DTS}"),
-        _exact("AD-1", "default_toleration_operator", "Exists", f"{S0_TAINTS}; {UP_DTS}"),
+        equal("AD-1", "default_toleration_effect", "NoExecute", f"{S0_TAINTS}; {UP_DTS}"),
+        equal("AD-1", "default_toleration_operator", "Exists", f"{S0_TAINTS}; {UP_DTS}"),
         Expectation(
             case="AD-1", name="own_toleration_seconds_kept", documented=OWN_NOT_READY_TOLERATION_SECONDS, unit="s",
             band=Band(OWN_NOT_READY_TOLERATION_SECONDS, OWN_NOT_READY_TOLERATION_SECONDS),
@@ -123,8 +115,7 @@ register(
             band=Band(DEFAULT_TOLERATION_SECONDS, DEFAULT_TOLERATION_SECONDS),
             why="a configured constant, copied as is", source=f"{S0_TAINTS} («недостающую плагин допишет»); {UP_DTS}",
         ),
-        _count("AD-1", "toleration_count[own not-ready]", 2, "the own not-ready one + the added unreachable one, nothing else",
-               f"{S0_TAINTS}; {UP_DTS}", unit="tolerations"),
+        exact("AD-1", "toleration_count[own not-ready]", 2, f"{S0_TAINTS}; {UP_DTS}", "the own not-ready one + the added unreachable one, nothing else", unit="tolerations"),
     ],
     VERIFIED_IN,
 )
@@ -137,12 +128,12 @@ AD2_CONDITIONS = ("ContainersReady", "Initialized", "PodReadyToStartContainers",
 _AD2_SOURCE = f"{S0_PHASES}; {S1_CONDITIONS}"
 register(
     [
-        _exact("AD-2", "condition_types", ",".join(AD2_CONDITIONS),
+        equal("AD-2", "condition_types", ",".join(AD2_CONDITIONS),
                _AD2_SOURCE + "; [UP] pkg/features/kube_features.go PodReadyToStartContainersCondition (on from 1.29)",
                minors=(29, None)),
-        _exact("AD-2", "condition_status[PodReadyToStartContainers]", "True",
+        equal("AD-2", "condition_status[PodReadyToStartContainers]", "True",
                _AD2_SOURCE + "; [UP] pkg/kubelet/status/generate.go GeneratePodReadyToStartContainersCondition", minors=(29, None)),
-        *[_exact("AD-2", f"condition_status[{t}]", "True", _AD2_SOURCE + "; [UP] pkg/kubelet/status/generate.go")
+        *[equal("AD-2", f"condition_status[{t}]", "True", _AD2_SOURCE + "; [UP] pkg/kubelet/status/generate.go")
           for t in AD2_CONDITIONS if t != "PodReadyToStartContainers"],
     ],
     VERIFIED_IN,
@@ -165,9 +156,7 @@ register(
                  "kill sync after the last failure"),
             source=f"{S1_PROBES}; {UP_WORKER}; {UP_KILL}",
         ),
-        _count("PR-1", "startup_probe_failures_before_kill", STARTUP_FAILURE_THRESHOLD,
-               "failureThreshold consecutive failures, then the worker holds until a new container (onHold)",
-               f"{S1_PROBES}; {UP_WORKER} doProbe (resultRun < FailureThreshold; onHold)"),
+        exact("PR-1", "startup_probe_failures_before_kill", STARTUP_FAILURE_THRESHOLD, f"{S1_PROBES}; {UP_WORKER} doProbe (resultRun < FailureThreshold; onHold)", "failureThreshold consecutive failures, then the worker holds until a new container (onHold)", unit="probes"),
         Expectation(
             case="PR-1", name="startup_probe_period_s", documented=float(STARTUP_PERIOD_S), unit="s",
             band=Band(STARTUP_PERIOD_S - PROBE_TIMEOUT_S, STARTUP_PERIOD_S + PROBE_TIMEOUT_S),
@@ -181,25 +170,23 @@ register(
                 "(syncLoopIteration startupManager.Updates → handleProbeSync → killContainer)",
             source=f"{S1_PROBES}; [UP] pkg/kubelet/kubelet.go syncLoopIteration; {UP_KILL}",
         ),
-        _count("PR-1", "liveness_probe_runs_before_started", 0, "none at all",
-               f"{S1_PROBES} («пока не прошла — не запускает liveness и readiness»); {UP_WORKER} doProbe (c.Started)"),
-        _count("PR-1", "readiness_probe_runs_before_started", 0, "none at all",
-               f"{S1_PROBES} («пока не прошла — не запускает liveness и readiness»); {UP_WORKER} doProbe (c.Started)"),
-        _exact("PR-1", "ready_before_started", False, f"{S1_PROBES}; {UP_WORKER} (readiness initial value Failure)"),
-        _exact("PR-1", "killing_event_message[Always]", "Container app failed startup probe, will be restarted",
+        exact("PR-1", "liveness_probe_runs_before_started", 0, f"{S1_PROBES} («пока не прошла — не запускает liveness и readiness»); {UP_WORKER} doProbe (c.Started)", "none at all", unit="probes"),
+        exact("PR-1", "readiness_probe_runs_before_started", 0, f"{S1_PROBES} («пока не прошла — не запускает liveness и readiness»); {UP_WORKER} doProbe (c.Started)", "none at all", unit="probes"),
+        equal("PR-1", "ready_before_started", False, f"{S1_PROBES}; {UP_WORKER} (readiness initial value Failure)"),
+        equal("PR-1", "killing_event_message[Always]", "Container app failed startup probe, will be restarted",
                f"{S1_PROBES}; {UP_KILL}"),
         # Under Never the only container is not restarted, so nothing is kept: computePodActions
         # sets KillPod and SyncPod kills the pod (killPodWithSyncResult), whose per-container kill
         # carries no message — the event reads "Stopping container app" (same in v1.34.4).
-        _exact("PR-1", "killing_event_message[Never]", "Stopping container app",
+        equal("PR-1", "killing_event_message[Never]", "Stopping container app",
                f"{S1_PROBES}; {UP_KILL} (keepCount == 0 → KillPod); [UP] pkg/kubelet/kuberuntime/kuberuntime_container.go "
                "killContainer (empty message → \"Stopping container %s\")"),
         Expectation(case="PR-1", name="restart_count[Always]", documented=1, unit="restarts", band=Band.at_least(1),
                     why="restarted (at least once by now; the first restart is immediate, CL-1)",
                     source=f"{S1_PROBES} («дальше по restartPolicy»); {UP_KILL}"),
-        _exact("PR-1", "phase[Never]", "Failed", f"{S1_PROBES} («дальше по restartPolicy»); {UP_KILL} (KillPod)"),
-        _count("PR-1", "restart_count[Never]", 0, "never restarted", f"{S1_PROBES}; {UP_KILL}", unit="restarts"),
-        _count("PR-1", "restart_count[starts in time]", 0, "never killed", f"{S1_PROBES}", unit="restarts"),
+        equal("PR-1", "phase[Never]", "Failed", f"{S1_PROBES} («дальше по restartPolicy»); {UP_KILL} (KillPod)"),
+        exact("PR-1", "restart_count[Never]", 0, f"{S1_PROBES}; {UP_KILL}", "never restarted", unit="restarts"),
+        exact("PR-1", "restart_count[starts in time]", 0, f"{S1_PROBES}", "never killed", unit="restarts"),
     ],
     VERIFIED_IN,
 )
@@ -227,7 +214,7 @@ for _probe in ("liveness", "readiness"):
 # -- PR-2 readinessProbe and the EndpointSlice ---------------------------------------------
 register(
     [
-        _exact("PR-2", "endpoint_ready[before removal]", True, f"{S1_PROBES}; {UP_PODTOENDPOINT}"),
+        equal("PR-2", "endpoint_ready[before removal]", True, f"{S1_PROBES}; {UP_PODTOENDPOINT}"),
         Expectation(
             case="PR-2", name="not_ready_after_removal_s", documented=float(READINESS_FAIL_AFTER_S), unit="s",
             band=Band((READINESS_FAILURE_THRESHOLD - 1) * READINESS_PERIOD_S,
@@ -238,16 +225,15 @@ register(
             source=(f"{S1_PROBES} (failureThreshold × periodSeconds); {UP_WORKER}; "
                     "[UP] pkg/controller/endpointslice/endpointslice_controller.go syncPod"),
         ),
-        _exact("PR-2", "endpoint_ready[not ready]", False, f"{S1_PROBES}; {UP_PODTOENDPOINT}"),
-        _exact("PR-2", "endpoint_serving[not ready]", False, UP_PODTOENDPOINT),
-        _exact("PR-2", "endpoint_terminating[not ready]", False, UP_PODTOENDPOINT),
+        equal("PR-2", "endpoint_ready[not ready]", False, f"{S1_PROBES}; {UP_PODTOENDPOINT}"),
+        equal("PR-2", "endpoint_serving[not ready]", False, UP_PODTOENDPOINT),
+        equal("PR-2", "endpoint_terminating[not ready]", False, UP_PODTOENDPOINT),
         # [S1] words it "адрес пода убирается из EndpointSlice"; CASES.md PR-2 and the controller
         # keep the endpoint listed with ready=false
-        _exact("PR-2", "endpoint_listed[not ready]", True, UP_PODTOENDPOINT),
-        _exact("PR-2", "pod_ready_condition[not ready]", "False", f"{S1_PROBES} («помечает контейнер и под неготовыми»)"),
-        _count("PR-2", "restart_count[not ready]", 0, "the container is not touched", f"{S1_PROBES} («контейнер не трогает»)",
-               unit="restarts"),
-        _exact("PR-2", "container_state[not ready]", "running", f"{S1_PROBES} («контейнер не трогает»)"),
+        equal("PR-2", "endpoint_listed[not ready]", True, UP_PODTOENDPOINT),
+        equal("PR-2", "pod_ready_condition[not ready]", "False", f"{S1_PROBES} («помечает контейнер и под неготовыми»)"),
+        exact("PR-2", "restart_count[not ready]", 0, f"{S1_PROBES} («контейнер не трогает»)", "the container is not touched", unit="restarts"),
+        equal("PR-2", "container_state[not ready]", "running", f"{S1_PROBES} («контейнер не трогает»)"),
     ],
     VERIFIED_IN,
 )
@@ -268,17 +254,17 @@ _NEW, _OLD = (33, None), (30, 32)
 _PS7 = f"{S0_STOP}; {UP_SLEEP}"
 register(
     [
-        _exact("PS-7", "rejected_status", 422, f"{_PS7}; [UP] apimachinery pkg/api/errors NewInvalid"),
-        _exact("PS-7", "rejected_reason", "Invalid", f"{_PS7}; [UP] apimachinery pkg/api/errors NewInvalid"),
-        _exact("PS-7", "rejected_field", _SLEEP_FIELD, f"{_PS7} (validateHandler: fldPath.Child(\"sleep\"))"),
-        _exact("PS-7", "rejected_message", f'Pod "{{pod}}" is invalid: {_SLEEP_FIELD}: Invalid value: {PS7_OVER_S}: {_SLEEP_DETAIL}',
+        equal("PS-7", "rejected_status", 422, f"{_PS7}; [UP] apimachinery pkg/api/errors NewInvalid"),
+        equal("PS-7", "rejected_reason", "Invalid", f"{_PS7}; [UP] apimachinery pkg/api/errors NewInvalid"),
+        equal("PS-7", "rejected_field", _SLEEP_FIELD, f"{_PS7} (validateHandler: fldPath.Child(\"sleep\"))"),
+        equal("PS-7", "rejected_message", f'Pod "{{pod}}" is invalid: {_SLEEP_FIELD}: Invalid value: {PS7_OVER_S}: {_SLEEP_DETAIL}',
                f"{_PS7} (kubectl prints it with «The » in front: kubectl cmd/util/helpers.go)", minors=_NEW),
-        _exact("PS-7", "rejected_message", f'Pod "{{pod}}" is invalid: {_SLEEP_FIELD}: Invalid value: {PS7_OVER_S}: {_SLEEP_DETAIL_OLD}',
+        equal("PS-7", "rejected_message", f'Pod "{{pod}}" is invalid: {_SLEEP_FIELD}: Invalid value: {PS7_OVER_S}: {_SLEEP_DETAIL_OLD}',
                f"{UP_SLEEP} (v1.34.4, PodLifecycleSleepActionAllowZero off: default before 1.33)", minors=_OLD),
-        _exact("PS-7", "accepted[sleep=grace]", True, f"{S0_STOP} («validateSleepAction пропускает и равное»); {UP_SLEEP} (Seconds > gracePeriod)"),
-        _exact("PS-7", "accepted[sleep=0]", True, f"{S0_STOP} («принимает ноль»); {UP_SLEEP}; [UP] PodLifecycleSleepActionAllowZero", minors=_NEW),
-        _exact("PS-7", "accepted[sleep=0]", False, f"{UP_SLEEP} (v1.34.4, gate off: Seconds <= 0 rejected)", minors=_OLD),
-        _exact("PS-7", "accepted[sleep=-1]", False, f"{UP_SLEEP} (Seconds < 0); the message's «non-negative»"),
+        equal("PS-7", "accepted[sleep=grace]", True, f"{S0_STOP} («validateSleepAction пропускает и равное»); {UP_SLEEP} (Seconds > gracePeriod)"),
+        equal("PS-7", "accepted[sleep=0]", True, f"{S0_STOP} («принимает ноль»); {UP_SLEEP}; [UP] PodLifecycleSleepActionAllowZero", minors=_NEW),
+        equal("PS-7", "accepted[sleep=0]", False, f"{UP_SLEEP} (v1.34.4, gate off: Seconds <= 0 rejected)", minors=_OLD),
+        equal("PS-7", "accepted[sleep=-1]", False, f"{UP_SLEEP} (Seconds < 0); the message's «non-negative»"),
     ],
     VERIFIED_IN,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..judge.expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, equal, exact, register
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SYNC_TICKER_S, UPGRADE_PATH_READ
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (SINCE_MIN_BACKOFF_EXPIRATION; fb61d9e, 975f36d of issue 15).
@@ -139,29 +139,21 @@ def gap_expectations(case: str, indices: range, source: str, gaps: tuple[int, ..
     return out
 
 
-def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
-    return Expectation(case=case, name=name, documented=documented, source=source, **kw)
-
-
-def _zero(case: str, name: str, unit: str, why: str, source: str) -> Expectation:
-    return Expectation(case=case, name=name, documented=0, unit=unit, band=Band(0, 0), why=why, source=source)
-
-
 register(gap_expectations("CL-1", range(len(DOCUMENTED_GAPS_S)), f"{S0_PHASES}; {S1_CRASHLOOP}; {UP_DOBACKOFF}"), VERIFIED_IN)
 
 register(
     [
-        _exact("CL-2", "waiting_reason", "CrashLoopBackOff", f"{S1_CRASHLOOP}; {S0_PHASES}"),
-        _exact(
+        equal("CL-2", "waiting_reason", "CrashLoopBackOff", f"{S1_CRASHLOOP}; {S0_PHASES}"),
+        equal(
             "CL-2",
             "waiting_message",
             "back-off {delay} restarting failed container={container} pod={pod}_{namespace}({uid})",
             f"{S1_CRASHLOOP}; {UP_DOBACKOFF} (format.Pod: name_namespace(uid))",
         ),
-        _exact("CL-2", "phase_while_waiting", "Running", S1_CRASHLOOP),
-        _exact("CL-2", "last_terminated_reason", "Error", S1_CRASHLOOP),
-        _exact("CL-2", "last_exit_code", 1, S1_CRASHLOOP),
-        _zero("CL-2", "restart_count_vs_runs", "restarts", "restartCount counts restarts: runs seen − 1, exactly", S1_CRASHLOOP),
+        equal("CL-2", "phase_while_waiting", "Running", S1_CRASHLOOP),
+        equal("CL-2", "last_terminated_reason", "Error", S1_CRASHLOOP),
+        equal("CL-2", "last_exit_code", 1, S1_CRASHLOOP),
+        exact("CL-2", "restart_count_vs_runs", 0, S1_CRASHLOOP, "restartCount counts restarts: runs seen − 1, exactly", unit="restarts"),
     ],
     VERIFIED_IN,
 )
@@ -282,9 +274,9 @@ register(
 
 register(
     [
-        _exact("CL-3", "last_terminated_reason", "Completed", S1_POLICY),
-        _exact("CL-3", "last_exit_code", 0, S1_POLICY),
-        _exact("CL-3", "waiting_reason", "CrashLoopBackOff", S1_POLICY),
+        equal("CL-3", "last_terminated_reason", "Completed", S1_POLICY),
+        equal("CL-3", "last_exit_code", 0, S1_POLICY),
+        equal("CL-3", "waiting_reason", "CrashLoopBackOff", S1_POLICY),
         *gap_expectations("CL-3", range(2), f"{S1_POLICY} (same back-off as CL-1)"),
     ],
     VERIFIED_IN,
@@ -292,9 +284,9 @@ register(
 
 register(
     [
-        _exact("CL-4", "phase[OnFailure,exit0]", "Succeeded", S1_POLICY),
-        _zero("CL-4", "restart_count[OnFailure,exit0]", "restarts", "no restart at all", S1_POLICY),
-        _exact("CL-4", "waiting_reason[OnFailure,exit1]", "CrashLoopBackOff", S1_POLICY),
+        equal("CL-4", "phase[OnFailure,exit0]", "Succeeded", S1_POLICY),
+        exact("CL-4", "restart_count[OnFailure,exit0]", 0, S1_POLICY, "no restart at all", unit="restarts"),
+        equal("CL-4", "waiting_reason[OnFailure,exit1]", "CrashLoopBackOff", S1_POLICY),
         Expectation(
             case="CL-4",
             name="restart_count[OnFailure,exit1]",
@@ -304,8 +296,8 @@ register(
             why="restarted at least once (the first restart is immediate)",
             source=S1_POLICY,
         ),
-        _exact("CL-4", "phase[Never,exit1]", "Failed", S1_POLICY),
-        _zero("CL-4", "restart_count[Never,exit1]", "restarts", "no restart at all", S1_POLICY),
+        equal("CL-4", "phase[Never,exit1]", "Failed", S1_POLICY),
+        exact("CL-4", "restart_count[Never,exit1]", 0, S1_POLICY, "no restart at all", unit="restarts"),
     ],
     VERIFIED_IN,
 )
@@ -316,32 +308,32 @@ CL5_SOURCE = ("[S1] «kubectl logs, exec, port-forward» (--previous) and «Cras
 CL8_SOURCE = "[S0] «Init-контейнеры и нативные sidecar»; [S1] «Init-контейнеры» (Init:Error, Init:CrashLoopBackOff)"
 register(
     [
-        _exact("CL-5", "previous_log_status_before_restart", 400, CL5_SOURCE),
-        _exact(
+        equal("CL-5", "previous_log_status_before_restart", 400, CL5_SOURCE),
+        equal(
             "CL-5",
             "previous_log_message_before_restart",
             r'previous terminated container "{container}" in pod "{pod}" not found',
             CL5_SOURCE,
             pattern=True,
         ),
-        _exact("CL-5", "previous_log_after_restart", "attempt {attempt}", CL5_SOURCE),
+        equal("CL-5", "previous_log_after_restart", "attempt {attempt}", CL5_SOURCE),
     ],
     VERIFIED_IN,
 )
 
 register(
     [
-        _exact(
+        equal(
             "CL-8",
             "status_sequence[Always]",
             r"(.* → )?Init:Error → (.* → )?Init:CrashLoopBackOff( → .*)?",
             f"{CL8_SOURCE}; {S0_PHASES}",
             pattern=True,
         ),
-        _exact("CL-8", "main_started[Always]", False, CL8_SOURCE),
-        _exact("CL-8", "phase[Never]", "Failed", CL8_SOURCE),
-        _exact("CL-8", "status[Never]", "Init:Error", CL8_SOURCE),
-        _exact("CL-8", "main_started[Never]", False, CL8_SOURCE),
+        equal("CL-8", "main_started[Always]", False, CL8_SOURCE),
+        equal("CL-8", "phase[Never]", "Failed", CL8_SOURCE),
+        equal("CL-8", "status[Never]", "Init:Error", CL8_SOURCE),
+        equal("CL-8", "main_started[Never]", False, CL8_SOURCE),
     ],
     VERIFIED_IN,
 )

@@ -27,7 +27,7 @@ the same there, except where an entry is keyed by version — the eviction's bud
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, equal, exact, register
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, UPGRADE_PATH_READ
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 and kubectl v0.34.4–v0.37.2 (module doc; 4aa0016 of issue 15).
@@ -125,46 +125,37 @@ JOB_SYNC_S = 1.0
 JOB_STATUS_S = 1.0
 
 
-def _exact(case, name, documented, source, unit="", why="", **kw) -> Expectation:
-    """A number with no slack (an arithmetic result or a count)."""
-    return Expectation(case, name, documented, source, unit=unit, band=Band(documented, documented), why=why, **kw)
-
-
-def _text(case, name, documented, source, **kw) -> Expectation:
-    return Expectation(case, name, documented, source, **kw)
-
-
 BUDGET_MESSAGE = "Cannot evict pod as it would violate the pod's disruption budget."
 TWO_PDBS_MESSAGE = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
 NEEDS = "The disruption budget {pdb} needs {desired} healthy pods and has {current} currently"
 
 DR1 = [
     # (a) minAvailable 3 over 3 ready pods: disruptionsAllowed 0
-    _exact("DR-1", "pdb_expected_pods[min-available]", 3, UP_PDB,
+    exact("DR-1", "pdb_expected_pods[min-available]", 3, UP_PDB,
            why="integer minAvailable: expectedPods = the selected pods themselves (getExpectedPodCount)"),
-    _exact("DR-1", "pdb_desired_healthy[min-available]", 3, UP_PDB, why="desiredHealthy = minAvailable"),
-    _exact("DR-1", "pdb_current_healthy[min-available]", 3, UP_PDB, why="three Ready pods"),
-    _exact("DR-1", "pdb_disruptions_allowed[min-available]", 0, UP_PDB, why="currentHealthy − desiredHealthy"),
-    _exact("DR-1", "eviction_status[min-available]", 429, f"{S2_PDB}; {UP_EVICTION}", why="HTTP status: TooManyRequests"),
-    _text("DR-1", "eviction_message[min-available]", BUDGET_MESSAGE, f"{S2_PDB}; {UP_EVICTION}"),
-    _text("DR-1", "cause_type[min-available]", "DisruptionBudget", f"{UP_EVICTION}; test/e2e/apps/disruption.go asserts it"),
-    _text("DR-1", "cause_message[min-available]", NEEDS.replace("{desired}", "3").replace("{current}", "3"),
+    exact("DR-1", "pdb_desired_healthy[min-available]", 3, UP_PDB, why="desiredHealthy = minAvailable"),
+    exact("DR-1", "pdb_current_healthy[min-available]", 3, UP_PDB, why="three Ready pods"),
+    exact("DR-1", "pdb_disruptions_allowed[min-available]", 0, UP_PDB, why="currentHealthy − desiredHealthy"),
+    exact("DR-1", "eviction_status[min-available]", 429, f"{S2_PDB}; {UP_EVICTION}", why="HTTP status: TooManyRequests"),
+    equal("DR-1", "eviction_message[min-available]", BUDGET_MESSAGE, f"{S2_PDB}; {UP_EVICTION}"),
+    equal("DR-1", "cause_type[min-available]", "DisruptionBudget", f"{UP_EVICTION}; test/e2e/apps/disruption.go asserts it"),
+    equal("DR-1", "cause_message[min-available]", NEEDS.replace("{desired}", "3").replace("{current}", "3"),
           f"{UP_EVICTION_MSG}: currentHealthy ≤ desiredHealthy and the condition is not SyncFailed — the same text as 1.34's only one"),
-    _exact("DR-1", "retry_after_s[min-available]", 0, UP_EVICTION,
+    exact("DR-1", "retry_after_s[min-available]", 0, UP_EVICTION,
            unit="s", why="NewTooManyRequests(…, 0): no Retry-After on a budget refusal (details.retryAfterSeconds absent)"),
     # (b) maxUnavailable 1: the first eviction passes, an immediate second one does not
-    _exact("DR-1", "pdb_expected_pods[max-unavailable]", 3, UP_PDB,
+    exact("DR-1", "pdb_expected_pods[max-unavailable]", 3, UP_PDB,
            why="maxUnavailable: expectedPods = the owner's scale (the ReplicaSet's spec.replicas)"),
-    _exact("DR-1", "pdb_desired_healthy[max-unavailable]", 2, UP_PDB, why="expectedPods − maxUnavailable = 3 − 1"),
-    _exact("DR-1", "pdb_disruptions_allowed[max-unavailable]", 1, UP_PDB, why="currentHealthy 3 − desiredHealthy 2"),
-    _exact("DR-1", "eviction_status[max-unavailable]", 201, f"{UP_EVICTION}; {UP_CREATE}",
+    exact("DR-1", "pdb_desired_healthy[max-unavailable]", 2, UP_PDB, why="expectedPods − maxUnavailable = 3 − 1"),
+    exact("DR-1", "pdb_disruptions_allowed[max-unavailable]", 1, UP_PDB, why="currentHealthy 3 − desiredHealthy 2"),
+    exact("DR-1", "eviction_status[max-unavailable]", 201, f"{UP_EVICTION}; {UP_CREATE}",
            why="HTTP status of a successful eviction (a create): 201 Created"),
-    _text("DR-1", "disruption_target_status[max-unavailable]", "True", UP_CONDITION),
-    _text("DR-1", "disruption_target_reason[max-unavailable]", "EvictionByEvictionAPI", UP_CONDITION),
-    _text("DR-1", "disruption_target_message[max-unavailable]", "Eviction API: evicting", UP_CONDITION),
-    _exact("DR-1", "deletion_grace_period_s[max-unavailable]", DR1_GRACE_S, f"{S2_PDB}; {UP_EVICTION}",
+    equal("DR-1", "disruption_target_status[max-unavailable]", "True", UP_CONDITION),
+    equal("DR-1", "disruption_target_reason[max-unavailable]", "EvictionByEvictionAPI", UP_CONDITION),
+    equal("DR-1", "disruption_target_message[max-unavailable]", "Eviction API: evicting", UP_CONDITION),
+    exact("DR-1", "deletion_grace_period_s[max-unavailable]", DR1_GRACE_S, f"{S2_PDB}; {UP_EVICTION}",
            unit="s", why="the eviction deletes with the pod's own terminationGracePeriodSeconds (no override)"),
-    _exact("DR-1", "second_eviction_status[max-unavailable]", 429, f"{S2_PDB}; {UP_EVICTION}",
+    exact("DR-1", "second_eviction_status[max-unavailable]", 429, f"{S2_PDB}; {UP_EVICTION}",
            why="disruptionsAllowed was decremented to 0 by the first eviction"),
     # The second refusal's cause: from 1.35 checkAndDecrement checks the condition and the counts
     # in this order; with the PDB controller not yet resynced (currentHealthy 3 > desiredHealthy 2,
@@ -179,41 +170,41 @@ DR1 = [
                 "[UP] pkg/registry/core/pod/storage/eviction.go checkAndDecrement (v1.34.4: only this text, "
                 "Sprintf of Status.DesiredHealthy and CurrentHealthy); CASES-faults.md §1.3 notes on C29", pattern=True, minors=(34, 34),
                 why="3 while the PDB controller has not resynced (the eviction's own decrement), 2 after"),
-    _exact("DR-1", "disruptions_allowed_after_replacement_ready[max-unavailable]", 1, UP_PDB,
+    exact("DR-1", "disruptions_allowed_after_replacement_ready[max-unavailable]", 1, UP_PDB,
            why="the replacement is Ready: currentHealthy 3 − desiredHealthy 2"),
     # (c) a PDB created just before the eviction
     Expectation("DR-1", "answer[new-pdb]",
                 r"429 The disruption budget {pdb} is still being processed by the server\.|201",
                 f"{UP_EVICTION_NEW}; CASES-faults.md DR-1 (c)", pattern=True,
                 why="429 while status.observedGeneration < generation; 201 if the PDB controller was faster"),
-    _exact("DR-1", "retry_after_s[new-pdb]", 10, UP_EVICTION_NEW, unit="s",
+    exact("DR-1", "retry_after_s[new-pdb]", 10, UP_EVICTION_NEW, unit="s",
            why="createTooManyRequestsError: NewTooManyRequests(…, 10)"),
     # (d) two PDBs over the same pods
-    _exact("DR-1", "eviction_status[two-pdbs]", 500, f"{UP_EVICTION}; {UP_FINISHER}",
+    exact("DR-1", "eviction_status[two-pdbs]", 500, f"{UP_EVICTION}; {UP_FINISHER}",
            why="Create returns a Status{Failure, code 500}; the request finisher turns a non-success Status into that error"),
-    _exact("DR-1", "status_code[two-pdbs]", 500, f"{S2_PDB}; {UP_EVICTION}", why="Status.code of the answer"),
-    _text("DR-1", "eviction_message[two-pdbs]", TWO_PDBS_MESSAGE, UP_EVICTION),
-    _text("DR-1", "pod_deleted[two-pdbs]", False, UP_EVICTION),
+    exact("DR-1", "status_code[two-pdbs]", 500, f"{S2_PDB}; {UP_EVICTION}", why="Status.code of the answer"),
+    equal("DR-1", "eviction_message[two-pdbs]", TWO_PDBS_MESSAGE, UP_EVICTION),
+    equal("DR-1", "pod_deleted[two-pdbs]", False, UP_EVICTION),
     # (e) an unready pod
-    _exact("DR-1", "eviction_status[unready-if-healthy-short]", 429, UP_EVICTION,
+    exact("DR-1", "eviction_status[unready-if-healthy-short]", 429, UP_EVICTION,
            why="IfHealthyBudget: currentHealthy 2 < desiredHealthy 3 → the budget check, disruptionsAllowed 0"),
-    _text("DR-1", "cause_message[unready-if-healthy-short]", NEEDS.replace("{desired}", "3").replace("{current}", "2"),
+    equal("DR-1", "cause_message[unready-if-healthy-short]", NEEDS.replace("{desired}", "3").replace("{current}", "2"),
           UP_EVICTION_MSG),
-    _exact("DR-1", "eviction_status[unready-if-healthy-enough]", 201, UP_EVICTION,
+    exact("DR-1", "eviction_status[unready-if-healthy-enough]", 201, UP_EVICTION,
            why="IfHealthyBudget: currentHealthy 2 ≥ desiredHealthy 2 > 0 → deleted without a budget decrement"),
-    _exact("DR-1", "pdb_disruptions_allowed[unready-if-healthy-enough]", 0, UP_PDB,
+    exact("DR-1", "pdb_disruptions_allowed[unready-if-healthy-enough]", 0, UP_PDB,
            why="minAvailable 2 with 2 healthy: the budget allows nothing, yet the unready pod goes"),
-    _exact("DR-1", "eviction_status[unready-always-allow]", 201, UP_EVICTION,
+    exact("DR-1", "eviction_status[unready-always-allow]", 201, UP_EVICTION,
            why="AlwaysAllow: an unready pod is deleted at once, whatever the counts"),
-    _exact("DR-1", "pdb_current_healthy[unready-always-allow]", 2, UP_PDB, why="one of three pods unready"),
+    exact("DR-1", "pdb_current_healthy[unready-always-allow]", 2, UP_PDB, why="one of three pods unready"),
     # (f) a Pending pod
-    _text("DR-1", "pod_phase[pending]", "Pending", UP_EVICTION),
-    _exact("DR-1", "pdb_disruptions_allowed[pending]", 0, UP_PDB, why="minAvailable 1 and no healthy pod"),
-    _exact("DR-1", "eviction_status[pending]", 201, f"{UP_EVICTION} canIgnorePDB; {UP_CREATE}",
+    equal("DR-1", "pod_phase[pending]", "Pending", UP_EVICTION),
+    exact("DR-1", "pdb_disruptions_allowed[pending]", 0, UP_PDB, why="minAvailable 1 and no healthy pod"),
+    exact("DR-1", "eviction_status[pending]", 201, f"{UP_EVICTION} canIgnorePDB; {UP_CREATE}",
            why="Pending, Succeeded, Failed or terminating pods are evicted with no budget check"),
     # (g) a plain DELETE
-    _text("DR-1", "disruption_target_reason[delete]", "none", f"{S2_PDB}; CASES-faults.md §1.4 (a plain DELETE adds nothing)"),
-    _exact("DR-1", "pdb_current_healthy_min[delete]", 2, f"{S2_PDB} (the PDB still counts the loss); {UP_PDB}",
+    equal("DR-1", "disruption_target_reason[delete]", "none", f"{S2_PDB}; CASES-faults.md §1.4 (a plain DELETE adds nothing)"),
+    exact("DR-1", "pdb_current_healthy_min[delete]", 2, f"{S2_PDB} (the PDB still counts the loss); {UP_PDB}",
            why="the deleted pod stops counting; its replacement is not Ready yet"),
 ]
 
@@ -222,27 +213,27 @@ RETRY_LINE = ('error when evicting pods/"{pod}" -n "{namespace}" (will retry aft
 TIMEOUT_ERROR = r'error when evicting pods/"[^"]+" -n "{namespace}": global timeout reached: 30s'
 
 DR2 = [
-    _text("DR-2", "first_stdout_line", "node/{node} cordoned", f"{S2_DRAIN}; {UP_DRAIN_CMD}; CASES-faults.md §2.7"),
+    equal("DR-2", "first_stdout_line", "node/{node} cordoned", f"{S2_DRAIN}; {UP_DRAIN_CMD}; CASES-faults.md §2.7"),
     Expectation("DR-2", "evicting_spread_s", 0.0, f"{UP_DRAIN} (one goroutine per pod)", unit="s",
                 band=Band(0.0, DRAIN_PARALLEL_S), why=f"parallel: the goroutines start together; +{DRAIN_PARALLEL_S:g} s scheduling on 2 busy cores"),
-    _text("DR-2", "retry_line", RETRY_LINE, f"{UP_DRAIN}; CASES-faults.md §2.7 (a StatusError prints only its message)"),
+    equal("DR-2", "retry_line", RETRY_LINE, f"{UP_DRAIN}; CASES-faults.md §2.7 (a StatusError prints only its message)"),
     Expectation("DR-2", "retry_interval_s", float(DRAIN_RETRY_S), f"{S2_DRAIN}; {UP_DRAIN}", unit="s",
                 band=Band(DRAIN_RETRY_S, DRAIN_RETRY_S + DRAIN_CALLS_S),
                 why=f"time.Sleep(5 s) between two lines, + one pod GET and one eviction POST (budget {DRAIN_CALLS_S:g} s)"),
-    _exact("DR-2", "evicted_lines[max-unavailable-0]", 0, UP_DRAIN, why="maxUnavailable 0: no eviction is ever allowed"),
-    _exact("DR-2", "evicted_lines[max-unavailable-1]", 1, f"{UP_DRAIN}; CASES-faults.md DR-2 (the single-node trap)",
+    exact("DR-2", "evicted_lines[max-unavailable-0]", 0, UP_DRAIN, why="maxUnavailable 0: no eviction is ever allowed"),
+    exact("DR-2", "evicted_lines[max-unavailable-1]", 1, f"{UP_DRAIN}; CASES-faults.md DR-2 (the single-node trap)",
            why="the first eviction passes; its replacement cannot schedule on the cordoned only node, so the second never does"),
     Expectation("DR-2", "pending_pods_line",
                 rf'There are pending pods in node "{{node}}" when an error occurred: (\[{TIMEOUT_ERROR}, {TIMEOUT_ERROR}\]|{TIMEOUT_ERROR})',
                 f"{UP_DRAIN_CMD} deleteOrEvictPodsSimple; {UP_DRAIN} (utilerrors aggregate: [a, b] for two errors)",
                 pattern=True),
-    _exact("DR-2", "pending_pods[max-unavailable-0]", 2, UP_DRAIN_CMD, why="both selected pods are still on the node"),
-    _exact("DR-2", "pending_pods[max-unavailable-1]", 1, UP_DRAIN_CMD,
+    exact("DR-2", "pending_pods[max-unavailable-0]", 2, UP_DRAIN_CMD, why="both selected pods are still on the node"),
+    exact("DR-2", "pending_pods[max-unavailable-1]", 1, UP_DRAIN_CMD,
            why="the evicted pod is gone; its Pending replacement has no node, so it is not listed"),
     Expectation("DR-2", "unable_to_drain_line",
                 r'error: unable to drain node "{node}" due to error: .*global timeout reached: 30s.*, continuing command\.\.\.',
                 UP_DRAIN_CMD, pattern=True),
-    _text("DR-2", "pending_nodes_lines", "There are pending nodes to be drained:\n {node}", UP_DRAIN_CMD),
+    equal("DR-2", "pending_nodes_lines", "There are pending nodes to be drained:\n {node}", UP_DRAIN_CMD),
     Expectation("DR-2", "timeout_after_s", float(DRAIN_TIMEOUT_S), f"{UP_DRAIN} (ctx.Done checked at the top of each attempt)",
                 unit="s", band=Band(DRAIN_TIMEOUT_S, DRAIN_TIMEOUT_S + DRAIN_RETRY_S + DRAIN_CALLS_S),
                 why="the timeout is noticed at the first attempt after 30 s: at most one retry period (5 s + the calls) late"),
@@ -250,19 +241,19 @@ DR2 = [
     # line per error, with no "error: " prefix (MultipleErrors(``, …)).
     Expectation("DR-2", "final_error_line", TIMEOUT_ERROR, f"{UP_CMDUTIL} checkErr case utilerrors.Aggregate → MultipleErrors",
                 pattern=True),
-    _exact("DR-2", "final_error_lines[max-unavailable-0]", 2, UP_CMDUTIL, why="one line per pod that timed out"),
-    _exact("DR-2", "final_error_lines[max-unavailable-1]", 1, UP_CMDUTIL, why="one line per pod that timed out"),
-    _exact("DR-2", "exit_code", 1, UP_CMDUTIL, why="CheckErr exits DefaultErrorExitCode 1 on the aggregate error"),
-    _text("DR-2", "node_unschedulable_after_drain", True, f"{UP_DRAIN_CMD}; CASES-faults.md DR-2 (the node stays cordoned)"),
+    exact("DR-2", "final_error_lines[max-unavailable-0]", 2, UP_CMDUTIL, why="one line per pod that timed out"),
+    exact("DR-2", "final_error_lines[max-unavailable-1]", 1, UP_CMDUTIL, why="one line per pod that timed out"),
+    exact("DR-2", "exit_code", 1, UP_CMDUTIL, why="CheckErr exits DefaultErrorExitCode 1 on the aggregate error"),
+    equal("DR-2", "node_unschedulable_after_drain", True, f"{UP_DRAIN_CMD}; CASES-faults.md DR-2 (the node stays cordoned)"),
 ]
 
 
 def _dr3(variant: str, max_sum: int, min_available: int, why_sum: str, why_available: str) -> list[Expectation]:
     src = f"{S2_ROLLOUT}; {UP_FENCEPOSTS}; {UP_ROLLING}"
     return [
-        _exact("DR-3", f"max_replicaset_sum[{variant}]", max_sum, src, why=why_sum),
-        _exact("DR-3", f"min_available[{variant}]", min_available, src, why=why_available),
-        _text("DR-3", f"max_replicas_annotation[{variant}]", str(max_sum), f"{UP_FENCEPOSTS}; deployment.kubernetes.io/max-replicas = replicas + maxSurge"),
+        exact("DR-3", f"max_replicaset_sum[{variant}]", max_sum, src, why=why_sum),
+        exact("DR-3", f"min_available[{variant}]", min_available, src, why=why_available),
+        equal("DR-3", f"max_replicas_annotation[{variant}]", str(max_sum), f"{UP_FENCEPOSTS}; deployment.kubernetes.io/max-replicas = replicas + maxSurge"),
     ]
 
 
@@ -276,18 +267,18 @@ DR3 = [
           "1 + 0: maxSurge 0", "floor(0.25) = 0 and maxSurge 0 → ResolveFenceposts makes maxUnavailable 1: "
           "the old pod is scaled down before the new one is created"),
     *_dr3("traffic", 3, 2, "2 + 1", "2 − 0"),
-    _exact("DR-3", "failed_requests[traffic]", 0, f"{S2_ROLLOUT}; CASES-faults.md DR-3; lifecycle-app drain mode",
+    exact("DR-3", "failed_requests[traffic]", 0, f"{S2_ROLLOUT}; CASES-faults.md DR-3; lifecycle-app drain mode",
            why=f"maxUnavailable 0 keeps 2 ready endpoints; a stopping pod fails /readyz and serves {DR3_DRAIN_DELAY_S} s more "
                "(longer than endpoint removal + kube-proxy sync), then finishes in-flight requests"),
-    _exact("DR-3", "rejected_status[zero-zero]", 422, UP_VALIDATION, why="Invalid"),
-    _text("DR-3", "rejected_message[zero-zero]",
+    exact("DR-3", "rejected_status[zero-zero]", 422, UP_VALIDATION, why="Invalid"),
+    equal("DR-3", "rejected_message[zero-zero]",
           'Deployment.apps "{deployment}" is invalid: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: '
           "may not be 0 when `maxSurge` is 0", f"{S2_ROLLOUT} (C19); {UP_VALIDATION}"),
-    _exact("DR-3", "max_pods[terminating]", 2 * DR3_TERMINATING_REPLICAS, f"{S2_ROLLOUT} (C23); [UP] pkg/controller/replicaset FilterActivePods",
+    exact("DR-3", "max_pods[terminating]", 2 * DR3_TERMINATING_REPLICAS, f"{S2_ROLLOUT} (C23); [UP] pkg/controller/replicaset FilterActivePods",
            why="terminating pods are not counted: 2 new + 2 old still Terminating (they ignore SIGTERM, grace 60 s) > replicas + maxSurge = 3"),
-    _exact("DR-3", "terminating_replicas[terminating]", DR3_TERMINATING_REPLICAS, UP_TERMINATING, minors=(35, None),
+    exact("DR-3", "terminating_replicas[terminating]", DR3_TERMINATING_REPLICAS, UP_TERMINATING, minors=(35, None),
            why="status.terminatingReplicas = the old pods still Terminating"),
-    _text("DR-3", "terminating_replicas[terminating]", "absent", UP_TERMINATING, minors=(None, 34)),
+    equal("DR-3", "terminating_replicas[terminating]", "absent", UP_TERMINATING, minors=(None, 34)),
 ]
 
 DR4 = [
@@ -295,36 +286,36 @@ DR4 = [
                 band=Band(PROGRESS_DEADLINE_S, PROGRESS_DEADLINE_S + REQUEUE_S + API_TIMESTAMP_RESOLUTION_S + SYNC_AND_WATCH_S),
                 why=f"from the last lastUpdateTime: deadline + {REQUEUE_S:g} s requeue + {API_TIMESTAMP_RESOLUTION_S:g} s timestamp "
                     f"truncation + {SYNC_AND_WATCH_S:g} s sync and watch"),
-    _text("DR-4", "progressing_status[never-ready]", "False", UP_PROGRESS),
-    _text("DR-4", "progressing_reason[never-ready]", "ProgressDeadlineExceeded", UP_PROGRESS),
-    _text("DR-4", "progressing_message[never-ready]", 'ReplicaSet "{rs}" has timed out progressing.', UP_PROGRESS),
-    _exact("DR-4", "old_replicaset_replicas[never-ready]", DR4_REPLICAS, f"{S2_DEADLINE} (nothing more happens)",
+    equal("DR-4", "progressing_status[never-ready]", "False", UP_PROGRESS),
+    equal("DR-4", "progressing_reason[never-ready]", "ProgressDeadlineExceeded", UP_PROGRESS),
+    equal("DR-4", "progressing_message[never-ready]", 'ReplicaSet "{rs}" has timed out progressing.', UP_PROGRESS),
+    exact("DR-4", "old_replicaset_replicas[never-ready]", DR4_REPLICAS, f"{S2_DEADLINE} (nothing more happens)",
            why="maxUnavailable 0: no new pod is available, so no old one is scaled down"),
-    _text("DR-4", "rolled_back[never-ready]", False, f"{S2_DEADLINE}: no rollback"),
-    _exact("DR-4", "rollout_status_exit_code[never-ready]", 1, f"{UP_ROLLOUT_STATUS}; {UP_CMDUTIL}",
+    equal("DR-4", "rolled_back[never-ready]", False, f"{S2_DEADLINE}: no rollback"),
+    exact("DR-4", "rollout_status_exit_code[never-ready]", 1, f"{UP_ROLLOUT_STATUS}; {UP_CMDUTIL}",
            why="the status viewer returns an error; CheckErr exits 1"),
-    _text("DR-4", "rollout_status_error[never-ready]", 'error: deployment "{deployment}" exceeded its progress deadline',
+    equal("DR-4", "rollout_status_error[never-ready]", 'error: deployment "{deployment}" exceeded its progress deadline',
           UP_ROLLOUT_STATUS),
     Expectation("DR-4", "rollout_s[steady]", float(PROGRESS_DEADLINE_S), f"{S2_DEADLINE}; the scenario's own steps", unit="s",
                 band=Band.at_least(PROGRESS_DEADLINE_S),
                 why=f"the premise: the rollout takes longer than the deadline ({DR4_REPLICAS} steps of {DR4_STEP_S} s)"),
-    _text("DR-4", "timed_out[steady]", False, f"{S2_DEADLINE}: the deadline counts from the last progress; {UP_PROGRESS}"),
-    _text("DR-4", "progressing_reason[steady]", "NewReplicaSetAvailable", UP_PROGRESS),
-    _exact("DR-4", "rollout_status_exit_code[steady]", 0, UP_ROLLOUT_STATUS, why="done, no error"),
-    _text("DR-4", "rollout_status_last_line[steady]", 'deployment "{deployment}" successfully rolled out', UP_ROLLOUT_STATUS),
+    equal("DR-4", "timed_out[steady]", False, f"{S2_DEADLINE}: the deadline counts from the last progress; {UP_PROGRESS}"),
+    equal("DR-4", "progressing_reason[steady]", "NewReplicaSetAvailable", UP_PROGRESS),
+    exact("DR-4", "rollout_status_exit_code[steady]", 0, UP_ROLLOUT_STATUS, why="done, no error"),
+    equal("DR-4", "rollout_status_last_line[steady]", 'deployment "{deployment}" successfully rolled out', UP_ROLLOUT_STATUS),
 ]
 
 
 def _dr5_ignored(variant: str, reason: str, message: str, source: str) -> list[Expectation]:
     src = f"{S2_JOB}; {UP_JOB}; {UP_E2E_JOB}"
     return [
-        _text("DR-5", f"disruption_target_reason[{variant}]", reason, source),
-        _text("DR-5", f"disruption_target_message[{variant}]", message, source),
-        _exact("DR-5", f"old_pod_exit_code[{variant}]", 143, "the scenario's container (job.yaml)",
+        equal("DR-5", f"disruption_target_reason[{variant}]", reason, source),
+        equal("DR-5", f"disruption_target_message[{variant}]", message, source),
+        exact("DR-5", f"old_pod_exit_code[{variant}]", 143, "the scenario's container (job.yaml)",
                why="its TERM trap exits 128 + 15, as a process killed by SIGTERM would (not 0: R10)"),
-        _exact("DR-5", f"max_terminating[{variant}]", 1, f"{UP_JOB} (status.terminating; JobPodReplacementPolicy)",
+        exact("DR-5", f"max_terminating[{variant}]", 1, f"{UP_JOB} (status.terminating; JobPodReplacementPolicy)",
                why="the disrupted pod while it terminates"),
-        _exact("DR-5", f"max_active_while_terminating[{variant}]", 0, f"{UP_JOB_DEFAULTS} (podReplacementPolicy Failed with a podFailurePolicy); {UP_E2E_JOB}",
+        exact("DR-5", f"max_active_while_terminating[{variant}]", 0, f"{UP_JOB_DEFAULTS} (podReplacementPolicy Failed with a podFailurePolicy); {UP_E2E_JOB}",
                why="no replacement until the old pod is Failed"),
         Expectation("DR-5", f"replacement_after_old_failed_s[{variant}]", 0.0, f"{UP_JOB_DEFAULTS}; {UP_JOB}", unit="s",
                     band=Band.at_least(0.0), why="podReplacementPolicy Failed: the replacement comes after the old pod is Failed"),
@@ -335,19 +326,19 @@ def _dr5_ignored(variant: str, reason: str, message: str, source: str) -> list[E
                     band=Band(JOB_BACKOFF_S - API_TIMESTAMP_RESOLUTION_S,
                               JOB_BACKOFF_S + API_TIMESTAMP_RESOLUTION_S + JOB_SYNC_S + JOB_STATUS_S),
                     why="replacement creationTimestamp − old finishedAt (API time): the first back-off, banded as DR-6's first gap"),
-        _exact("DR-5", f"failed[{variant}]", 0, src, why="Ignore: the failure is not counted (status.failed stays 0)"),
-        _exact("DR-5", f"succeeded[{variant}]", 1, src, why="the replacement finds the hostPath marker and exits 0"),
-        _text("DR-5", f"job_condition[{variant}]", "Complete", src),
+        exact("DR-5", f"failed[{variant}]", 0, src, why="Ignore: the failure is not counted (status.failed stays 0)"),
+        exact("DR-5", f"succeeded[{variant}]", 1, src, why="the replacement finds the hostPath marker and exits 0"),
+        equal("DR-5", f"job_condition[{variant}]", "Complete", src),
     ]
 
 
 def _dr5_counted(variant: str, why: str) -> list[Expectation]:
     src = f"{S2_JOB}; {UP_JOB}"
     return [
-        _exact("DR-5", f"failed[{variant}]", 1, src, why=why),
-        _text("DR-5", f"job_condition[{variant}]", "Failed", src),
-        _text("DR-5", f"job_failed_reason[{variant}]", "BackoffLimitExceeded", src),
-        _text("DR-5", f"job_failed_message[{variant}]", "Job has reached the specified backoff limit", src),
+        exact("DR-5", f"failed[{variant}]", 1, src, why=why),
+        equal("DR-5", f"job_condition[{variant}]", "Failed", src),
+        equal("DR-5", f"job_failed_reason[{variant}]", "BackoffLimitExceeded", src),
+        equal("DR-5", f"job_failed_message[{variant}]", "Job has reached the specified backoff limit", src),
     ]
 
 
@@ -356,11 +347,11 @@ DR5 = [
     *_dr5_ignored("taint", "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint", UP_TAINT),
     *_dr5_counted("delete", "a plain DELETE adds no DisruptionTarget: the rule does not match, backoffLimit 0 is exceeded"),
     *_dr5_counted("no-policy", "no podFailurePolicy: every failed pod counts, DisruptionTarget or not"),
-    _text("DR-5", "indexed_defaults", "2147483647 Failed Indexed", f"{S2_JOB} (S2:582–602); {UP_JOB_DEFAULTS}"),
+    equal("DR-5", "indexed_defaults", "2147483647 Failed Indexed", f"{S2_JOB} (S2:582–602); {UP_JOB_DEFAULTS}"),
 ]
 
 DR6 = [
-    _exact("DR-6", "pods_total", DR6_BACKOFF_LIMIT + 1, f"{S2_JOB}; {UP_JOB}", why="backoffLimit 3: the 4th failure fails the Job"),
+    exact("DR-6", "pods_total", DR6_BACKOFF_LIMIT + 1, f"{S2_JOB}; {UP_JOB}", why="backoffLimit 3: the 4th failure fails the Job"),
     *[
         Expectation("DR-6", f"backoff_gap_s[{i}]", float(JOB_BACKOFF_S * 2 ** (i - 1)), f"{S2_JOB} (S2:572); {UP_JOB_BACKOFF}",
                     unit="s",
@@ -370,10 +361,10 @@ DR6 = [
                         f"+{JOB_SYNC_S:g} s sync and pod create, +{JOB_STATUS_S:g} s the kubelet's status update")
         for i in (1, 2, 3)
     ],
-    _text("DR-6", "job_condition", "Failed", UP_JOB),
-    _text("DR-6", "job_failed_reason", "BackoffLimitExceeded", UP_JOB),
-    _text("DR-6", "job_failed_message", "Job has reached the specified backoff limit", UP_JOB),
-    _exact("DR-6", "default_backoff_limit", 6, f"{S2_JOB}; {UP_JOB_DEFAULTS}", why="6 when neither backoffLimit nor backoffLimitPerIndex is set"),
+    equal("DR-6", "job_condition", "Failed", UP_JOB),
+    equal("DR-6", "job_failed_reason", "BackoffLimitExceeded", UP_JOB),
+    equal("DR-6", "job_failed_message", "Job has reached the specified backoff limit", UP_JOB),
+    exact("DR-6", "default_backoff_limit", 6, f"{S2_JOB}; {UP_JOB_DEFAULTS}", why="6 when neither backoffLimit nor backoffLimitPerIndex is set"),
 ]
 
 register([*DR1, *DR2, *DR3, *DR4, *DR5, *DR6], VERIFIED_IN)

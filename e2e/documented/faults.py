@@ -24,7 +24,7 @@ values depend on the cluster profile: they are keyed by it in the measurement na
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, KnownBug, Race, register
+from ..judge.expectations import Band, Expectation, KnownBug, Race, equal, register
 
 # First read in v1.34.4 and v1.37.2 (716097c, bc101e1); v1.35.4 and v1.36.3 read afterwards: every
 # function the NF sources name (here and in faults_node.py) compared across the four releases
@@ -169,18 +169,10 @@ KUBELET_START_S = 5
 POD_START_S = 15
 
 
-def _exact(case: str, name: str, value: int, source: str, why: str = "", minors=(None, None)) -> Expectation:
-    return Expectation(case, name, value, source, band=None, why=why, minors=minors)
-
-
-def _text(case: str, name: str, value: str | bool, source: str, pattern: bool = False, minors=(None, None)) -> Expectation:
-    return Expectation(case, name, value, source, pattern=pattern, minors=minors)
-
-
 def _nf1(profile: str) -> list[Expectation]:
     interval = LEASE_DURATION_S[profile] * RENEW_FRACTION
     return [
-        _exact("NF-1", f"lease_duration_s[{profile}]", LEASE_DURATION_S[profile], f"profiles/{profile}.yaml; {UP_LEASE_DEFAULTS}",
+        equal("NF-1", f"lease_duration_s[{profile}]", LEASE_DURATION_S[profile], f"profiles/{profile}.yaml; {UP_LEASE_DEFAULTS}",
                why="the profile's kubelet nodeLeaseDurationSeconds"),
         Expectation("NF-1", f"renew_gap_median_s[{profile}]", interval, f"{S3_HEARTBEAT}; {UP_LEASE}", unit="s",
                     band=Band(interval, round(interval * (1 + RENEW_JITTER) + API_LATENCY_S, 3)),
@@ -206,9 +198,9 @@ def _nf2(profile: str) -> list[Expectation]:
 NF2 = [
     *_nf2(FAST),
     *_nf2(DEFAULT),
-    _text("NF-2", "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
-    _text("NF-2", "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
-    _text("NF-2", "pressure_conditions", "DiskPressure=Unknown MemoryPressure=Unknown PIDPressure=Unknown", UP_NLC),
+    equal("NF-2", "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
+    equal("NF-2", "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
+    equal("NF-2", "pressure_conditions", "DiskPressure=Unknown MemoryPressure=Unknown PIDPressure=Unknown", UP_NLC),
     Expectation("NF-2", "noschedule_taint_after_unknown_s", 0.0, UP_NLC, unit="s",
                 band=Band(0, API_RESOLUTION_S + LOADED_S),
                 why="doNoScheduleTaintingPass follows the status write (node update → nodeUpdateQueue), same second or the "
@@ -217,21 +209,21 @@ NF2 = [
                 band=Band(0, API_RESOLUTION_S + LOADED_S),
                 why="MarkPodsNotReady runs in the pass that wrote Unknown, right after the write; both API times truncated; "
                     f"+{LOADED_S:g} s on the loaded host"),
-    _text("NF-2", "pod_not_ready_reason", "", UP_MARK),
-    _text("NF-2", "containers_ready", "True", UP_MARK),
-    _text("NF-2", "pod_event", "Warning NodeNotReady: Node is not ready", UP_MARK),
-    _text("NF-2", "node_event", "Normal NodeNotReady: Node {node} status is now: NodeNotReady", UP_MARK),
+    equal("NF-2", "pod_not_ready_reason", "", UP_MARK),
+    equal("NF-2", "containers_ready", "True", UP_MARK),
+    equal("NF-2", "pod_event", "Warning NodeNotReady: Node is not ready", UP_MARK),
+    equal("NF-2", "node_event", "Normal NodeNotReady: Node {node} status is now: NodeNotReady", UP_MARK),
     Expectation("NF-2", "endpoint_not_ready_after_pod_not_ready_s", 0.0, "[UP] pkg/controller/endpointslice (pod update → slice)",
                 unit="s", band=Band(-API_LATENCY_S, ENDPOINT_S),
                 why=f"EndpointSlice update after the pod change (CASES.md PS-3: ≤ {ENDPOINT_S:g} s); receive times of two watch "
                     f"streams, whose order within the API latency ({API_LATENCY_S:g} s) is not the causal one"),
-    _exact("NF-2", "failed_requests_before_unknown", 0, f"{CASES_NF} NF-2; {UP_KUBELET_OFFLINE}",
+    equal("NF-2", "failed_requests_before_unknown", 0, f"{CASES_NF} NF-2; {UP_KUBELET_OFFLINE}",
            why="the containers keep running and stay ready endpoints until the controller marks the pods"),
     # CASES-faults.md NF-2 said "refusals". Seen from the host (v1.37.2, 2026-11-30 16:12 UTC): 76 "reset" (docker's
     # userland proxy on the published 127.0.0.1 port accepts the connection itself and closes it when the node
     # refuses), then only timeouts until the kubelet was back — the classes are reported, not judged: what
     # clients see is that nothing succeeds.
-    _exact("NF-2", "ok_requests_while_not_ready", 0, "[UP] pkg/proxy/iptables/proxier.go syncProxyRules (no endpoints: REJECT)",
+    equal("NF-2", "ok_requests_while_not_ready", 0, "[UP] pkg/proxy/iptables/proxier.go syncProxyRules (no endpoints: REJECT)",
            why=f"sent from both endpoints not ready + {PROXY_SYNC_S:g} s kube-proxy sync (+{LOADED_S:g} s for iptables-restore "
                "on the loaded host: a request 1.04 s after was still answered on v1.34.4) and answered before the kubelet "
                "starts: no backend"),
@@ -250,8 +242,8 @@ NF2 = [
     # tainted NoExecute and evicts as on a big cluster (v1.37.2, fast-lifecycle, 2026-11-30 16:15 UTC:
     # NoExecute at Unknown + 1 s, the 20 s-tolerating pod deleted at timeAdded + 20 s, no master-disruption
     # mode), so NF-4's eviction half can run on one node too
-    _text("NF-2", f"noexecute_taint_seen[{EXCLUDED}]", True, UP_EXCLUDED),
-    _exact("NF-2", f"pods_deleted[{EXCLUDED}]", 1, f"{UP_EXCLUDED}; {UP_TOLERATION_PLUGIN}",
+    equal("NF-2", f"noexecute_taint_seen[{EXCLUDED}]", True, UP_EXCLUDED),
+    equal("NF-2", f"pods_deleted[{EXCLUDED}]", 1, f"{UP_EXCLUDED}; {UP_TOLERATION_PLUGIN}",
            why="only the 20 s-tolerating pod: the web pods tolerate unreachable for the default 300 s, longer than the stop"),
     # whenever a NoExecute taint came (excluded node, or the race above)
     Expectation("NF-2", "noexecute_taint_after_unknown_s", 0.0, f"{UP_NLC} processTaintBaseEviction, doNoExecuteTaintingPass", unit="s",
@@ -262,9 +254,9 @@ NF2 = [
     Expectation("NF-2", "tolerant_deleted_after_taint_s", float(NF2_TOLERATION_S), UP_TAINT_EVICTION,
                 unit="s", band=Band(NF2_TOLERATION_S - API_RESOLUTION_S, NF2_TOLERATION_S + 2 * API_RESOLUTION_S),
                 why="timeAdded + the pod's own tolerationSeconds (as NF-3); 1 s truncation at both ends"),
-    _exact("NF-2", "container_restarts", 0, UP_KUBELET_OFFLINE, why="the containers run on without the kubelet"),
-    _text("NF-2", "containers_replaced", False, UP_KUBELET_OFFLINE),
-    _text("NF-2", "late_pod_phase", "Pending", UP_SCHED_TAINT),
+    equal("NF-2", "container_restarts", 0, UP_KUBELET_OFFLINE, why="the containers run on without the kubelet"),
+    equal("NF-2", "containers_replaced", False, UP_KUBELET_OFFLINE),
+    equal("NF-2", "late_pod_phase", "Pending", UP_SCHED_TAINT),
     Expectation("NF-2", "node_ready_after_kubelet_start_s", 0.0, f"{UP_NLC}; pkg/kubelet/kubelet_node_status.go", unit="s",
                 band=Band(-API_RESOLUTION_S, KUBELET_START_S + NODE_STATUS_UPDATE_S),
                 why=f"kubelet start (≤ {KUBELET_START_S} s) + its first node status within one update period ({NODE_STATUS_UPDATE_S} s); "
@@ -275,7 +267,7 @@ NF2 = [
                 band=Band(0, WEB_READINESS_PERIOD_S + KUBELET_START_S),
                 why=f"the first successful readiness probe (≤ 1 period {WEB_READINESS_PERIOD_S} s; a probe is triggered at once "
                     f"for a pod already not Ready) + the status write; +{KUBELET_START_S} s for the restarted kubelet's pod sync"),
-    _exact("NF-2", "failed_requests_after_recovery", 0, f"{CASES_NF} NF-2",
+    equal("NF-2", "failed_requests_after_recovery", 0, f"{CASES_NF} NF-2",
            why=f"once both endpoints are ready again (+{PROXY_SYNC_S:g} s kube-proxy sync) every request succeeds"),
 ]
 
@@ -291,43 +283,43 @@ NF3 = [
                 band=Band(10 - API_RESOLUTION_S, 10 + 2 * API_RESOLUTION_S),
                 why="the taint manager's own observation + tolerationSeconds 10 on its timed queue; the delete time truncated "
                     "(−1 s); +1 s informer and queue +1 s on the loaded host"),
-    _text("NF-3", "deleted[t30]", False, f"{UP_TAINT_EVICTION} (removing the taint cancels); test/e2e/node/taints.go"),
-    _text("NF-3", "deleted[infinite]", False, UP_TAINT_EVICTION),
-    _text("NF-3", "disruption_target_reason", "DeletionByTaintManager", UP_TAINT_EVICTION),
-    _text("NF-3", "disruption_target_message", "Taint manager: deleting due to NoExecute taint", UP_TAINT_EVICTION),
-    _text("NF-3", "marking_event", "Marking for deletion Pod {namespace}/{pod}", UP_TAINT_EVICTION),
-    _text("NF-3", "cancelling_event", "Cancelling deletion of Pod {namespace}/{pod}", UP_TAINT_EVICTION),
-    _text("NF-3", "dry_run_tolerations", "node.kubernetes.io/not-ready=300 node.kubernetes.io/unreachable=20", UP_TOLERATION_PLUGIN),
+    equal("NF-3", "deleted[t30]", False, f"{UP_TAINT_EVICTION} (removing the taint cancels); test/e2e/node/taints.go"),
+    equal("NF-3", "deleted[infinite]", False, UP_TAINT_EVICTION),
+    equal("NF-3", "disruption_target_reason", "DeletionByTaintManager", UP_TAINT_EVICTION),
+    equal("NF-3", "disruption_target_message", "Taint manager: deleting due to NoExecute taint", UP_TAINT_EVICTION),
+    equal("NF-3", "marking_event", "Marking for deletion Pod {namespace}/{pod}", UP_TAINT_EVICTION),
+    equal("NF-3", "cancelling_event", "Cancelling deletion of Pod {namespace}/{pod}", UP_TAINT_EVICTION),
+    equal("NF-3", "dry_run_tolerations", "node.kubernetes.io/not-ready=300 node.kubernetes.io/unreachable=20", UP_TOLERATION_PLUGIN),
     # C8 / CASES-faults.md §6 point 5, settled: v1.34.4 carries #135023 (the generic "had untolerated taint(s)"),
     # as v1.37.2 does. Up to 1.36 the DynamicResources PostFilter of a pod without claims adds its own reason
     # "no new claims to deallocate" before the preemption text (seen on v1.34.4, 2026-11-30 16:31 UTC); 1.37
     # returns Unschedulable without a message there.
-    _text("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. "
+    equal("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. "
           r"no new claims to deallocate, preemption: .*", f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.34.4–v1.36.3)",
           pattern=True, minors=(None, 36)),
-    _text("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. preemption: .*",
+    equal("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. preemption: .*",
           f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.37.2: no message)", pattern=True, minors=(37, None)),
 ]
 
 
 def _nf5(minor_range: tuple, flips: dict[str, int], started: int, source: str) -> list[Expectation]:
-    out = [_exact("NF-5", f"ready_flips[{pod}]", n, source, minors=minor_range,
+    out = [equal("NF-5", f"ready_flips[{pod}]", n, source, minors=minor_range,
                   why="Ready True→False transitions in the watch after the restart") for pod, n in flips.items()]
-    out.append(_exact("NF-5", "started_flips[startup-readiness]", started, source, minors=minor_range,
+    out.append(equal("NF-5", "started_flips[startup-readiness]", started, source, minors=minor_range,
                       why="started true→false transitions in the watch after the restart"))
     return out
 
 
 NF5 = [
-    _exact("NF-5", "container_restarts", 0, f"{UP_PROBER}; test/e2e/apps/daemon_restart.go",
+    equal("NF-5", "container_restarts", 0, f"{UP_PROBER}; test/e2e/apps/daemon_restart.go",
            why="kind's kubelet.service KillMode=process: containers outlive the kubelet"),
-    _text("NF-5", "containers_replaced", False, "test/e2e/apps/daemon_restart.go"),
-    _exact("NF-5", "node_ready_flips", 0, UP_NLC, why="the downtime (≈ 1–3 s) is far below the grace period"),
+    equal("NF-5", "containers_replaced", False, "test/e2e/apps/daemon_restart.go"),
+    equal("NF-5", "node_ready_flips", 0, UP_NLC, why="the downtime (≈ 1–3 s) is far below the grace period"),
     # 1.35+: containers started > 10 s before the kubelet keep started/ready
     *_nf5((35, None), {"no-probe": 0, "readiness": 0, "startup-readiness": 0, "web": 0}, 0,
           f"{UP_PROBER}; test/e2e_node/container_lifecycle_test.go \"Not Change Container Status\""),
-    _exact("NF-5", "failed_requests", 0, UP_PROBER, minors=(35, None), why="no readiness flip, no endpoint change"),
-    _text("NF-5", "not_ready_s", "absent", f"{UP_PROBER} (no flip: nothing to time)", minors=(35, None)),
+    equal("NF-5", "failed_requests", 0, UP_PROBER, minors=(35, None), why="no readiness flip, no endpoint change"),
+    equal("NF-5", "not_ready_s", "absent", f"{UP_PROBER} (no flip: nothing to time)", minors=(35, None)),
     # 1.34: every readiness worker starts at Failure, startup probes at Unknown
     *_nf5((None, 34), {"no-probe": 0, "readiness": 1, "startup-readiness": 1, "web": 1}, 1, UP_PROBER_134),
     Expectation("NF-5", "not_ready_s", 5.0, UP_PROBER_134, unit="s", minors=(None, 34),
@@ -339,16 +331,16 @@ NF5 = [
 ]
 
 NF6 = [
-    _exact("NF-6", "container_restarts", 0, UP_SHIMS, why="shims survive a containerd restart or stop"),
-    _text("NF-6", "containers_replaced", False, UP_SHIMS),
-    _exact("NF-6", "failed_requests", 0, f"{UP_SHIMS}; {UP_EXEC_PROBE} (httpGet probes run in the kubelet)",
+    equal("NF-6", "container_restarts", 0, UP_SHIMS, why="shims survive a containerd restart or stop"),
+    equal("NF-6", "containers_replaced", False, UP_SHIMS),
+    equal("NF-6", "failed_requests", 0, f"{UP_SHIMS}; {UP_EXEC_PROBE} (httpGet probes run in the kubelet)",
            why="the containers and kube-proxy's rules do not depend on containerd; the httpGet readiness keeps passing"),
-    _exact("NF-6", "web_ready_flips", 0, f"{UP_RUNTIME}; #125618",
+    equal("NF-6", "web_ready_flips", 0, f"{UP_RUNTIME}; #125618",
            why="the kubelet reports Ready=False itself: the controller does not mark pods NotReady; httpGet readiness passes"),
     Expectation("NF-6", "tick_max_gap_s", TICK_S, UP_SHIMS, unit="s", band=Band(TICK_S, TICK_S + 0.9),
                 why=f"the app's own {TICK_S:g} s ticker: the app is never paused (its FIFO buffers the lines while containerd "
                     "is away); +0.9 s scheduling delay on the loaded host"),
-    _exact("NF-6", "node_ready_flips[restart]", 0, UP_RUNTIME, why="each restart is far shorter than the 30 s runtime threshold"),
+    equal("NF-6", "node_ready_flips[restart]", 0, UP_RUNTIME, why="each restart is far shorter than the 30 s runtime threshold"),
     Expectation("NF-6", "new_pod_running_s[restart]", 3.0, UP_SHIMS, unit="s", band=Band(-API_RESOLUTION_S, POD_START_S),
                 why=f"a pod created after the restarts starts as usual: schedule, sandbox, container (budget {POD_START_S} s); "
                     "startedAt truncated to the second, the creation a host time (−1 s)"),
@@ -358,19 +350,19 @@ NF6 = [
                 why=f"30 s from the last successful runtime check (≤ {RUNTIME_CHECK_S} s before the stop), posted at the next "
                     f"node status update (≤ {NODE_STATUS_UPDATE_S} s); 1 s truncation; +{LOADED_S:g} s on the loaded host. "
                     "(CASES-faults.md NF-6 wrote [30, 46]: it counted the 30 s from the stop, not from the last check)"),
-    _text("NF-6", "runtime_down_reason", "KubeletNotReady", UP_RUNTIME),
-    _text("NF-6", "runtime_down_message", ".*container runtime is down.*", UP_RUNTIME, pattern=True),
+    equal("NF-6", "runtime_down_reason", "KubeletNotReady", UP_RUNTIME),
+    equal("NF-6", "runtime_down_message", ".*container runtime is down.*", UP_RUNTIME, pattern=True),
     # CASES-faults.md NF-6 expected the exec-probed pod unready after failureThreshold × period ("a probe
     # error counts as Failure"). The source and the first real run disagree: prober.probe returns
     # (Failure, err), and the worker throws an errored result away, so readiness keeps its last value.
     # Evidence (v1.37.2, fast-lifecycle, 2026-11-30 16:00 UTC): 12 "Readiness probe errored and
     # resulted in unknown state" events over the 60 s outage, no Ready transition of the pod.
-    _exact("NF-6", "exec_probe_ready_flips", 0, UP_EXEC_PROBE,
+    equal("NF-6", "exec_probe_ready_flips", 0, UP_EXEC_PROBE,
            why="an exec probe cannot reach the runtime: the result is an error, thrown away by the worker; "
                "readiness keeps its last value (Ready)"),
-    _text("NF-6", "exec_probe_event", r"Readiness probe errored and resulted in unknown state: rpc error: code = Unavailable .*",
+    equal("NF-6", "exec_probe_event", r"Readiness probe errored and resulted in unknown state: rpc error: code = Unavailable .*",
           UP_EXEC_PROBE, pattern=True),
-    _text("NF-6", "exec_during_outage_fails", True, "[UP] pkg/kubelet/cri/streaming (exec through CRI)"),
+    equal("NF-6", "exec_during_outage_fails", True, "[UP] pkg/kubelet/cri/streaming (exec through CRI)"),
     Expectation("NF-6", "node_ready_after_start_s", 0.0, UP_RUNTIME, unit="s",
                 band=Band(-API_RESOLUTION_S, RUNTIME_CHECK_S + NODE_STATUS_UPDATE_S + API_RESOLUTION_S),
                 why=f"the next runtime check (≤ {RUNTIME_CHECK_S} s) + the next node status update (≤ {NODE_STATUS_UPDATE_S} s); "
@@ -381,16 +373,16 @@ NF6 = [
 ]
 
 NF7 = [
-    _exact("NF-7", "failed_requests", 0, "[UP] pkg/proxy (rules stay in the kernel); CASES-faults.md §2.5",
+    equal("NF-7", "failed_requests", 0, "[UP] pkg/proxy (rules stay in the kernel); CASES-faults.md §2.5",
            why="running containers and kube-proxy's rules need no API server; endpoints cannot change"),
     Expectation("NF-7", "crashloop_runs_in_outage", 1, f"{UP_KUBELET_OFFLINE}; CASES.md CL-1", band=Band.at_least(1),
                 why="the crash loop's back-off (10, 20, 40 s) goes on without the API: the 60 s window holds at least one run"),
-    _exact("NF-7", "liveness_restarts", 1, UP_KUBELET_OFFLINE, why="the probe fails once (the flag), the new container clears it"),
+    equal("NF-7", "liveness_restarts", 1, UP_KUBELET_OFFLINE, why="the probe fails once (the flag), the new container clears it"),
     Expectation("NF-7", "kcm_restarts", 1, UP_LEADER, band=Band.at_least(1),
                 why="an outage > 10 s (renew deadline) loses the leader lease: the process exits"),
     Expectation("NF-7", "scheduler_restarts", 1, UP_LEADER, band=Band.at_least(1),
                 why="an outage > 10 s (renew deadline) loses the leader lease: the process exits"),
-    _exact("NF-7", "node_ready_flips", 0, f"{UP_NLC}; NodeControllerLeaseCircuitBreaker (1.37, PR #138698)", minors=(37, None),
+    equal("NF-7", "node_ready_flips", 0, f"{UP_NLC}; NodeControllerLeaseCircuitBreaker (1.37, PR #138698)", minors=(37, None),
            why="a restarted kcm begins with probeTimestamp = now; 1.37 also re-reads the live Lease"),
     # CASES-faults.md NF-7 names 1.34 only; 1.35 and 1.36 lack the breaker too (no such gate in their
     # pkg/features/kube_features.go; tryUpdateNodeHealth and monitorNodeHealth as in v1.34.4)

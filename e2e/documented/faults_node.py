@@ -42,7 +42,7 @@ Values that follow from the node-lifecycle settings are keyed by profile in the 
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, Race, register
+from ..judge.expectations import Band, Expectation, equal, exact, register, within
 from . import faults as single
 
 # Read in the four releases of the upgrade path (the module doc; faults.py VERIFIED_IN says how).
@@ -139,30 +139,17 @@ KILL_S = 1.0
 POD_START_S = 10
 
 
-def _n(case: str, name: str, documented: float, low: float, high: float, why: str, source: str,
-       race: Race | None = None) -> Expectation:
-    return Expectation(case, name, float(documented), source, unit="s", band=Band(low, high), why=why, race=race)
-
-
-def _exact(case: str, name: str, value: int, source: str, why: str) -> Expectation:
-    return Expectation(case, name, value, source, band=Band(value, value), why=why)
-
-
-def _text(case: str, name: str, value: str | bool, source: str, pattern: bool = False) -> Expectation:
-    return Expectation(case, name, value, source, pattern=pattern)
-
-
 def _lost_chain(case: str, profile: str) -> list[Expectation]:
     """The controller's chain of a worker that stopped renewing its Lease (NF-4, NF-8)."""
     grace, period, tol = GRACE_S[profile], MONITOR_PERIOD_S[profile], TOLERATION_S[profile]
     q = f"[{profile}]"
     return [
-        _n(case, f"unknown_after_last_renew_s{q}", grace, grace - API_RESOLUTION_S, grace + 2 * period + API_RESOLUTION_S + LOADED_S,
+        within(case, f"unknown_after_last_renew_s{q}", grace, grace - API_RESOLUTION_S, grace + 2 * period + API_RESOLUTION_S + LOADED_S,
            f"grace {grace} s from the pass that saw the last renewal (≤ 1 monitor period {period} s late) to the pass that acts "
            f"(≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s, +{API_RESOLUTION_S:g} s against the µs "
            f"renewTime); +{LOADED_S:g} s for a late pass on the loaded host",
            f"{S3_HEARTBEAT}; {UP_NLC}; profiles/{profile}.yaml"),
-        _n(case, f"eviction_after_taint_s{q}", tol, tol - API_RESOLUTION_S, tol + API_RESOLUTION_S + LOADED_S,
+        within(case, f"eviction_after_taint_s{q}", tol, tol - API_RESOLUTION_S, tol + API_RESOLUTION_S + LOADED_S,
            f"the pod's tolerationSeconds {tol} from when the taint manager saw the taint; delete request time "
            f"(deletionTimestamp − grace) and timeAdded both truncated (±{API_RESOLUTION_S:g} s); +{LOADED_S:g} s to see it",
            f"{S0_TAINTS}; {UP_TAINT_EVICTION}; CASES-faults.md §2.2"),
@@ -171,28 +158,28 @@ def _lost_chain(case: str, profile: str) -> list[Expectation]:
 
 def _chain_common(case: str) -> list[Expectation]:
     return [
-        _text(case, "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
-        _text(case, "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
-        _n(case, "noexecute_taint_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
+        equal(case, "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
+        equal(case, "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
+        within(case, "noexecute_taint_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "the Unknown pass queues the node for the NoExecute taint; the 100 ms tainting pass takes the zone's first token "
            f"(burst 1) at once; timeAdded and lastTransitionTime both truncated; +{LOADED_S:g} s on the loaded host",
            f"{S0_TAINTS}; {UP_NLC}", race=single.noexecute_token_race()),
-        _n(case, "noschedule_taint_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
+        within(case, "noschedule_taint_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "doNoScheduleTaintingPass on the node update after the Unknown write (informer → nodeUpdateQueue → taint write); "
            f"receive times (the NoSchedule taint has no timeAdded); {API_RESOLUTION_S:g} s for the pass and the write, "
            f"+{LOADED_S:g} s on the loaded host", UP_NLC),
-        _n(case, "pod_not_ready_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
+        within(case, "pod_not_ready_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "MarkPodsNotReady runs in the pass that wrote Unknown, right after the write; both API times truncated; "
            f"+{LOADED_S:g} s on the loaded host", UP_MARK),
-        _text(case, "pod_not_ready_reason", "", UP_MARK),
-        _n(case, "endpoint_not_ready_after_pod_not_ready_s", 0, 0, ENDPOINT_S,
+        equal(case, "pod_not_ready_reason", "", UP_MARK),
+        within(case, "endpoint_not_ready_after_pod_not_ready_s", 0, 0, ENDPOINT_S,
            f"EndpointSlice update after the pod change, receive times (CASES.md PS-3: ≤ {ENDPOINT_S:g} s)", UP_ENDPOINTS),
-        _text(case, "disruption_target_reason", "DeletionByTaintManager", UP_TAINT_EVICTION),
-        _text(case, "disruption_target_message", "Taint manager: deleting due to NoExecute taint", UP_TAINT_EVICTION),
-        _n(case, "replacement_created_after_eviction_s", 0, 0, API_RESOLUTION_S + LOADED_S,
+        equal(case, "disruption_target_reason", "DeletionByTaintManager", UP_TAINT_EVICTION),
+        equal(case, "disruption_target_message", "Taint manager: deleting due to NoExecute taint", UP_TAINT_EVICTION),
+        within(case, "replacement_created_after_eviction_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "the ReplicaSet drops the terminating pod (FilterActivePods) and creates one at the next sync; both API times "
            f"truncated; +{LOADED_S:g} s on the loaded host", f"{S2_CONTROLLERS}; {UP_REPLICASET}"),
-        _n(case, "replacement_ready_after_eviction_s", 0, 0, API_RESOLUTION_S + LOADED_S + POD_START_S,
+        within(case, "replacement_ready_after_eviction_s", 0, 0, API_RESOLUTION_S + LOADED_S + POD_START_S,
            f"created (≤ {API_RESOLUTION_S + LOADED_S:g} s) + scheduled on the control plane, started and first readiness probe "
            f"passed (≤ {POD_START_S} s on the 2-core host)", f"{S2_CONTROLLERS}; {UP_REPLICASET}"),
     ]
@@ -202,16 +189,16 @@ NF4 = [
     *_lost_chain("NF-4", FAST),
     *_lost_chain("NF-4", DEFAULT),
     *_chain_common("NF-4"),
-    _text("NF-4", "failures_while_frozen", "timeout", f"{CASES_NF} NF-4 (the frozen backend answers nothing)"),
+    equal("NF-4", "failures_while_frozen", "timeout", f"{CASES_NF} NF-4 (the frozen backend answers nothing)"),
     Expectation("NF-4", "failed_requests_while_frozen", 1, f"{CASES_NF} NF-4", band=Band.at_least(1),
                 why="kube-proxy sends about half the requests to the frozen backend until its endpoint goes"),
-    _exact("NF-4", "failed_requests_after_endpoint_removed", 0, f"{CASES_NF} NF-4; {UP_ENDPOINTS}",
+    exact("NF-4", "failed_requests_after_endpoint_removed", 0, f"{CASES_NF} NF-4; {UP_ENDPOINTS}",
            why=f"requests sent {PROXY_SYNC_S + LOADED_S:g} s after the endpoint went (kube-proxy minSyncPeriod "
                f"{PROXY_SYNC_S:g} s + {LOADED_S:g} s for iptables-restore on the loaded host) all go to the live backend"),
-    _text("NF-4", "statefulset_replaced_while_terminating", False, f"{S2_CONTROLLERS}; {UP_STATEFULSET}"),
-    _text("NF-4", "web_pod_terminating_while_frozen", True,
+    equal("NF-4", "statefulset_replaced_while_terminating", False, f"{S2_CONTROLLERS}; {UP_STATEFULSET}"),
+    equal("NF-4", "web_pod_terminating_while_frozen", True,
           f"{CASES_NF} NF-4; CASES-faults.md §2.2 (nobody confirms the kill while the kubelet is frozen)"),
-    _text("NF-4", "statefulset_recreated_after_unpause", True,
+    equal("NF-4", "statefulset_recreated_after_unpause", True,
           f"{S2_CONTROLLERS}; {UP_STATEFULSET} (the thawed kubelet kills the deleted pod, then the ordinal is free)"),
 ]
 
@@ -219,25 +206,25 @@ NF8 = [
     *_lost_chain("NF-8", FAST),
     *_lost_chain("NF-8", DEFAULT),
     *_chain_common("NF-8"),
-    _exact("NF-8", "failed_requests", 0, f"{CASES_NF} NF-8; {S3_PARTITION}",
+    exact("NF-8", "failed_requests", 0, f"{CASES_NF} NF-8; {S3_PARTITION}",
            why="the partition cuts only the worker's API connections: its backend keeps serving until its endpoint is removed "
                "(pod marked not Ready), and is killed only after the heal, long after"),
-    _text("NF-8", "evicted_pod_running_while_partitioned", True,
+    equal("NF-8", "evicted_pod_running_while_partitioned", True,
           f"{CASES_NF} NF-8 (the kubelet never learns of the deletion until it reconnects)"),
     # Not the next node-status tick: tryUpdateNodeStatus compares with the kubelet's own Node
     # informer first, which missed the controller's Unknown while cut off; it posts Ready=True only
     # once that informer re-lists (client-go reflector back-off, up to 30 s × 2 jitter) and sees
     # Unknown. Found on the real cluster: REJECT healed, Lease renewed 3.7 s later, Ready 61.5 s later.
-    _n("NF-8", "ready_after_heal_s[reject]", 0, 0, REFLECTOR_BACKOFF_S + API_RESOLUTION_S + NODE_STATUS_UPDATE_S + LOADED_S,
+    within("NF-8", "ready_after_heal_s[reject]", 0, 0, REFLECTOR_BACKOFF_S + API_RESOLUTION_S + NODE_STATUS_UPDATE_S + LOADED_S,
        f"REJECT resets at once, but the kubelet's Node informer re-lists only after its back-off (≤ {REFLECTOR_BACKOFF_S:g} s) "
        f"+ {API_RESOLUTION_S:g} s; then the next node-status tick (every {NODE_STATUS_UPDATE_S:g} s) sees Unknown ≠ its Ready "
        f"and posts; +{LOADED_S:g} s for the write and the watch", f"{S3_PARTITION}; {UP_NODE_LISTER}; {UP_REFLECTOR}"),
-    _n("NF-8", "ready_after_heal_s[drop]", 0, 0,
+    within("NF-8", "ready_after_heal_s[drop]", 0, 0,
        HTTP2_DEAD_S + REFLECTOR_BACKOFF_S + API_RESOLUTION_S + NODE_STATUS_UPDATE_S + LOADED_S,
        f"as REJECT, and a connection whose packets vanished may live until the HTTP/2 health check closes it ({HTTP2_DEAD_S} s, "
        "#121793); the kubelet closes all its connections on a failed heartbeat, so it is usually no slower — the value says which",
        f"{S3_PARTITION}; {UP_HTTP2}; {UP_NODE_LISTER}; {UP_REFLECTOR}"),
-    _text("NF-8", "evicted_pod_gone_after_heal", True, f"{CASES_NF} NF-8 (then the deleted pods are killed)"),
+    equal("NF-8", "evicted_pod_gone_after_heal", True, f"{CASES_NF} NF-8 (then the deleted pods are killed)"),
 ]
 
 _ORD = SHUTDOWN_ORDINARY_S
@@ -248,46 +235,46 @@ _SIGTERM_S = EMIT_S + KILL_PATH_S + LOADED_S
 _SIGTERM_WHY = (f"the emit command's start (+{EMIT_S:g} s until the signal leaves) + the kubelet's kill path "
                 f"(D-Bus → pod worker → CRI stop → signal, {KILL_PATH_S:g} s) + {LOADED_S:g} s on the loaded host")
 NF9 = [
-    _text("NF-9", "shutdown_event", "Normal Shutdown: Shutdown manager detected shutdown event", UP_SHUTDOWN),
-    _n("NF-9", "not_ready_after_signal_s", 0, 0, EMIT_S + API_RESOLUTION_S + LOADED_S,
+    equal("NF-9", "shutdown_event", "Normal Shutdown: Shutdown manager detected shutdown event", UP_SHUTDOWN),
+    within("NF-9", "not_ready_after_signal_s", 0, 0, EMIT_S + API_RESOLUTION_S + LOADED_S,
        "the event loop starts syncNodeStatus at once (go m.syncNodeStatus); receive time of the node change after the "
        f"emit command's start (+{EMIT_S:g} s); {API_RESOLUTION_S:g} s for the status write and the watch, "
        f"+{LOADED_S:g} s on the loaded host", UP_SHUTDOWN),
-    _text("NF-9", "not_ready_reason", "KubeletNotReady", UP_SHUTDOWN_READY),
-    _text("NF-9", "not_ready_message", ".*node is shutting down.*", UP_SHUTDOWN_READY, pattern=True),
-    _n("NF-9", "sigterm_after_signal_s[long]", 0, 0, _SIGTERM_S,
+    equal("NF-9", "not_ready_reason", "KubeletNotReady", UP_SHUTDOWN_READY),
+    equal("NF-9", "not_ready_message", ".*node is shutting down.*", UP_SHUTDOWN_READY, pattern=True),
+    within("NF-9", "sigterm_after_signal_s[long]", 0, 0, _SIGTERM_S,
        "ordinary group first: killPods signals every pod of the group at once; " + _SIGTERM_WHY, UP_SHUTDOWN),
-    _n("NF-9", "sigterm_after_signal_s[short]", 0, 0, _SIGTERM_S,
+    within("NF-9", "sigterm_after_signal_s[short]", 0, 0, _SIGTERM_S,
        "ordinary group first: killPods signals every pod of the group at once; " + _SIGTERM_WHY, UP_SHUTDOWN),
-    _n("NF-9", "sigterm_after_signal_s[critical]", _ORD, _ORD, _ORD + _SIGTERM_S,
+    within("NF-9", "sigterm_after_signal_s[critical]", _ORD, _ORD, _ORD + _SIGTERM_S,
        f"the critical group starts when the ordinary group's {_ORD} s are up (its 120 s pod ignores SIGTERM and lives "
        f"them out): shutdownGracePeriod {SHUTDOWN_GRACE_S} − critical {SHUTDOWN_CRITICAL_S}; " + _SIGTERM_WHY, UP_SHUTDOWN),
-    _n("NF-9", "killed_after_signal_s[long]", _ORD, _ORD - API_RESOLUTION_S, _ORD + _SIGTERM_S + KILL_S,
+    within("NF-9", "killed_after_signal_s[long]", _ORD, _ORD - API_RESOLUTION_S, _ORD + _SIGTERM_S + KILL_S,
        f"grace min(own 120, group {_ORD}) = {_ORD} s after the SIGTERM, then SIGKILL (it ignores SIGTERM; {KILL_S:g} s "
        f"to the runtime's exit); finishedAt truncated (−{API_RESOLUTION_S:g} s); " + _SIGTERM_WHY, UP_SHUTDOWN),
-    _n("NF-9", "killed_after_signal_s[short]", NF9_GRACE_S["short"], NF9_GRACE_S["short"] - API_RESOLUTION_S,
+    within("NF-9", "killed_after_signal_s[short]", NF9_GRACE_S["short"], NF9_GRACE_S["short"] - API_RESOLUTION_S,
        NF9_GRACE_S["short"] + _SIGTERM_S + KILL_S,
        f"grace min(own {NF9_GRACE_S['short']}, group {_ORD}) = own, then SIGKILL; finishedAt truncated; " + _SIGTERM_WHY,
        UP_SHUTDOWN),
-    _n("NF-9", "killed_after_signal_s[critical]", SHUTDOWN_GRACE_S, SHUTDOWN_GRACE_S - API_RESOLUTION_S,
+    within("NF-9", "killed_after_signal_s[critical]", SHUTDOWN_GRACE_S, SHUTDOWN_GRACE_S - API_RESOLUTION_S,
        SHUTDOWN_GRACE_S + _SIGTERM_S + KILL_S,
        f"SIGTERM at {_ORD} s + grace min(own 120, critical {SHUTDOWN_CRITICAL_S}) = {SHUTDOWN_CRITICAL_S} s, then SIGKILL; "
        f"finishedAt truncated; " + _SIGTERM_WHY, f"{UP_SHUTDOWN}; {UP_E2E_SHUTDOWN}"),
-    _text("NF-9", "pod_phase", "Failed", UP_SHUTDOWN_STATUS),
-    _text("NF-9", "pod_reason", "Terminated", UP_SHUTDOWN_STATUS),
-    _text("NF-9", "pod_message", "Pod was terminated in response to imminent node shutdown.", UP_SHUTDOWN_STATUS),
-    _text("NF-9", "containers_ready", "False", f"{UP_SHUTDOWN_STATUS}; {UP_E2E_SHUTDOWN}"),
-    _text("NF-9", "disruption_target_reason", "TerminationByKubelet", UP_SHUTDOWN_STATUS),
-    _text("NF-9", "disruption_target_message", "Pod was terminated in response to imminent node shutdown.", UP_SHUTDOWN_STATUS),
-    _text("NF-9", "late_pod_phase", "Failed", UP_SHUTDOWN_ADMIT),
-    _text("NF-9", "late_pod_reason", "NodeShutdown", UP_SHUTDOWN_ADMIT),
+    equal("NF-9", "pod_phase", "Failed", UP_SHUTDOWN_STATUS),
+    equal("NF-9", "pod_reason", "Terminated", UP_SHUTDOWN_STATUS),
+    equal("NF-9", "pod_message", "Pod was terminated in response to imminent node shutdown.", UP_SHUTDOWN_STATUS),
+    equal("NF-9", "containers_ready", "False", f"{UP_SHUTDOWN_STATUS}; {UP_E2E_SHUTDOWN}"),
+    equal("NF-9", "disruption_target_reason", "TerminationByKubelet", UP_SHUTDOWN_STATUS),
+    equal("NF-9", "disruption_target_message", "Pod was terminated in response to imminent node shutdown.", UP_SHUTDOWN_STATUS),
+    equal("NF-9", "late_pod_phase", "Failed", UP_SHUTDOWN_ADMIT),
+    equal("NF-9", "late_pod_reason", "NodeShutdown", UP_SHUTDOWN_ADMIT),
     # Not what CASES-faults.md NF-9 quotes: the kubelet prefixes the admit message (rejectPod).
-    _text("NF-9", "late_pod_message", "Pod was rejected: Pod was rejected as the node is shutting down.",
+    equal("NF-9", "late_pod_message", "Pod was rejected: Pod was rejected as the node is shutting down.",
           f"{UP_SHUTDOWN_ADMIT}; pkg/kubelet/kubelet.go rejectPod (Message: \"Pod was rejected: \" + message)"),
-    _n("NF-9", "ready_after_cancel_s", 0, 0, NODE_STATUS_UPDATE_S + LOADED_S,
+    within("NF-9", "ready_after_cancel_s", 0, 0, NODE_STATUS_UPDATE_S + LOADED_S,
        f"the cancel only clears the shutdown flag: Ready=True is posted at the next node-status tick (every "
        f"{NODE_STATUS_UPDATE_S:g} s); upstream allows 30 s", f"{UP_SHUTDOWN}; {UP_KUBELET_STATUS}; {UP_E2E_SHUTDOWN}"),
-    _text("NF-9", "killed_pods_stay_failed", True, f"{CASES_NF} NF-9; {UP_SHUTDOWN_STATUS}"),
+    equal("NF-9", "killed_pods_stay_failed", True, f"{CASES_NF} NF-9; {UP_SHUTDOWN_STATUS}"),
 ]
 
 register([*NF4, *NF8, *NF9], VERIFIED_IN)

@@ -19,7 +19,7 @@ never fit whatever else the cgroup holds).
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, equal, exact, register
 from .crashloop import gap_expectations
 from .kubelet import UPGRADE_PATH_READ
 
@@ -88,14 +88,6 @@ KERNEL_MEMORY_MI = 1
 NOT_TMPFS_MI = DD_BLOCK_MI + BINARIES_RESIDENT_MI + KERNEL_MEMORY_MI
 
 
-def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
-    return Expectation(case=case, name=name, documented=documented, source=source, **kw)
-
-
-def _zero(case: str, name: str, unit: str, why: str, source: str) -> Expectation:
-    return Expectation(case=case, name=name, documented=0, unit=unit, band=Band(0, 0), why=why, source=source)
-
-
 NO_EVICTION = "none"
 REASON_MISSING_WHY = (
     "137 runs whose terminated.reason is not OOMKilled: upstream asserts the reason only when present "
@@ -107,13 +99,13 @@ REASON_MISSING_WHY = (
 def _oom_run(case: str, prefix: str = "") -> list[Expectation]:
     """Exit code, reason, reason-missing count, kernel report and eviction signs of an OOM-killed run."""
     return [
-        _exact(case, f"{prefix}exit_code", SIGKILL_EXIT_CODE, f"{S2_DESCRIBE}; {UP_OOMKILLER}"),
-        _exact(case, f"{prefix}terminated_reason", "OOMKilled",
+        equal(case, f"{prefix}exit_code", SIGKILL_EXIT_CODE, f"{S2_DESCRIBE}; {UP_OOMKILLER}"),
+        equal(case, f"{prefix}terminated_reason", "OOMKilled",
                f"{S2_DESCRIBE}; {UP_OOMKILLER}; containerd internal/cri/server/events.go (TaskOOM, handleContainerExit)"),
-        _zero(case, f"{prefix}terminated_reason_missing", "runs", REASON_MISSING_WHY, UP_OOMKILLER),
-        _exact(case, f"{prefix}kernel_oom_kill", True,
+        exact(case, f"{prefix}terminated_reason_missing", 0, UP_OOMKILLER, REASON_MISSING_WHY, unit="runs"),
+        equal(case, f"{prefix}kernel_oom_kill", True,
                f"{S2_DMESG}; {S0_OOM} (OOM killer lives in the kernel: a memory cgroup at its limit)"),
-        _exact(case, f"{prefix}eviction_signals", NO_EVICTION,
+        equal(case, f"{prefix}eviction_signals", NO_EVICTION,
                f"{S0_OOM}; «Eviction kubelet и OOM killer — разные механизмы и оставляют разные признаки»; "
                "[UP] pkg/kubelet/eviction/helpers.go Reason=Evicted, pkg/kubelet/events KillingContainer"),
     ]
@@ -123,10 +115,9 @@ register(
     [
         *_oom_run("OM-1"),
         *gap_expectations("OM-1", range(2), "CASES.md OM-1 (restarts and enters back-off, same as CL-1)"),
-        _exact("OM-1", "waiting_reason", "CrashLoopBackOff", "CASES.md OM-1; [S1] «CrashLoopBackOff своими глазами»"),
-        _zero("OM-1", "restart_count_vs_runs", "restarts", "restartCount counts restarts: runs seen − 1, exactly",
-              "CASES.md OM-1 (restartCount + 1 per OOM kill)"),
-        _exact("OM-1", "phase_while_restarting", "Running", "[S1] (a pod in CrashLoopBackOff is Running)"),
+        equal("OM-1", "waiting_reason", "CrashLoopBackOff", "CASES.md OM-1; [S1] «CrashLoopBackOff своими глазами»"),
+        exact("OM-1", "restart_count_vs_runs", 0, "CASES.md OM-1 (restartCount + 1 per OOM kill)", "restartCount counts restarts: runs seen − 1, exactly", unit="restarts"),
+        equal("OM-1", "phase_while_restarting", "Running", "[S1] (a pod in CrashLoopBackOff is Running)"),
     ],
     VERIFIED_IN,
 )
@@ -137,16 +128,16 @@ register(
 OOM_GROUP_SINCE = (28, None)
 register(
     [
-        _exact("OM-2", "container_exit_code", 0, f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=1),
-        _exact("OM-2", "container_exit_code", SIGKILL_EXIT_CODE, f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
-        _exact("OM-2", "child_exit_code", SIGKILL_EXIT_CODE, f"{S0_CGROUP_TABLE}; {S2_DESCRIBE}", cgroup=1),
+        equal("OM-2", "container_exit_code", 0, f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=1),
+        equal("OM-2", "container_exit_code", SIGKILL_EXIT_CODE, f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
+        equal("OM-2", "child_exit_code", SIGKILL_EXIT_CODE, f"{S0_CGROUP_TABLE}; {S2_DESCRIBE}", cgroup=1),
         # cgroup v2: PID 1 dies with the child (memory.oom.group), so it never prints "child exit N"
-        _exact("OM-2", "child_exit_code", "absent", f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
-        _exact("OM-2", "kernel_killed_tasks", "dd", f"{S0_CGROUP_TABLE}; {S2_DMESG}", cgroup=1),
-        _exact("OM-2", "kernel_killed_tasks", "dd sh", f"{S0_CGROUP_TABLE}; {S2_DMESG}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
-        _exact("OM-2", "phase", "Succeeded", f"{S0_CGROUP_TABLE}; [S1] restartPolicy table", cgroup=1),
-        _exact("OM-2", "phase", "Failed", f"{S0_CGROUP_TABLE}; [S1] restartPolicy table", cgroup=2, minors=OOM_GROUP_SINCE),
-        _exact("OM-2", "terminated_reason", "OOMKilled", f"{S0_CGROUP_TABLE}; {S2_DESCRIBE}", cgroup=2, minors=OOM_GROUP_SINCE),
+        equal("OM-2", "child_exit_code", "absent", f"{S0_CGROUP_TABLE}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
+        equal("OM-2", "kernel_killed_tasks", "dd", f"{S0_CGROUP_TABLE}; {S2_DMESG}", cgroup=1),
+        equal("OM-2", "kernel_killed_tasks", "dd sh", f"{S0_CGROUP_TABLE}; {S2_DMESG}; {UP_OOM_GROUP}", cgroup=2, minors=OOM_GROUP_SINCE),
+        equal("OM-2", "phase", "Succeeded", f"{S0_CGROUP_TABLE}; [S1] restartPolicy table", cgroup=1),
+        equal("OM-2", "phase", "Failed", f"{S0_CGROUP_TABLE}; [S1] restartPolicy table", cgroup=2, minors=OOM_GROUP_SINCE),
+        equal("OM-2", "terminated_reason", "OOMKilled", f"{S0_CGROUP_TABLE}; {S2_DESCRIBE}", cgroup=2, minors=OOM_GROUP_SINCE),
         # cgroup v1: only the child dies and PID 1 exits 0, yet the reason is OOMKilled. The shim
         # watches the container's cgroup (memory.oom_control) and sends TaskOOM for *any* OOM kill
         # in it; containerd's CRI sets status.Reason = "OOMKilled" on that event whatever the exit
@@ -155,7 +146,7 @@ register(
         # toCRIContainerStatus (container_status.go) keeps a set Reason instead of Completed/Error;
         # the kubelet passes it through. Not racy: the TaskOOM event comes with the child's kill,
         # HOLD_S before PID 1 exits, and is applied whichever event is handled first.
-        _exact("OM-2", "terminated_reason", "OOMKilled",
+        equal("OM-2", "terminated_reason", "OOMKilled",
                f"{S0_CGROUP_TABLE}; [UP] containerd v2.3.4 internal/cri/server/events.go handleEvent (TaskOOM → "
                "status.Reason = OOMKilled), internal/cri/server/container_status.go toCRIContainerStatus",
                cgroup=1),
@@ -166,10 +157,10 @@ register(
 register(
     [
         *_oom_run("OM-3", "init_"),
-        _exact("OM-3", "phase", "Failed", "CASES.md OM-3; [UP] test/e2e_node/oomkiller_linux_test.go (init container)"),
-        _exact("OM-3", "main_started", False, "CASES.md OM-3"),
-        _zero("OM-3", "init_restart_count", "restarts", "restartPolicy Never: no restart", "CASES.md OM-3"),
-        _exact("OM-3", "status", "Init:OOMKilled",
+        equal("OM-3", "phase", "Failed", "CASES.md OM-3; [UP] test/e2e_node/oomkiller_linux_test.go (init container)"),
+        equal("OM-3", "main_started", False, "CASES.md OM-3"),
+        exact("OM-3", "init_restart_count", 0, "CASES.md OM-3", "restartPolicy Never: no restart", unit="restarts"),
+        equal("OM-3", "status", "Init:OOMKilled",
                "[UP] pkg/printers/internalversion/printers.go printPod (\"Init:\" + terminated reason)"),
     ],
     VERIFIED_IN,
@@ -177,35 +168,31 @@ register(
 
 register(
     [
-        _exact("OM-4", "requests_equal_limits[limits-only]", True,
+        equal("OM-4", "requests_equal_limits[limits-only]", True,
                f"{S0_LIMITS_ONLY}; [UP] pkg/apis/core/v1/defaults.go SetDefaults_Pod"),
-        _exact("OM-4", "qos_class[limits-only]", "Guaranteed", f"{S0_LIMITS_ONLY}; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
-        _exact("OM-4", "qos_class[requests<limits]", "Burstable", "CASES.md OM-4; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
-        _exact("OM-4", "qos_class[none]", "BestEffort", "CASES.md OM-4; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
+        equal("OM-4", "qos_class[limits-only]", "Guaranteed", f"{S0_LIMITS_ONLY}; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
+        equal("OM-4", "qos_class[requests<limits]", "Burstable", "CASES.md OM-4; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
+        equal("OM-4", "qos_class[none]", "BestEffort", "CASES.md OM-4; [UP] pkg/apis/core/helper/qos ComputePodQOS"),
     ],
     VERIFIED_IN,
 )
 
 register(
     [
-        _exact("OM-5", "memory_limit_bytes", NODE_VIEW_MEMORY_MI * MIB,
+        equal("OM-5", "memory_limit_bytes", NODE_VIEW_MEMORY_MI * MIB,
                f"{S0_NODE} (memory.max = limits.memory); [UP] kuberuntime_container_linux.go calculateLinuxResources",
                unit="bytes"),
-        _exact("OM-5", "cpu_quota_period", f"{CFS_PERIOD_US} {CFS_PERIOD_US}",
+        equal("OM-5", "cpu_quota_period", f"{CFS_PERIOD_US} {CFS_PERIOD_US}",
                f"{S0_NODE} (cpu.max 100000 100000 for 1 CPU); [UP] pkg/kubelet/cm/helpers_linux.go MilliCPUToQuota, QuotaPeriod"),
         # what the kubelet asks for over CRI (crictl inspect: info.config.linux.resources.oom_score_adj)
-        _exact("OM-5", "oom_score_adj_requested[Guaranteed]", GUARANTEED_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
-        _exact("OM-5", "oom_score_adj_requested[BestEffort]", BESTEFFORT_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
-        _zero("OM-5", "oom_score_adj_requested_vs_formula[Burstable]", "",
-              "requested − (1000 − 1000 × request / node capacity, clamped to [3, 999]): exactly 0",
-              f"{S0_OOM}; {UP_QOS_POLICY}"),
+        equal("OM-5", "oom_score_adj_requested[Guaranteed]", GUARANTEED_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
+        equal("OM-5", "oom_score_adj_requested[BestEffort]", BESTEFFORT_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
+        exact("OM-5", "oom_score_adj_requested_vs_formula[Burstable]", 0, f"{S0_OOM}; {UP_QOS_POLICY}", "requested − (1000 − 1000 × request / node capacity, clamped to [3, 999]): exactly 0", unit=""),
         # what the kernel applies (/proc/<pid>/oom_score_adj)
-        _exact("OM-5", "oom_score_adj[Guaranteed]", GUARANTEED_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
-        _exact("OM-5", "oom_score_adj[BestEffort]", BESTEFFORT_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
-        _zero("OM-5", "oom_score_adj_vs_formula[Burstable]", "",
-              "observed − (1000 − 1000 × request / node capacity, clamped to [3, 999]): exactly 0",
-              f"{S0_OOM}; {UP_QOS_POLICY}"),
-        _exact("OM-5", "oom_score_adj[pause]", PAUSE_OOM_SCORE_ADJ,
+        equal("OM-5", "oom_score_adj[Guaranteed]", GUARANTEED_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
+        equal("OM-5", "oom_score_adj[BestEffort]", BESTEFFORT_OOM_SCORE_ADJ, f"{S0_OOM}; {UP_QOS_POLICY}"),
+        exact("OM-5", "oom_score_adj_vs_formula[Burstable]", 0, f"{S0_OOM}; {UP_QOS_POLICY}", "observed − (1000 − 1000 × request / node capacity, clamped to [3, 999]): exactly 0", unit=""),
+        equal("OM-5", "oom_score_adj[pause]", PAUSE_OOM_SCORE_ADJ,
                f"{S0_OOM} («pause получает −998 от containerd»); containerd internal/cri/server/podsandbox/helpers_linux.go defaultSandboxOOMAdj"),
     ],
     VERIFIED_IN,
@@ -214,7 +201,7 @@ register(
 register(
     [
         *_oom_run("OM-6"),
-        _exact("OM-6", "phase", "Failed", f"{S0_TMPFS}; [S1] restartPolicy table (Never)"),
+        equal("OM-6", "phase", "Failed", f"{S0_TMPFS}; [S1] restartPolicy table (Never)"),
         Expectation(
             case="OM-6",
             name="tmpfs_bytes_at_oom",

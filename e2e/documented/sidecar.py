@@ -30,7 +30,7 @@ The mechanism, read in the kubelet of v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (ide
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, register
+from ..judge.expectations import Band, Expectation, equal, register
 from .crashloop import SINCE_MIN_BACKOFF_EXPIRATION, first_backoff, resync_late_s, resync_why
 from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, UPGRADE_PATH_READ
 
@@ -103,10 +103,6 @@ def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 1)
 
 
-def _exact(case: str, name: str, documented: float | str | bool, source: str, **kw) -> Expectation:
-    return Expectation(case=case, name=name, documented=documented, source=source, minors=SINCE, **kw)
-
-
 def _ms(case: str, name: str, documented_s: float, low_s: float, high_s: float, why: str, source: str, minors=SINCE) -> Expectation:
     return Expectation(
         case=case, name=name, documented=ms(documented_s), unit="ms", band=Band(ms(low_s), ms(high_s)),
@@ -124,13 +120,13 @@ def _s(case: str, name: str, documented_s: float, low_s: float, high_s: float, w
 # -- SC-1 start order --------------------------------------------------------------------------
 register(
     [
-        _exact("SC-1", "start_order", "init start → init exit → sidecar start → sidecar startup-ok → app start",
-               f"{S1_SIDECARS}; {UP_START}"),
-        _exact(
+        equal("SC-1", "start_order", "init start → init exit → sidecar start → sidecar startup-ok → app start",
+               f"{S1_SIDECARS}; {UP_START}", minors=SINCE),
+        equal(
             "SC-1", "status_sequence",
             r"(.* → )?Init:0/2 → (.* → )?Init:1/2 → (.* → )?PodInitializing → (.* → )?Running( → .*)?",
             f"{S1_SIDECARS} (kubectl get -w: Init:0/2, Init:1/2, PodInitializing, Running); [UP] pkg/printers/internalversion/printers.go printPod",
-            pattern=True,
+            pattern=True, minors=SINCE,
         ),
         _ms("SC-1", "sidecar_start_after_init_exit_ms", 0, 0, PLEG_RELIST_S + CONTAINER_START_S,
             f"0: the next init container starts only after the previous exited; "
@@ -145,11 +141,11 @@ register(
             f"the sidecar's file appears {STARTUP_DELAY_S} s after its start (scenario); +{PROBE_PERIOD_S:g} s probe period "
             f"+{PROBE_TIMEOUT_S:g} s one exec probe (timeoutSeconds) +{KUBELET_HANDOFF_S:g} s hand-off +{CONTAINER_START_S:g} s container start",
             f"{S1_SIDECARS}; {UP_START}"),
-        _exact("SC-1", "main_running_only_after_sidecar_started", True,
-               f"{S1_SIDECARS} (API view: no recorded pod status shows app running while the sidecar is not started); {UP_START}"),
-        _exact("SC-1", "ready_column_running", "2/2",
+        equal("SC-1", "main_running_only_after_sidecar_started", True,
+               f"{S1_SIDECARS} (API view: no recorded pod status shows app running while the sidecar is not started); {UP_START}", minors=SINCE),
+        equal("SC-1", "ready_column_running", "2/2",
                f"{S1_SIDECARS} (READY 2/2: the sidecar and the main container, not the finished init container); "
-               "[UP] pkg/printers/internalversion/printers.go printPod"),
+               "[UP] pkg/printers/internalversion/printers.go printPod", minors=SINCE),
     ],
     VERIFIED_IN,
 )
@@ -157,7 +153,7 @@ register(
 # -- SC-2 main containers start together -----------------------------------------------------
 register(
     [
-        _exact("SC-2", "start_order", "init exit → sidecar start → {container} start", f"[S1] «Под изнутри» steps 5–7; {UP_START}"),
+        equal("SC-2", "start_order", "init exit → sidecar start → {container} start", f"[S1] «Под изнутри» steps 5–7; {UP_START}", minors=SINCE),
         _ms("SC-2", "main_start_spread_ms", 0, 0, CONTAINER_START_S,
             f"0: together, in one sync; SyncPod starts them one after another: +{CONTAINER_START_S:g} s container start "
             "per further container (2 main containers)",
@@ -183,9 +179,9 @@ _STOP_WHY_GAP = (
 )
 register(
     [
-        _exact("SC-3", "stop_order",
+        equal("SC-3", "stop_order",
                "app sigterm → app exit → sidecar-2 sigterm → sidecar-2 exit → sidecar-1 sigterm → sidecar-1 exit",
-               f"{S1_SIDECARS}; {S0_STOP}; {UP_ORDER}"),
+               f"{S1_SIDECARS}; {S0_STOP}; {UP_ORDER}", minors=SINCE),
         _ms("SC-3", "sigterm_after_delete_ms[app]", 0, 0, _SIGNAL_AFTER_DELETE_S, "0: main containers are signalled at once (no preStop); " + _SIGNAL_AFTER_DELETE_WHY,
             f"{S1_STOP}; {UP_ORDER}; {UP_TERMINATING}"),
         _ms("SC-3", "sigterm_after_delete_ms[sidecar-2]", DRAIN_S, DRAIN_S, DRAIN_S + _SIGNAL_AFTER_DELETE_S + KUBELET_HANDOFF_S,
@@ -216,11 +212,11 @@ _COMPLETE_AFTER_EXIT_WHY = (
 _POD_START_S = KUBELET_HANDOFF_S + KUBELET_HANDOFF_S + SANDBOX_START_S + CONTAINER_START_S + PLEG_RELIST_S + CONTAINER_START_S
 register(
     [
-        _exact("SC-4", "job_complete[native-sidecar]", True, f"[S0]; {S1_SIDECARS} «в поде Job завершение основных контейнеров завершает под»; {UP_JOB}"),
-        _exact("SC-4", "pod_phase[native-sidecar]", "Succeeded", f"[S0]; {S1_SIDECARS}; {UP_JOB}"),
-        _exact("SC-4", "sidecar_exit_code[native-sidecar]", 143,
+        equal("SC-4", "job_complete[native-sidecar]", True, f"[S0]; {S1_SIDECARS} «в поде Job завершение основных контейнеров завершает под»; {UP_JOB}", minors=SINCE),
+        equal("SC-4", "pod_phase[native-sidecar]", "Succeeded", f"[S0]; {S1_SIDECARS}; {UP_JOB}", minors=SINCE),
+        equal("SC-4", "sidecar_exit_code[native-sidecar]", 143,
                "CASES.md SC-4 («even if sidecars exit 143/137»): the helper exits 143 on SIGTERM, like a process killed by it; "
-               f"[S0] «Ненулевые коды выхода sidecars при остановке пода документация считает нормой»; {UP_JOB}"),
+               f"[S0] «Ненулевые коды выхода sidecars при остановке пода документация считает нормой»; {UP_JOB}", minors=SINCE),
         _s("SC-4", "job_complete_after_main_exit_s[native-sidecar]", 0, 0, _COMPLETE_AFTER_EXIT_S,
            "0: the Job completes as soon as its only main container exited 0; " + _COMPLETE_AFTER_EXIT_WHY,
            f"{S1_SIDECARS}; {UP_JOB} (SyncJobBatchPeriod)"),
@@ -229,9 +225,9 @@ register(
            f"+{KUBELET_HANDOFF_S:g} s scheduling and kubelet +{SANDBOX_START_S:g} s sandbox +{CONTAINER_START_S:g} s sidecar start "
            f"+{PLEG_RELIST_S:g} s PLEG +{CONTAINER_START_S:g} s main start; then " + _COMPLETE_AFTER_EXIT_WHY,
            f"{S1_SIDECARS}; {UP_JOB}"),
-        _exact("SC-4", "job_complete[plain-container]", False,
-               f"[S0] «Job не завершался, потому что агент не выходит»; {S1_SIDECARS} (the negative control: the helper as a second entry in containers)"),
-        _exact("SC-4", "pod_phase[plain-container]", "Running", "CASES.md SC-4 negative control «keeps the pod running»; [S0]"),
+        equal("SC-4", "job_complete[plain-container]", False,
+               f"[S0] «Job не завершался, потому что агент не выходит»; {S1_SIDECARS} (the negative control: the helper as a second entry in containers)", minors=SINCE),
+        equal("SC-4", "pod_phase[plain-container]", "Running", "CASES.md SC-4 negative control «keeps the pod running»; [S0]", minors=SINCE),
     ],
     VERIFIED_IN,
 )
@@ -268,12 +264,12 @@ def _restart_gap(i: int, minors, minor_key: int) -> Expectation:
 
 register(
     [
-        _exact("SC-5", "restart_count_vs_runs", 0, f"{S1_SIDECARS} (restartCount counts the sidecar's restarts: runs seen − 1)"),
+        equal("SC-5", "restart_count_vs_runs", 0, f"{S1_SIDECARS} (restartCount counts the sidecar's restarts: runs seen − 1)", minors=SINCE),
         Expectation("SC-5", "restart_count", 2, source=f"{S1_SIDECARS} «перезапускается … независимо от restartPolicy пода»",
                     unit="restarts", band=Band.at_least(2), why="3 runs were waited for: at least 2 restarts under restartPolicy Never",
                     minors=SINCE),
-        _exact("SC-5", "pod_phase", "Running", f"{S1_SIDECARS} (the pod keeps running while its sidecar restarts)"),
-        _exact("SC-5", "main_restart_count", 0, "[S1] restartPolicy table (Never: the main container is never restarted)"),
+        equal("SC-5", "pod_phase", "Running", f"{S1_SIDECARS} (the pod keeps running while its sidecar restarts)", minors=SINCE),
+        equal("SC-5", "main_restart_count", 0, "[S1] restartPolicy table (Never: the main container is never restarted)", minors=SINCE),
         _restart_gap(0, (33, 34), 34),
         _restart_gap(0, (35, None), 35),
         _restart_gap(1, (33, 34), 34),
@@ -290,13 +286,13 @@ _READY_LAG_WHY = (
 )
 register(
     [
-        _exact("SC-6", "ready_condition_while_sidecar_unready", "False", f"{S1_SIDECARS} «его readinessProbe участвует в готовности пода»; {UP_READY}"),
-        _exact("SC-6", "containers_ready_message_while_sidecar_unready", "containers with unready status: [sidecar]", UP_READY),
-        _exact("SC-6", "ready_column_while_sidecar_unready", "1/2", f"{S1_SIDECARS}; [UP] printPod"),
-        _exact("SC-6", "ready_column_while_sidecar_ready", "2/2", f"{S1_SIDECARS}; [UP] printPod"),
-        _exact("SC-6", "ready_column_after_sidecar_unready", "1/2", f"{S1_SIDECARS}; [UP] printPod"),
-        _exact("SC-6", "main_ready_after_sidecar_unready", True, f"{S1_SIDECARS} (only the sidecar's probe fails)"),
-        _exact("SC-6", "sidecar_restarts", 0, "[S1] readinessProbe never restarts a container"),
+        equal("SC-6", "ready_condition_while_sidecar_unready", "False", f"{S1_SIDECARS} «его readinessProbe участвует в готовности пода»; {UP_READY}", minors=SINCE),
+        equal("SC-6", "containers_ready_message_while_sidecar_unready", "containers with unready status: [sidecar]", UP_READY, minors=SINCE),
+        equal("SC-6", "ready_column_while_sidecar_unready", "1/2", f"{S1_SIDECARS}; [UP] printPod", minors=SINCE),
+        equal("SC-6", "ready_column_while_sidecar_ready", "2/2", f"{S1_SIDECARS}; [UP] printPod", minors=SINCE),
+        equal("SC-6", "ready_column_after_sidecar_unready", "1/2", f"{S1_SIDECARS}; [UP] printPod", minors=SINCE),
+        equal("SC-6", "main_ready_after_sidecar_unready", True, f"{S1_SIDECARS} (only the sidecar's probe fails)", minors=SINCE),
+        equal("SC-6", "sidecar_restarts", 0, "[S1] readinessProbe never restarts a container", minors=SINCE),
         _ms("SC-6", "pod_ready_after_sidecar_ready_ms", 0, 0, _READY_LAG_S, _READY_LAG_WHY, f"{S1_SIDECARS}; {UP_READY}"),
         _ms("SC-6", "pod_unready_after_sidecar_unready_ms", 0, 0, _READY_LAG_S, _READY_LAG_WHY, f"{S1_SIDECARS}; {UP_READY}"),
     ],
@@ -320,8 +316,8 @@ register(
             f"budget spent: the wait is subtracted (truncated to whole s) and raised to minimumGracePeriodInSeconds = "
             f"{MINIMUM_GRACE_PERIOD_S:g} s; measured to the last 'tick' stamp: −{TICK_S:g} s tick −{STAMP_LAG_S:g} s stamp lag; +{STAMP_LAG_S:g} s",
             f"{S1_STOP} «останавливает все оставшиеся контейнеры разом с коротким сроком»; {UP_MIN_GRACE}"),
-        _exact("SC-7", "app_exit_code", 137, f"{S1_STOP} (SIGKILL: 128 + 9); {UP_MIN_GRACE}"),
-        _exact("SC-7", "sidecar_exit_code", 137, f"CASES.md SC-7 «SIGKILL about 2 s after their signal (exit 137)»; {UP_MIN_GRACE}"),
+        equal("SC-7", "app_exit_code", 137, f"{S1_STOP} (SIGKILL: 128 + 9); {UP_MIN_GRACE}", minors=SINCE),
+        equal("SC-7", "sidecar_exit_code", 137, f"CASES.md SC-7 «SIGKILL about 2 s after their signal (exit 137)»; {UP_MIN_GRACE}", minors=SINCE),
     ],
     VERIFIED_IN,
 )

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 
-from ..judge.expectations import Band, Expectation, register
+from ..judge.expectations import Expectation, equal, register, within
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc "Versions"; 5d96d18 of issue 15).
@@ -105,26 +105,17 @@ PROBE_TICK_JITTER_S = 0.5
 MANY = math.inf
 
 
-def _n(case: str, name: str, documented: float, low: float, high: float, why: str, source: str, unit: str = "s") -> Expectation:
-    return Expectation(case=case, name=name, documented=float(documented) if unit == "s" else documented,
-                       unit=unit, band=Band(low, high), why=why, source=source)
-
-
-def _exact(case: str, name: str, documented: float | str | bool, source: str) -> Expectation:
-    return Expectation(case=case, name=name, documented=documented, source=source)
-
-
 # -- PS-1 deletion bookkeeping --------------------------------------------------------------
 def _ps1(variant: str, grace: int) -> list[Expectation]:
     return [
-        _n("PS-1", f"deletion_grace_period_s[{variant}]", grace, grace, grace,
+        within("PS-1", f"deletion_grace_period_s[{variant}]", grace, grace, grace,
            "exact: the API server copies the grace period into the object", f"{S0_STEPS} step 1; {UP_DELETE}"),
-        _n("PS-1", f"deletion_timestamp_after_delete_s[{variant}]", grace,
+        within("PS-1", f"deletion_timestamp_after_delete_s[{variant}]", grace,
            grace - API_TIMESTAMP_RESOLUTION_S, grace + DELETE_REQUEST_S,
            f"−{API_TIMESTAMP_RESOLUTION_S:g} s deletionTimestamp truncated to whole seconds; "
            f"+{DELETE_REQUEST_S:g} s the delete request reaching the API server",
            f"{S0_STEPS} step 1; {UP_DELETE}"),
-        _exact("PS-1", f"status_when_deleted[{variant}]", "Terminating", f"{S0_STEPS} step 1; [S1] (kubectl STATUS column)"),
+        equal("PS-1", f"status_when_deleted[{variant}]", "Terminating", f"{S0_STEPS} step 1; [S1] (kubectl STATUS column)"),
     ]
 
 
@@ -132,7 +123,7 @@ register(
     _ps1("spec", PS1_SPEC_GRACE_S)
     + _ps1("request", PS1_REQUEST_GRACE_S)
     + _ps1("default", DEFAULT_GRACE_S)
-    + [_n("PS-1", "termination_grace_period_default_s", DEFAULT_GRACE_S, DEFAULT_GRACE_S, DEFAULT_GRACE_S,
+    + [within("PS-1", "termination_grace_period_default_s", DEFAULT_GRACE_S, DEFAULT_GRACE_S, DEFAULT_GRACE_S,
           "exact: API defaulting", f"{S0_STEPS} step 1; [UP] pkg/apis/core/v1/defaults.go SetDefaults_PodSpec")], VERIFIED_IN
 )
 
@@ -143,7 +134,7 @@ _SIGTERM_WHY = (f"−0 s: the hook sleeps N s after the delete; +{KUBELET_HANDOF
 
 
 def _sigterm_after_prestop(case: str, name: str, source: str) -> Expectation:
-    return _n(case, name, PRESTOP_SLEEP_S, PRESTOP_SLEEP_S, PRESTOP_SLEEP_S + _SIGTERM_LATE_S, _SIGTERM_WHY, source)
+    return within(case, name, PRESTOP_SLEEP_S, PRESTOP_SLEEP_S, PRESTOP_SLEEP_S + _SIGTERM_LATE_S, _SIGTERM_WHY, source)
 
 
 register([_sigterm_after_prestop("PS-2", "sigterm_after_delete_s", f"{S1_WALKTHROUGH} (5.1 s for N = 5); {S0_STEPS} steps 4–5; {UP_KILL}")], VERIFIED_IN)
@@ -152,15 +143,15 @@ register([_sigterm_after_prestop("PS-2", "sigterm_after_delete_s", f"{S1_WALKTHR
 _ENDPOINT_SOURCE = f"{S0_STEPS} step 2; {UP_ENDPOINT}"
 register(
     [
-        _exact("PS-3", "endpoint_ready_after_delete", False, _ENDPOINT_SOURCE),
-        _exact("PS-3", "endpoint_terminating_after_delete", True, _ENDPOINT_SOURCE),
-        _exact("PS-3", "endpoint_serving_after_delete", True, _ENDPOINT_SOURCE + " (serving = readiness: still passing)"),
-        _n("PS-3", "endpoint_update_after_delete_s", 0, 0, DELETE_REQUEST_S + ENDPOINT_PROPAGATION_S,
+        equal("PS-3", "endpoint_ready_after_delete", False, _ENDPOINT_SOURCE),
+        equal("PS-3", "endpoint_terminating_after_delete", True, _ENDPOINT_SOURCE),
+        equal("PS-3", "endpoint_serving_after_delete", True, _ENDPOINT_SOURCE + " (serving = readiness: still passing)"),
+        within("PS-3", "endpoint_update_after_delete_s", 0, 0, DELETE_REQUEST_S + ENDPOINT_PROPAGATION_S,
            f"“at once”: +{DELETE_REQUEST_S:g} s delete request +{ENDPOINT_PROPAGATION_S:g} s EndpointSlice controller and watch",
            _ENDPOINT_SOURCE),
-        _exact("PS-3", "endpoint_serving_after_readiness_fails", False, _ENDPOINT_SOURCE + " (serving = readiness: now failing)"),
-        _exact("PS-3", "endpoint_terminating_after_readiness_fails", True, _ENDPOINT_SOURCE),
-        _n("PS-3", "serving_false_after_readiness_fails_s", 0, 0, STATUS_UPDATE_S + ENDPOINT_PROPAGATION_S,
+        equal("PS-3", "endpoint_serving_after_readiness_fails", False, _ENDPOINT_SOURCE + " (serving = readiness: now failing)"),
+        equal("PS-3", "endpoint_terminating_after_readiness_fails", True, _ENDPOINT_SOURCE),
+        within("PS-3", "serving_false_after_readiness_fails_s", 0, 0, STATUS_UPDATE_S + ENDPOINT_PROPAGATION_S,
            f"from the first failing readiness probe (app log, failureThreshold {READINESS_FAILURE_THRESHOLD}): "
            f"+{STATUS_UPDATE_S:g} s kubelet status update +{ENDPOINT_PROPAGATION_S:g} s EndpointSlice controller and watch",
            _ENDPOINT_SOURCE),
@@ -174,18 +165,18 @@ register(
 _PS4_SOURCE = f"{S1_TERMINATION}; {S1_WALKTHROUGH}; {S2_ROLLOUT}; {UP_ROLLING}"
 register(
     [
-        _n("PS-4", "failed_requests[prestop-drain]", 0, 0, 0,
+        within("PS-4", "failed_requests[prestop-drain]", 0, 0, 0,
            "exact: none lost on new connections (the endpoint leaves the load balancing during the preStop sleep, "
            "in-flight requests are finished after SIGTERM)", _PS4_SOURCE, unit="requests"),
-        _n("PS-4", "failed_requests[no-prestop-exit]", 1, 1, MANY,
+        within("PS-4", "failed_requests[no-prestop-exit]", 1, 1, MANY,
            "more than zero: the signal races the endpoint update through kube-proxy, the app drops what it holds",
            _PS4_SOURCE, unit="requests"),
         _sigterm_after_prestop("PS-4", "sigterm_after_delete_s[prestop-drain]", f"{S1_WALKTHROUGH}; {UP_KILL}"),
-        _n("PS-4", "sigterm_after_delete_s[no-prestop-exit]", 0, 0, _SIGTERM_LATE_S,
+        within("PS-4", "sigterm_after_delete_s[no-prestop-exit]", 0, 0, _SIGTERM_LATE_S,
            f"no hook: the signal comes at once; +{KUBELET_HANDOFF_S:g} s the kubelet learning of the deletion "
            f"+{SIGNAL_DELIVERY_S:g} s signal delivery", f"{S0_STEPS} steps 3–5; {UP_KILL}"),
         *(
-            _n("PS-4", f"endpoint_not_ready_after_delete_s[{v}]", 0, 0, DELETE_REQUEST_S + ENDPOINT_PROPAGATION_S,
+            within("PS-4", f"endpoint_not_ready_after_delete_s[{v}]", 0, 0, DELETE_REQUEST_S + ENDPOINT_PROPAGATION_S,
                f"“at once” (PS-3): +{DELETE_REQUEST_S:g} s delete request +{ENDPOINT_PROPAGATION_S:g} s EndpointSlice "
                "controller and watch (measured from "
                "the delete request, or for a rollout from the first sight of the pod's deletionTimestamp)", _ENDPOINT_SOURCE)
@@ -202,18 +193,18 @@ _FINISH_AT_ONCE = (-API_TIMESTAMP_RESOLUTION_S, _SIGTERM_LATE_S,
                    f"reaction +{SIGNAL_DELIVERY_S:g} s signal delivery")
 register(
     [
-        _exact("PS-5", "exit_code[sigterm-kills]", 143, _EXIT_SOURCE + " (128 + SIGTERM 15)"),
-        _exact("PS-5", "reason[sigterm-kills]", "Error", _EXIT_SOURCE),
-        _n("PS-5", "finished_after_delete_s[sigterm-kills]", 0, *_FINISH_AT_ONCE, _EXIT_SOURCE),
-        _exact("PS-5", "exit_code[pid1-no-handler]", 137, _EXIT_SOURCE + " (128 + SIGKILL 9)"),
-        _exact("PS-5", "reason[pid1-no-handler]", "Error", _EXIT_SOURCE),
-        _n("PS-5", "finished_after_delete_s[pid1-no-handler]", PS5_GRACE_S,
+        equal("PS-5", "exit_code[sigterm-kills]", 143, _EXIT_SOURCE + " (128 + SIGTERM 15)"),
+        equal("PS-5", "reason[sigterm-kills]", "Error", _EXIT_SOURCE),
+        within("PS-5", "finished_after_delete_s[sigterm-kills]", 0, *_FINISH_AT_ONCE, _EXIT_SOURCE),
+        equal("PS-5", "exit_code[pid1-no-handler]", 137, _EXIT_SOURCE + " (128 + SIGKILL 9)"),
+        equal("PS-5", "reason[pid1-no-handler]", "Error", _EXIT_SOURCE),
+        within("PS-5", "finished_after_delete_s[pid1-no-handler]", PS5_GRACE_S,
            PS5_GRACE_S - API_TIMESTAMP_RESOLUTION_S, PS5_GRACE_S + _SIGTERM_LATE_S,
            f"SIGKILL at deletion + grace: −{API_TIMESTAMP_RESOLUTION_S:g} s finishedAt truncation; "
            f"+{KUBELET_HANDOFF_S:g} s kubelet reaction +{SIGNAL_DELIVERY_S:g} s signal delivery", _EXIT_SOURCE),
-        _exact("PS-5", "exit_code[trap-exit0]", 0, _EXIT_SOURCE),
-        _exact("PS-5", "reason[trap-exit0]", "Completed", _EXIT_SOURCE),
-        _n("PS-5", "finished_after_delete_s[trap-exit0]", 0, *_FINISH_AT_ONCE, _EXIT_SOURCE),
+        equal("PS-5", "exit_code[trap-exit0]", 0, _EXIT_SOURCE),
+        equal("PS-5", "reason[trap-exit0]", "Completed", _EXIT_SOURCE),
+        within("PS-5", "finished_after_delete_s[trap-exit0]", 0, *_FINISH_AT_ONCE, _EXIT_SOURCE),
         # [S0] «Что делать при остановке самому Go-сервису»: "a Go binary without a handler dies by
         # SIGTERM at once, with code 143" — said of the container's first process, i.e. PID 1. That
         # does not hold for PID 1, deterministically: the Go runtime's handler re-raises SIGTERM with
@@ -226,7 +217,7 @@ register(
                "[S0] «…Go-бинарь без обработчика умирает по SIGTERM сразу, с кодом 143» disagrees for PID 1",
                why="[S0] documents 143 for the container's first process; as PID 1 the re-raised SIGTERM is "
                    "dropped by the kernel and the Go runtime exits 2 — the seed's 143 holds only for a non-init process"),
-        _n("PS-5", "finished_after_delete_s[go-no-handler-pid1]", 0, *_FINISH_AT_ONCE, "[S0] (dies «сразу», at once)"),
+        within("PS-5", "finished_after_delete_s[go-no-handler-pid1]", 0, *_FINISH_AT_ONCE, "[S0] (dies «сразу», at once)"),
     ],
     VERIFIED_IN,
 )
@@ -236,32 +227,32 @@ _BUDGET_SOURCE = f"{S0_STEPS} steps 4–5; {S1_TERMINATION}; {UP_KILL}"
 _KILL_LATE_S = KUBELET_HANDOFF_S + HOOK_TRUNCATION_S + SIGNAL_DELIVERY_S
 register(
     [
-        _n("PS-6", "sigterm_after_delete_s[prestop-sleep]", PS6_PRESTOP_SLEEP_S, PS6_PRESTOP_SLEEP_S,
+        within("PS-6", "sigterm_after_delete_s[prestop-sleep]", PS6_PRESTOP_SLEEP_S, PS6_PRESTOP_SLEEP_S,
            PS6_PRESTOP_SLEEP_S + _SIGTERM_LATE_S, _SIGTERM_WHY, _BUDGET_SOURCE),
-        _n("PS-6", "killed_after_delete_s[prestop-sleep]", PS6_GRACE_S, PS6_GRACE_S - HEARTBEAT_S, PS6_GRACE_S + _KILL_LATE_S,
+        within("PS-6", "killed_after_delete_s[prestop-sleep]", PS6_GRACE_S, PS6_GRACE_S - HEARTBEAT_S, PS6_GRACE_S + _KILL_LATE_S,
            f"killed at G (not N + G = {PS6_PRESTOP_SLEEP_S + PS6_GRACE_S} s), measured by the app's last heartbeat: "
            f"−{HEARTBEAT_S:g} s heartbeat interval; +{KUBELET_HANDOFF_S:g} s kubelet reaction "
            f"+{HOOK_TRUNCATION_S:g} s hook time truncated to whole seconds +{SIGNAL_DELIVERY_S:g} s SIGKILL delivery",
            _BUDGET_SOURCE),
-        _n("PS-6", "finished_after_delete_s[prestop-sleep]", PS6_GRACE_S, PS6_GRACE_S - API_TIMESTAMP_RESOLUTION_S,
+        within("PS-6", "finished_after_delete_s[prestop-sleep]", PS6_GRACE_S, PS6_GRACE_S - API_TIMESTAMP_RESOLUTION_S,
            PS6_GRACE_S + _KILL_LATE_S,
            f"as killed_after_delete_s, from finishedAt: −{API_TIMESTAMP_RESOLUTION_S:g} s truncation; +{_KILL_LATE_S:g} s "
            "(kubelet reaction, hook truncation, SIGKILL delivery)", _BUDGET_SOURCE),
-        _exact("PS-6", "exit_code[prestop-sleep]", 137, _BUDGET_SOURCE),
-        _n("PS-6", "prestop_started_after_delete_s[hook-overrun]", 0, 0, KUBELET_HANDOFF_S + EXEC_START_S,
+        equal("PS-6", "exit_code[prestop-sleep]", 137, _BUDGET_SOURCE),
+        within("PS-6", "prestop_started_after_delete_s[hook-overrun]", 0, 0, KUBELET_HANDOFF_S + EXEC_START_S,
            f"the hook runs first: +{KUBELET_HANDOFF_S:g} s kubelet reaction +{EXEC_START_S:g} s exec start",
            _BUDGET_SOURCE),
-        _n("PS-6", "sigterm_after_delete_s[hook-overrun]", PS6_OVERRUN_GRACE_S, PS6_OVERRUN_GRACE_S,
+        within("PS-6", "sigterm_after_delete_s[hook-overrun]", PS6_OVERRUN_GRACE_S, PS6_OVERRUN_GRACE_S,
            PS6_OVERRUN_GRACE_S + _SIGTERM_LATE_S,
            f"the kubelet stops waiting for the hook when the grace period ends: +{KUBELET_HANDOFF_S:g} s kubelet "
            f"reaction +{SIGNAL_DELIVERY_S:g} s signal delivery", _BUDGET_SOURCE),
-        _n("PS-6", "killed_after_delete_s[hook-overrun]", PS6_OVERRUN_GRACE_S + MINIMUM_GRACE_PERIOD_S,
+        within("PS-6", "killed_after_delete_s[hook-overrun]", PS6_OVERRUN_GRACE_S + MINIMUM_GRACE_PERIOD_S,
            PS6_OVERRUN_GRACE_S + MINIMUM_GRACE_PERIOD_S - HEARTBEAT_S,
            PS6_OVERRUN_GRACE_S + MINIMUM_GRACE_PERIOD_S + _SIGTERM_LATE_S,
            f"G + the one-time {MINIMUM_GRACE_PERIOD_S:g} s minimum: −{HEARTBEAT_S:g} s heartbeat interval; "
            f"+{KUBELET_HANDOFF_S:g} s kubelet reaction +{SIGNAL_DELIVERY_S:g} s SIGKILL delivery",
            f"{_BUDGET_SOURCE}; {UP_MIN_GRACE}; [S1] (preStop gets a one-time +2 s)"),
-        _exact("PS-6", "exit_code[hook-overrun]", 137, _BUDGET_SOURCE),
+        equal("PS-6", "exit_code[hook-overrun]", 137, _BUDGET_SOURCE),
     ],
     VERIFIED_IN,
 )
@@ -269,17 +260,17 @@ register(
 # -- PS-8 probes during termination ---------------------------------------------------------
 register(
     [
-        _n("PS-8", "liveness_probes_after_stop", 0, 0, 0,
+        within("PS-8", "liveness_probes_after_stop", 0, 0, 0,
            f"exact: none later than {KUBELET_HANDOFF_S:g} s (kubelet reaction) after the delete", f"{S0_STEPS} step 3; {UP_PROBES}",
            unit="probes"),
-        _n("PS-8", "startup_probes_after_stop", 0, 0, 0,
+        within("PS-8", "startup_probes_after_stop", 0, 0, 0,
            f"exact: none later than {KUBELET_HANDOFF_S:g} s (kubelet reaction) after the delete", f"{S0_STEPS} step 3; {UP_PROBES}",
            unit="probes"),
-        _n("PS-8", "readiness_probes_during_termination", 1, 1, MANY,
+        within("PS-8", "readiness_probes_during_termination", 1, 1, MANY,
            f"keeps running: at least one probe between the kubelet's reaction and SIGTERM "
            f"(≈ {PRESTOP_SLEEP_S - 1} expected: {PRESTOP_SLEEP_S} s preStop, period {READINESS_PERIOD_S} s)",
            f"{S0_STEPS} step 3; {UP_PROBES}", unit="probes"),
-        _n("PS-8", "readiness_probe_max_interval_during_termination_s", READINESS_PERIOD_S, 0,
+        within("PS-8", "readiness_probe_max_interval_during_termination_s", READINESS_PERIOD_S, 0,
            READINESS_PERIOD_S + PROBE_TICK_JITTER_S,
            f"periodSeconds {READINESS_PERIOD_S} s as before the deletion: +{PROBE_TICK_JITTER_S:g} s tick jitter",
            f"{S0_STEPS} step 3; {UP_PROBES}"),

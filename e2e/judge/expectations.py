@@ -27,6 +27,15 @@ still be noticed is measured over several attempts in one test and counted (KB-2
 A **race upstream tolerates** that is no bug (``Expectation.race``, :class:`Race`) documents its
 other outcome beside the usual one: a value holding either passes, ``details.race`` records which
 (the race ``happened``: the other outcome), and ``make compare`` counts them the same way.
+
+Builders
+--------
+Four functions make the four shapes of a documented value: :func:`equal` (by equality, no band),
+:func:`exact` (a number with no slack), :func:`within` (a number in a band), :func:`at_least`.
+Their arguments: ``case``: the case ID; ``name``: the measurement's name; ``source``: where the
+value is documented; ``why``: the mechanism that makes the band that wide; ``unit``: the value's
+unit (``""`` for a count); ``kw``: further :class:`Expectation` fields as they are (``minors``,
+``cgroup``, ``pattern``, ``race``, ``known_bug``…). Each returns the :class:`Expectation`.
 """
 
 from __future__ import annotations
@@ -435,3 +444,34 @@ def register(expectations: Iterable[Expectation], verified_in: tuple[str, ...]) 
     minors = {v: version_minor(v) for v in verified_in}
     REGISTRY.add(*(e if e.verified_in else replace(e, verified_in=tuple(v for v in verified_in if e.applies_to(minors[v])))
                    for e in expectations))
+
+
+# -- builders: the four shapes of a documented value, one name each (the module doc) -------------
+
+def equal(case: str, name: str, value: float | str | bool, source: str, **kw) -> Expectation:
+    """Returns a value judged by equality, no band: ``value`` a string (a status, reason or
+    message; a regex matched whole with ``pattern=True``), a flag, or a number that must be exactly
+    it (an exit code, a configured setting). ``ValueError`` for a bad entry, as :class:`Expectation`."""
+    return Expectation(case, name, value, source, **kw)
+
+
+def exact(case: str, name: str, value: float, source: str, why: str, unit: str = "", **kw) -> Expectation:
+    """Returns a number with no slack, ``value`` in ``unit`` shown with its band ``[value, value]``
+    (a count, an arithmetic result); ``why`` says why nothing can move it. ``ValueError`` for a bad
+    entry (no ``why``), as :class:`Expectation`."""
+    return Expectation(case, name, value, source, unit=unit, band=Band(value, value), why=why, **kw)
+
+
+def within(case: str, name: str, documented: float, low: float, high: float, why: str, source: str,
+           unit: str = "s", **kw) -> Expectation:
+    """Returns a number in the band ``[low, high]`` around ``documented`` (all in ``unit``), ``why``
+    from the mechanism; a time in seconds (``unit="s"``, the default) is kept as a float.
+    ``ValueError`` for a bad entry (``documented`` outside the band…), as :class:`Expectation`."""
+    value = float(documented) if unit == "s" else documented
+    return Expectation(case, name, value, source, unit=unit, band=Band(low, high), why=why, **kw)
+
+
+def at_least(case: str, name: str, low: float, source: str, why: str, unit: str = "", **kw) -> Expectation:
+    """Returns a number documented as "at least ``low``" in ``unit`` (``Band.at_least``: read
+    ``≥ low``), ``why`` from the mechanism. ``ValueError`` for a bad entry, as :class:`Expectation`."""
+    return Expectation(case, name, low, source, unit=unit, band=Band.at_least(low), why=why, **kw)
