@@ -374,3 +374,65 @@ def test_a_refused_resize_reads_in_the_short_summary_and_its_traceback_is_short(
     assert "Original traceback" not in out and "HTTP response headers" not in out and "During handling" not in out
     failure = out[out.index("_ test_resize _"):out.index("short test summary info")]
     assert len(failure.splitlines()) <= 40, failure
+
+
+# -- the NodePort protocol: apply once the port is free, release it at the end --------------------
+
+ALLOCATED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+             "message": 'Service "web" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated',
+             "reason": "Invalid", "details": {"name": "web", "kind": "Service"}, "code": 422}
+
+
+def test_apply_node_port_retries_while_the_port_is_allocated(kube, monkeypatch):
+    sc, answers = scenario(kube), [http_error(ALLOCATED), http_error(ALLOCATED), [{"kind": "Service"}]]
+    applied = []
+
+    def apply(filename, dry_run=False, **values):
+        applied.append((filename, values))
+        answer = answers.pop(0)
+        if isinstance(answer, ApiException):
+            raise kube_module.ApiRefused.of(answer, "create service/web")
+        return answer
+
+    monkeypatch.setattr(sc, "apply", apply)
+    assert sc.apply_node_port("web.yaml", replicas=2) == [{"kind": "Service"}]
+    assert applied == [("web.yaml", {"replicas": 2})] * 3
+
+
+def test_apply_node_port_raises_any_other_refusal_at_once_and_times_out_on_a_taken_port(kube, monkeypatch):
+    from e2e.run import scenario as scenario_module
+
+    sc = scenario(kube)
+    monkeypatch.setattr(sc, "apply", lambda *a, **kw: (_ for _ in ()).throw(kube_module.ApiRefused.of(http_error(FORBIDDEN), "create")))
+    with pytest.raises(kube_module.ApiRefused, match="Forbidden"):
+        sc.apply_node_port("web.yaml")
+    monkeypatch.setattr(scenario_module, "NODE_PORT_WAIT_S", 0.5)
+    monkeypatch.setattr(sc, "apply", lambda *a, **kw: (_ for _ in ()).throw(kube_module.ApiRefused.of(http_error(ALLOCATED), "create")))
+    with pytest.raises(WaitTimeout, match="NodePort 30080 free"):
+        sc.apply_node_port("web.yaml")
+
+
+def test_release_node_port_deletes_the_service_and_accepts_it_gone(kube, monkeypatch):
+    deleted = []
+    monkeypatch.setattr(kube.core, "delete_namespaced_service", lambda name, ns: deleted.append((name, ns)))
+    scenario(kube).release_node_port()
+    assert deleted == [("web", "ns")]
+
+    def gone(*a):
+        raise http_error(NOT_FOUND)
+
+    monkeypatch.setattr(kube.core, "delete_namespaced_service", gone)
+    scenario(kube).release_node_port("db")  # no error
+
+
+def test_scenario_folders_keep_only_what_is_theirs():
+    """One vocabulary in e2e/ (issue 25): the NodePort, its protocol, the wait slack, the node
+    vocabulary are defined once there — never again in a scenario folder."""
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    shared = re.compile(r"^(NODE_PORT|NODE_PORT_WAIT_S|\w*SLACK_S) = |^def (_?apply_node_port|_?release_node_port|_?node_port_taken|"
+                        r"renewals|_?last_renew\w*|_?taint(_seen|_gone)?|_unknown|_ready_again|\w*condition_changes|first_condition|"
+                        r"flips|delete_requested_at|_delete_time)\(", re.M)
+    found = {str(p.relative_to(root)): [m.group(0) for m in shared.finditer(p.read_text())] for p in root.rglob("*.py")}
+    assert {k: v for k, v in found.items() if v} == {}

@@ -13,6 +13,7 @@ Reading a recording (``changes``: :meth:`e2e.record.recorder.Recorder.changes` o
 - :func:`first_terminated` / :func:`last_terminated` — a container's ``state.terminated``;
   :func:`terminated_runs` — every ended run; :func:`ever_started`;
 - :func:`deletion_seen` (the first change with a ``deletionTimestamp``), :func:`gone` (DELETED);
+  :func:`deletion_requested_at` (when the delete was asked for);
 - :func:`events_of` — the Event changes of a reason about an object.
 
 Waiting (:class:`Until`: what it waits for, and a check of the scenario that returns the fact or
@@ -24,9 +25,10 @@ EndpointSlice evidence (:func:`e2e.evidence.endpoints.endpoint_ready`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Protocol, Sequence, TypeVar, cast
 
 from .recorder import Change, Recorder
+from .timeline import parse_time
 
 T = TypeVar("T")
 
@@ -117,6 +119,17 @@ def last_terminated(changes: Sequence[Change], container: str) -> dict:
 def deletion_seen(changes: Iterable[Change]) -> Change | None:
     """The first change that carries a ``deletionTimestamp``."""
     return next((ch for ch in changes if (ch.obj.get("metadata") or {}).get("deletionTimestamp")), None)
+
+
+def deletion_requested_at(changes: Iterable[Change]) -> float | None:
+    """Returns when the deletion of a pod was requested, from its recording ``changes`` (API time,
+    epoch s, 1 s resolution): ``deletionTimestamp − deletionGracePeriodSeconds`` of the first change that
+    has one (:func:`deletion_seen`); None before any."""
+    seen = deletion_seen(changes)
+    if seen is None:
+        return None
+    meta = seen.obj["metadata"]
+    return cast(float, parse_time(meta["deletionTimestamp"])) - int(meta.get("deletionGracePeriodSeconds") or 0)
 
 
 def gone(changes: Sequence[Change]) -> bool:

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from kubernetes.client.exceptions import ApiException
+
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
-from ..cluster.kube import ApiAnswer, ExecResult, Kube, load_manifests, refusal_as
+from ..cluster.kube import ApiAnswer, ApiRefused, ExecResult, Kube, load_manifests, refusal_as
 from ..cluster.stamp_sh import STAMP_SH
 from ..judge.measurements import Judge
 from ..record.pods import Until, condition, events_of
@@ -41,6 +43,13 @@ from ..record.timeline import Attempt, attempts, excerpt, mark_rows, rows
 from .waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
+
+# The NodePort every cluster profile publishes on a free port of 127.0.0.1 (kind-config.yaml and
+# profiles/*.yaml ``extraPortMappings``): a test's Service that takes load from the host uses it.
+NODE_PORT = 30080
+# How long apply_node_port waits for an earlier test's Service to give NODE_PORT back (its
+# namespace is deleted asynchronously, the Service last of all on a slow API server).
+NODE_PORT_WAIT_S = 120
 log = logging.getLogger(__name__)
 
 
@@ -137,7 +146,34 @@ class Scenario:
             pytest.skip("needs a kind node to exec into (not available with --kubeconfig)")
         return self.kind.node_exec(*cmd, timeout=timeout, node=node)
 
-    def node_port_url(self, node_port: int, path: str = "/") -> str:
+    def apply_node_port(self, filename: str, **values: Any) -> list[dict]:
+        """:meth:`apply` the manifest ``filename`` (``${placeholders}`` filled from ``values``) whose
+        first object is a Service on :data:`NODE_PORT`, retried
+        every second while the port is still allocated to an earlier test's Service (the API
+        answers 422 "already allocated" and creates nothing), for at most
+        :data:`NODE_PORT_WAIT_S` s; returns the created objects. :class:`WaitTimeout` when the
+        port stays taken; any other refusal raises :class:`e2e.cluster.kube.ApiRefused` at once.
+        Pair it with :meth:`release_node_port` in a ``finally``."""
+        def apply() -> list[dict] | None:
+            try:
+                return self.apply(filename, **values)
+            except ApiRefused as e:
+                if e.status == 422 and "already allocated" in e.message:
+                    return None
+                raise
+        return self.wait_for(f"NodePort {NODE_PORT} free (an earlier test's Service may still hold it)", apply,
+                             NODE_PORT_WAIT_S, interval_s=1)
+
+    def release_node_port(self, service: str = "web") -> None:
+        """Delete the Service ``service`` now, not with the namespace later, so that the next test
+        gets :data:`NODE_PORT` at once; an already deleted Service is fine."""
+        try:
+            self.kube.core.delete_namespaced_service(service, self.namespace)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    def node_port_url(self, node_port: int = NODE_PORT, path: str = "/") -> str:
         """``http://127.0.0.1:<host port><path>`` where the cluster's ``node_port`` is published
         (kind config ``extraPortMappings``, a free host port per cluster); on a ``--kubeconfig``
         cluster the NodePort itself (it must be published 1:1 on 127.0.0.1)."""

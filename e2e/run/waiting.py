@@ -18,10 +18,15 @@ from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wa
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Slack a scenario adds to a wait (never to a verdict): namespace, scheduling, sandbox and
-# container start on a busy 2-core kind node. A wait for a documented moment is the band's upper
-# end (Judge.wait_budget_s) + this.
+# Slack a scenario adds to a wait (never to a verdict), one policy named by what the wait holds
+# besides the documented moment, on a busy 2-core kind host. A wait for a documented moment is the
+# band's upper end (Judge.wait_budget_s) + the slack of what else it waits for.
+# One pod: namespace, scheduling, sandbox and container start.
 WAIT_SLACK_S = 30
+# A controller's pods (a Deployment's rollout, a Job's pods, a PDB's status) or pods on several nodes.
+PODS_SLACK_S = 60
+# After a node-level fault is undone: the kubelet, containerd or the node back and Ready, then its pods.
+FAULT_SLACK_S = 90
 
 
 @dataclass(frozen=True)

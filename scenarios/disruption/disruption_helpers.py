@@ -12,9 +12,8 @@ from e2e.documented import disruption as doc
 from e2e.evidence.kubectl import Transcript
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
+from e2e.run.waiting import PODS_SLACK_S
 
-# Slack for waits (not for verdicts): pod creation, scheduling, container start on 2 busy cores.
-WAIT_SLACK_S = 60
 # The template of web.yaml after a rollout (rev 2): new pods wait for the test to write /tmp/ready.
 STEPPED = 'trap \'exit 0\' TERM; sleep 3600 & wait $!'
 
@@ -66,7 +65,7 @@ def ready_pods(sc: Scenario, **labels: str) -> list[str]:
 def wait_ready(sc: Scenario, count: int, what: str = "web", **labels: str) -> list[str]:
     """Wait until ``count`` pods with ``labels`` are Ready and not terminating; their names."""
     return sc.wait_for(f"{count} ready {what} pods", lambda: (lambda r: r if len(r) == count else None)(ready_pods(sc, **labels)),
-                       WAIT_SLACK_S)
+                       PODS_SLACK_S)
 
 
 def rollout_complete(dep: dict | None, generation: int = 0) -> bool:
@@ -168,7 +167,7 @@ def wait_pdb(sc: Scenario, name: str, **want: int) -> dict:
         if (status.get("observedGeneration") or 0) < (obj.get("metadata") or {}).get("generation", 1):
             return None
         return status if all(status.get(k, 0) == v for k, v in want.items()) else None
-    return sc.wait_for(f"PDB {name} observed with {want}", check, WAIT_SLACK_S)
+    return sc.wait_for(f"PDB {name} observed with {want}", check, PODS_SLACK_S)
 
 
 def budget_cause(causes: list[dict]) -> dict:

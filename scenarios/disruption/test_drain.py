@@ -24,7 +24,7 @@ from .disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wai
 log = logging.getLogger(__name__)
 
 # kubectl gets this long beyond --timeout to print its summary and exit before it is killed.
-KUBECTL_SLACK_S = 60
+KUBECTL_EXIT_S = 60
 EVICTING = re.compile(r"^evicting pod (?P<ns>[^/]+)/(?P<pod>\S+)$")
 RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "(?P<ns>[^"]+)" \(will retry after 5s\): ')
 PENDING_POD = re.compile(r"^pod/\S+$")
@@ -78,7 +78,7 @@ def test_drain_against_pdb(scenario: Scenario, cluster, kubectl: str, max_unavai
             "--ignore-daemonsets", f"--timeout={doc.DRAIN_TIMEOUT_S}s"]
     try:
         sc.mark(time.time(), "kubectl drain")
-        t = run(args, timeout_s=doc.DRAIN_TIMEOUT_S + KUBECTL_SLACK_S)
+        t = run(args, timeout_s=doc.DRAIN_TIMEOUT_S + KUBECTL_EXIT_S)
         node_after = sc.kube.get("Node", node, None) or {}
     finally:
         uncordon_and_check(sc, node)

@@ -13,8 +13,9 @@ import pytest
 from e2e.documented import disruption as doc
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
+from e2e.run.waiting import PODS_SLACK_S
 
-from .disruption_helpers import (WAIT_SLACK_S, apply_pdb, budget_cause, make_unready, pdb_status, status_of, wait_pdb,
+from .disruption_helpers import (apply_pdb, budget_cause, make_unready, pdb_status, status_of, wait_pdb,
                                 wait_ready, web_values)
 
 RECORD = ("Pod", "Event", "PodDisruptionBudget", "ReplicaSet")
@@ -33,7 +34,7 @@ def judge_pdb(sc: Scenario, variant: str, status: dict, *fields: str) -> None:
 
 
 def wait_unready(sc: Scenario, pod: str) -> None:
-    sc.wait_for(f"{pod} not Ready", lambda: (condition(sc.pod(pod), "Ready") or {}).get("status") == "False", WAIT_SLACK_S)
+    sc.wait_for(f"{pod} not Ready", lambda: (condition(sc.pod(pod), "Ready") or {}).get("status") == "False", PODS_SLACK_S)
 
 
 @pytest.mark.record(*RECORD)
@@ -75,7 +76,7 @@ def test_max_unavailable_allows_one(scenario: Scenario):
     sc.expect("DR-1", "second_cause_message[max-unavailable]", budget_cause(causes).get("message"),
               details={"answer": second.body}, pdb="pdb-b")
 
-    evicted = sc.wait_for(f"{names[0]} marked for deletion", lambda: (lambda p: p if (p or {}).get("metadata", {}).get("deletionTimestamp") else None)(sc.pod(names[0])), WAIT_SLACK_S)
+    evicted = sc.wait_for(f"{names[0]} marked for deletion", lambda: (lambda p: p if (p or {}).get("metadata", {}).get("deletionTimestamp") else None)(sc.pod(names[0])), PODS_SLACK_S)
     target = condition(evicted, "DisruptionTarget") or {}
     sc.expect("DR-1", "disruption_target_status[max-unavailable]", target.get("status"), details={"condition": target})
     sc.expect("DR-1", "disruption_target_reason[max-unavailable]", target.get("reason"), details={"condition": target})
@@ -194,7 +195,7 @@ def test_plain_delete(scenario: Scenario):
     apply_pdb(sc, "pdb-g", minAvailable=3)
     wait_pdb(sc, "pdb-g", currentHealthy=3)
     sc.delete("Pod", names[0])
-    sc.wait_for(f"{names[0]} gone", lambda: (sc.recorder.changes("Pod", names[0]) or [None])[-1].type == "DELETED", WAIT_SLACK_S)
+    sc.wait_for(f"{names[0]} gone", lambda: (sc.recorder.changes("Pod", names[0]) or [None])[-1].type == "DELETED", PODS_SLACK_S)
     wait_ready(sc, doc.DR1_REPLICAS, app="web")
     wait_pdb(sc, "pdb-g", currentHealthy=3)
     reasons = sorted({(condition(ch.obj, "DisruptionTarget") or {}).get("reason") for ch in sc.recorder.changes("Pod", names[0])} - {None})

@@ -25,8 +25,9 @@ from e2e.faults import addons_tolerate, node_tainted
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
+from e2e.run.waiting import PODS_SLACK_S
 
-from .disruption_helpers import WAIT_SLACK_S, name_of, pods, running
+from .disruption_helpers import name_of, pods, running
 
 RECORD = ("Pod", "Event", "Job")
 IGNORE_DISRUPTIONS = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
@@ -74,14 +75,14 @@ def disrupt(sc: Scenario, variant: str, pod: str, node: str) -> None:
     failed = lambda: phase_seen(sc, pod, "Failed")  # noqa: E731
     if variant == "taint":
         with addons_tolerate(sc), node_tainted(sc, node):
-            sc.wait_for(f"{pod} Failed", failed, WAIT_SLACK_S)
+            sc.wait_for(f"{pod} Failed", failed, PODS_SLACK_S)
         return
     if variant in ("evict", "no-policy"):
         answer = sc.evict(pod)
         sc.require(answer.status == 201, f"the eviction of {pod} is accepted: {answer}")
     else:
         sc.delete("Pod", pod)
-    sc.wait_for(f"{pod} Failed", failed, WAIT_SLACK_S)
+    sc.wait_for(f"{pod} Failed", failed, PODS_SLACK_S)
 
 
 VARIANTS = ["evict", pytest.param("taint", marks=pytest.mark.serial), "delete", "no-policy"]
@@ -100,9 +101,9 @@ def test_pod_failure_policy(scenario: Scenario, variant: str):
     sc.apply("job.yaml", policy=policy, grace=doc.DR5_GRACE_S, term_delay_s=doc.DR5_TERM_DELAY_S, marker_dir=marker)
     try:
         first = sc.wait_for("the Job's pod running", lambda: next((name_of(p) for p in pods(sc, **{"job-name": "job"}) if running(p)), None),
-                            WAIT_SLACK_S)
+                            PODS_SLACK_S)
         disrupt(sc, variant, first, sc.pod(first)["spec"]["nodeName"])
-        finished = sc.wait_for("the Job Complete or Failed", lambda: job_finished(sc), 2 * WAIT_SLACK_S)
+        finished = sc.wait_for("the Job Complete or Failed", lambda: job_finished(sc), 2 * PODS_SLACK_S)
     finally:
         sc.node_exec("rm", "-rf", marker)
 
@@ -157,7 +158,7 @@ def test_backoff(scenario: Scenario):
     (dry,) = sc.apply("job-backoff.yaml", dry_run=True, backoff_limit="null")
     sc.expect("DR-6", "default_backoff_limit", dry["spec"].get("backoffLimit"))
     sc.apply("job-backoff.yaml", backoff_limit=doc.DR6_BACKOFF_LIMIT)
-    budget = sum(sc.judge.wait_budget_s("DR-6", f"backoff_gap_s[{i}]") for i in (1, 2, 3)) + 2 * WAIT_SLACK_S
+    budget = sum(sc.judge.wait_budget_s("DR-6", f"backoff_gap_s[{i}]") for i in (1, 2, 3)) + 2 * PODS_SLACK_S
     finished = sc.wait_for("the Job Complete or Failed", lambda: job_finished(sc), budget)
 
     last = {}

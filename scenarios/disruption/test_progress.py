@@ -20,8 +20,9 @@ from e2e.evidence.kubectl import Transcript, run
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
+from e2e.run.waiting import PODS_SLACK_S
 
-from .disruption_helpers import (WAIT_SLACK_S, attach_transcript, is_ready, kubeconfig_of, make_ready, name_of, pods,
+from .disruption_helpers import (attach_transcript, is_ready, kubeconfig_of, make_ready, name_of, pods,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)
 
 RECORD = ("Pod", "Event", "ReplicaSet", "Deployment")
@@ -41,7 +42,7 @@ def progressing(obj: dict | None) -> dict:
 def apply_and_settle(sc: Scenario) -> None:
     sc.apply("web.yaml", **web_values(doc.DR4_REPLICAS, 1, 0, progress_deadline=doc.PROGRESS_DEADLINE_S))
     wait_ready(sc, doc.DR4_REPLICAS, app="web")
-    sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), WAIT_SLACK_S)
+    sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), PODS_SLACK_S)
 
 
 @pytest.mark.record(*RECORD)
@@ -58,7 +59,7 @@ def test_deadline_exceeded(scenario: Scenario, cluster, kubectl: str):
         status_run = pool.submit(rollout_status, kubectl, kubeconfig, sc.namespace)
         sc.wait_for("Progressing=False ProgressDeadlineExceeded",
                     lambda: progressing(sc.get("Deployment", "web")).get("reason") == "ProgressDeadlineExceeded",
-                    sc.judge.wait_budget_s("DR-4", "timed_out_after_s[never-ready]") + WAIT_SLACK_S)
+                    sc.judge.wait_budget_s("DR-4", "timed_out_after_s[never-ready]") + PODS_SLACK_S)
         transcript = status_run.result()
     attach_transcript(sc, transcript, "kubectl rollout status")
 
@@ -103,13 +104,13 @@ def test_slow_progress_never_times_out(scenario: Scenario, cluster, kubectl: str
         for step in range(doc.DR4_REPLICAS):
             new = sc.wait_for(f"new pod {step + 1} running, not Ready",
                               lambda: next((name_of(p) for p in pods(sc, app="web", rev="2")
-                                            if running(p) and not is_ready(p) and not terminating(p)), None), WAIT_SLACK_S)
+                                            if running(p) and not is_ready(p) and not terminating(p)), None), PODS_SLACK_S)
             # documented wait: the scenario's pace, one new pod Ready every DR4_STEP_S
             time.sleep(max(0.0, last_step + doc.DR4_STEP_S - time.time()))
             last_step = time.time()
             make_ready(sc, new)
-            sc.wait_for(f"{new} Ready", lambda: is_ready(sc.pod(new)), WAIT_SLACK_S)  # noqa: B023 - called within this iteration
-        sc.wait_for("the rollout complete", lambda: rollout_complete(sc.get("Deployment", "web"), generation), WAIT_SLACK_S)
+            sc.wait_for(f"{new} Ready", lambda: is_ready(sc.pod(new)), PODS_SLACK_S)  # noqa: B023 - called within this iteration
+        sc.wait_for("the rollout complete", lambda: rollout_complete(sc.get("Deployment", "web"), generation), PODS_SLACK_S)
         done = time.time()
         transcript = status_run.result()
     attach_transcript(sc, transcript, "kubectl rollout status")

@@ -17,15 +17,14 @@ import logging
 import time
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 
 from e2e.cluster.kube import ApiRefused
 from e2e.documented import disruption as doc
 from e2e.evidence.load import LoadGenerator, answering_pods
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WaitTimeout
+from e2e.run.waiting import PODS_SLACK_S, WaitTimeout
 
-from .disruption_helpers import (WAIT_SLACK_S, Over, deployment_status, is_ready, make_ready, name_of, pods, replicaset_sum,
+from .disruption_helpers import (Over, deployment_status, is_ready, make_ready, name_of, pods, replicaset_sum,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)
 
 log = logging.getLogger(__name__)
@@ -35,8 +34,6 @@ RECORD = ("Pod", "Event", "ReplicaSet", "Deployment")
 STEP_BUDGET_S = 15
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 REVISION = "deployment.kubernetes.io/revision"
-NODE_PORT = 30080  # traffic.yaml's Service; published on a free host port of 127.0.0.1 (Scenario.node_port_url)
-NODE_PORT_WAIT_S = 60
 LOAD_RATE_PER_S = 20
 LOAD_TIMEOUT_S = 1.0
 TAIL_S = 2.0
@@ -67,7 +64,7 @@ def step_rollout(sc: Scenario, replicas: int, generation: int) -> None:
             make_ready(sc, stepped[-1])
         return False
 
-    sc.wait_for("the stepped rollout complete", step, WAIT_SLACK_S + replicas * STEP_BUDGET_S)
+    sc.wait_for("the stepped rollout complete", step, PODS_SLACK_S + replicas * STEP_BUDGET_S)
 
 
 def judge_rollout(sc: Scenario, variant: str, since: float, until: float) -> tuple[Over, Over]:
@@ -95,7 +92,7 @@ def test_stepped_rollout(scenario: Scenario, variant: str):
     replicas, surge, unavailable = doc.DR3_VARIANTS[variant]
     sc.apply("web.yaml", **web_values(replicas, surge, unavailable))
     wait_ready(sc, replicas, app="web")
-    sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), WAIT_SLACK_S)
+    sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), PODS_SLACK_S)
     since = time.time()
     generation = start_rollout(sc, stepped=True)
     step_rollout(sc, replicas, generation)
@@ -123,13 +120,13 @@ def test_terminating_pods_not_counted(scenario: Scenario):
     replicas = doc.DR3_TERMINATING_REPLICAS
     sc.apply("web.yaml", **web_values(replicas, 1, 0, grace=doc.DR3_TERMINATING_GRACE_S, ignore_term=True))
     wait_ready(sc, replicas, app="web")
-    sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), WAIT_SLACK_S)
+    sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), PODS_SLACK_S)
     since = time.time()
     generation = start_rollout(sc, stepped=False)
     sc.wait_for("the rollout complete with the old pods still Terminating",
                 lambda: rollout_complete(sc.get("Deployment", "web"), generation)
                 and sum(1 for p in pods(sc, app="web", rev="1") if terminating(p)) == replicas,
-                WAIT_SLACK_S + replicas * STEP_BUDGET_S)
+                PODS_SLACK_S + replicas * STEP_BUDGET_S)
     try:
         sc.wait_for("status.terminatingReplicas to count them",
                     lambda: ((sc.get("Deployment", "web") or {}).get("status") or {}).get("terminatingReplicas") == replicas,
@@ -149,18 +146,6 @@ def test_terminating_pods_not_counted(scenario: Scenario):
 
 
 # -- traffic ---------------------------------------------------------------------------------
-def apply_node_port(sc: Scenario, values: dict) -> bool:
-    """Apply traffic.yaml (its Service first); False while NodePort 30080 is still allocated to
-    another test's Service (nothing was created then)."""
-    try:
-        sc.apply("traffic.yaml", **values)
-        return True
-    except ApiRefused as e:
-        if e.status == 422 and "already allocated" in e.message:
-            return False
-        raise
-
-
 @pytest.mark.heavy
 @pytest.mark.record(*RECORD, "EndpointSlice")
 @pytest.mark.case("DR-3")
@@ -169,18 +154,17 @@ def test_rollout_under_load(scenario: Scenario):
     maxSurge 1, maxUnavailable 0, under constant HTTP load on new connections through
     the NodePort on 127.0.0.1: zero failed requests; sum ≤ 3 and available ≥ 2 throughout."""
     sc = scenario
-    url = sc.node_port_url(NODE_PORT)
+    url = sc.node_port_url()
     replicas, surge, unavailable = doc.DR3_VARIANTS["traffic"]
     values = dict(replicas=replicas, max_surge=surge, max_unavailable=unavailable, drain_delay=f"{doc.DR3_DRAIN_DELAY_S}s",
                   readiness_period=doc.READINESS_PERIOD_S)
-    sc.wait_for("NodePort 30080 free (another test's Service may hold it)", lambda: apply_node_port(sc, values),
-                NODE_PORT_WAIT_S, interval_s=1)
+    sc.apply_node_port("traffic.yaml", **values)
     try:
         old = wait_ready(sc, replicas, app="web")
-        sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), WAIT_SLACK_S)
+        sc.wait_for("the first rollout complete", lambda: rollout_complete(sc.get("Deployment", "web")), PODS_SLACK_S)
         seen: set[str] = set()
-        sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= answering_pods(url, seen), WAIT_SLACK_S, interval_s=0.1)
-        budget = 2 * (doc.DR3_DRAIN_DELAY_S + STEP_BUDGET_S) + WAIT_SLACK_S
+        sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= answering_pods(url, seen), PODS_SLACK_S, interval_s=0.1)
+        budget = 2 * (doc.DR3_DRAIN_DELAY_S + STEP_BUDGET_S) + PODS_SLACK_S
         gen = LoadGenerator(url, LOAD_RATE_PER_S, duration_s=budget + 2 * TAIL_S, mode="new",
                             timeout_s=LOAD_TIMEOUT_S).start()
         try:
@@ -200,11 +184,7 @@ def test_rollout_under_load(scenario: Scenario):
             gen.stop()
             result = gen.result()
     finally:
-        try:
-            sc.kube.core.delete_namespaced_service("web", sc.namespace)
-        except ApiException as e:
-            if e.status != 404:
-                raise
+        sc.release_node_port()
     sc.add_file("requests.txt", result.to_text(result.started_at))
     judge_rollout(sc, "traffic", since, until)
     sc.judge.expect("DR-3", "failed_requests[traffic]", len(result.failures),

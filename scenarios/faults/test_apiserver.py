@@ -19,15 +19,13 @@ import pytest
 from e2e.documented import faults as doc
 from e2e.faults import apiserver_down
 from e2e.run.scenario import Scenario
+from e2e.run.waiting import FAULT_SLACK_S
+from e2e.record.nodes import condition_changes, flips
 
 from .fault_helpers import (
-    WAIT_SLACK_S,
     apply_web,
     attach_traffic,
-    flips,
     load,
-    node_condition_changes,
-    release_node_port,
     wait_until_time,
     web_serving,
 )
@@ -65,14 +63,14 @@ def test_apiserver_outage(scenario: Scenario):
         scheduler_before = restart_counts(sc, "kube-system", "kube-scheduler-")
         sc.apply("outage-pods.yaml", flag_dir=flag_dir, liveness_period=doc.NF7_LIVENESS_PERIOD_S)
         sc.wait_for("the liveness pod running and the crash loop started", lambda: (sc.pod("liveness") or {}).get("status", {}).get(
-            "phase") == "Running" and any(a.finished_at for a in sc.attempts("crashloop", "app")), WAIT_SLACK_S)
-        gen = load(sc, duration_s=doc.NF7_OUTAGE_S + 3 * WAIT_SLACK_S)
+            "phase") == "Running" and any(a.finished_at for a in sc.attempts("crashloop", "app")), FAULT_SLACK_S)
+        gen = load(sc, duration_s=doc.NF7_OUTAGE_S + 3 * FAULT_SLACK_S)
         with apiserver_down(sc, node) as window:
             wait_until_time(sc, window.injected_at + doc.NF7_FLAG_AT_S, "20 s into the outage")
             sc.node_exec("touch", f"{flag_dir}/fail", node=node)  # docker exec: no API needed
             sc.mark(time.time(), "liveness flag set")
             wait_until_time(sc, window.injected_at + doc.NF7_OUTAGE_S, "the rest of the outage")
-        sc.wait_for("the liveness restart reported", lambda: restarts(sc, "liveness") >= 1, WAIT_SLACK_S,
+        sc.wait_for("the liveness restart reported", lambda: restarts(sc, "liveness") >= 1, FAULT_SLACK_S,
                     case="NF-7", measurement="liveness_restarts")
         wait_until_time(sc, time.time() + 5, "a few seconds of load after the recovery")
         gen.stop()
@@ -81,7 +79,7 @@ def test_apiserver_outage(scenario: Scenario):
         kcm_after = restart_counts(sc, "kube-system", "kube-controller-manager-")
         scheduler_after = restart_counts(sc, "kube-system", "kube-scheduler-")
     finally:
-        release_node_port(sc)
+        sc.release_node_port()
         sc.node_exec("rm", "-rf", flag_dir, node=node)
     attach_traffic(sc, result, [window], "NF-7 API server away 60 s")
 
@@ -95,5 +93,5 @@ def test_apiserver_outage(scenario: Scenario):
     sc.expect("NF-7", "kcm_restarts", kcm_after - kcm_before, details={"before": kcm_before, "after": kcm_after, "recovery": recovery})
     sc.expect("NF-7", "scheduler_restarts", scheduler_after - scheduler_before,
               details={"before": scheduler_before, "after": scheduler_after})
-    sc.expect("NF-7", "node_ready_flips", flips(node_condition_changes(sc, node), window.injected_at - 1, time.time()),
-              details={"ready": [(s.received_at, s.obj) for s in node_condition_changes(sc, node)], "gaps": [g.obj for g in sc.recorder.gaps()]})
+    sc.expect("NF-7", "node_ready_flips", flips(condition_changes(sc.recorder.changes("Node", node)), window.injected_at - 1, time.time()),
+              details={"ready": [(s.received_at, s.obj) for s in condition_changes(sc.recorder.changes("Node", node))], "gaps": [g.obj for g in sc.recorder.gaps()]})

@@ -21,18 +21,14 @@ from e2e.faults import containerd_restarted, containerd_stopped
 from e2e.cluster.kube import ApiRefused, ExecError
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
+from e2e.run.waiting import FAULT_SLACK_S
+from e2e.record.nodes import condition_changes, first_condition, flips
 
 from .fault_helpers import (
-    WAIT_SLACK_S,
     apply_web,
     attach_traffic,
     containers,
-    first_condition,
-    flips,
     load,
-    node_condition_changes,
-    pod_condition_changes,
-    release_node_port,
     wait_pods_ready,
     wait_until_time,
     web_serving,
@@ -81,7 +77,7 @@ def test_containerd(scenario: Scenario, how: str):
         wait_pods_ready(sc, pods, 0)
         before = containers(sc, pods)
         outage = doc.NF6_RESTARTS * doc.NF6_RESTART_INTERVAL_S if how == "restart" else doc.NF6_OUTAGE_S
-        gen = load(sc, duration_s=outage + 3 * WAIT_SLACK_S)
+        gen = load(sc, duration_s=outage + 3 * FAULT_SLACK_S)
         started = time.time()
         if how == "restart":
             for i in range(doc.NF6_RESTARTS):
@@ -100,11 +96,11 @@ def test_containerd(scenario: Scenario, how: str):
                 except (ApiRefused, ExecError) as e:
                     exec_result, exec_failed = str(e), True
                 sc.apply("late.yaml", name="late")
-                down = sc.wait_for("node Ready=False (runtime down)", lambda: first_condition(sc, node, "False", after=window.injected_at),
+                down = sc.wait_for("node Ready=False (runtime down)", lambda: first_condition(sc.recorder.changes("Node", node), "False", after=window.injected_at),
                                    doc.RUNTIME_DOWN_S + doc.NODE_STATUS_UPDATE_S + 20)
                 wait_until_time(sc, window.injected_at + doc.NF6_OUTAGE_S, "the rest of the outage")
-            ready = sc.wait_for("node Ready=True again", lambda: first_condition(sc, node, "True", after=window.undone_at), WAIT_SLACK_S)
-        late_started = sc.wait_for("the late pod running", lambda: running_at(sc, "late"), WAIT_SLACK_S)
+            ready = sc.wait_for("node Ready=True again", lambda: first_condition(sc.recorder.changes("Node", node), "True", after=window.undone_at), FAULT_SLACK_S)
+        late_started = sc.wait_for("the late pod running", lambda: running_at(sc, "late"), FAULT_SLACK_S)
         wait_pods_ready(sc, pods, 0)
         wait_until_time(sc, time.time() + 3, "a few seconds of load after the recovery")
         gen.stop()
@@ -112,7 +108,7 @@ def test_containerd(scenario: Scenario, how: str):
         after = containers(sc, pods)
         ticks = {p: tick_gap(sc, p, started, time.time()) for p in web}
     finally:
-        release_node_port(sc)
+        sc.release_node_port()
     attach_traffic(sc, result, windows, f"NF-6 containerd {how}")
 
     since, until = started, time.time()
@@ -122,17 +118,17 @@ def test_containerd(scenario: Scenario, how: str):
               details={"before": before, "after": after})
     sc.expect("NF-6", f"failed_requests[{how}]", len(result.failures), details={"by_outcome": result.by_outcome()})
     for pod in web:
-        sc.expect("NF-6", f"web_ready_flips[{how}]", flips(pod_condition_changes(sc, pod, "Ready"), since, until), details={"pod": pod})
+        sc.expect("NF-6", f"web_ready_flips[{how}]", flips(condition_changes(sc.recorder.changes("Pod", pod), "Ready", with_reason=False), since, until), details={"pod": pod})
         sc.expect("NF-6", f"tick_max_gap_s[{how}]", ticks[pod], details={"pod": pod})
     if how == "restart":
-        sc.expect("NF-6", "node_ready_flips[restart]", flips(node_condition_changes(sc, node), since, until))
+        sc.expect("NF-6", "node_ready_flips[restart]", flips(condition_changes(sc.recorder.changes("Node", node)), since, until))
         sc.expect("NF-6", "new_pod_running_s[restart]", round(late_started - created, 3))
         return
     sc.expect("NF-6", "runtime_down_after_stop_s", parse_time(down.obj.get("lastTransitionTime")) - window.injected_at,
               around=down.received_at, details={"condition": down.obj, "stopped_at": window.injected_at})
     sc.expect("NF-6", "runtime_down_reason", down.obj.get("reason"))
     sc.expect("NF-6", "runtime_down_message", down.obj.get("message"))
-    exec_ready = pod_condition_changes(sc, "readiness", "Ready")
+    exec_ready = condition_changes(sc.recorder.changes("Pod", "readiness"), "Ready", with_reason=False)
     sc.expect("NF-6", "exec_probe_ready_flips", flips(exec_ready, window.injected_at, window.undone_at),
               details={"ready": [(s.received_at, s.obj) for s in exec_ready]})
     event = next((c.obj for c in sc.recorder.changes("Event") if c.obj.get("reason") == "Unhealthy"

@@ -13,8 +13,11 @@ import pytest
 
 from e2e.documented import faults as doc
 from e2e.run.scenario import Scenario
+from e2e.record.nodes import lease_duration, renewals
 
-from .fault_helpers import lease_duration, renewals, wait_until_time
+from .fault_helpers import (
+    wait_until_time,
+)
 
 PROFILES = [pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST)),
             pytest.param(doc.DEFAULT, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow])]
@@ -33,8 +36,8 @@ def test_heartbeat_cadence(scenario: Scenario, profile: str):
     sc.mark(since, "recording the Lease")
     wait_until_time(sc, since + doc.NF1_RECORD_S, f"{doc.NF1_RECORD_S} s of Lease renewals")
     sc.recorder.check(since=since)  # every renewal seen: no gap in the recording
-    gaps = [round(b - a, 6) for a, b in zip(renewals(sc, node), renewals(sc, node)[1:], strict=False)]
+    gaps = [round(b - a, 6) for a, b in zip(renewals(sc.recorder.changes("Lease", node)), renewals(sc.recorder.changes("Lease", node))[1:], strict=False)]
     details = {"renewals": len(gaps) + 1, "gaps_s": gaps}
-    sc.expect("NF-1", f"lease_duration_s[{profile}]", lease_duration(sc, node), details=details)
+    sc.expect("NF-1", f"lease_duration_s[{profile}]", lease_duration(sc.recorder.changes("Lease", node)), details=details)
     sc.expect("NF-1", f"renew_gap_median_s[{profile}]", statistics.median(gaps) if gaps else None, details=details)
     sc.expect("NF-1", f"renew_gap_max_s[{profile}]", max(gaps) if gaps else None, details=details)

@@ -28,24 +28,17 @@ from e2e.faults import kubelet_killed, kubelet_restarted, kubelet_stopped
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
+from e2e.run.waiting import FAULT_SLACK_S
+from e2e.record.nodes import condition_changes, first_condition, flips, last_renew_before, taint_gone, taint_seen
+from e2e.record.pods import deletion_requested_at
 
 from .fault_helpers import (
-    WAIT_SLACK_S,
     apply_web,
     attach_traffic,
     containers,
-    first_condition,
-    flips,
-    last_renew_before,
-    delete_requested_at,
     load,
-    node_condition_changes,
     node_labelled,
-    pod_condition_changes,
-    release_node_port,
     states,
-    taint_gone,
-    taint_seen,
     wait_pods_ready,
     wait_until_time,
     web_serving,
@@ -91,27 +84,27 @@ def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> Non
         sc.apply("tolerant.yaml", toleration_s=doc.NF2_TOLERATION_S)
         web = web_serving(sc)
         tolerant = sc.wait_for("the tolerant pod running", lambda: next(
-            (c.name for c in sc.recorder.changes("Pod") if c.name.startswith("tolerant-")), None), WAIT_SLACK_S)
+            (c.name for c in sc.recorder.changes("Pod") if c.name.startswith("tolerant-")), None), FAULT_SLACK_S)
         before = containers(sc, web)
-        gen = load(sc, duration_s=NF2_STOP_S[profile] + 2 * WAIT_SLACK_S)
+        gen = load(sc, duration_s=NF2_STOP_S[profile] + 2 * FAULT_SLACK_S)
         with kubelet_stopped(sc, node) as window:
-            unknown = sc.wait_for("node Ready=Unknown", lambda: first_condition(sc, node, "Unknown", after=window.injected_at),
+            unknown = sc.wait_for("node Ready=Unknown", lambda: first_condition(sc.recorder.changes("Node", node), "Unknown", after=window.injected_at),
                                   doc.GRACE_S[profile] + 3 * doc.MONITOR_PERIOD_S[profile] + 10)
             sc.apply("late.yaml", name="late")
             wait_until_time(sc, window.injected_at + NF2_STOP_S[profile], "the end of the kubelet stop")
-        ready = sc.wait_for("node Ready=True again", lambda: first_condition(sc, node, "True", after=window.undone_at), WAIT_SLACK_S)
+        ready = sc.wait_for("node Ready=True again", lambda: first_condition(sc.recorder.changes("Node", node), "True", after=window.undone_at), FAULT_SLACK_S)
         sc.wait_for("both web pods ready endpoints again",
-                    lambda: set(web) <= endpoints.ready_pods(states(sc)), WAIT_SLACK_S)
+                    lambda: set(web) <= endpoints.ready_pods(states(sc)), FAULT_SLACK_S)
         recovered_at = time.time()
         wait_until_time(sc, recovered_at + 5, "a few seconds of load after the recovery")
         gen.stop()
         result = gen.result()
         after = containers(sc, web)
     finally:
-        release_node_port(sc)
+        sc.release_node_port()
     attach_traffic(sc, result, [window], f"NF-2 kubelet stopped ({profile})")
 
-    last_renew = last_renew_before(sc, node, window.injected_at + 1)
+    last_renew = last_renew_before(sc.recorder.changes("Lease", node), window.injected_at + 1)
     unknown_at = parse_time(unknown.obj.get("lastTransitionTime"))
     sc.expect("NF-2", f"unknown_after_last_renew_s[{profile}]", None if last_renew is None else round(unknown_at - last_renew, 3),
               around=unknown.received_at, details={"last_renew": last_renew, "unknown": unknown.obj, "fault": window.injected_at})
@@ -120,21 +113,21 @@ def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> Non
     node_obj = next(c.obj for c in sc.recorder.changes("Node", node) if c.received_at >= unknown.received_at)
     pressure = " ".join(f"{t}={(condition(node_obj, t) or {}).get('status')}" for t in ("DiskPressure", "MemoryPressure", "PIDPressure"))
     sc.expect("NF-2", "pressure_conditions", pressure)
-    noschedule = taint_seen(sc, node, UNREACHABLE, "NoSchedule", after=window.injected_at)
+    noschedule = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoSchedule", after=window.injected_at)
     sc.expect("NF-2", "noschedule_taint_after_unknown_s",
               None if noschedule is None else parse_time(noschedule.obj.get("timeAdded")) - unknown_at,
               details={"taint": noschedule and noschedule.obj})
-    noexecute = taint_seen(sc, node, UNREACHABLE, "NoExecute", after=window.injected_at)
+    noexecute = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoExecute", after=window.injected_at)
     sc.expect("NF-2", f"noexecute_taint_seen[{variant}]", noexecute is not None, details={"taint": noexecute and noexecute.obj})
     if noexecute is not None:  # then eviction follows the NF-3 rules
         added = parse_time(noexecute.obj.get("timeAdded"))
         sc.expect("NF-2", "noexecute_taint_after_unknown_s", added - unknown_at, details={"taint": noexecute.obj})
-        at = delete_requested_at(sc, tolerant)
+        at = deletion_requested_at(sc.recorder.changes("Pod", tolerant))
         sc.expect("NF-2", "tolerant_deleted_after_taint_s", None if at is None else at - added,
                   details={"pod": tolerant, "taint": noexecute.obj})
 
     for pod in web:
-        ready_changes = pod_condition_changes(sc, pod, "Ready")
+        ready_changes = condition_changes(sc.recorder.changes("Pod", pod), "Ready", with_reason=False)
         not_ready = next((s for s in ready_changes if s.obj.get("status") == "False" and s.received_at >= window.injected_at), None)
         sc.expect("NF-2", "pod_not_ready_after_unknown_s",
                   None if not_ready is None else parse_time(not_ready.obj.get("lastTransitionTime")) - unknown_at,
@@ -185,7 +178,7 @@ def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> Non
                                                if c.received_at <= window.undone_at), None), details={"late": late_pod.get("status")})
     sc.expect("NF-2", "node_ready_after_kubelet_start_s", parse_time(ready.obj.get("lastTransitionTime")) - window.undone_at,
               around=ready.received_at, details={"ready": ready.obj})
-    gone = taint_gone(sc, node, UNREACHABLE, after=window.undone_at)
+    gone = taint_gone(sc.recorder.changes("Node", node), UNREACHABLE, after=window.undone_at)
     sc.expect("NF-2", "taint_removed_after_ready_s", None if gone is None else round(gone - ready.received_at, 3),
               details={"node_ready": ready.obj})
 
@@ -214,23 +207,23 @@ def test_kubelet_restart(scenario: Scenario, how: str):
         pods = [*PROBE_PODS, *web]
         wait_pods_ready(sc, pods, doc.NF5_STEADY_S)
         before = containers(sc, pods)
-        gen = load(sc, duration_s=doc.NF5_WATCH_S + 2 * WAIT_SLACK_S)
+        gen = load(sc, duration_s=doc.NF5_WATCH_S + 2 * FAULT_SLACK_S)
         with FAULTS[how](sc, node) as window:
             wait_until_time(sc, window.injected_at + doc.NF5_WATCH_S, "the watch after the kubelet restart")
         gen.stop()
         result = gen.result()
         after = containers(sc, pods)
     finally:
-        release_node_port(sc)
+        sc.release_node_port()
     attach_traffic(sc, result, [window], f"NF-5 kubelet {how}")
     since, until = window.injected_at - 1, time.time()
     sc.expect("NF-5", "container_restarts", sum(n for _, n in after.values()) - sum(n for _, n in before.values()),
               details={"before": before, "after": after})
     sc.expect("NF-5", "containers_replaced", {k: v[0] for k, v in before.items()} != {k: v[0] for k, v in after.items()},
               details={"before": before, "after": after})
-    sc.expect("NF-5", "node_ready_flips", flips(node_condition_changes(sc, node), since, until))
+    sc.expect("NF-5", "node_ready_flips", flips(condition_changes(sc.recorder.changes("Node", node)), since, until))
     for pod in pods:
-        ready = pod_condition_changes(sc, pod, "Ready")
+        ready = condition_changes(sc.recorder.changes("Pod", pod), "Ready", with_reason=False)
         kind = "web" if pod in web else pod
         n = flips(ready, since, until)
         sc.expect("NF-5", f"ready_flips[{kind}]", n, details={"pod": pod, "ready": [(s.received_at, s.obj) for s in ready]})

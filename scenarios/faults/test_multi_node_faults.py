@@ -28,11 +28,11 @@ from e2e.faults.node import (
     prepare_for_shutdown,
     shutdown_capability,
 )
-from e2e.record.pods import condition
+from e2e.record.nodes import first_condition, last_renew_before, ready_seen, taint_seen
+from e2e.record.pods import condition, deletion_requested_at
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
-NODE_PORT = 30080  # nodes-web.yaml's Service; published on a free port of 127.0.0.1 (Scenario.node_port_url)
 UNREACHABLE = "node.kubernetes.io/unreachable"
 # Slack for waits that only set up (scheduling, container start on the 2-core host).
 SETUP_S = 90
@@ -81,8 +81,7 @@ def _setup_web_and_db(sc: Scenario, worker: str, profile: str) -> tuple[str, str
     """nodes-web.yaml and nodes-db.yaml applied; waits until each node has a Ready web pod and
     db-0 is Ready on the worker. Returns (the worker's web pod, the control plane's web pod)."""
     # the previous test's namespace (and its Service on the same NodePort) may still be going
-    sc.wait_for(f"NodePort {NODE_PORT} free", lambda: not _node_port_taken(sc), SETUP_S)
-    sc.apply("nodes-web.yaml", tolerations=_tolerations(profile))
+    sc.apply_node_port("nodes-web.yaml", tolerations=_tolerations(profile))
     sc.apply("nodes-db.yaml", tolerations=_tolerations(profile), worker=worker)
 
     def placed():
@@ -95,57 +94,9 @@ def _setup_web_and_db(sc: Scenario, worker: str, profile: str) -> tuple[str, str
         return None
 
     pods = sc.wait_for("a Ready web pod on each node and db-0 Ready on the worker", placed, SETUP_S)
-    url, seen = sc.node_port_url(NODE_PORT), set()
+    url, seen = sc.node_port_url(), set()
     sc.wait_for("both web pods answering through the NodePort", lambda: set(pods) <= answering_pods(url, seen), SETUP_S)
     return pods
-
-
-def _node_port_taken(sc: Scenario) -> bool:
-    return any(p.node_port == NODE_PORT for s in sc.kube.core.list_service_for_all_namespaces().items
-               for p in s.spec.ports or [])
-
-
-def _node_changes(sc: Scenario, node: str) -> list:
-    return sc.recorder.changes("Node", node)
-
-
-def _last_renew(sc: Scenario, node: str, before: float) -> float:
-    """The last Lease renewTime of ``node`` received before ``before`` (epoch s, µs resolution)."""
-    renews = [parse_time(ch.obj["spec"]["renewTime"]) for ch in sc.recorder.changes("Lease", node) if ch.received_at <= before]
-    assert renews, f"no Lease renewal of {node} recorded before the fault"
-    return max(renews)
-
-
-def _unknown(sc: Scenario, node: str, after: float) -> tuple[float, dict] | None:
-    """(receive time, Ready condition) of the first recorded Ready=Unknown of ``node`` after ``after``."""
-    for ch in _node_changes(sc, node):
-        cond = condition(ch.obj, "Ready")
-        if ch.received_at >= after and cond and cond.get("status") == "Unknown":
-            return ch.received_at, cond
-    return None
-
-
-def _taint(sc: Scenario, node: str, key: str, effect: str, after: float) -> tuple[float, dict] | None:
-    """(receive time, taint) of the first recorded ``key:effect`` taint of ``node`` after ``after``.
-    Only NoExecute taints carry ``timeAdded`` (the NoSchedule one has none)."""
-    for ch in _node_changes(sc, node):
-        for t in (ch.obj.get("spec") or {}).get("taints") or []:
-            if ch.received_at >= after and t.get("key") == key and t.get("effect") == effect:
-                return ch.received_at, t
-    return None
-
-
-def _ready_again(sc: Scenario, node: str, after: float) -> float | None:
-    for ch in _node_changes(sc, node):
-        if ch.received_at >= after and _ready(ch.obj):
-            return ch.received_at
-    return None
-
-
-def _delete_time(pod: dict) -> float:
-    """When the delete was requested (API time): deletionTimestamp − deletionGracePeriodSeconds."""
-    meta = pod["metadata"]
-    return parse_time(meta["deletionTimestamp"]) - int(meta.get("deletionGracePeriodSeconds") or 0)
 
 
 def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_pod: str, injected_at: float) -> dict:
@@ -154,22 +105,25 @@ def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_p
     ``eviction`` (API time) and ``replacement`` (the new web pod's name)."""
     q = f"[{profile}]"
     unknown_budget = doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + 30
-    seen = sc.wait_for(f"{worker} Ready=Unknown", lambda: _unknown(sc, worker, injected_at), unknown_budget,
+    def node():
+        return sc.recorder.changes("Node", worker)
+
+    seen = sc.wait_for(f"{worker} Ready=Unknown", lambda: first_condition(node(), "Unknown", after=injected_at), unknown_budget,
                        case=case, measurement=f"unknown_after_last_renew_s{q}")
-    unknown_at, cond = seen
+    unknown_at, cond = seen.received_at, seen.obj
     unknown_api = parse_time(cond["lastTransitionTime"])
-    last_renew = _last_renew(sc, worker, injected_at)
+    last_renew = sc.require(last_renew_before(sc.recorder.changes("Lease", worker), injected_at), f"a Lease renewal of {worker} recorded before the fault")
     sc.expect(case, f"unknown_after_last_renew_s{q}", round(unknown_api - last_renew, 3), around=unknown_at,
               details={"last_renew": last_renew, "unknown_lastTransitionTime": cond["lastTransitionTime"],
                        "fault_at": injected_at})
     sc.expect(case, "ready_unknown_reason", cond.get("reason"), around=unknown_at)
     sc.expect(case, "ready_unknown_message", cond.get("message"), around=unknown_at)
 
-    _, taint = sc.wait_for("the unreachable NoExecute taint", lambda: _taint(sc, worker, UNREACHABLE, "NoExecute", injected_at), 30)
+    taint = sc.wait_for("the unreachable NoExecute taint", lambda: taint_seen(node(), UNREACHABLE, "NoExecute", injected_at), 30).obj
     noexec = parse_time(taint["timeAdded"])
     sc.expect(case, "noexecute_taint_after_unknown_s", noexec - unknown_api, around=unknown_at)
-    nosched = _taint(sc, worker, UNREACHABLE, "NoSchedule", injected_at)
-    sc.expect(case, "noschedule_taint_after_unknown_s", None if nosched is None else round(nosched[0] - unknown_at, 3),
+    nosched = taint_seen(node(), UNREACHABLE, "NoSchedule", injected_at)
+    sc.expect(case, "noschedule_taint_after_unknown_s", None if nosched is None else round(nosched.received_at - unknown_at, 3),
               around=unknown_at)
 
     def not_ready():
@@ -195,7 +149,7 @@ def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_p
     evicted = sc.wait_for(f"{web_pod} deleted by the taint manager",
                           lambda: (sc.pod(web_pod) or {}).get("metadata", {}).get("deletionTimestamp") and sc.pod(web_pod),
                           tol + 30, case=case, measurement=f"eviction_after_taint_s{q}")
-    eviction = _delete_time(evicted)
+    eviction = deletion_requested_at(sc.recorder.changes("Pod", web_pod))
     sc.expect(case, f"eviction_after_taint_s{q}", eviction - noexec, around=time.time())
     target = condition(evicted, "DisruptionTarget") or {}
     sc.expect(case, "disruption_target_reason", target.get("reason"))
@@ -231,7 +185,7 @@ def test_worker_lost(scenario: Scenario, profile: str):
     worker = _worker(sc)
     web_pod, _ = _setup_web_and_db(sc, worker, profile)
     db_uid = sc.pod("db-0")["metadata"]["uid"]
-    url = sc.node_port_url(NODE_PORT)
+    url = sc.node_port_url()
     pause_s = doc.PAUSE_S[profile]
     with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=pause_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
         with node_paused(sc, worker) as window:
@@ -275,7 +229,7 @@ def test_worker_partitioned(scenario: Scenario, profile: str, mode: str):
     worker = _worker(sc)
     web_pod, _ = _setup_web_and_db(sc, worker, profile)
     web_uid = sc.pod(web_pod)["metadata"]["uid"]
-    url = sc.node_port_url(NODE_PORT)
+    url = sc.node_port_url()
     cut_s = doc.PARTITION_S[profile]
     with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=cut_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
         with node_partitioned(sc, worker, mode) as window:
@@ -284,7 +238,7 @@ def test_worker_partitioned(scenario: Scenario, profile: str, mode: str):
                                    node=worker).split()
             sc.expect("NF-8", "evicted_pod_running_while_partitioned", bool(running), details={"containers": running})
             sc.wait_for("the end of the partition", lambda: time.time() >= window.injected_at + cut_s, cut_s + 5)
-        ready_at = _ready_again(sc, worker, window.undone_at)
+        ready_at = ready_seen(sc.recorder.changes("Node", worker), window.undone_at)
         sc.expect("NF-8", f"ready_after_heal_s[{mode}]", None if ready_at is None else round(ready_at - window.undone_at, 3))
         gone = sc.wait_for(f"evicted {web_pod} gone after the heal", lambda: sc.pod(web_pod) is None or None, SETUP_S)
         sc.expect("NF-8", "evicted_pod_gone_after_heal", bool(gone))
@@ -342,11 +296,11 @@ def test_graceful_node_shutdown(scenario: Scenario):
         cancel_at = time.time()
         prepare_for_shutdown(sc, worker, False)  # the undo cancels again (harmless) and restores the lock
         sc.mark(cancel_at, "PrepareForShutdown(false)")
-        sc.wait_for(f"{worker} Ready after the cancel", lambda: _ready_again(sc, worker, cancel_at), 60)
+        sc.wait_for(f"{worker} Ready after the cancel", lambda: ready_seen(sc.recorder.changes("Node", worker), cancel_at), 60)
         # not judged: whether the cancel leaves the kubelet its lock depends on fd reuse (e2e.faults.node)
         sc.note("inhibitor_lock_after_cancel", holds_inhibitor_lock(sc, worker))
 
-    not_ready = next((ch for ch in _node_changes(sc, worker) if ch.received_at >= signal_at
+    not_ready = next((ch for ch in sc.recorder.changes("Node", worker) if ch.received_at >= signal_at
                       and (condition(ch.obj, "Ready") or {}).get("status") == "False"), None)
     cond = condition(not_ready.obj, "Ready") if not_ready else {}
     sc.expect("NF-9", "not_ready_after_signal_s", None if not_ready is None else round(not_ready.received_at - signal_at, 3))
@@ -377,7 +331,7 @@ def test_graceful_node_shutdown(scenario: Scenario):
     sc.expect("NF-9", "late_pod_reason", late.get("reason"))
     sc.expect("NF-9", "late_pod_message", late.get("message"))
 
-    ready_at = _ready_again(sc, worker, cancel_at)
+    ready_at = ready_seen(sc.recorder.changes("Node", worker), cancel_at)
     sc.expect("NF-9", "ready_after_cancel_s", None if ready_at is None else round(ready_at - cancel_at, 3))
     sc.expect("NF-9", "killed_pods_stay_failed",
               all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()))

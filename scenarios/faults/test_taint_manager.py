@@ -20,8 +20,13 @@ from e2e.documented import faults as doc
 from e2e.faults import TEST_TAINT, addons_tolerate, node_tainted
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
+from e2e.run.waiting import FAULT_SLACK_S
+from e2e.record.nodes import taint_seen
+from e2e.record.pods import deletion_requested_at
 
-from .fault_helpers import WAIT_SLACK_S, delete_requested_at, taint_seen, wait_until_time
+from .fault_helpers import (
+    wait_until_time,
+)
 
 
 def tolerations(seconds: int | None) -> str:
@@ -61,15 +66,15 @@ def test_taint_manager(scenario: Scenario):
     for name, seconds in doc.NF3_TOLERATIONS.items():
         sc.apply("taint-pods.yaml", name=name, tolerations=tolerations(seconds))
     sc.wait_for("the test pods running", lambda: all((sc.pod(p) or {}).get("status", {}).get("phase") == "Running"
-                                                     for p in doc.NF3_TOLERATIONS), WAIT_SLACK_S)
+                                                     for p in doc.NF3_TOLERATIONS), FAULT_SLACK_S)
     with addons_tolerate(sc):
         with node_tainted(sc, node) as window:
-            taint = sc.wait_for("the taint recorded", lambda: taint_seen(sc, node, TEST_TAINT["key"], TEST_TAINT["effect"]), 30)
+            taint = sc.wait_for("the taint recorded", lambda: taint_seen(sc.recorder.changes("Node", node), TEST_TAINT["key"], TEST_TAINT["effect"]), 30)
             # a taint added through the API carries no timeAdded (kubectl taint sets none either): the
             # reference is the host time the taint patch returned
             added = window.injected_at
             sc.apply("taint-pods.yaml", name="unscheduled", tolerations="[]")
-            sc.wait_for("none and t10 deleted", lambda: delete_requested_at(sc, "none") and delete_requested_at(sc, "t10"),
+            sc.wait_for("none and t10 deleted", lambda: deletion_requested_at(sc.recorder.changes("Pod", "none")) and deletion_requested_at(sc.recorder.changes("Pod", "t10")),
                         doc.NF3_REMOVE_AFTER_S + 5)
             scheduling = sc.wait_for("FailedScheduling of the pod created under the taint", lambda: next(
                 (c.obj for c in sc.recorder.changes("Event") if c.obj.get("reason") == "FailedScheduling"
@@ -78,10 +83,10 @@ def test_taint_manager(scenario: Scenario):
         # the 30 s pod would have been deleted by timeAdded + 30 (+ 2 s, as t10's band): watch until then
         t30_deadline = added + doc.NF3_TOLERATIONS["t30"] + 2 * doc.API_RESOLUTION_S + 1 - time.time()
         t30_kept = sc.never_within(max(0.0, t30_deadline), "t30 deleted after the taint was removed",
-                                   lambda: delete_requested_at(sc, "t30"), interval_s=0.5)
+                                   lambda: deletion_requested_at(sc.recorder.changes("Pod", "t30")), interval_s=0.5)
 
     for name in ("none", "t10"):
-        at = delete_requested_at(sc, name)
+        at = deletion_requested_at(sc.recorder.changes("Pod", name))
         sc.expect("NF-3", f"deleted_after_taint_s[{name}]", None if at is None else round(at - added, 3),
                   details={"taint_patched_at": added, "taint": taint.obj, "delete_requested_at": at})
         target = next((condition(c.obj, "DisruptionTarget") for c in sc.recorder.changes("Pod", name)
@@ -91,5 +96,5 @@ def test_taint_manager(scenario: Scenario):
         sc.expect("NF-3", "marking_event", eviction_event(sc, name, "Marking"), namespace=sc.namespace, pod=name)
     sc.expect("NF-3", "deleted[t30]", not t30_kept)
     sc.expect("NF-3", "cancelling_event", eviction_event(sc, "t30", "Cancelling"), namespace=sc.namespace, pod="t30")
-    sc.expect("NF-3", "deleted[infinite]", delete_requested_at(sc, "infinite") is not None)
+    sc.expect("NF-3", "deleted[infinite]", deletion_requested_at(sc.recorder.changes("Pod", "infinite")) is not None)
     sc.expect("NF-3", "scheduling_message", scheduling.get("message"), details={"event": scheduling})

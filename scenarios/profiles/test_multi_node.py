@@ -16,9 +16,9 @@ import pytest
 from kubernetes import client
 
 from e2e.run.scenario import Scenario
+from e2e.run.waiting import PODS_SLACK_S
 
 # Slack for waits: scheduling, container start, the client's requests (3 s timeout each).
-WAIT_SLACK_S = 60
 # Service requests per client: with two endpoints picked at random by kube-proxy, both are
 # hit with probability 1 − 2 × 0.5^n (n = 20: 1 − 2e-6).
 SERVICE_REQUESTS = 20
@@ -63,7 +63,7 @@ def test_pods_services_and_dns_across_nodes(scenario: Scenario):
 
     sc.apply("web-service.yaml")
     web = _pods_on_nodes(sc, "web-on-node.yaml", "web", nodes)
-    sc.wait_for("a ready web pod on each node", lambda: all(_ready(sc, p) for p in web.values()), WAIT_SLACK_S)
+    sc.wait_for("a ready web pod on each node", lambda: all(_ready(sc, p) for p in web.values()), PODS_SLACK_S)
     ips = {node: sc.pod(p)["status"]["podIP"] for node, p in web.items()}
     for node in ips:
         assert sc.pod(web[node])["spec"]["nodeName"] == node
@@ -77,7 +77,7 @@ def test_pods_services_and_dns_across_nodes(scenario: Scenario):
     targets = " ".join(f"{ip}:{APP_PORT}" for ip in ips.values())
     clients = _pods_on_nodes(sc, "client-on-node.yaml", "client", nodes, pod_targets=targets, service_requests=SERVICE_REQUESTS)
     sc.wait_for("both clients done", lambda: all(_phase(sc, p) in ("Succeeded", "Failed") for p in clients.values()),
-                WAIT_SLACK_S + 3 * (len(nodes) + SERVICE_REQUESTS + 1))
+                PODS_SLACK_S + 3 * (len(nodes) + SERVICE_REQUESTS + 1))
 
     cluster_ip = sc.kube.core.read_namespaced_service("web", sc.namespace).spec.cluster_ip
     problems = []

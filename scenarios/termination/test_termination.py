@@ -17,9 +17,7 @@ import json
 import time
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 
-from e2e.cluster.kube import ApiRefused
 from e2e.record import pods
 from e2e.documented import kubelet, termination as doc
 from e2e.evidence import applog, endpoints, stamps
@@ -27,13 +25,12 @@ from e2e.evidence.applog import LogFollower
 from e2e.evidence.load import LoadGenerator, LoadResult, answering_pods, failure_windows
 from e2e.pictures import traffic as traffic_picture
 from e2e.record.podstatus import pod_columns
-from e2e.run.scenario import Scenario
+from e2e.run.scenario import NODE_PORT, Scenario
 from e2e.record.timeline import parse_time
 from e2e.run.waiting import WAIT_SLACK_S
 
 # The Service's NodePort (traffic.yaml); kind-config.yaml publishes it on a free port of
 # 127.0.0.1 per cluster (Scenario.node_port_url), the only address host traffic goes to.
-NODE_PORT = 30080
 
 
 @pytest.fixture
@@ -149,8 +146,6 @@ REQUEST_DELAY = "500ms"
 # Load before the first delete (a clean baseline) and after the last pod is gone (late failures).
 BASELINE_S = max(2.0, doc.SETTLE_S)  # also lets the pods settle (see settle())
 TAIL_S = 2.0
-# How long a test waits for NodePort NODE_PORT to be released by a Service of an earlier test.
-NODE_PORT_WAIT_S = 60
 # The negative control's app exits at once; its pod's netns-holder keeps the pod's IP this long
 # after SIGTERM, longer than kube-proxy needs to drop the endpoint (EndpointSlice update ≤ 1.5 s,
 # PS-3, + iptables minSyncPeriod 1 s), so that no request is routed to a released pod IP, which
@@ -178,39 +173,17 @@ def test_no_lost_requests(scenario: Scenario, follow, variant: str, trigger: str
     sc = scenario
     values = dict(grace=doc.PRESTOP_GRACE_S, request_delay=REQUEST_DELAY, readiness_period=doc.READINESS_PERIOD_S,
                   readiness_failure_threshold=doc.READINESS_FAILURE_THRESHOLD, node_port=NODE_PORT, **VARIANTS[variant])
-    sc.wait_for(f"NodePort {NODE_PORT} free (a previous test's Service may still be going away)",
-                lambda: _apply_node_port(sc, "traffic.yaml", values), NODE_PORT_WAIT_S, interval_s=1)
+    sc.apply_node_port("traffic.yaml", **values)
     try:
         _no_lost_requests(sc, follow, variant, trigger)
     finally:
-        _release_node_port(sc)
-
-
-def _apply_node_port(sc: Scenario, filename: str, values: dict) -> bool:
-    """Apply a manifest whose first object is the NodePort Service; False while the port is
-    still allocated to another Service (nothing was created then)."""
-    try:
-        sc.apply(filename, **values)
-        return True
-    except ApiRefused as e:
-        if e.status == 422 and "already allocated" in e.message:
-            return False
-        raise
-
-
-def _release_node_port(sc: Scenario) -> None:
-    """Delete the Service now (namespace deletion is asynchronous: the next test needs the port)."""
-    try:
-        sc.kube.core.delete_namespaced_service("web", sc.namespace)
-    except ApiException as e:
-        if e.status != 404:
-            raise
+        sc.release_node_port()
 
 
 def _no_lost_requests(sc: Scenario, follow, variant: str, trigger: str) -> None:
     """Load, a baseline without failures, the delete or rollout, a tail; the picture; the judged values."""
     old = sorted(sc.wait(endpoints.ready_count(2), 2 * WAIT_SLACK_S))
-    url, seen = sc.node_port_url(NODE_PORT), set()
+    url, seen = sc.node_port_url(), set()
     sc.wait_for(f"both pods answering on {url}", lambda: set(old) <= answering_pods(url, seen), WAIT_SLACK_S, interval_s=0.1)
     logs = {p: follow(p) for p in old}
     gen = LoadGenerator(url, LOAD_RATE_PER_S, duration_s=BASELINE_S + 2 * doc.PRESTOP_GRACE_S + 2 * WAIT_SLACK_S,
