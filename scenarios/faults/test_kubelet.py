@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import cast
 
 import pytest
 
 from e2e.documented import faults as doc
 from e2e.evidence import endpoints
-from e2e.evidence.load import outcomes
-from e2e.faults import kubelet_killed, kubelet_restarted, kubelet_stopped
+from e2e.evidence.load import LoadResult, outcomes
+from e2e.faults import FaultWindow, kubelet_killed, kubelet_restarted, kubelet_stopped
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 from e2e.run.waiting import FAULT_SLACK_S
-from e2e.record.nodes import condition_changes, first_condition, flips, last_renew_before, taint_gone, taint_seen
+from e2e.record.nodes import Seen, condition_changes, first_condition, flips, last_renew_before, taint_gone, taint_seen
 from e2e.record.pods import deletion_requested_at
 
 from .fault_helpers import (
@@ -79,7 +81,47 @@ def test_kubelet_stopped(scenario: Scenario, profile: str, excluded: bool):
         _kubelet_stopped(sc, node, profile, variant)
 
 
+@dataclass
+class Outage:
+    """What the kubelet stop left to judge: the fault's ``window``, the node's ``unknown`` and
+    ``ready`` conditions as first recorded, the ``web`` pods and the ``tolerant`` one, their
+    containers ``before``/``after`` (:func:`containers`), the host load's ``result`` and when the
+    endpoints were back (``recovered_at``, epoch s)."""
+
+    window: FaultWindow
+    unknown: Seen
+    ready: Seen
+    web: list[str]
+    tolerant: str
+    before: dict[str, tuple[str, int]]
+    after: dict[str, tuple[str, int]]
+    result: LoadResult
+    recovered_at: float
+
+    @property
+    def unknown_at(self) -> float:
+        """``Ready=Unknown``'s lastTransitionTime (API time, epoch s)."""
+        return cast(float, parse_time(self.unknown.obj.get("lastTransitionTime")))
+
+
 def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> None:
+    """The NF-2 chain (CASES-faults.md §2.1), link by link."""
+    outage = _stop_the_kubelet(sc, node, profile)
+    attach_traffic(sc, outage.result, [outage.window], f"NF-2 kubelet stopped ({profile})")
+    _judge_unknown_after_the_last_renewal(sc, node, profile, outage)
+    _judge_taints(sc, node, variant, outage)
+    for pod in outage.web:
+        _judge_pod_not_ready_then_ready(sc, pod, outage)
+    _judge_node_event(sc, node, outage)
+    _judge_requests(sc, outage)
+    _judge_workload_kept(sc, variant, outage)
+    _judge_recovery(sc, node, outage)
+
+
+def _stop_the_kubelet(sc: Scenario, node: str, profile: str) -> Outage:
+    """Web pods serving under load, a pod tolerating unreachable 20 s; the kubelet stopped for
+    NF2_STOP_S (a new pod applied meanwhile), started again, and load kept until the endpoints
+    are back."""
     try:
         sc.apply("tolerant.yaml", toleration_s=doc.NF2_TOLERATION_S)
         web = web_serving(sc)
@@ -88,97 +130,135 @@ def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> Non
         before = containers(sc, web)
         gen = load(sc, duration_s=NF2_STOP_S[profile] + 2 * FAULT_SLACK_S)
         with kubelet_stopped(sc, node) as window:
-            unknown = sc.wait_for("node Ready=Unknown", lambda: first_condition(sc.recorder.changes("Node", node), "Unknown", after=window.injected_at),
+            unknown = sc.wait_for("node Ready=Unknown", lambda: _node_condition(sc, node, "Unknown", window.injected_at),
                                   doc.GRACE_S[profile] + 3 * doc.MONITOR_PERIOD_S[profile] + 10)
             sc.apply("late.yaml", name="late")
             wait_until_time(sc, window.injected_at + NF2_STOP_S[profile], "the end of the kubelet stop")
-        ready = sc.wait_for("node Ready=True again", lambda: first_condition(sc.recorder.changes("Node", node), "True", after=window.undone_at), FAULT_SLACK_S)
+        ready = sc.wait_for("node Ready=True again", lambda: _node_condition(sc, node, "True", window.undone_at), FAULT_SLACK_S)
         sc.wait_for("both web pods ready endpoints again",
                     lambda: set(web) <= endpoints.ready_pods(states(sc)), FAULT_SLACK_S)
         recovered_at = time.time()
         wait_until_time(sc, recovered_at + 5, "a few seconds of load after the recovery")
         gen.stop()
-        result = gen.result()
-        after = containers(sc, web)
+        return Outage(window, unknown, ready, web, tolerant, before, containers(sc, web), gen.result(), recovered_at)
     finally:
         sc.release_node_port()
-    attach_traffic(sc, result, [window], f"NF-2 kubelet stopped ({profile})")
 
-    last_renew = last_renew_before(sc.recorder.changes("Lease", node), window.injected_at + 1)
-    unknown_at = parse_time(unknown.obj.get("lastTransitionTime"))
-    sc.expect("NF-2", f"unknown_after_last_renew_s[{profile}]", None if last_renew is None else round(unknown_at - last_renew, 3),
-              around=unknown.received_at, details={"last_renew": last_renew, "unknown": unknown.obj, "fault": window.injected_at})
+
+def _node_condition(sc: Scenario, node: str, status: str, after: float | None) -> Seen | None:
+    return first_condition(sc.recorder.changes("Node", node), status, after=cast(float, after))
+
+
+def _judge_unknown_after_the_last_renewal(sc: Scenario, node: str, profile: str, outage: Outage) -> None:
+    """Last Lease renewal → Ready=Unknown after the grace; its reason, message and the pressure
+    conditions with it."""
+    unknown, injected_at = outage.unknown, cast(float, outage.window.injected_at)
+    last_renew = last_renew_before(sc.recorder.changes("Lease", node), injected_at + 1)
+    sc.expect("NF-2", f"unknown_after_last_renew_s[{profile}]",
+              None if last_renew is None else round(outage.unknown_at - last_renew, 3),
+              around=unknown.received_at, details={"last_renew": last_renew, "unknown": unknown.obj, "fault": injected_at})
     sc.expect("NF-2", "ready_unknown_reason", unknown.obj.get("reason"))
     sc.expect("NF-2", "ready_unknown_message", unknown.obj.get("message"))
     node_obj = next(c.obj for c in sc.recorder.changes("Node", node) if c.received_at >= unknown.received_at)
     pressure = " ".join(f"{t}={(condition(node_obj, t) or {}).get('status')}" for t in ("DiskPressure", "MemoryPressure", "PIDPressure"))
     sc.expect("NF-2", "pressure_conditions", pressure)
-    noschedule = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoSchedule", after=window.injected_at)
+
+
+def _judge_taints(sc: Scenario, node: str, variant: str, outage: Outage) -> None:
+    """Unknown → unreachable:NoSchedule; NoExecute only on an excluded node (or the #111385
+    race), and then the tolerant pod deleted at timeAdded + its tolerationSeconds (NF-3)."""
+    injected_at = cast(float, outage.window.injected_at)
+    noschedule = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoSchedule", after=injected_at)
     sc.expect("NF-2", "noschedule_taint_after_unknown_s",
-              None if noschedule is None else parse_time(noschedule.obj.get("timeAdded")) - unknown_at,
+              None if noschedule is None else parse_time(noschedule.obj.get("timeAdded")) - outage.unknown_at,
               details={"taint": noschedule and noschedule.obj})
-    noexecute = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoExecute", after=window.injected_at)
+    noexecute = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoExecute", after=injected_at)
     sc.expect("NF-2", f"noexecute_taint_seen[{variant}]", noexecute is not None, details={"taint": noexecute and noexecute.obj})
-    if noexecute is not None:  # then eviction follows the NF-3 rules
-        added = parse_time(noexecute.obj.get("timeAdded"))
-        sc.expect("NF-2", "noexecute_taint_after_unknown_s", added - unknown_at, details={"taint": noexecute.obj})
-        at = deletion_requested_at(sc.recorder.changes("Pod", tolerant))
-        sc.expect("NF-2", "tolerant_deleted_after_taint_s", None if at is None else at - added,
-                  details={"pod": tolerant, "taint": noexecute.obj})
+    if noexecute is None:
+        return
+    added = cast(float, parse_time(noexecute.obj.get("timeAdded")))
+    sc.expect("NF-2", "noexecute_taint_after_unknown_s", added - outage.unknown_at, details={"taint": noexecute.obj})
+    at = deletion_requested_at(sc.recorder.changes("Pod", outage.tolerant))
+    sc.expect("NF-2", "tolerant_deleted_after_taint_s", None if at is None else at - added,
+              details={"pod": outage.tolerant, "taint": noexecute.obj})
 
-    for pod in web:
-        ready_changes = condition_changes(sc.recorder.changes("Pod", pod), "Ready", with_reason=False)
-        not_ready = next((s for s in ready_changes if s.obj.get("status") == "False" and s.received_at >= window.injected_at), None)
-        sc.expect("NF-2", "pod_not_ready_after_unknown_s",
-                  None if not_ready is None else parse_time(not_ready.obj.get("lastTransitionTime")) - unknown_at,
-                  details={"pod": pod, "condition": not_ready and not_ready.obj})
-        if not_ready is None:
-            continue
-        sc.expect("NF-2", "pod_not_ready_reason", not_ready.obj.get("reason") or "", details={"pod": pod})
-        obj = next(c.obj for c in sc.recorder.changes("Pod", pod) if c.received_at >= not_ready.received_at)
-        sc.expect("NF-2", "containers_ready", (condition(obj, "ContainersReady") or {}).get("status"), details={"pod": pod})
-        ep = endpoints.first(states(sc), pod, after=window.injected_at, ready=False)
-        sc.expect("NF-2", "endpoint_not_ready_after_pod_not_ready_s", None if ep is None else round(ep.received_at - not_ready.received_at, 3),
-                  around=not_ready.received_at, details={"pod": pod})
-        back = next((s for s in ready_changes if s.obj.get("status") == "True" and s.received_at >= ready.received_at - 1), None)
-        sc.expect("NF-2", "pod_ready_after_node_ready_s",
-                  None if back is None else parse_time(back.obj.get("lastTransitionTime")) - parse_time(ready.obj.get("lastTransitionTime")),
-                  details={"pod": pod, "condition": back and back.obj})
-        event = next((c.obj for c in sc.recorder.changes("Event") if c.obj.get("reason") == "NodeNotReady"
-                      and (c.obj.get("involvedObject") or {}).get("name") == pod), None)
-        sc.expect("NF-2", "pod_event", event and f"{event.get('type')} {event.get('reason')}: {event.get('message')}", details={"pod": pod})
 
-    # the node's own events go to the default namespace (the recorder watches the test's)
+def _judge_pod_not_ready_then_ready(sc: Scenario, pod: str, outage: Outage) -> None:
+    """Unknown → the pod Ready=False (ContainersReady kept) → its endpoint not ready → its
+    NodeNotReady event; Ready again after the node."""
+    ready_changes = condition_changes(sc.recorder.changes("Pod", pod), "Ready", with_reason=False)
+    injected_at = cast(float, outage.window.injected_at)
+    not_ready = next((s for s in ready_changes if s.obj.get("status") == "False" and s.received_at >= injected_at), None)
+    sc.expect("NF-2", "pod_not_ready_after_unknown_s",
+              None if not_ready is None else parse_time(not_ready.obj.get("lastTransitionTime")) - outage.unknown_at,
+              details={"pod": pod, "condition": not_ready and not_ready.obj})
+    if not_ready is None:
+        return
+    sc.expect("NF-2", "pod_not_ready_reason", not_ready.obj.get("reason") or "", details={"pod": pod})
+    obj = next(c.obj for c in sc.recorder.changes("Pod", pod) if c.received_at >= not_ready.received_at)
+    sc.expect("NF-2", "containers_ready", (condition(obj, "ContainersReady") or {}).get("status"), details={"pod": pod})
+    ep = endpoints.first(states(sc), pod, after=injected_at, ready=False)
+    sc.expect("NF-2", "endpoint_not_ready_after_pod_not_ready_s", None if ep is None else round(ep.received_at - not_ready.received_at, 3),
+              around=not_ready.received_at, details={"pod": pod})
+    ready = outage.ready
+    back = next((s for s in ready_changes if s.obj.get("status") == "True" and s.received_at >= ready.received_at - 1), None)
+    sc.expect("NF-2", "pod_ready_after_node_ready_s",
+              None if back is None else parse_time(back.obj.get("lastTransitionTime")) - parse_time(ready.obj.get("lastTransitionTime")),
+              details={"pod": pod, "condition": back and back.obj})
+    event = next((c.obj for c in sc.recorder.changes("Event") if c.obj.get("reason") == "NodeNotReady"
+                  and (c.obj.get("involvedObject") or {}).get("name") == pod), None)
+    sc.expect("NF-2", "pod_event", event and f"{event.get('type')} {event.get('reason')}: {event.get('message')}", details={"pod": pod})
+
+
+def _judge_node_event(sc: Scenario, node: str, outage: Outage) -> None:
+    """The node's NodeNotReady event (in the default namespace: the recorder watches the test's)."""
     node_events = sc.kube.core.list_namespaced_event("default", field_selector=f"involvedObject.name={node},reason=NodeNotReady").items
-    node_event = next((e for e in node_events if e.last_timestamp is None or e.last_timestamp.timestamp() >= window.injected_at - 1), None)
+    since = cast(float, outage.window.injected_at) - 1
+    node_event = next((e for e in node_events if e.last_timestamp is None or e.last_timestamp.timestamp() >= since), None)
     sc.expect("NF-2", "node_event", node_event and f"{node_event.type} {node_event.reason}: {node_event.message}", node=node)
 
-    early = [r for r in result.requests if r.failed and r.sent_at < unknown.received_at]
+
+def _judge_requests(sc: Scenario, outage: Outage) -> None:
+    """The host's requests: none failed before Unknown; none succeeded from both endpoints not
+    ready (+ kube-proxy's sync, + 1 s on the loaded host) until the kubelet was back (requests
+    answered only after the undo — held by docker's proxy until a backend was back — do not
+    count); none failed after the recovery."""
+    result, injected_at, undone_at = outage.result, cast(float, outage.window.injected_at), cast(float, outage.window.undone_at)
+    early = [r for r in result.requests if r.failed and r.sent_at < outage.unknown.received_at]
     sc.expect("NF-2", "failed_requests_before_unknown", len(early), details={"failures": [r.__dict__ for r in early[:10]]})
-    # from both endpoints not ready (+ kube-proxy's sync, + 1 s on the loaded host) until the kubelet is back:
-    # no request succeeds
-    both_not_ready = max((ep.received_at for pod in web for ep in [endpoints.first(states(sc), pod, after=window.injected_at, ready=False)]
-                          if ep is not None), default=None)
-    # (requests answered only after the undo — held by docker's proxy until a backend was back — do not count)
-    during = [] if both_not_ready is None else [r for r in result.between(both_not_ready + doc.PROXY_SYNC_S + doc.LOADED_S,
-                                                                          window.undone_at) if r.done_at <= window.undone_at]
+    not_ready_at = [ep.received_at for pod in outage.web for ep in [endpoints.first(states(sc), pod, after=injected_at, ready=False)]
+                    if ep is not None]
+    both_not_ready = max(not_ready_at, default=None)
+    during = [] if both_not_ready is None else [r for r in result.between(both_not_ready + doc.PROXY_SYNC_S + doc.LOADED_S, undone_at)
+                                                if r.done_at <= undone_at]
     sc.expect("NF-2", "ok_requests_while_not_ready", None if both_not_ready is None else sum(r.ok for r in during),
               details={"requests": len(during), "by_outcome": outcomes(during)})
-    late = [r for r in result.requests if r.failed and r.sent_at >= recovered_at + doc.PROXY_SYNC_S]
+    late = [r for r in result.requests if r.failed and r.sent_at >= outage.recovered_at + doc.PROXY_SYNC_S]
     sc.expect("NF-2", "failed_requests_after_recovery", len(late), details={"failures": [r.__dict__ for r in late[:10]]})
 
-    deleted = [c.name for c in sc.recorder.changes("Pod") if c.type == "DELETED" or c.obj["metadata"].get("deletionTimestamp")]
-    sc.expect("NF-2", f"pods_deleted[{variant}]", len(set(deleted)), details={"deleted": sorted(set(deleted))})
+
+def _judge_workload_kept(sc: Scenario, variant: str, outage: Outage) -> None:
+    """The containers ran on: no pod deleted (one node: full disruption), no restart, none
+    replaced; the pod applied meanwhile stayed Pending."""
+    before, after = outage.before, outage.after
+    deleted = {c.name for c in sc.recorder.changes("Pod") if c.type == "DELETED" or c.obj["metadata"].get("deletionTimestamp")}
+    sc.expect("NF-2", f"pods_deleted[{variant}]", len(deleted), details={"deleted": sorted(deleted)})
     sc.expect("NF-2", "container_restarts", sum(n for _, n in after.values()) - sum(n for _, n in before.values()),
               details={"before": before, "after": after})
     sc.expect("NF-2", "containers_replaced", {k: v[0] for k, v in before.items()} != {k: v[0] for k, v in after.items()},
               details={"before": before, "after": after})
-    late_pod = sc.pod("late") or {}
+    undone_at = cast(float, outage.window.undone_at)
     sc.expect("NF-2", "late_pod_phase", next(((c.obj.get("status") or {}).get("phase") for c in sc.recorder.changes("Pod", "late")
-                                               if c.received_at <= window.undone_at), None), details={"late": late_pod.get("status")})
-    sc.expect("NF-2", "node_ready_after_kubelet_start_s", parse_time(ready.obj.get("lastTransitionTime")) - window.undone_at,
+                                               if c.received_at <= undone_at), None),
+              details={"late": (sc.pod("late") or {}).get("status")})
+
+
+def _judge_recovery(sc: Scenario, node: str, outage: Outage) -> None:
+    """The kubelet started → the node Ready → the unreachable taint removed."""
+    ready, undone_at = outage.ready, cast(float, outage.window.undone_at)
+    sc.expect("NF-2", "node_ready_after_kubelet_start_s", parse_time(ready.obj.get("lastTransitionTime")) - undone_at,
               around=ready.received_at, details={"ready": ready.obj})
-    gone = taint_gone(sc.recorder.changes("Node", node), UNREACHABLE, after=window.undone_at)
+    gone = taint_gone(sc.recorder.changes("Node", node), UNREACHABLE, after=undone_at)
     sc.expect("NF-2", "taint_removed_after_ready_s", None if gone is None else round(gone - ready.received_at, 3),
               details={"node_ready": ready.obj})
 

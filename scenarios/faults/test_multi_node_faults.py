@@ -13,6 +13,7 @@ API server's 300 s tolerations) are ``slow``.
 from __future__ import annotations
 
 import time
+from typing import cast
 
 import pytest
 
@@ -28,7 +29,7 @@ from e2e.faults.node import (
     prepare_for_shutdown,
     shutdown_capability,
 )
-from e2e.record.nodes import first_condition, last_renew_before, ready_seen, taint_seen
+from e2e.record.nodes import Seen, first_condition, last_renew_before, ready_seen, taint_seen
 from e2e.record.pods import condition, deletion_requested_at
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
@@ -100,40 +101,61 @@ def _setup_web_and_db(sc: Scenario, worker: str, profile: str) -> tuple[str, str
 
 
 def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_pod: str, injected_at: float) -> dict:
-    """Judge the controller's chain on a worker that stopped renewing (NF-4, NF-8); returns the
-    moments the callers need: ``unknown`` (receive time), ``endpoint_gone`` (receive time),
-    ``eviction`` (API time) and ``replacement`` (the new web pod's name)."""
+    """Judge the controller's chain on a worker that stopped renewing (NF-4, NF-8), link by link;
+    returns the moments the callers need: ``unknown`` (receive time), ``endpoint_gone`` (receive
+    time), ``eviction`` (API time) and ``replacement`` (the new web pod's name)."""
+    unknown = _judge_unknown_after_the_last_renewal(sc, case, profile, worker, injected_at)
+    noexecute_added = _judge_taints(sc, case, worker, unknown, injected_at)
+    gone = _judge_pod_not_ready_then_endpoint(sc, case, web_pod, unknown, injected_at)
+    eviction = _judge_eviction(sc, case, profile, web_pod, noexecute_added)
+    replacement = _judge_replacement(sc, case, web_pod, eviction)
+    return {"unknown": unknown.received_at, "endpoint_gone": gone, "eviction": eviction, "replacement": replacement}
+
+
+def _judge_unknown_after_the_last_renewal(sc: Scenario, case: str, profile: str, worker: str, injected_at: float) -> Seen:
+    """Last Lease renewal → Ready=Unknown after the grace (its reason and message); returns the
+    Unknown condition as first recorded."""
     q = f"[{profile}]"
-    unknown_budget = doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + 30
-    def node():
-        return sc.recorder.changes("Node", worker)
+    unknown = sc.wait_for(f"{worker} Ready=Unknown",
+                          lambda: first_condition(sc.recorder.changes("Node", worker), "Unknown", after=injected_at),
+                          doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + 30,
+                          case=case, measurement=f"unknown_after_last_renew_s{q}")
+    last_renew = sc.require(last_renew_before(sc.recorder.changes("Lease", worker), injected_at),
+                            f"a Lease renewal of {worker} recorded before the fault")
+    cond = unknown.obj
+    sc.expect(case, f"unknown_after_last_renew_s{q}", round(parse_time(cond["lastTransitionTime"]) - last_renew, 3),
+              around=unknown.received_at,
+              details={"last_renew": last_renew, "unknown_lastTransitionTime": cond["lastTransitionTime"], "fault_at": injected_at})
+    sc.expect(case, "ready_unknown_reason", cond.get("reason"), around=unknown.received_at)
+    sc.expect(case, "ready_unknown_message", cond.get("message"), around=unknown.received_at)
+    return unknown
 
-    seen = sc.wait_for(f"{worker} Ready=Unknown", lambda: first_condition(node(), "Unknown", after=injected_at), unknown_budget,
-                       case=case, measurement=f"unknown_after_last_renew_s{q}")
-    unknown_at, cond = seen.received_at, seen.obj
-    unknown_api = parse_time(cond["lastTransitionTime"])
-    last_renew = sc.require(last_renew_before(sc.recorder.changes("Lease", worker), injected_at), f"a Lease renewal of {worker} recorded before the fault")
-    sc.expect(case, f"unknown_after_last_renew_s{q}", round(unknown_api - last_renew, 3), around=unknown_at,
-              details={"last_renew": last_renew, "unknown_lastTransitionTime": cond["lastTransitionTime"],
-                       "fault_at": injected_at})
-    sc.expect(case, "ready_unknown_reason", cond.get("reason"), around=unknown_at)
-    sc.expect(case, "ready_unknown_message", cond.get("message"), around=unknown_at)
 
-    taint = sc.wait_for("the unreachable NoExecute taint", lambda: taint_seen(node(), UNREACHABLE, "NoExecute", injected_at), 30).obj
-    noexec = parse_time(taint["timeAdded"])
-    sc.expect(case, "noexecute_taint_after_unknown_s", noexec - unknown_api, around=unknown_at)
-    nosched = taint_seen(node(), UNREACHABLE, "NoSchedule", injected_at)
-    sc.expect(case, "noschedule_taint_after_unknown_s", None if nosched is None else round(nosched.received_at - unknown_at, 3),
-              around=unknown_at)
+def _judge_taints(sc: Scenario, case: str, worker: str, unknown: Seen, injected_at: float) -> float:
+    """Unknown → unreachable:NoExecute (timeAdded) and :NoSchedule; returns the NoExecute taint's
+    timeAdded (API time, epoch s)."""
+    taint = sc.wait_for("the unreachable NoExecute taint",
+                        lambda: taint_seen(sc.recorder.changes("Node", worker), UNREACHABLE, "NoExecute", injected_at), 30).obj
+    added = cast(float, parse_time(taint["timeAdded"]))
+    unknown_api = parse_time(unknown.obj["lastTransitionTime"])
+    sc.expect(case, "noexecute_taint_after_unknown_s", added - unknown_api, around=unknown.received_at)
+    nosched = taint_seen(sc.recorder.changes("Node", worker), UNREACHABLE, "NoSchedule", injected_at)
+    sc.expect(case, "noschedule_taint_after_unknown_s", None if nosched is None else round(nosched.received_at - unknown.received_at, 3),
+              around=unknown.received_at)
+    return added
 
+
+def _judge_pod_not_ready_then_endpoint(sc: Scenario, case: str, web_pod: str, unknown: Seen, injected_at: float) -> float:
+    """Unknown → the worker's web pod Ready=False → its endpoint not ready (or gone); returns when
+    the endpoint change was received (epoch s)."""
     def not_ready():
-        obj = sc.pod(web_pod)
-        cond = condition(obj, "Ready")
+        cond = condition(sc.pod(web_pod), "Ready")
         return cond if cond and cond.get("status") == "False" else None
 
     pod_cond = sc.wait_for(f"{web_pod} Ready=False", not_ready, 30)
-    sc.expect(case, "pod_not_ready_after_unknown_s", parse_time(pod_cond["lastTransitionTime"]) - unknown_api, around=unknown_at)
-    sc.expect(case, "pod_not_ready_reason", pod_cond.get("reason") or "", around=unknown_at)
+    unknown_api = parse_time(unknown.obj["lastTransitionTime"])
+    sc.expect(case, "pod_not_ready_after_unknown_s", parse_time(pod_cond["lastTransitionTime"]) - unknown_api, around=unknown.received_at)
+    sc.expect(case, "pod_not_ready_reason", pod_cond.get("reason") or "", around=unknown.received_at)
     pod_not_ready_at = next(ch.received_at for ch in sc.recorder.changes("Pod", web_pod)
                             if ch.received_at >= injected_at and (condition(ch.obj, "Ready") or {}).get("status") == "False")
 
@@ -144,17 +166,25 @@ def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_p
 
     gone = sc.wait_for(f"{web_pod}'s endpoint not ready", endpoint_gone, 30)
     sc.expect(case, "endpoint_not_ready_after_pod_not_ready_s", round(gone.received_at - pod_not_ready_at, 3), around=gone.received_at)
+    return gone.received_at
 
-    tol = doc.TOLERATION_S[profile]
+
+def _judge_eviction(sc: Scenario, case: str, profile: str, web_pod: str, noexecute_added: float) -> float:
+    """The taint + the pod's tolerationSeconds → the taint manager's delete (DisruptionTarget
+    DeletionByTaintManager); returns when the delete was requested (API time, epoch s)."""
     evicted = sc.wait_for(f"{web_pod} deleted by the taint manager",
                           lambda: (sc.pod(web_pod) or {}).get("metadata", {}).get("deletionTimestamp") and sc.pod(web_pod),
-                          tol + 30, case=case, measurement=f"eviction_after_taint_s{q}")
-    eviction = deletion_requested_at(sc.recorder.changes("Pod", web_pod))
-    sc.expect(case, f"eviction_after_taint_s{q}", eviction - noexec, around=time.time())
+                          doc.TOLERATION_S[profile] + 30, case=case, measurement=f"eviction_after_taint_s[{profile}]")
+    eviction = cast(float, deletion_requested_at(sc.recorder.changes("Pod", web_pod)))
+    sc.expect(case, f"eviction_after_taint_s[{profile}]", eviction - noexecute_added, around=time.time())
     target = condition(evicted, "DisruptionTarget") or {}
     sc.expect(case, "disruption_target_reason", target.get("reason"))
     sc.expect(case, "disruption_target_message", target.get("message"))
+    return eviction
 
+
+def _judge_replacement(sc: Scenario, case: str, web_pod: str, eviction: float) -> str:
+    """The eviction → the ReplicaSet's new pod, created and Ready; returns its name."""
     def replacement():
         fresh = [p for p in _pods(sc, "web-").values()
                  if p["metadata"]["name"] != web_pod and parse_time(p["metadata"]["creationTimestamp"]) >= eviction - 1
@@ -167,7 +197,7 @@ def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_p
     ready = sc.wait_for(f"replacement {name} Ready", lambda: condition(sc.pod(name), "Ready")
                         if _ready(sc.pod(name)) else None, SETUP_S)
     sc.expect(case, "replacement_ready_after_eviction_s", parse_time(ready["lastTransitionTime"]) - eviction)
-    return {"unknown": unknown_at, "endpoint_gone": gone.received_at, "eviction": eviction, "replacement": name}
+    return name
 
 
 @pytest.mark.case("NF-4")
@@ -279,19 +309,36 @@ def test_graceful_node_shutdown(scenario: Scenario):
     reason = shutdown_capability(sc, worker)
     if reason:
         pytest.skip(f"environment: graceful node shutdown is not available: {reason}")
+    pods = {"long": "shutdown-long", "short": "shutdown-short", "critical": "shutdown-critical"}
+    signal_at, cancel_at = _shut_down_then_cancel(sc, worker, pods)
+    _judge_node_not_ready(sc, worker, signal_at)
+    for key, pod in pods.items():
+        _judge_killed_pod(sc, key, pod, signal_at)
+    late = (sc.pod("shutdown-late") or {}).get("status") or {}
+    sc.expect("NF-9", "late_pod_phase", late.get("phase"))
+    sc.expect("NF-9", "late_pod_reason", late.get("reason"))
+    sc.expect("NF-9", "late_pod_message", late.get("message"))
+    ready_at = ready_seen(sc.recorder.changes("Node", worker), cancel_at)
+    sc.expect("NF-9", "ready_after_cancel_s", None if ready_at is None else round(ready_at - cancel_at, 3))
+    sc.expect("NF-9", "killed_pods_stay_failed",
+              all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()))
+
+
+def _shut_down_then_cancel(sc: Scenario, worker: str, pods: dict[str, str]) -> tuple[float, float]:
+    """The shutdown pods Ready on the worker; PrepareForShutdown(true), a pod bound to the worker
+    at NF9_LATE_POD_AT_S, every shutdown pod Failed, PrepareForShutdown(false) at NF9_CANCEL_AT_S
+    and the worker Ready again; returns (signal, cancel) host times (epoch s)."""
     grace = doc.NF9_GRACE_S
     sc.apply("nodes-shutdown.yaml", worker=worker, long_grace=grace["long"], short_grace=grace["short"],
              critical_grace=grace["critical"])
-    pods = {"long": "shutdown-long", "short": "shutdown-short", "critical": "shutdown-critical"}
     sc.wait_for("the shutdown pods Ready on the worker", lambda: all(_ready(sc.pod(p)) for p in pods.values()), SETUP_S)
     signal_at = time.time()  # the emit command starts right after: the signal leaves within EMIT_S
     with node_shutdown(sc, worker):
         sc.wait_for("the late pod's moment", lambda: time.time() >= signal_at + doc.NF9_LATE_POD_AT_S, 30)
         sc.apply("nodes-late.yaml", worker=worker)
-        killed = sc.wait_for("every shutdown pod Failed",
-                             lambda: all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()),
-                             doc.SHUTDOWN_GRACE_S + 30)
-        assert killed
+        sc.wait_for("every shutdown pod Failed",
+                    lambda: all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()),
+                    doc.SHUTDOWN_GRACE_S + 30)
         sc.wait_for("the cancel's moment", lambda: time.time() >= signal_at + doc.NF9_CANCEL_AT_S, doc.NF9_CANCEL_AT_S + 5)
         cancel_at = time.time()
         prepare_for_shutdown(sc, worker, False)  # the undo cancels again (harmless) and restores the lock
@@ -299,10 +346,14 @@ def test_graceful_node_shutdown(scenario: Scenario):
         sc.wait_for(f"{worker} Ready after the cancel", lambda: ready_seen(sc.recorder.changes("Node", worker), cancel_at), 60)
         # not judged: whether the cancel leaves the kubelet its lock depends on fd reuse (e2e.faults.node)
         sc.note("inhibitor_lock_after_cancel", holds_inhibitor_lock(sc, worker))
+    return signal_at, cancel_at
 
+
+def _judge_node_not_ready(sc: Scenario, worker: str, signal_at: float) -> None:
+    """The signal → the worker Ready=False "node is shutting down" and its Shutdown event."""
     not_ready = next((ch for ch in sc.recorder.changes("Node", worker) if ch.received_at >= signal_at
                       and (condition(ch.obj, "Ready") or {}).get("status") == "False"), None)
-    cond = condition(not_ready.obj, "Ready") if not_ready else {}
+    cond = (condition(not_ready.obj, "Ready") if not_ready else None) or {}
     sc.expect("NF-9", "not_ready_after_signal_s", None if not_ready is None else round(not_ready.received_at - signal_at, 3))
     sc.expect("NF-9", "not_ready_reason", cond.get("reason"))
     sc.expect("NF-9", "not_ready_message", cond.get("message"))
@@ -312,26 +363,20 @@ def test_graceful_node_shutdown(scenario: Scenario):
     shutdown = [f"{e.type} {e.reason}: {e.message}" for e in events if e.message and "shutdown event" in e.message]
     sc.expect("NF-9", "shutdown_event", shutdown[0] if shutdown else None, details={"events": [e.message for e in events]})
 
-    for key, pod in pods.items():
-        obj = sc.pod(pod)
-        term = stamps.first(_app_stamps(sc, pod), "SIGTERM")
-        sc.expect("NF-9", f"sigterm_after_signal_s[{key}]", None if term is None else round(term.at - signal_at, 3))
-        finished = _finished_at(obj)
-        sc.expect("NF-9", f"killed_after_signal_s[{key}]", None if finished is None else round(finished - signal_at, 3))
-        status = obj.get("status") or {}
-        sc.expect("NF-9", "pod_phase", status.get("phase"), details={"pod": pod})
-        sc.expect("NF-9", "pod_reason", status.get("reason"), details={"pod": pod})
-        sc.expect("NF-9", "pod_message", status.get("message"), details={"pod": pod})
-        sc.expect("NF-9", "containers_ready", (condition(obj, "ContainersReady") or {}).get("status"), details={"pod": pod})
-        target = condition(obj, "DisruptionTarget") or {}
-        sc.expect("NF-9", "disruption_target_reason", target.get("reason"), details={"pod": pod})
-        sc.expect("NF-9", "disruption_target_message", target.get("message"), details={"pod": pod})
-    late = (sc.pod("shutdown-late") or {}).get("status") or {}
-    sc.expect("NF-9", "late_pod_phase", late.get("phase"))
-    sc.expect("NF-9", "late_pod_reason", late.get("reason"))
-    sc.expect("NF-9", "late_pod_message", late.get("message"))
 
-    ready_at = ready_seen(sc.recorder.changes("Node", worker), cancel_at)
-    sc.expect("NF-9", "ready_after_cancel_s", None if ready_at is None else round(ready_at - cancel_at, 3))
-    sc.expect("NF-9", "killed_pods_stay_failed",
-              all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()))
+def _judge_killed_pod(sc: Scenario, key: str, pod: str, signal_at: float) -> None:
+    """The signal → the pod's SIGTERM (its own stamp) → killed within its shutdown grace → Failed,
+    Terminated, DisruptionTarget TerminationByKubelet."""
+    obj = sc.pod(pod) or {}
+    term = stamps.first(_app_stamps(sc, pod), "SIGTERM")
+    sc.expect("NF-9", f"sigterm_after_signal_s[{key}]", None if term is None else round(term.at - signal_at, 3))
+    finished = _finished_at(obj)
+    sc.expect("NF-9", f"killed_after_signal_s[{key}]", None if finished is None else round(finished - signal_at, 3))
+    status = obj.get("status") or {}
+    sc.expect("NF-9", "pod_phase", status.get("phase"), details={"pod": pod})
+    sc.expect("NF-9", "pod_reason", status.get("reason"), details={"pod": pod})
+    sc.expect("NF-9", "pod_message", status.get("message"), details={"pod": pod})
+    sc.expect("NF-9", "containers_ready", (condition(obj, "ContainersReady") or {}).get("status"), details={"pod": pod})
+    target = condition(obj, "DisruptionTarget") or {}
+    sc.expect("NF-9", "disruption_target_reason", target.get("reason"), details={"pod": pod})
+    sc.expect("NF-9", "disruption_target_message", target.get("message"), details={"pod": pod})
