@@ -83,6 +83,9 @@ def test_values_have_the_precision_and_bounds_of_their_documented_value():
     assert value(timing(23.04, 10.0, [9, 23])) == "23.04 s" and value(timing(8.96, 10.0, [9, 23])) == "8.96 s"
     assert value(m("CL-1", "exact", 20.4, documented=20.0, unit="s")) == "20.4 s"  # judged by equality: not "20 s"
     assert value(m("CL-2", "visible", 0.127, unit="s")) == "0.127 s"  # nothing documented: as measured
+    # a value that is not zero never reads "0" (CL-2 on CI: 0.355 s against 0 within [0, 19])
+    assert value(timing(0.355, 0.0, [0, 19])) == "0.4 s" and value(timing(0.0004, 0.0, [0, 3])) == "0.0004 s"
+    assert value(timing(0.0, 0.0, [0, 3])) == "0 s"
     probes = m("PS-8", "readiness_probes_during_termination", 4, band=[1, None], documented=1, unit="probes")
     (s,) = build([probes], [Outcome(TEST, "passed", ["PS-8"])])
     assert key_values(s) == "readiness_probes_during_termination 4 probes vs ≥ 1"

@@ -82,7 +82,8 @@ def measured_number(value: float | int, documented: object = None, band: Sequenc
     documented value and its band's ends are written with (``20.195712`` against ``20 within [19,
     24]``: ``20``; against ``[5.5, 6.5]``: ``20.2``), and more where fewer would carry it across a
     band end, or onto the documented value when it is judged by equality (``23.04`` against ``[9,
-    23]``: ``23.04``, not ``23``). ``band`` as measurements.json writes it (``[low, high]``, ``None``
+    23]``: ``23.04``, not ``23``), or would show a value that is not zero as ``0`` (``0.355``
+    against ``0 within [0, 19]``: ``0.4``). ``band`` as measurements.json writes it (``[low, high]``, ``None``
     an open end). As :func:`number` when no number is documented, and for an integer."""
     if not isinstance(value, float) or not math.isfinite(value) \
             or not isinstance(documented, (int, float)) or isinstance(documented, bool):
@@ -93,7 +94,7 @@ def measured_number(value: float | int, documented: object = None, band: Sequenc
     holds = value >= low and value <= high
     for places in range(max(decimals(x) for x in (documented, low, high) if math.isfinite(x)), 7):
         text = f"{value:.{places}f}"
-        if (low <= float(text) <= high) == holds:
+        if (low <= float(text) <= high) == holds and (float(text) != 0 or value == 0):
             return text
     return number(value)
 
