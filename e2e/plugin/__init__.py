@@ -14,6 +14,7 @@ Options (``pytest --help``, group "pod-lifecycle-e2e"):
                            run's only when a test ran, and the run's HTML report is built at
                            its end (e2e.plugin.options.StagedReports)
   --case IDS               only the tests judging these case IDs or families (CL-1,SC-3 / CL)
+  --shard I/N              shard I of N of the selection, balanced by durations (e2e.run.shards)
 
 Case IDs are keywords too: ``-k CL-1``, ``-k CL`` select exactly the tests judging them
 (:mod:`e2e.run.selection`). ``--collect-only`` and ``--help`` need no cluster and no Docker.

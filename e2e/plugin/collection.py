@@ -13,8 +13,12 @@ import pytest
 from ..cluster.kind import PreflightError, profile_patches
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import check_declared, keyword_selection, label, select_cases
+from ..run.shards import expected_s, parse_shard, split
 from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
 from .options import _reports
+
+# --shard's line for the terminal (pytest_report_collectionfinish)
+_SHARD_LINE = pytest.StashKey[str]()
 
 # Each test's duration in a quiet sequential run (v1.37.2, 2 cores): what the plan assumes
 # before this machine's own runs are known (the run's durations file, same shape, overrides it).
@@ -32,7 +36,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     return result
 
 
+def _costs(config: pytest.Config, items: list[pytest.Item]) -> list[Cost]:
+    """What the plan knows of each test with a cluster (e2e.run.plan.Cost), durations learned."""
+    known = load_durations(SEED_DURATIONS, _reports(config) / DURATIONS_FILE)
+    return [Cost(item.nodeid, profile_name(item), item.get_closest_marker("serial") is not None,
+                 item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S),
+                 item.get_closest_marker("traffic") is not None)
+            for item in items if "cluster" in getattr(item, "fixturenames", ())]
+
+
 def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
+    costs = _costs(config, items)
+    if config.getoption("--shard", None):
+        costs = _keep_shard(config, items, costs)
     if config.option.collectonly:
         return
     if any("cluster" in getattr(item, "fixturenames", ()) for item in items):
@@ -51,15 +67,32 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
     # sequential: each profile's tests together, the default's first (one extra cluster at a
     # time); under xdist: longest first, serial tests on their profile's lanes (e2e.run.plan)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    known = load_durations(SEED_DURATIONS, _reports(config) / DURATIONS_FILE)
-    costs = [Cost(item.nodeid, profile_name(item), item.get_closest_marker("serial") is not None,
-                  item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S),
-                  item.get_closest_marker("traffic") is not None)
-             for item in items if "cluster" in getattr(item, "fixturenames", ())]
     plan = make_plan(costs, workers)
     config.stash[PLAN] = plan
     rank = {nodeid: i for i, nodeid in enumerate(plan.order)}
     items.sort(key=lambda item: rank.get(item.nodeid, -1))
+
+
+def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cost]) -> list[Cost]:
+    """Keep shard ``--shard I/N`` of ``items`` (e2e.run.shards; a test without a cluster goes to
+    shard 1), deselecting the rest; returns the kept tests' costs."""
+    index, count = parse_shard(config.getoption("--shard"))
+    keep = set(split(costs, count)[index - 1])
+    config.stash[_SHARD_LINE] = (f"shard {index}/{count}: {len(keep)} of {len(costs)} tests with a cluster, expected "
+                                 f"{expected_s(costs, keep) / 60:.0f} min (profiles: "
+                                 f"{', '.join(sorted({c.profile for c in costs if c.nodeid in keep})) or 'none'})")
+    clustered = {c.nodeid for c in costs}
+    kept = [i for i in items if i.nodeid in keep or (i.nodeid not in clustered and index == 1)]
+    dropped = [i for i in items if i not in kept]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+    return [c for c in costs if c.nodeid in keep]
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
+    """The shard's line under pytest's "collected" line: its tests, expected minutes, profiles."""
+    return config.stash.get(_SHARD_LINE, None)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

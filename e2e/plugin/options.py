@@ -19,6 +19,7 @@ from ..judge.measurements import MeasurementLog
 from ..report.summary import RunSummary
 from ..run.progress import LiveProgress
 from ..run.selection import parse_case_option
+from ..run.shards import parse_shard
 from ..run.waiting import set_observer
 
 
@@ -43,6 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     g.addoption("--case", default=None, metavar="IDS",
                 help="only tests judging these CASES.md case IDs or families, comma-separated (CL-1,SC-3 or CL)")
+    g.addoption("--shard", default=os.environ.get("E2E_SHARD") or None, metavar="I/N",
+                help="run shard I of N of the selection, balanced by the tests' durations, each profile's tests "
+                     "together where that is cheaper (e2e.run.shards; default: E2E_SHARD)")
 
 
 # the markers a scenario test uses, registered wherever its file lives (your own test folder too)
@@ -67,6 +71,11 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"  # as RUN_ID reads it
     if config.getoption("--case", None):
         parse_case_option(config.getoption("--case"))  # a malformed ID is refused before collection
+    if config.getoption("--shard", None):
+        try:
+            parse_shard(config.getoption("--shard"))
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
     if getattr(config.option, "maxschedchunk", 0) is None:
         # pytest-xdist's load scheduling sends each worker two tests, then one at a time: the
         # plan's longest-first order holds (e2e.run.plan)
