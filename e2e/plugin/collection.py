@@ -13,9 +13,9 @@ import pytest
 from ..cluster.kind import PreflightError, profile_patches
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import check_declared, keyword_selection, label, select_cases
-from ..run.shards import expected_s, parse_shard, split
+from ..run.shards import SHARD_FILE, expected_s, parse_shard, split, write_record
 from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
-from .options import _reports
+from .options import STAGED, _reports
 
 # --shard's line for the terminal (pytest_report_collectionfinish)
 _SHARD_LINE = pytest.StashKey[str]()
@@ -84,6 +84,9 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cos
     clustered = {c.nodeid for c in costs}
     kept = [i for i in items if i.nodeid in keep or (i.nodeid not in clustered and index == 1)]
     dropped = [i for i in items if i not in kept]
+    incoming = config.stash.get(STAGED, None)
+    if incoming is not None:  # a run with a cluster: its reports say which tests the shard was given
+        write_record(incoming / SHARD_FILE, f"{index}/{count}", os.environ["E2E_RUN_ID"], [i.nodeid for i in kept])
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

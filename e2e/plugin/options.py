@@ -19,7 +19,7 @@ from ..judge.measurements import MeasurementLog
 from ..report.summary import RunSummary
 from ..run.progress import LiveProgress
 from ..run.selection import parse_case_option
-from ..run.shards import parse_shard
+from ..run.shards import SHARD_FILE, parse_shard
 from ..run.waiting import set_observer
 
 
@@ -85,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # pytest directly): junit.xml and allure-results/ in --reports-dir unless given
         # (--collect-only lists the cases without touching the last run's reports)
         staged = StagedReports(config, _reports(config))
+        config.stash[STAGED] = staged.incoming
         if _is_controller(config):
             config.pluginmanager.register(staged, "e2e-staged-reports")
     live = LiveProgress(config)
@@ -126,6 +127,9 @@ class StagedReports:
         if not config.option.allure_report_dir:
             config.option.allure_report_dir = str(self.incoming / "allure-results")
             self.staged.append((self.incoming / "allure-results", self.results))
+        if config.getoption("--shard", None):
+            # the shard's record (e2e.run.shards.SHARD_FILE), written by whichever process collects
+            self.staged.append((self.incoming / SHARD_FILE, reports / SHARD_FILE))
         self.reported = False
         self.collected: int | None = None  # unknown with xdist (the workers collect)
         self.deselected = 0
@@ -191,6 +195,9 @@ class StagedReports:
     def pytest_unconfigure(self) -> None:
         shutil.rmtree(self.incoming, ignore_errors=True)
 
+
+# where a run with a cluster stages its reports (StagedReports.incoming), for what other parts add
+STAGED = pytest.StashKey[Path]()
 
 # a run id as pytest_configure makes it: the name of the run's folder in the reports directory
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4}")

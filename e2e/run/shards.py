@@ -6,14 +6,24 @@ on the tests (by their learned durations, :func:`e2e.run.plan.load_durations`), 
 the shard whose expected wall time grows the least — a shard without the test's profile yet adds
 ``create_s`` for its cluster. Tests of equal duration go by node id, so every runner of the same
 selection and durations computes the same split without talking to the others.
+
+Each shard's reports directory holds :data:`SHARD_FILE` beside its junit.xml: ``{"shard": "2/3",
+"run_id": …, "tests": [node ids]}`` — the tests it was given, so that the merge of the shards'
+reports (:mod:`e2e.cli.merge`) can tell a test that never reported from one that was not there.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 from .plan import Cost
+
+# A shard's record in its reports directory (module doc).
+SHARD_FILE = "shard.json"
 
 # One kind cluster's creation on the 2-core host (s): 60–90 s measured (v1.37.2, cached node image).
 CLUSTER_CREATE_S = 90.0
@@ -52,3 +62,12 @@ def expected_s(costs: Iterable[Cost], nodeids: Iterable[str], create_s: float = 
     chosen = set(nodeids)
     mine = [c for c in costs if c.nodeid in chosen]
     return sum(c.duration_s for c in mine) + create_s * len({c.profile for c in mine})
+
+
+def write_record(path: Path, shard: str, run_id: str, tests: Iterable[str]) -> None:
+    """Write the shard's record (module doc) to ``path`` atomically; every process of a
+    concurrent run computes the same one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps({"shard": shard, "run_id": run_id, "tests": sorted(tests)}, indent=1) + "\n")
+    os.replace(tmp, path)
