@@ -37,6 +37,9 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``unverified (carried forward)``: the new value holds an expectation whose source was not read
   for B's version (verdict ``unverified-carried-forward``): not a failure, never ``same``.
 
+A test that failed and then passed on a rerun (``--reruns``) in B is a ``flaky`` outcome row: never
+a pass, never unexplained, counted per case (its values are the last attempt's; the earlier
+attempts' stay in B's measurements.json).
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
 a test that ran in only one of the runs otherwise is ``not run``, never a change.
 
@@ -65,6 +68,8 @@ KNOWN_BUG_VERDICTS = ("bug-present", "bug-fixed")
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 # what a race's value records as details.race.outcome (e2e.judge.measurements RACE_HAPPENED, RACE_ABSENT)
 RACE_HAPPENED, RACE_ABSENT = "happened", "did not happen"
+# a test that failed and then passed on a rerun (e2e.plugin.outcomes FLAKY, its junit ``outcome`` property)
+FLAKY = "flaky"
 # the verdict of a timing value that failed under host overload, and the reason its test ends with
 # (e2e.judge.pressure INCONCLUSIVE, INCONCLUSIVE_PREFIX: repeated here to stay standard-library only)
 INCONCLUSIVE = "inconclusive"
@@ -96,7 +101,7 @@ class Run:
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
-    """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|inconclusive|xfailed}``
+    """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|inconclusive|xfailed|flaky}``
     from a pytest junit.xml (``undocumented``: skipped by the plugin for values with nothing
     documented; ``bug fixed?``: for a known bug's correct value; ``inconclusive``: for a timing
     value that failed under host overload; e2e.plugin.outcomes.settle), read from the testcase's
@@ -118,6 +123,8 @@ def _outcomes(junit: Path) -> dict[str, str]:
                     status = "bug fixed?"
                 elif child.tag == "skipped" and _settled(settled, INCONCLUSIVE, child, INCONCLUSIVE_PREFIX):
                     status = INCONCLUSIVE
+        if status == "passed" and FLAKY in settled:
+            status = FLAKY
         out[test] = status
     return out
 
@@ -267,6 +274,8 @@ def compare(a: Run, b: Run) -> list[Row]:
                 continue  # ran in both, one run has no junit.xml: no outcome to compare
             elif ob == INCONCLUSIVE:
                 change = INCONCLUSIVE
+            elif ob == FLAKY:
+                change = FLAKY  # failed, then passed on a rerun: counted apart, never a pass
             else:
                 change = "outcome changed"
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))

@@ -216,6 +216,8 @@ class Judge:
     version string written next to each value. ``host`` gives the host's CPU pressure from the
     test's start to now (:meth:`e2e.record.hostload.HostLoad.window`; None: not measured), judged
     against :func:`e2e.judge.pressure.limit` (``ValueError`` for a bad ``E2E_PRESSURE_LIMIT``).
+    ``attempt``: which run of the test this is (2 and on: a rerun, ``--reruns``); each value of a
+    rerun carries it as ``details.attempt``, so every attempt's values stay and tell apart.
     """
 
     def __init__(
@@ -229,8 +231,10 @@ class Judge:
         registry: Registry = REGISTRY,
         context: Callable[[], str] | None = None,
         host: Callable[[], Pressure | None] | None = None,
+        attempt: int = 1,
     ):
         self.log, self.test, self.run_id = log, test, run_id
+        self.attempt = attempt
         self.kubernetes, self.minor, self.cgroup = kubernetes, minor, cgroup
         self.registry = registry
         self.context = context
@@ -327,6 +331,8 @@ class Judge:
                      where="") -> Measurement:
         if self.host is not None:
             details = {**(details or {}), "host": host_details(self.host(), cast(float, self.pressure_limit))}
+        if self.attempt > 1:
+            details = {**(details or {}), "attempt": self.attempt}
         return Measurement(
             case=case, name=name, value=value, unit=unit, documented=documented, band=band, why=why,
             source=source, versions=versions, verdict=verdict, test=self.test, run_id=self.run_id,

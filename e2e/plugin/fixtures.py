@@ -131,6 +131,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
         minor=cluster.minor,
         cgroup=cluster.cgroup,
         host=host,
+        attempt=getattr(item, "execution_count", 1),  # pytest-rerunfailures counts the runs of a test
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
                   profile=cluster.profile,

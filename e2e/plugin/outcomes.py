@@ -26,6 +26,17 @@ CALL_REPORT = pytest.StashKey[pytest.TestReport]()
 FILES = pytest.StashKey[dict]()
 # (outcome, reason) settled from the judged values, when they end the test (see :func:`settle`)
 SETTLED = pytest.StashKey[tuple[str, str]]()
+# Reruns (pytest-rerunfailures ``--reruns N``, opt-in): what a failed test is rerun for, unless
+# --only-rerun/--rerun-except say otherwise — a value outside its documented band, or a wait for
+# something that never came. Never an infrastructure failure (ClusterBroken, RecorderDied,
+# ClusterUnreachable, EgressError, Docker gone, the preflight), an API refusal or a code error.
+RERUN_ONLY = [r"^ExpectationFailed: ", r"^WaitTimeout: "]
+# the outcome of a test that failed and then passed on a rerun (never a plain pass)
+FLAKY = "flaky"
+# the user properties a test had before its first attempt (its case IDs): what each rerun starts with
+BASE_PROPERTIES = pytest.StashKey[list[tuple[str, object]]]()
+# the first line of the last failed attempt (what a flaky test's reason quotes)
+FAILED_ATTEMPT = pytest.StashKey[str]()
 # the user property (and allure tag) of a test with values judged against expectations not read in
 # the cluster's version (e2e.judge.measurements.UNVERIFIED), whatever its outcome
 UNVERIFIED_PROPERTY = "unverified"
@@ -43,17 +54,59 @@ def published(item: pytest.Item, files: dict[str, str | bytes]) -> None:
             f"{folder.parent.name}/{folder.name}/")
 
 
+def attempt(item: pytest.Item) -> int:
+    """Which run of ``item`` this is: 1, or 2 and on for a rerun (pytest-rerunfailures)."""
+    return getattr(item, "execution_count", 1)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "reruns", None) and not (config.option.only_rerun or config.option.rerun_except):
+        config.option.only_rerun = list(RERUN_ONLY)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A rerun starts as the first attempt did: nothing settled, no properties of the failed one."""
+    if attempt(item) <= 1:
+        item.stash[BASE_PROPERTIES] = list(item.user_properties)
+        return
+    base: list[tuple[str, object]] = item.stash.get(BASE_PROPERTIES, [])
+    item.user_properties[:] = base
+    for key in (SETTLED, CALL_REPORT, FILES):
+        _forget(item, key)
+
+
+def _forget(item: pytest.Item, key: pytest.StashKey) -> None:
+    if key in item.stash:
+        del item.stash[key]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     rep = yield
     if call.excinfo is not None and rep.failed and isinstance(call.excinfo.value, (ExpectationFailed, RecorderDied, ClusterBroken)):
         # the explanation names the test's own lines ("judged at"): no framework traceback
         rep.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}"
+    if rep.failed and call.excinfo is not None:
+        item.stash[FAILED_ATTEMPT] = (f"{call.excinfo.typename}: {call.excinfo.value}".strip().splitlines() or [""])[0]
     if rep.when == "call":
         item.stash[CALL_REPORT] = rep
         if SETTLED in item.stash:
             _carry(item, rep, *item.stash[SETTLED])
+        elif rep.passed and attempt(item) > 1:
+            _flaky(item, rep)
     return rep
+
+
+def _flaky(item: pytest.Item, rep: pytest.TestReport) -> None:
+    """A test that passed on a rerun ends flaky: the ``outcome`` user property, the reason naming
+    the failed attempt, an allure tag."""
+    n = attempt(item)
+    reason = f"failed on attempt {n - 1} ({item.stash.get(FAILED_ATTEMPT, 'see its report')}), passed on attempt {n}"
+    rep.user_properties.append((OUTCOME_PROPERTY, FLAKY))
+    item.user_properties.append((OUTCOME_PROPERTY, FLAKY))
+    setattr(rep, OUTCOME_REASON, reason)
+    allure.dynamic.tag(FLAKY)
 
 
 def _carry(item: pytest.Item, rep: pytest.TestReport, kind: str, reason: str) -> None:
@@ -152,7 +205,11 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     """A test skipped for undocumented values counts as ``undocumented`` (letter U) in the
     progress and the final line, apart from environment skips; one that measured a known bug's
     correct value as ``bug fixed?`` (letter B); one whose timing value failed under host overload
-    as ``inconclusive`` (letter I)."""
+    as ``inconclusive`` (letter I); one that passed on a rerun after failing as ``flaky`` (letter
+    F), never as passed."""
+    done = settled(report)
+    if done is not None and done[0] == FLAKY and report.passed:
+        return FLAKY, "F", "FLAKY"
     if _settled_as(report, "undocumented"):
         return "undocumented", "U", "UNDOCUMENTED"
     if _settled_as(report, INCONCLUSIVE):
@@ -179,6 +236,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.section("known upstream bugs no longer present (the correct behaviour was measured: check the fix)")
         for rep in fixed:
             terminalreporter.line(f"BUG FIXED? {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
+    flaky = terminalreporter.stats.get(FLAKY, [])
+    if flaky:
+        terminalreporter.section("flaky tests (failed, then passed on a rerun: not a pass; every attempt's values kept)")
+        for rep in flaky:
+            terminalreporter.line(f"FLAKY {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
     present = [(rep.nodeid, value) for rep in terminalreporter.stats.get("passed", []) if rep.when == "call"
                for name, value in rep.user_properties if name == "known_bug"]
     if present:

@@ -30,7 +30,7 @@ from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, percent
 
 # most telling first; verdict strings not listed here rank right after "fail"
-ORDER = ("fail", "interrupted", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
+ORDER = ("fail", "interrupted", "flaky", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
 # a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
 UNDOCUMENTED_PREFIX = "undocumented:"
 # the outcome the plugin settled a test with (e2e.plugin.outcomes.settle: ``undocumented``,
@@ -65,6 +65,7 @@ class CaseSummary:
     verdict: str
     values: list[dict] = field(default_factory=list)
     tests: list[Outcome] = field(default_factory=list)
+    earlier: list[dict] = field(default_factory=list)  # values of attempts before a rerun
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -86,6 +87,8 @@ class CaseSummary:
         for t in self.tests:
             if t.outcome != "passed":
                 out.append(f"test {t.outcome}: {t.test}" + (f" — {t.reason}" if t.reason else ""))
+        out += [f"attempt {attempt_of(m)} (rerun after it): {m['name']} = {value(m)} {m['verdict']}"
+                for m in self.earlier if m["verdict"] != "pass"]
         return out
 
 
@@ -141,7 +144,11 @@ def outcome_of(reports: list) -> Outcome | None:
     cases = [v for k, v in first.user_properties if k == "case"]
     outcome, reason = "passed", ""
     for rep in reports:
-        if hasattr(rep, "wasxfail"):
+        if rep.outcome == "rerun":  # a failed attempt before a rerun (pytest-rerunfailures): the last one counts
+            continue
+        if rep.passed and (done := settled(rep)) and done[0] == "flaky":
+            outcome, reason = done
+        elif hasattr(rep, "wasxfail"):
             outcome, reason = ("xfailed" if rep.skipped else "xpassed"), rep.wasxfail
         elif rep.skipped and (done := settled(rep)):
             outcome, reason = (done[0] if done[0] in ("undocumented", INCONCLUSIVE) else "skipped"), done[1]
@@ -159,23 +166,33 @@ def outcome_of(reports: list) -> Outcome | None:
     return Outcome(first.nodeid, outcome, cases, reason)
 
 
+def attempt_of(m: dict) -> int:
+    """Which attempt of its test measured ``m``: 1, or ``details.attempt`` of a rerun."""
+    return int((m.get("details") or {}).get("attempt") or 1)
+
+
 def build(measurements: list[dict], outcomes: list[Outcome]) -> list[CaseSummary]:
     """One :class:`CaseSummary` per case ID seen in ``measurements`` or ``outcomes``, sorted by
-    case family and number."""
+    case family and number. A test's values of an attempt before its last (a rerun, ``--reruns``)
+    are the case's ``earlier`` ones: listed, never its verdict — a flaky test makes it ``flaky``."""
     cases: dict[str, CaseSummary] = {}
 
     def get(case: str) -> CaseSummary:
         return cases.setdefault(case, CaseSummary(case, ""))
 
+    last: dict[str, int] = {}  # per test, its last attempt (a rerun's values carry details.attempt)
     for m in measurements:
-        get(m["case"]).values.append(m)
+        last[m["test"]] = max(last.get(m["test"], 1), attempt_of(m))
+    for m in measurements:
+        s = get(m["case"])
+        (s.values if attempt_of(m) == last[m["test"]] else s.earlier).append(m)
     for o in outcomes:
         for case in o.cases:
             get(case).tests.append(o)
     for s in cases.values():
         verdicts = [m["verdict"] for m in s.values]
         verdicts += ["fail" for t in s.tests if t.outcome in ("failed", "error")]
-        verdicts += [t.outcome for t in s.tests if t.outcome == "interrupted"]
+        verdicts += [t.outcome for t in s.tests if t.outcome in ("interrupted", "flaky")]
         if not s.values:
             verdicts += [t.outcome for t in s.tests if t.outcome in ("skipped", "undocumented")]
         s.verdict = min(verdicts, key=rank) if verdicts else "no values"
@@ -338,7 +355,8 @@ _PICTURE = re.compile(r'<img alt="([^"]*)"[^>]* src="data:image/png;base64,([^"]
 
 
 def read_allure_results(results: Path) -> list[AllureTest]:
-    """The tests of an ``allure-results`` directory (files ``*-result.json``), in start order.
+    """The tests of an ``allure-results`` directory (files ``*-result.json``), in start order; of
+    a test rerun (``--reruns``) its last attempt, ``flaky`` when it passed after a failed one.
 
     The test's node ID comes from its hidden ``_nodeid`` label (set by the plugin), else
     its allure ``fullName``; its cases from its ``case`` labels; an outcome the plugin settled
@@ -364,7 +382,14 @@ def read_allure_results(results: Path) -> list[AllureTest]:
         )
         pictures = [(html_unescape(name), data) for name, data in _PICTURE.findall(r.get("descriptionHtml", ""))]
         tests.append((r.get("start", 0), AllureTest(outcome, r["name"], (labels.get("parentSuite") or [""])[0], pictures)))
-    return [t for _, t in sorted(tests, key=lambda st: st[0])]
+    # a test rerun (--reruns) has a result per attempt: the last one stands, flaky after a failed one
+    last: dict[str, AllureTest] = {}
+    for _, t in sorted(tests, key=lambda st: st[0]):
+        before = last.pop(t.outcome.test, None)
+        if before is not None and before.outcome.outcome in ("failed", "error") and t.outcome.outcome == "passed":
+            t.outcome.outcome, t.outcome.reason = "flaky", f"failed on an earlier attempt ({before.outcome.reason})"
+        last[t.outcome.test] = t
+    return list(last.values())
 
 
 def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
