@@ -133,7 +133,10 @@ lint: $(BIN)/.installed $(ACTIONLINT)
 	$(ACTIONLINT) -color=false .github/workflows/*.yml
 
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
-# files (DRY_RUN=1: only list them)
+# files (DRY_RUN=1: only list them). kind: the run's (REPORTS/profile.env), else the one on PATH,
+# else the pinned one make e2e installed (whatever REPORTS the run used)
 clean: $(BIN)/.installed
 	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
+	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
+	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi; \
 	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run)

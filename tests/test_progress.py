@@ -86,3 +86,33 @@ def test_describe():
         "CL-1 · waiting for STATUS Init:CrashLoopBackOff · 12/59 s"
     assert describe(["CL-8"], WaitState("phase Failed", 33.0, 33, done=True, ok=False)) == \
         "CL-8 · phase Failed · gave up after 33 s of 33 s"
+
+
+def test_describe_an_absence_check_as_watching_never_as_giving_up():
+    # a new user's trial: never_within that held printed "gave up after 12 s of 11 s"
+    state = WaitState("phase Failed while the kubelet is away", 12.3, 11, done=True, ok=False, absence=True)
+    assert describe(["NU-3"], state) == "NU-3 · phase Failed while the kubelet is away · did not happen in 11 s"
+    assert describe(["NU-3"], WaitState("phase Failed", 4.2, 11, absence=True)) == \
+        "NU-3 · watching that phase Failed does not happen · 4/11 s"
+    assert describe(["NU-3"], WaitState("phase Failed", 5.0, 11, done=True, ok=True, absence=True)) == \
+        "NU-3 · phase Failed · happened after 5 s"
+    assert describe(["CL-8"], WaitState("phase Failed", 33.4, 33, done=True, ok=False)) == \
+        "CL-8 · phase Failed · gave up after 33 s of 33 s"  # never past its timeout
+
+
+def test_never_within_tells_the_observer_it_watches_an_absence():
+    from e2e.run.scenario import Scenario
+    from e2e.run.waiting import set_observer
+
+    seen = []
+    previous = set_observer(seen.append)
+    try:
+        class Recorder:
+            def check(self, since=None):
+                pass
+
+        sc = Scenario(None, "ns", Recorder(), None, None, 37, 1)
+        assert sc.never_within(0.3, "a restart", lambda: False, interval_s=0.1) is True
+    finally:
+        set_observer(previous)
+    assert seen and all(s.absence for s in seen) and seen[-1].done and not seen[-1].ok

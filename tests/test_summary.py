@@ -229,3 +229,32 @@ def test_an_interrupted_test_is_not_counted_as_passed(pytester: pytest.Pytester,
     md = (tmp_path / "summary.md").read_text()
     assert "Tests: 1 interrupted, 1 passed" in md and "## CL-2: interrupted" in md
     assert "test `test_x.py::test_ctrl_c`: passed" not in md
+
+
+def test_a_test_stopped_in_its_set_up_is_named_interrupted(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """A new user's trial: Ctrl-C while a test's cluster was created left no trace of that test
+    (no report at all): the summary said only "2 passed"."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-now")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.fixture
+        def kind_cluster():
+            raise KeyboardInterrupt  # Ctrl-C while kind creates the cluster
+
+        @pytest.mark.case("CL-1")
+        def test_first():
+            pass
+
+        @pytest.mark.case("NF-3")
+        def test_needs_a_cluster(kind_cluster):
+            pass
+    """)
+    result = pytester.runpytest_inprocess(f"--reports-dir={tmp_path}", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "NF-3   INTERRUPTED  no values",
+        "         test interrupted: test_x.py::test_needs_a_cluster — *",
+        "tests: 1 interrupted, 1 passed",
+    ])

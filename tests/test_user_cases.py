@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 
@@ -22,10 +23,12 @@ def test_every_module_of_the_case_folders_imports():
 
 
 def test_make_test_passes_the_case_folders():
+    # a make of its own: not the one running this test (make test CASES=... passes CASES on in MAKEFLAGS)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CASES", "E2E_CASES")}
     plan = subprocess.run(["make", "-n", "test", "CASES=scenarios ../my-cases"], cwd=ROOT, capture_output=True,
-                          text=True, check=True).stdout
+                          text=True, check=True, env=env).stdout
     assert 'E2E_CASES="scenarios ../my-cases"' in plan
-    default = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    default = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, check=True, env=env).stdout
     assert 'E2E_CASES="scenarios examples"' in default
 
 

@@ -427,6 +427,10 @@ class Registry:
         """Every case ID with a documented value, sorted."""
         return sorted({e.case for e in self.entries})
 
+    def __repr__(self) -> str:
+        # short: the API reference shows the suite's REGISTRY by its repr
+        return f"Registry({len(self.entries)} entries, {len(self.cases())} cases)"
+
 
 def _overlap(a: tuple[int | None, int | None], b: tuple[int | None, int | None]) -> bool:
     lo = max(x for x in (a[0], b[0], -1) if x is not None)

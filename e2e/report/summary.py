@@ -308,12 +308,23 @@ class RunSummary:
     def __init__(self, reports_dir: Path, run_id: str):
         self.reports_dir, self.run_id = reports_dir, run_id
         self._reports: dict[str, list] = defaultdict(list)
+        self._cases: dict[str, list[str]] = {}  # of the tests this process collected (not under xdist)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._cases = {i.nodeid: [str(v) for k, v in i.user_properties if k == "case"] for i in session.items}
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self._reports.setdefault(nodeid, [])  # a test stopped before its first report still counts
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._reports[report.nodeid].append(report)
 
     def outcomes(self) -> list[Outcome]:
-        return [o for o in (outcome_of(r) for r in self._reports.values()) if o is not None]
+        """Every started test's :class:`Outcome`; one stopped (Ctrl-C) before any report — in its
+        set-up, e.g. while its cluster was created — is ``interrupted`` too."""
+        return [outcome_of(r) or Outcome(nodeid, "interrupted", self._cases.get(nodeid, []),
+                                         "stopped during its set-up, before any report")
+                for nodeid, r in self._reports.items()]
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         outcomes = self.outcomes()

@@ -44,10 +44,17 @@ def output_mode(verbosity: int, isatty: bool, ci: str | None, worker: bool) -> s
 def describe(cases: list[str], state: WaitState) -> str:
     """The progress text of ``state`` for a test judging ``cases``."""
     head = " ".join(cases) or "(no case)"
+    elapsed = min(state.elapsed_s, state.timeout_s)  # the last poll may end a little past the timeout
+    if state.absence:
+        if not state.done:
+            return f"{head} · watching that {state.what} does not happen · {elapsed:.0f}/{state.timeout_s:.0f} s"
+        if state.ok:
+            return f"{head} · {state.what} · happened after {elapsed:.0f} s"
+        return f"{head} · {state.what} · did not happen in {state.timeout_s:.0f} s"
     if not state.done:
-        return f"{head} · waiting for {state.what} · {state.elapsed_s:.0f}/{state.timeout_s:.0f} s"
+        return f"{head} · waiting for {state.what} · {elapsed:.0f}/{state.timeout_s:.0f} s"
     end = "done after" if state.ok else "gave up after"
-    return f"{head} · {state.what} · {end} {state.elapsed_s:.0f} s of {state.timeout_s:.0f} s"
+    return f"{head} · {state.what} · {end} {elapsed:.0f} s of {state.timeout_s:.0f} s"
 
 
 def terminal_width() -> int:

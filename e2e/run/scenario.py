@@ -255,7 +255,7 @@ class Scenario:
         """
         since = time.time()
         try:
-            wait_until(what, check, duration_s, interval_s)
+            wait_until(what, check, duration_s, interval_s, absence=True)
         except WaitTimeout:
             self.recorder.check(since=since)
             return True

@@ -33,13 +33,15 @@ FAULT_SLACK_S = 90
 class WaitState:
     """One poll of a wait: ``what`` it waits for, seconds ``elapsed_s`` of ``timeout_s``;
     ``done`` on the last call, with ``ok`` True when it happened, False when it timed out
-    (or ``check`` raised)."""
+    (or ``check`` raised). ``absence``: the wait watches that ``what`` does *not* happen
+    (:meth:`e2e.run.scenario.Scenario.never_within`), so its timing out is the good end."""
 
     what: str
     elapsed_s: float
     timeout_s: float
     done: bool = False
     ok: bool = False
+    absence: bool = False
 
 
 Observer = Callable[[WaitState], None]
@@ -75,19 +77,21 @@ def wait_until(
     timeout_s: float,
     interval_s: float = 0.5,
     describe: Callable[[], str] | None = None,
+    absence: bool = False,
 ) -> T:
     """Call ``check`` every ``interval_s`` seconds until it returns a truthy value; return it.
 
     Raises :class:`WaitTimeout` after ``timeout_s`` seconds, with ``describe()`` (what was
     last observed) in its message. Progress is logged about every 10 s and every poll goes
-    to the observer (see module doc).
+    to the observer (see module doc); ``absence`` tells it the wait watches that ``what`` does not
+    happen (:class:`WaitState`).
     """
     started = time.monotonic()
     last_log = [started]
 
     def progress(state) -> None:
         now = time.monotonic()
-        _notify(WaitState(what, now - started, timeout_s))
+        _notify(WaitState(what, now - started, timeout_s, absence=absence))
         if now - last_log[0] >= 10:
             last_log[0] = now
             log.info("still waiting for %s (%.0f/%.0f s)%s", what, now - started, timeout_s,
@@ -107,5 +111,5 @@ def wait_until(
     except RetryError as e:
         raise WaitTimeout(what, timeout_s, e.last_attempt.result(), describe() if describe else "") from None
     finally:
-        _notify(WaitState(what, time.monotonic() - started, timeout_s, done=True, ok=ok))
+        _notify(WaitState(what, time.monotonic() - started, timeout_s, done=True, ok=ok, absence=absence))
     return cast(T, result)  # truthy: never None
