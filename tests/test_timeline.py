@@ -232,6 +232,17 @@ def test_excerpt_keeps_the_last_actions_before_the_moment_within_its_limit():
     assert actions == ["act 45", "act 50", "act 55"] and others == [f"+{t}.000" for t in range(53, 60)]
 
 
+def test_excerpt_of_a_short_recording_keeps_every_row():
+    # a new user's trial: 20 rows and 1 action showed the action and the last 4 rows only
+    # (rest[len(rest) - room:] with room 24 > 20 rows: index -4), leaving out the events that
+    # explained the failure
+    table = sorted([Row(0.75, "event Pod/web", "Warning FailedPostStartHook"), Row(0.757, "event Pod/web", "Normal Killing")]
+                   + [Row(1.0 + i / 10, "pod/web", f"row {i}") for i in range(18)]
+                   + mark_rows([(100.0, "apply pod.yaml")], 100.0), key=lambda r: r.t)
+    text = excerpt(table)
+    assert len(text.splitlines()) == 1 + 21 and "FailedPostStartHook" in text and "Killing" in text
+
+
 def test_dump_and_load_changes_round_trip(crashloop, tmp_path):
     path = tmp_path / "recording.json"
     path.write_text(dump_changes(crashloop))

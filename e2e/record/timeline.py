@@ -364,7 +364,7 @@ def excerpt(table: Sequence[Row], around: float | None = None, width_s: float = 
     rest = [i for i in range(len(rows_)) if i not in set(led)]
     room = max(limit - len(led), 0)
     if around is None:
-        picked = rest[len(rest) - room:]
+        picked = rest[max(len(rest) - room, 0):]  # a short recording: all of it (never a negative index)
     else:
         near = [i for i in rest if abs(rows_[i].t - around) <= width_s]
         picked = sorted(near, key=lambda i: (abs(rows_[i].t - around), i))[:room]
