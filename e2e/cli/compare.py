@@ -108,8 +108,7 @@ def _outcomes(junit: Path) -> dict[str, str]:
     ``outcome`` property the plugin writes."""
     out = {}
     for tc in ET.parse(junit).getroot().iter("testcase"):
-        classname, name = tc.get("classname", ""), tc.get("name", "")
-        test = classname.replace(".", "/") + ".py::" + name if classname else name
+        test = junit_nodeid(tc)
         settled = {p.get("value", "") for p in tc.iter("property") if p.get("name") == "outcome"}
         status = "passed"
         for child in tc:
@@ -127,6 +126,13 @@ def _outcomes(junit: Path) -> dict[str, str]:
             status = FLAKY
         out[test] = status
     return out
+
+
+def junit_nodeid(testcase: ET.Element) -> str:
+    """The node id of a junit ``testcase`` (``classname`` dots as path separators, ``.py::``,
+    ``name``), as the measurements name their test."""
+    classname, name = testcase.get("classname", ""), testcase.get("name", "")
+    return classname.replace(".", "/") + ".py::" + name if classname else name
 
 
 def _settled(settled: set[str], outcome: str, skipped: ET.Element, prefix: str) -> bool:

@@ -36,6 +36,7 @@ from ..report.summary import build as build_summary
 from ..report.summary import markdown, read_allure_results
 from ..run.shards import SHARD_FILE, parse_shard
 from . import htmlreport
+from .compare import junit_nodeid
 
 HOLE_CLASS = "e2e.merge"
 
@@ -64,13 +65,6 @@ def read_shard(path: Path) -> Shard:
         return Shard(path, index, count, record["run_id"], list(record["tests"]))
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise MergeError(f"{path}: no usable {SHARD_FILE} ({e}); a shard's reports come from a run with --shard I/N") from None
-
-
-def nodeid(case: ET.Element) -> str:
-    """The node id of a junit test case as :mod:`e2e.cli.compare` reads it (``classname`` dots
-    as path separators, ``.py::``, ``name``)."""
-    classname, name = case.get("classname", ""), case.get("name", "")
-    return classname.replace(".", "/") + ".py::" + name if classname else name
 
 
 def _missing(test: str, message: str) -> ET.Element:
@@ -123,9 +117,10 @@ def merge(shards: list[Shard], out: Path) -> list[str]:
         mine, time_s = _suite_cases(junit)
         wall = max(wall, time_s)
         cases += mine
-        reported = {nodeid(c) for c in mine}
-        holes += [f"{t}: given to shard {s.index}/{count}, never reported" for t in s.tests if t not in reported]
-        cases += [_missing(t, f"given to shard {s.index}/{count}, never reported") for t in s.tests if t not in reported]
+        reported = {junit_nodeid(c) for c in mine}
+        for t in (t for t in s.tests if t not in reported):
+            holes.append(f"{t}: given to shard {s.index}/{count}, never reported")
+            cases.append(_missing(t, f"given to shard {s.index}/{count}, never reported"))
         if (s.path / "measurements.json").is_file():
             for m in json.loads((s.path / "measurements.json").read_text())["measurements"]:
                 if m["run_id"] == s.run_id:

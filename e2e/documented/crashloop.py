@@ -153,7 +153,8 @@ register(
         equal("CL-2", "phase_while_waiting", "Running", S1_CRASHLOOP),
         equal("CL-2", "last_terminated_reason", "Error", S1_CRASHLOOP),
         equal("CL-2", "last_exit_code", 1, S1_CRASHLOOP),
-        exact("CL-2", "restart_count_vs_runs", 0, S1_CRASHLOOP, "restartCount counts restarts: runs seen − 1, exactly", unit="restarts"),
+        exact("CL-2", "restart_count_vs_runs", 0,
+              S1_CRASHLOOP, "restartCount counts restarts: runs seen − 1, exactly", unit="restarts"),
     ],
     VERIFIED_IN,
 )

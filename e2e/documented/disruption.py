@@ -253,7 +253,8 @@ def _dr3(variant: str, max_sum: int, min_available: int, why_sum: str, why_avail
     return [
         exact("DR-3", f"max_replicaset_sum[{variant}]", max_sum, src, why=why_sum),
         exact("DR-3", f"min_available[{variant}]", min_available, src, why=why_available),
-        equal("DR-3", f"max_replicas_annotation[{variant}]", str(max_sum), f"{UP_FENCEPOSTS}; deployment.kubernetes.io/max-replicas = replicas + maxSurge"),
+        equal("DR-3", f"max_replicas_annotation[{variant}]", str(max_sum),
+              f"{UP_FENCEPOSTS}; deployment.kubernetes.io/max-replicas = replicas + maxSurge"),
     ]
 
 
@@ -351,7 +352,8 @@ DR5 = [
 ]
 
 DR6 = [
-    exact("DR-6", "pods_total", DR6_BACKOFF_LIMIT + 1, f"{S2_JOB}; {UP_JOB}", why="backoffLimit 3: the 4th failure fails the Job"),
+    exact("DR-6", "pods_total", DR6_BACKOFF_LIMIT + 1,
+          f"{S2_JOB}; {UP_JOB}", why="backoffLimit 3: the 4th failure fails the Job"),
     *[
         Expectation("DR-6", f"backoff_gap_s[{i}]", float(JOB_BACKOFF_S * 2 ** (i - 1)), f"{S2_JOB} (S2:572); {UP_JOB_BACKOFF}",
                     unit="s",
@@ -364,7 +366,8 @@ DR6 = [
     equal("DR-6", "job_condition", "Failed", UP_JOB),
     equal("DR-6", "job_failed_reason", "BackoffLimitExceeded", UP_JOB),
     equal("DR-6", "job_failed_message", "Job has reached the specified backoff limit", UP_JOB),
-    exact("DR-6", "default_backoff_limit", 6, f"{S2_JOB}; {UP_JOB_DEFAULTS}", why="6 when neither backoffLimit nor backoffLimitPerIndex is set"),
+    exact("DR-6", "default_backoff_limit", 6,
+          f"{S2_JOB}; {UP_JOB_DEFAULTS}", why="6 when neither backoffLimit nor backoffLimitPerIndex is set"),
 ]
 
 register([*DR1, *DR2, *DR3, *DR4, *DR5, *DR6], VERIFIED_IN)

@@ -289,7 +289,8 @@ NF3 = [
     equal("NF-3", "disruption_target_message", "Taint manager: deleting due to NoExecute taint", UP_TAINT_EVICTION),
     equal("NF-3", "marking_event", "Marking for deletion Pod {namespace}/{pod}", UP_TAINT_EVICTION),
     equal("NF-3", "cancelling_event", "Cancelling deletion of Pod {namespace}/{pod}", UP_TAINT_EVICTION),
-    equal("NF-3", "dry_run_tolerations", "node.kubernetes.io/not-ready=300 node.kubernetes.io/unreachable=20", UP_TOLERATION_PLUGIN),
+    equal("NF-3", "dry_run_tolerations", "node.kubernetes.io/not-ready=300 node.kubernetes.io/unreachable=20",
+          UP_TOLERATION_PLUGIN),
     # C8 / CASES-faults.md §6 point 5, settled: v1.34.4 carries #135023 (the generic "had untolerated taint(s)"),
     # as v1.37.2 does. Up to 1.36 the DynamicResources PostFilter of a pod without claims adds its own reason
     # "no new claims to deallocate" before the preemption text (seen on v1.34.4, 2026-11-30 16:31 UTC); 1.37

@@ -153,7 +153,8 @@ register(
 # -- SC-2 main containers start together -----------------------------------------------------
 register(
     [
-        equal("SC-2", "start_order", "init exit → sidecar start → {container} start", f"[S1] «Под изнутри» steps 5–7; {UP_START}", minors=SINCE),
+        equal("SC-2", "start_order", "init exit → sidecar start → {container} start",
+              f"[S1] «Под изнутри» steps 5–7; {UP_START}", minors=SINCE),
         _ms("SC-2", "main_start_spread_ms", 0, 0, CONTAINER_START_S,
             f"0: together, in one sync; SyncPod starts them one after another: +{CONTAINER_START_S:g} s container start "
             "per further container (2 main containers)",
@@ -212,7 +213,8 @@ _COMPLETE_AFTER_EXIT_WHY = (
 _POD_START_S = KUBELET_HANDOFF_S + KUBELET_HANDOFF_S + SANDBOX_START_S + CONTAINER_START_S + PLEG_RELIST_S + CONTAINER_START_S
 register(
     [
-        equal("SC-4", "job_complete[native-sidecar]", True, f"[S0]; {S1_SIDECARS} «в поде Job завершение основных контейнеров завершает под»; {UP_JOB}", minors=SINCE),
+        equal("SC-4", "job_complete[native-sidecar]", True,
+              f"[S0]; {S1_SIDECARS} «в поде Job завершение основных контейнеров завершает под»; {UP_JOB}", minors=SINCE),
         equal("SC-4", "pod_phase[native-sidecar]", "Succeeded", f"[S0]; {S1_SIDECARS}; {UP_JOB}", minors=SINCE),
         equal("SC-4", "sidecar_exit_code[native-sidecar]", 143,
                "CASES.md SC-4 («even if sidecars exit 143/137»): the helper exits 143 on SIGTERM, like a process killed by it; "
@@ -227,7 +229,8 @@ register(
            f"{S1_SIDECARS}; {UP_JOB}"),
         equal("SC-4", "job_complete[plain-container]", False,
                f"[S0] «Job не завершался, потому что агент не выходит»; {S1_SIDECARS} (the negative control: the helper as a second entry in containers)", minors=SINCE),
-        equal("SC-4", "pod_phase[plain-container]", "Running", "CASES.md SC-4 negative control «keeps the pod running»; [S0]", minors=SINCE),
+        equal("SC-4", "pod_phase[plain-container]", "Running",
+              "CASES.md SC-4 negative control «keeps the pod running»; [S0]", minors=SINCE),
     ],
     VERIFIED_IN,
 )
@@ -264,12 +267,14 @@ def _restart_gap(i: int, minors, minor_key: int) -> Expectation:
 
 register(
     [
-        equal("SC-5", "restart_count_vs_runs", 0, f"{S1_SIDECARS} (restartCount counts the sidecar's restarts: runs seen − 1)", minors=SINCE),
+        equal("SC-5", "restart_count_vs_runs", 0,
+              f"{S1_SIDECARS} (restartCount counts the sidecar's restarts: runs seen − 1)", minors=SINCE),
         Expectation("SC-5", "restart_count", 2, source=f"{S1_SIDECARS} «перезапускается … независимо от restartPolicy пода»",
                     unit="restarts", band=Band.at_least(2), why="3 runs were waited for: at least 2 restarts under restartPolicy Never",
                     minors=SINCE),
         equal("SC-5", "pod_phase", "Running", f"{S1_SIDECARS} (the pod keeps running while its sidecar restarts)", minors=SINCE),
-        equal("SC-5", "main_restart_count", 0, "[S1] restartPolicy table (Never: the main container is never restarted)", minors=SINCE),
+        equal("SC-5", "main_restart_count", 0,
+              "[S1] restartPolicy table (Never: the main container is never restarted)", minors=SINCE),
         _restart_gap(0, (33, 34), 34),
         _restart_gap(0, (35, None), 35),
         _restart_gap(1, (33, 34), 34),
@@ -286,8 +291,10 @@ _READY_LAG_WHY = (
 )
 register(
     [
-        equal("SC-6", "ready_condition_while_sidecar_unready", "False", f"{S1_SIDECARS} «его readinessProbe участвует в готовности пода»; {UP_READY}", minors=SINCE),
-        equal("SC-6", "containers_ready_message_while_sidecar_unready", "containers with unready status: [sidecar]", UP_READY, minors=SINCE),
+        equal("SC-6", "ready_condition_while_sidecar_unready", "False",
+              f"{S1_SIDECARS} «его readinessProbe участвует в готовности пода»; {UP_READY}", minors=SINCE),
+        equal("SC-6", "containers_ready_message_while_sidecar_unready", "containers with unready status: [sidecar]",
+              UP_READY, minors=SINCE),
         equal("SC-6", "ready_column_while_sidecar_unready", "1/2", f"{S1_SIDECARS}; [UP] printPod", minors=SINCE),
         equal("SC-6", "ready_column_while_sidecar_ready", "2/2", f"{S1_SIDECARS}; [UP] printPod", minors=SINCE),
         equal("SC-6", "ready_column_after_sidecar_unready", "1/2", f"{S1_SIDECARS}; [UP] printPod", minors=SINCE),
@@ -317,7 +324,8 @@ register(
             f"{MINIMUM_GRACE_PERIOD_S:g} s; measured to the last 'tick' stamp: −{TICK_S:g} s tick −{STAMP_LAG_S:g} s stamp lag; +{STAMP_LAG_S:g} s",
             f"{S1_STOP} «останавливает все оставшиеся контейнеры разом с коротким сроком»; {UP_MIN_GRACE}"),
         equal("SC-7", "app_exit_code", 137, f"{S1_STOP} (SIGKILL: 128 + 9); {UP_MIN_GRACE}", minors=SINCE),
-        equal("SC-7", "sidecar_exit_code", 137, f"CASES.md SC-7 «SIGKILL about 2 s after their signal (exit 137)»; {UP_MIN_GRACE}", minors=SINCE),
+        equal("SC-7", "sidecar_exit_code", 137,
+              f"CASES.md SC-7 «SIGKILL about 2 s after their signal (exit 137)»; {UP_MIN_GRACE}", minors=SINCE),
     ],
     VERIFIED_IN,
 )
