@@ -240,3 +240,26 @@ def test_a_creation_stopped_by_ctrl_c_leaves_none_of_the_clusters_files(state, f
         kind._create(profile, "run-1")
     assert deletions(fake_kind) == ["delete cluster --name ple2e-x"]
     assert sorted(p.name for p in state.glob("ple2e-x.*")) == []
+
+
+def test_creation_locks_go_once_no_run_is_alive(state, fake_kind, capsys):
+    """issue 29 (D2): make clean left ``creating.lock`` and ``create.<i>.lock`` for ever although
+    README says it removes a run's empty lock files; while a run lives they stay (it may wait on them)."""
+    with cluster.creating():
+        pass
+    names = sorted(p.name for p in state.iterdir() if p.name.startswith("creat"))
+    assert names and "creating.lock" in names
+    live_run = holder("c.hold_run('live-run')")
+    try:
+        assert clean.clean(dry_run=False) == 0
+        assert sorted(p.name for p in state.iterdir() if p.name.startswith("creat")) == names
+    finally:
+        stop(live_run)
+    capsys.readouterr()
+    assert clean.clean(dry_run=True) == 0
+    listed = capsys.readouterr().out.replace("would remove ", "").splitlines()
+    assert clean.clean(dry_run=False) == 0
+    assert capsys.readouterr().out.replace("removing ", "").splitlines() == listed
+    assert [line for line in listed if line.startswith("cluster creation lock")] == [
+        f"cluster creation lock {state / n}" for n in names]
+    assert not [p for p in state.iterdir() if p.name.startswith("creat")]

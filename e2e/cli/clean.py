@@ -9,8 +9,8 @@
   included).
 - **Files**: state and lock files of clusters that no longer exist (or are deleted here), lock
   files of dead runs (``runs/<run id>.lock``, a ``--kubeconfig`` run's ``<run id>.node.lock`` and
-  ``.node.turn``),
-  per-node CNI configs and node guard files no remaining cluster mounts.
+  ``.node.turn``), the cluster creations' ``creating.lock`` and ``create.<i>.lock`` once no run
+  is alive, per-node CNI configs and node guard files no remaining cluster mounts.
 - **Egress guard** (:mod:`e2e.cluster.egress`): the suite's Docker network and the host guard's
   iptables rules, once no node is on the network and no live run holds it.
 
@@ -27,7 +27,7 @@ import sys
 from typing import Any
 
 from ..cluster import kind as cluster, egress
-from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
+from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive, unused
 from ..cluster.kube import RUN_LABEL, Kube
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".node.turn", ".lock", ".use")
 # a node's lock and turnstile (e2e.plugin.clusters.hold_node): a --kubeconfig run's are named by its run id
 NODE_LOCKS = (".node.lock", ".node.turn")
+# cluster creations' marker and slots (e2e.cluster.kind.creating): creating.lock, create.<i>.lock
+CREATION_LOCKS = ("creating.lock", "create.*.lock")
 
 
 def _say(dry_run: bool, what: str) -> None:
@@ -98,9 +100,18 @@ def clean(dry_run: bool = False) -> int:
             path.unlink(missing_ok=True)
     if state_dir.is_dir():
         runs = state_dir / "runs"
-        for path in sorted(runs.glob("*.lock")) if runs.is_dir() else []:
-            if not run_alive(path.name[: -len(".lock")]):
+        run_locks = sorted(runs.glob("*.lock")) if runs.is_dir() else []
+        alive = [path for path in run_locks if run_alive(path.name[: -len(".lock")])]
+        for path in run_locks:
+            if path not in alive:
                 _say(dry_run, f"lock of dead run {path}")
+                if not dry_run:
+                    path.unlink(missing_ok=True)
+        # the creation marker and slots (e2e.cluster.kind.creating) are shared by every run: they
+        # go only when no run is alive, so that none waits on a file removed under it
+        for path in [] if alive else sorted(p for g in CREATION_LOCKS for p in state_dir.glob(g)):
+            if unused(path):
+                _say(dry_run, f"cluster creation lock {path}")
                 if not dry_run:
                     path.unlink(missing_ok=True)
         mounted = "".join(
