@@ -3,6 +3,7 @@ the cleanup short (pytester runs in a process of their own: the signals are real
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
@@ -226,3 +227,22 @@ def pytest_sessionfinish(session):
     assert result.ret == pytest.ExitCode.OK  # every test ran: its outcome stands
     assert cleaned.read_text() == "cleaned up"
     result.stderr.fnmatch_lines([f"pod-lifecycle-e2e: {signame} ignored while cleaning up *"])
+
+
+def test_ctrl_c_while_pytest_starts_is_one_line_not_a_traceback(tmp_path):
+    """issue 30 (10), the bad-input table's "Ctrl-C in the first second of make e2e": before
+    pytest_cmdline_main (pytest loading the plugin, importing the kubernetes client) a Ctrl-C was
+    a 60-line traceback. A conftest that sends itself SIGINT while pytest loads it stands for it."""
+    (tmp_path / "conftest.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, preexec_fn=_sigint_default)
+    assert r.returncode == 130, r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+    assert r.stderr.strip() == ("pod-lifecycle-e2e: Ctrl-C while pytest started (imports, options): stopped before "
+                                "anything was created or run; nothing to clean up")
+
+
+def _sigint_default() -> None:
+    # a background shell (make test from one) starts its children with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

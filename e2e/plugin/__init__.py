@@ -37,7 +37,11 @@ cluster per profile, release), :mod:`~e2e.plugin.outcomes` (the outcome policy, 
 
 from __future__ import annotations
 
-from .. import documented  # noqa: F401  (registers every family's expectations)
+from ..run.interrupts import quiet_while_starting
+
+quiet_while_starting()  # until e2e.plugin.signals' pytest_cmdline_main: loading what follows takes seconds
+
+from .. import documented  # noqa: E402,F401  (registers every family's expectations)
 
 # in the order they import each other: pytest imports each one itself, first (assertion rewriting
 # warns about a module already imported by a sibling)

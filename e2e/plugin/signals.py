@@ -21,6 +21,8 @@ from types import FrameType
 
 import pytest
 
+from ..run.interrupts import started
+
 # each signal and the handler Python starts with: only that one is replaced
 _DEFAULTS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
 # the name of the :class:`Stop` plugin (``config.pluginmanager.get_plugin``)
@@ -68,6 +70,12 @@ class Stop:
     def pytest_unconfigure(self) -> None:
         for signum, previous in self.previous.items():
             signal.signal(signum, previous)  # type: ignore[arg-type]  # what signal.signal returned
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    # pytest handles a KeyboardInterrupt from here on (e2e.run.interrupts.quiet_while_starting until now)
+    started()
 
 
 def pytest_configure(config: pytest.Config) -> None:
