@@ -26,6 +26,25 @@ def case_dirs() -> list[Path]:
     return [(ROOT / d).resolve() for d in (os.environ.get("E2E_CASES") or DEFAULT_CASES).split()]
 
 
+def empty(dirs: list[Path]) -> list[Path]:
+    """The folders of ``dirs`` that are missing or hold no ``*.py``: a misspelt ``CASES`` folder
+    would otherwise be checked as nothing."""
+    return [d for d in dirs if not d.is_dir() or not any(d.rglob("*.py"))]
+
+
+def header() -> str:
+    """The line ``make test`` prints under pytest's header: which case folders it checks."""
+    dirs = case_dirs()
+    shown = []
+    for d in dirs:
+        try:
+            shown.append(str(d.relative_to(ROOT)))
+        except ValueError:
+            shown.append(str(d))
+    return (f"case folders checked (make test CASES=..., or E2E_CASES for pytest tests): {' '.join(shown)} "
+            f"({len([p for p in case_sources(dirs) if p.name != '__init__.py'])} modules)")
+
+
 def case_sources(dirs: list[Path]) -> list[Path]:
     """Every ``*.py`` file of ``dirs``, sorted."""
     return sorted(p for d in dirs for p in d.rglob("*.py"))

@@ -14,6 +14,12 @@ if _HERE not in sys.path:
 pytest_plugins = ["pytester"]
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    from case_dirs import header
+
+    return header()
+
+
 @pytest.fixture(autouse=True)
 def _html_page_of_pytester_runs(request, monkeypatch):
     """A pytester run with a cluster option ends with its HTML report (e2e.cli.htmlreport): here

@@ -9,7 +9,7 @@ import subprocess
 import textwrap
 
 import e2e.judge.expectations as expectations
-from case_dirs import ROOT, case_dirs, case_sources, import_cases
+from case_dirs import ROOT, case_dirs, case_sources, empty, header, import_cases
 from e2e.judge.expectations import Registry
 from test_documented_versions import holes, unverified
 from test_measurement_names import judged_names, known
@@ -20,6 +20,25 @@ def test_every_module_of_the_case_folders_imports():
     # verified_in it requires (TypeError at import), and no test imported it
     errors = import_cases(case_dirs())
     assert not errors, "modules of the case folders that do not import:\n  " + "\n  ".join(errors)
+
+
+def test_every_case_folder_holds_modules():
+    # a new user's trial (issue 29): make test CASES="scenarios ../my-case" (misspelt) checked
+    # nothing of it and said nothing; the folders are named under pytest's header now
+    missing = empty(case_dirs())
+    assert not missing, "case folders (CASES / E2E_CASES) missing or without a *.py: " + " ".join(map(str, missing))
+
+
+def test_the_header_names_the_folders_and_counts_their_modules(tmp_path, monkeypatch):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "test_a.py").write_text("")
+    (tmp_path / "mine" / "__init__.py").write_text("")
+    monkeypatch.setenv("E2E_CASES", f"examples {tmp_path / 'mine'}")
+    line = header()
+    assert line.startswith("case folders checked (make test CASES=..., or E2E_CASES for pytest tests): ")
+    assert f"examples {tmp_path / 'mine'} (" in line
+    assert line.endswith(f"({len([p for p in case_sources(case_dirs()) if p.name != '__init__.py'])} modules)")
+    assert empty([tmp_path / "mine", tmp_path / "nope"]) == [tmp_path / "nope"]
 
 
 def test_make_test_passes_the_case_folders():

@@ -371,7 +371,10 @@ class Scenario:
         return when
 
     def events(self, reason: str, involved: str | None = None) -> list[Change]:
-        """The recorded Events of ``reason`` (about the object named ``involved``), oldest first."""
+        """The recorded Events of ``reason`` (about the object named ``involved``), oldest first:
+        :class:`~e2e.record.recorder.Change` rows whose ``obj`` is the core/v1 Event (``obj["message"]``,
+        ``obj["count"]``, ``obj["lastTimestamp"]``) and ``received_at`` the host epoch s it arrived; a
+        repeated Event is one row per new ``count``."""
         return events_of(self.recorder.changes("Event"), reason, involved)
 
     def wait_for_condition(self, kind: str, name: str, type_: str, status: str = "True", timeout_s: float = 60,
