@@ -231,6 +231,31 @@ def test_an_interrupted_test_is_not_counted_as_passed(pytester: pytest.Pytester,
     assert "test `test_x.py::test_ctrl_c`: passed" not in md
 
 
+def test_a_run_whose_only_test_was_stopped_in_its_set_up_leaves_the_last_summary(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """make interrupt-check, run 1 (SIGINT 19 s into the first test's cluster creation): the terminal
+    named the test interrupted and summary.md was written ("1 interrupted"), while junit.xml — no
+    test reported — was left as the last run's: the reports directory contradicted itself."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-now")
+    (tmp_path / "summary.md").write_text("the last run's")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.fixture
+        def kind_cluster():
+            raise KeyboardInterrupt  # Ctrl-C while kind creates the cluster
+
+        @pytest.mark.case("NF-3")
+        def test_needs_a_cluster(kind_cluster):
+            pass
+    """)
+    result = pytester.runpytest_inprocess(f"--reports-dir={tmp_path}", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["NF-3   INTERRUPTED  no values", "tests: 1 interrupted"])
+    assert "summary: " not in result.stdout.str()
+    assert (tmp_path / "summary.md").read_text() == "the last run's"
+
+
 def test_a_test_stopped_in_its_set_up_is_named_interrupted(pytester: pytest.Pytester, monkeypatch, tmp_path):
     """A new user's trial: Ctrl-C while a test's cluster was created left no trace of that test
     (no report at all): the summary said only "2 passed"."""

@@ -337,6 +337,10 @@ class RunSummary:
         terminalreporter.write_sep("=", "pod-lifecycle-e2e: cases")
         for line in terminal_lines(summaries, outcomes):
             terminalreporter.write_line(line)
+        if not any(self._reports.values()):
+            # no test reported: nothing ran, and the last run's reports stay as they were
+            # (e2e.plugin.options.StagedReports), the summary beside them too
+            return
         kubernetes = sorted({m["kubernetes"] for m in measurements})
         title = f"Run {self.run_id}" + (f" — Kubernetes {', '.join(kubernetes)}" if kubernetes else "")
         self.reports_dir.mkdir(parents=True, exist_ok=True)
