@@ -10,8 +10,12 @@ out=$1
 shift
 tmp=$out.tmp.$$
 trap 'rm -f "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stopped() {
+  printf '\npod-lifecycle-e2e: %s stopped by %s: %s left as it was\n' "$1" "$2" "$out" >&2
+  exit "$3"
+}
+trap "stopped '$1' SIGINT 130" INT
+trap "stopped '$1' SIGTERM 143" TERM
 "$@" > "$tmp"
 rc=$?
 if [ "$rc" -ne 0 ]; then

@@ -60,6 +60,8 @@ def test_an_interrupted_setup_leaves_the_profile_as_it_was(tmp_path):
     assert run.returncode == 130
     assert (reports / "profile.env").read_text() == "E2E_KIND=/old/kind\n"
     assert sorted(p.name for p in reports.iterdir()) == ["profile.env"]
+    # the bad-input table: Ctrl-C 0.3 s into make e2e said only make's "Error 130"
+    assert run.stderr.strip() == f"pod-lifecycle-e2e: {interrupted} stopped by SIGINT: {reports / 'profile.env'} left as it was"
 
 
 def _prepare(tmp_path, k8s_version: str) -> tuple[subprocess.CompletedProcess, list[str]]:
