@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_gap(scenario):
     marker.write_text("x")
     if os.environ.get("RERUN_FAULT") == "infra":
         raise ClusterBroken("the kubelet did not come back")
-    scenario.expect("XX-1", "gap_s", 30.0 if first else 12.0)
+    scenario.expect("XX-1", "gap_s", 30.0 if first or os.environ.get("RERUN_FAULT") == "always" else 12.0)
 '''
 
 
@@ -68,6 +69,29 @@ def test_a_value_failing_once_then_holding_ends_flaky_with_both_attempts_kept(ru
     (case,) = build(values, [Outcome("test_case.py::test_gap", "flaky", ["XX-1"], "failed on attempt 1")])
     assert case.verdict == "flaky" and [v["value"] for v in case.values] == [12.0]
     assert "attempt 1 (rerun after it): gap_s = 30 s fail" in markdown([case], [], "t")
+
+
+def _testcases(junit: Path) -> list[ET.Element]:
+    return list(ET.parse(junit).getroot().iter("testcase"))
+
+
+def test_junit_has_one_testcase_per_test_its_failed_attempt_inside(run):
+    """The rerun demonstration on a cluster (issue 27): pytest's junitxml wrote attempt 1 as a
+    testcase of its own with no failure in it — one more pass to any junit reader."""
+    _, _, junit = run("--reruns", "1")
+    (case,) = _testcases(junit)
+    assert [c.tag for c in case if c.tag != "properties"] == ["flakyFailure"]
+    assert case.find("flakyFailure").get("message").startswith("ExpectationFailed: 1 of 1 measured values")
+    assert ET.parse(junit).getroot().find("testsuite").get("tests") == "1"
+
+
+def test_a_test_failing_every_attempt_has_its_reruns_inside_its_failure(run):
+    _, values, junit = run("--reruns", "2", fault="always")
+    (case,) = _testcases(junit)
+    assert [c.tag for c in case if c.tag != "properties"] == ["failure", "rerunFailure", "rerunFailure"]
+    assert all(c.get("message").startswith("ExpectationFailed: ") for c in case.iter("rerunFailure"))
+    assert [v["verdict"] for v in values] == ["fail", "fail", "fail"]
+    assert cmp._outcomes(junit) == {"test_case.py::test_gap": "failed"}
 
 
 def test_an_infrastructure_failure_is_never_rerun(run):

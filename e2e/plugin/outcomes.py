@@ -5,12 +5,14 @@ terminal."""
 from __future__ import annotations
 
 import os
+import xml.etree.ElementTree as ET
 from collections.abc import Generator
 from pathlib import Path
 
 import allure
 import pytest
 
+from ..cli.compare import junit_nodeid
 from ..faults.core import ClusterBroken
 from ..judge.measurements import BUG_FIXED, BUG_PRESENT, ExpectationFailed
 from ..judge.pressure import INCONCLUSIVE
@@ -62,6 +64,68 @@ def attempt(item: pytest.Item) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "reruns", None) and not (config.option.only_rerun or config.option.rerun_except):
         config.option.only_rerun = list(RERUN_ONLY)
+    if getattr(config.option, "reruns", None) and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(RerunAttempts(config), "e2e-rerun-attempts")
+
+
+class RerunAttempts:
+    """junit.xml of a run with ``--reruns``: one testcase per test, its failed attempts inside it.
+
+    pytest's junitxml writes a rerun attempt as a testcase of its own with no failure in it —
+    read by any junit consumer as one more pass. Once junit.xml is written (a plain
+    ``pytest_sessionfinish`` after junitxml's; the reports are published after it), each test's
+    earlier testcases become children of its last one, in Maven Surefire's vocabulary:
+    ``<flakyFailure message=…>`` when the last attempt passed (the ``outcome`` property says
+    ``flaky``), ``<rerunFailure message=…>`` when it failed too — ``message`` the first line of
+    what that attempt failed with. Controller only (the xdist workers' reports reach it)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.failed: dict[str, list[str]] = {}  # node id -> the first line of each failed attempt
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.outcome == "rerun":  # pytest-rerunfailures
+            self.failed.setdefault(report.nodeid, []).append(_first_line(report))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        path = self.config.option.xmlpath
+        if path and self.failed and Path(path).is_file():
+            fold_attempts(Path(path), self.failed)
+
+
+def _first_line(report: pytest.TestReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr or "")
+    return (text.strip().splitlines() or ["failed"])[0]
+
+
+def fold_attempts(path: Path, failed: dict[str, list[str]]) -> None:
+    """Rewrite the junit.xml at ``path`` (see :class:`RerunAttempts`): per test, the testcases of
+    its earlier attempts (same ``classname`` and ``name``, in file order) folded into its last
+    one. ``failed`` maps a node id (as :func:`e2e.cli.compare.junit_nodeid` reads a testcase) to
+    the first line of each failed attempt, oldest first; an attempt without one reads "failed
+    (see its report)". Raises ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that
+    cannot be read."""
+    tree = ET.parse(path)
+    for suite in tree.getroot().iter("testsuite"):
+        cases = [c for c in suite if c.tag == "testcase"]
+        groups: dict[tuple[str, str], list[ET.Element]] = {}
+        for case in cases:
+            groups.setdefault((case.get("classname", ""), case.get("name", "")), []).append(case)
+        for attempts in groups.values():
+            if len(attempts) < 2:
+                continue
+            last, earlier = attempts[-1], attempts[:-1]
+            messages = failed.get(junit_nodeid(last), [])
+            tag = "rerunFailure" if any(c.tag in ("failure", "error") for c in last) else "flakyFailure"
+            for i, case in enumerate(earlier):
+                suite.remove(case)
+                message = messages[i] if i < len(messages) else "failed (see its report)"
+                child = ET.Element(tag, message=message, time=case.get("time", ""))
+                child.text = message
+                last.append(child)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
 @pytest.hookimpl(tryfirst=True)
