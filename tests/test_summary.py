@@ -256,6 +256,46 @@ def test_a_run_whose_only_test_was_stopped_in_its_set_up_leaves_the_last_summary
     assert (tmp_path / "summary.md").read_text() == "the last run's"
 
 
+def test_junit_names_every_interrupted_test_as_the_summary_does(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """make interrupt-check run 15 (-n 2, Ctrl-C twice): summary.md counted 2 tests, junit.xml had
+    1 testcase — the test stopped in its set-up had none; and the one stopped in its body read as
+    passed to any junit reader. Both are testcases with ``outcome=interrupted`` now; pytest's own
+    counts (``tests``, failures, errors, skipped) are untouched: it counts them in no outcome."""
+    import xml.etree.ElementTree as ET
+
+    from e2e.cli import compare as cmp
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-now")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.fixture
+        def kind_cluster():
+            raise KeyboardInterrupt  # Ctrl-C while kind creates the cluster
+
+        @pytest.mark.case("CL-1")
+        def test_first():
+            pass
+
+        @pytest.mark.case("NF-3")
+        def test_needs_a_cluster(kind_cluster):
+            pass
+    """)
+    junit = tmp_path / "junit.xml"
+    result = pytester.runpytest_inprocess(f"--reports-dir={tmp_path}", f"--junitxml={junit}", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["tests: 1 interrupted, 1 passed"])
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert [c.get("name") for c in suite.iter("testcase")] == ["test_first", "test_needs_a_cluster"]
+    assert suite.get("tests") == "1" and suite.get("failures") == suite.get("errors") == suite.get("skipped") == "0"
+    stopped = suite.findall("testcase")[1]
+    assert stopped.get("classname") == "test_x"
+    assert {p.get("name"): p.get("value") for p in stopped.iter("property")} == {
+        "outcome": "interrupted", "interrupted_reason": "stopped during its set-up, before any report"}
+    assert cmp._outcomes(junit) == {"test_x.py::test_first": "passed", "test_x.py::test_needs_a_cluster": "interrupted"}
+
+
 def test_a_test_stopped_in_its_set_up_is_named_interrupted(pytester: pytest.Pytester, monkeypatch, tmp_path):
     """A new user's trial: Ctrl-C while a test's cluster was created left no trace of that test
     (no report at all): the summary said only "2 passed"."""

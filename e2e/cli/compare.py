@@ -101,7 +101,7 @@ class Run:
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
-    """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|inconclusive|xfailed|flaky}``
+    """``{nodeid-ish: passed|failed|error|skipped|undocumented|bug fixed?|inconclusive|xfailed|flaky|interrupted}``
     from a pytest junit.xml (``undocumented``: skipped by the plugin for values with nothing
     documented; ``bug fixed?``: for a known bug's correct value; ``inconclusive``: for a timing
     value that failed under host overload; e2e.plugin.outcomes.settle), read from the testcase's
@@ -124,6 +124,8 @@ def _outcomes(junit: Path) -> dict[str, str]:
                     status = INCONCLUSIVE
         if status == "passed" and FLAKY in settled:
             status = FLAKY
+        if status == "passed" and "interrupted" in settled:  # stopped by Ctrl-C (e2e.report.junit.mark_interrupted)
+            status = "interrupted"
         out[test] = status
     return out
 

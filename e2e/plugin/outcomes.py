@@ -5,19 +5,18 @@ terminal."""
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from collections.abc import Generator
 from pathlib import Path
 
 import allure
 import pytest
 
-from ..cli.compare import junit_nodeid
 from ..faults.core import ClusterBroken
 from ..judge.measurements import BUG_FIXED, BUG_PRESENT, ExpectationFailed
 from ..judge.pressure import INCONCLUSIVE
 from ..record.recorder import RecorderDied
 from ..report.artifacts import gather, publish, slug
+from ..report.junit import fold_attempts
 from ..report.summary import ALLURE_OUTCOME, OUTCOME_PROPERTY, OUTCOME_REASON, settled
 from ..run.scenario import Scenario
 from .options import _reports, run_id
@@ -100,32 +99,6 @@ def _first_line(report: pytest.TestReport) -> str:
     return (text.strip().splitlines() or ["failed"])[0]
 
 
-def fold_attempts(path: Path, failed: dict[str, list[str]]) -> None:
-    """Rewrite the junit.xml at ``path`` (see :class:`RerunAttempts`): per test, the testcases of
-    its earlier attempts (same ``classname`` and ``name``, in file order) folded into its last
-    one. ``failed`` maps a node id (as :func:`e2e.cli.compare.junit_nodeid` reads a testcase) to
-    the first line of each failed attempt, oldest first; an attempt without one reads "failed
-    (see its report)". Raises ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that
-    cannot be read."""
-    tree = ET.parse(path)
-    for suite in tree.getroot().iter("testsuite"):
-        cases = [c for c in suite if c.tag == "testcase"]
-        groups: dict[tuple[str, str], list[ET.Element]] = {}
-        for case in cases:
-            groups.setdefault((case.get("classname", ""), case.get("name", "")), []).append(case)
-        for attempts in groups.values():
-            if len(attempts) < 2:
-                continue
-            last, earlier = attempts[-1], attempts[:-1]
-            messages = failed.get(junit_nodeid(last), [])
-            tag = "rerunFailure" if any(c.tag in ("failure", "error") for c in last) else "flakyFailure"
-            for i, case in enumerate(earlier):
-                suite.remove(case)
-                message = messages[i] if i < len(messages) else "failed (see its report)"
-                child = ET.Element(tag, message=message, time=case.get("time", ""))
-                child.text = message
-                last.append(child)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
 @pytest.hookimpl(tryfirst=True)

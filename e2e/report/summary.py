@@ -28,6 +28,7 @@ import pytest
 from ..judge.expectations import measured_number, number
 from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, percent
+from .junit import mark_interrupted
 
 # most telling first; verdict strings not listed here rank right after "fail"
 ORDER = ("fail", "interrupted", "flaky", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
@@ -325,6 +326,13 @@ class RunSummary:
         return [outcome_of(r) or Outcome(nodeid, "interrupted", self._cases.get(nodeid, []),
                                          "stopped during its set-up, before any report")
                 for nodeid, r in self._reports.items()]
+
+    @pytest.hookimpl(trylast=True)  # a plain hook after junitxml's: junit.xml is written, not yet published
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        junit = session.config.option.xmlpath
+        interrupted = {o.test: o.reason for o in self.outcomes() if o.outcome == "interrupted"}
+        if junit and interrupted and Path(junit).is_file():
+            mark_interrupted(Path(junit), interrupted)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         outcomes = self.outcomes()

@@ -1,0 +1,78 @@
+"""Finishing touches to the junit.xml pytest writes, so that it says what the suite's summary says:
+a rerun's attempts folded into their test (:func:`fold_attempts`), a test stopped by Ctrl-C or
+SIGTERM marked interrupted — also one stopped before pytest reported anything of it
+(:func:`mark_interrupted`). Both rewrite the file in place, after pytest's junitxml wrote it."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from ..cli.compare import junit_nodeid
+
+# the testcase property of a test stopped before its body ended (e2e.report.summary: ``interrupted``)
+INTERRUPTED = "interrupted"
+
+
+def fold_attempts(path: Path, failed: dict[str, list[str]]) -> None:
+    """Rewrite the junit.xml at ``path`` (see :class:`e2e.plugin.outcomes.RerunAttempts`): per test, the testcases of
+    its earlier attempts (same ``classname`` and ``name``, in file order) folded into its last
+    one. ``failed`` maps a node id (as :func:`e2e.cli.compare.junit_nodeid` reads a testcase) to
+    the first line of each failed attempt, oldest first; an attempt without one reads "failed
+    (see its report)". Raises ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that
+    cannot be read."""
+    tree = ET.parse(path)
+    for suite in tree.getroot().iter("testsuite"):
+        cases = [c for c in suite if c.tag == "testcase"]
+        groups: dict[tuple[str, str], list[ET.Element]] = {}
+        for case in cases:
+            groups.setdefault((case.get("classname", ""), case.get("name", "")), []).append(case)
+        for attempts in groups.values():
+            if len(attempts) < 2:
+                continue
+            last, earlier = attempts[-1], attempts[:-1]
+            messages = failed.get(junit_nodeid(last), [])
+            tag = "rerunFailure" if any(c.tag in ("failure", "error") for c in last) else "flakyFailure"
+            for i, case in enumerate(earlier):
+                suite.remove(case)
+                message = messages[i] if i < len(messages) else "failed (see its report)"
+                child = ET.Element(tag, message=message, time=case.get("time", ""))
+                child.text = message
+                last.append(child)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def mark_interrupted(path: Path, interrupted: dict[str, str]) -> None:
+    """Rewrite the junit.xml at ``path``: each test of ``interrupted`` (node id -> why, e.g.
+    "stopped during its set-up, before any report") gets the property ``outcome=interrupted``
+    and ``interrupted_reason``; one pytest wrote no testcase for (no report at all) gets a
+    testcase of its own (``time="0"``), named as pytest names them. No failure, error or skip is
+    added: pytest counts an interrupted test in no outcome, nor do the suite's ``tests``
+    attributes. Raises ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that cannot be read."""
+    tree = ET.parse(path)
+    root = tree.getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        return
+    cases = {junit_nodeid(c): c for c in root.iter("testcase")}
+    for nodeid, why in interrupted.items():
+        case = cases.get(nodeid)
+        if case is None:
+            classname, name = junit_names(nodeid)
+            case = ET.SubElement(suite, "testcase", classname=classname, name=name, time="0")
+        properties = case.find("properties")
+        if properties is None:
+            properties = ET.Element("properties")
+            case.insert(0, properties)
+        ET.SubElement(properties, "property", name="outcome", value=INTERRUPTED)
+        ET.SubElement(properties, "property", name="interrupted_reason", value=why)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def junit_names(nodeid: str) -> tuple[str, str]:
+    """``(classname, name)`` of a testcase as pytest's junitxml names the test ``nodeid``
+    (``scenarios/api/test_api.py::test_x[a]`` -> ``scenarios.api.test_api``, ``test_x[a]``);
+    :func:`e2e.cli.compare.junit_nodeid` reads them back."""
+    path, *rest = nodeid.split("::")
+    path = path[: -len(".py")] if path.endswith(".py") else path
+    return ".".join([path.replace("/", ".")] + rest[:-1]), rest[-1] if rest else nodeid
