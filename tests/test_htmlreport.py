@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,28 @@ def test_history_gets_one_entry_per_run(reports):
     (next(reports.glob("allure-results/*-result.json"))).rename(reports / "allure-results" / "0-result.json")
     generate(reports / "allure-results", reports / "allure-report", history, "t")  # "another run"
     assert len(history.read_text().splitlines()) == 2
+
+
+def test_a_ctrl_c_the_run_ignores_does_not_reach_allure_generate(tmp_path):
+    """make interrupt-check run 10: SIGINT to the run's process group as it finished — said and
+    ignored by the run (e2e.plugin.signals) — killed `allure generate`, a process of the same
+    group: no HTML report, exit 1 for a run whose tests passed. A process that ignores SIGINT, as
+    the run does then, sends it to its whole group while a stand-in CLI takes a second."""
+    cli = tmp_path / "allure"
+    cli.write_text('#!/bin/sh\nsleep 1\nmkdir -p "$E2E_ALLURE_OUTPUT"\necho "<html></html>" > "$E2E_ALLURE_OUTPUT/index.html"\n')
+    cli.chmod(0o755)
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "a-result.json").write_text("{}")
+    script = f"""
+import os, signal, threading, time
+from pathlib import Path
+from e2e.cli import htmlreport
+htmlreport.allure_cli = lambda: Path({str(cli)!r})
+signal.signal(signal.SIGINT, lambda signum, frame: None)  # said and ignored, as e2e.plugin.signals.Stop
+threading.Timer(0.3, lambda: os.killpg(0, signal.SIGINT)).start()
+print(htmlreport.generate(Path({str(results)!r}), Path({str(tmp_path / 'out')!r}), None, "run"))
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, start_new_session=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(tmp_path / "out" / "index.html")

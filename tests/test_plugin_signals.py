@@ -246,3 +246,20 @@ def test_ctrl_c_while_pytest_starts_is_one_line_not_a_traceback(tmp_path):
 def _sigint_default() -> None:
     # a background shell (make test from one) starts its children with SIGINT ignored
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_a_signal_during_pytests_last_cleanups_is_ignored_too(tmp_path):
+    """make interrupt-check run 11 (--kubeconfig, Ctrl-C twice): the second SIGINT came after
+    pytest_unconfigure had given the handlers back, during pytest's own last cleanup (a garbage
+    collection): a traceback and exit -2 for a run whose tests had passed. A cleanup of the
+    conftest's (it runs before the suite's last one) sends itself SIGINT there."""
+    (tmp_path / "conftest.py").write_text(
+        "import os, signal, time\n"
+        "def pytest_configure(config):\n"
+        "    config.add_cleanup(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.5)))\n")
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, preexec_fn=_sigint_default)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "KeyboardInterrupt" not in r.stderr
+    assert "SIGINT ignored while cleaning up" in r.stderr

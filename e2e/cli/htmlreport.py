@@ -58,8 +58,10 @@ def allure_cli(npm: str = "npm") -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for name in PACKAGE_FILES:
         shutil.copy2(HERE / name, dest / name)
+    # in a session of its own (as the generate below): a Ctrl-C the run ignores while it finishes
+    # does not reach it; a Ctrl-C that stops the caller still ends it (subprocess.run kills it)
     done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=dest,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, start_new_session=True)
     if done.returncode != 0 or not cli.exists():
         raise ReportError(f"npm ci in {dest} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     return cli
@@ -93,8 +95,11 @@ def generate(results: Path, output: Path, history: Path | None, name: str) -> Pa
                     history = Path(tmp) / history.name
                 last = None
             env["E2E_ALLURE_HISTORY"] = str(history.resolve())
+        # a session of its own: make interrupt-check's SIGINT to the run's process group in its finish
+        # (said and ignored by the run, e2e.plugin.signals) killed it: no HTML report, exit 1
         done = subprocess.run([str(allure_cli()), "generate", "--config", str(HERE / "allurerc.mjs"),
-                               str(results.resolve())], env=env, capture_output=True, text=True)
+                               str(results.resolve())], env=env, capture_output=True, text=True,
+                              start_new_session=True)
     index = output / "index.html"
     if done.returncode != 0 or not index.exists():
         raise ReportError(f"allure generate failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-2000:]}")

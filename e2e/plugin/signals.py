@@ -8,7 +8,7 @@ clusters, state files, junit.xml). A later one, while that cleanup runs (also af
 it cannot cut the cleanup short (Ctrl-\\ or SIGKILL still stop at once; ``make clean`` removes
 what that leaves). So is a first one after the last test, while the session's finish does that
 cleanup: the run ends with its tests' outcome. In every process of the run (xdist workers too),
-from ``pytest_configure`` to ``pytest_unconfigure``; a signal some other code already handles (or
+from ``pytest_configure`` to the last of pytest's cleanups; a signal some other code already handles (or
 ignores, as a shell does for a background job's SIGINT) is left to it.
 """
 
@@ -66,8 +66,8 @@ class Stop:
     def pytest_sessionfinish(self) -> None:
         self.stopping = True
 
-    @pytest.hookimpl(trylast=True)  # after the other plugins' last cleanup (the reports put in place)
-    def pytest_unconfigure(self) -> None:
+    def restore(self) -> None:
+        """The signals' previous handlers back: the last of pytest's cleanups (see pytest_configure)."""
         for signum, previous in self.previous.items():
             signal.signal(signum, previous)  # type: ignore[arg-type]  # what signal.signal returned
 
@@ -78,9 +78,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     started()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     if threading.current_thread() is not threading.main_thread():  # signals go to the main thread only
         return
     stop = Stop()
     stop.install()
     config.pluginmanager.register(stop, SIGNALS)
+    # the first cleanup added runs last (a stack): after pytest_unconfigure and pytest's own cleanups —
+    # make interrupt-check run 11: a second Ctrl-C during pytest's last garbage collection, after the
+    # handlers were given back in pytest_unconfigure, was a traceback and exit -2
+    config.add_cleanup(stop.restore)
