@@ -56,6 +56,14 @@ def test_a_flat_value_and_monotonic_jitter_smaller_than_a_third_of_the_band_do_n
     assert [d.kind for d in found(runs([15.3, 16.5, 17.5, 18.5, 19]))] == ["edge"]
 
 
+def test_values_get_the_decimals_that_tell_the_nights_apart():
+    # documented 10 within [9, 20]: whole seconds, as the summary shows them; 21.7 and 22.5 would both read 22
+    (d,) = found(runs([20.066, 20.9, 21.7, 22.5, 23.3], band=(19, 24)))
+    assert "20.1 → 20.9 → 21.7 → 22.5 → 23.3 s towards 24" in d.line()
+    (d,) = found(runs([13, 15, 17, 18, 19]))
+    assert "13 → 15 → 17 → 18 → 19 s" in d.line()
+
+
 def test_one_night_against_the_trend_breaks_it():
     assert found(runs([13, 15, 14, 18, 19])) == []
     # only the last k nights count: an old night against the trend is past

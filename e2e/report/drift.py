@@ -155,7 +155,7 @@ class Drift:
         what = f"{s.case} {s.name}" + (f" ({s.test.rpartition('::')[2]})" if with_test else "")
         band = band_text(s.points[-1].band)
         if self.kind == "edge":
-            values = " → ".join(s.shown(p.value) for p in self.nights)
+            values = " → ".join(_distinct(s, [p.value for p in self.nights]))
             return (f"drift: {what} {values}{unit} towards {number(self.edge or 0.0)} (band {band}) "
                     f"over nights {_nights(self.nights)} (Kubernetes {s.minor})")
         now, was = _spread(self.nights), _spread(self.before)
@@ -168,6 +168,17 @@ def band_text(band: tuple[float, float | None]) -> str:
     """``[9, 20]``, or ``≥ 1`` for an open band (as the summary writes a band)."""
     low, high = band
     return f"≥ {number(low)}" if high is None else f"[{number(low)}, {number(high)}]"
+
+
+def _distinct(s: Series, values: list[float]) -> list[str]:
+    """``values`` as the summary shows them (:meth:`Series.shown`), with more decimals (up to 6)
+    where two nights in a row would read the same: a strict trend reads as one."""
+    texts = [s.shown(v) for v in values]
+    places = max(len(t.partition(".")[2]) for t in texts)
+    while places < 6 and any(texts[i] == texts[i + 1] for i in range(len(texts) - 1)):
+        places += 1
+        texts = [f"{v:.{places}f}" for v in values]
+    return texts
 
 
 def _nights(points: list[Point]) -> str:
