@@ -7,8 +7,10 @@ shaded up to the top), and the nights along the bottom, the first and the last n
 date and time (``12-01 15:53``). A series that drifts has its title and line in red, the title
 saying which rule (``drift: towards 20``, ``drift: spread``).
 
-An edge far from the values (a band written ``[1, 1e9]`` for "at least 1") is not stretched to: the
-shading runs to the panel's border, and the title gives the band.
+An edge far from the values — further than :data:`NEAR` (in the value's unit) and than :data:`FAR`
+times their own scale (their spread, or their size): a band written ``[1, 1e9]`` for "at least 1",
+or ``[0, 19]`` s around values of 0.1 s — is not stretched to, so the values keep the panel's height:
+the shading runs to the panel's border, which names the edge (``↑ 19``), and the title gives the band.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ COLUMNS = 4
 PANEL_IN = (2.9, 1.5)  # width, height of one panel (inches; 80 dpi: e2e.pictures.png)
 BAND_COLOUR, VALUE_COLOUR, FAIL_COLOUR, DRIFT_COLOUR = "#c8e6c9", "#1565c0", "#d32f2f", "#d32f2f"
 FAILED = ("fail",)
-# an edge further from the values than this many times their own scale is not drawn to (module doc)
-FAR = 3.0
+# an edge further from the values than both of these is not drawn to (module doc)
+NEAR, FAR = 10.0, 5.0
 
 _STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})\d{2}")
 
@@ -45,7 +47,7 @@ def night_label(run_id: str) -> str:
 def view(values: Sequence[float], band: tuple[float, float | None]) -> tuple[float, float]:
     """The panel's value range: the values, and each band edge near enough to them (module doc)."""
     lo, hi = min(values), max(values)
-    reach = FAR * max(hi - lo, abs((lo + hi) / 2), 1e-9)
+    reach = max(NEAR, FAR * max(hi - lo, abs((lo + hi) / 2)))
     for edge in band:
         if edge is not None and (lo - reach <= edge <= hi + reach):
             lo, hi = min(lo, edge), max(hi, edge)
@@ -66,6 +68,7 @@ def _panel(ax: Axes, s: Series, points: list[Point], drift: Drift | None) -> Non
     for edge, y, arrow in ((high, top, "↑"), (low, bottom, "↓")):
         if edge is not None and not bottom <= edge <= top:  # an edge off the panel: where it is
             ax.annotate(f"{arrow} {number(edge)}", (1, y), xycoords=("axes fraction", "data"), fontsize=6,
+                        xytext=(-3, -2 if arrow == "↑" else 2), textcoords="offset points",
                         ha="right", va="top" if arrow == "↑" else "bottom", color="#2e7d32")
     colour = DRIFT_COLOUR if drift else VALUE_COLOUR
     ax.plot(xs, values, color=colour, linewidth=1.8 if drift else 1.0, zorder=2)
