@@ -14,9 +14,9 @@ kept where it is a number (it sets the precision a value is shown with), else ``
 
 A run is recorded when its reports are published (:mod:`e2e.plugin.options`) and by the merge of
 its shards (:mod:`e2e.cli.merge`): :func:`record`. Recording the same run again replaces its line
-where it stands, so a second publication or report build of a run adds no entry. The nightly
-workflow carries the file from night to night beside ``allure-history.jsonl``; :mod:`e2e.report.drift`
-reads it.
+where it stands, so a second publication of a run adds no entry (building its HTML report again
+only reads the file). The nightly workflow carries the file from night to night (the merge's
+``--history``), as it carries ``allure-history.jsonl``; :mod:`e2e.report.drift` reads it.
 """
 
 from __future__ import annotations
