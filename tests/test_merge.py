@@ -13,6 +13,7 @@ import pytest
 
 from e2e.cli import compare as cmp
 from e2e.cli.merge import main
+from e2e.report import history
 from e2e.run.shards import SHARD_FILE
 
 DATA = Path(__file__).resolve().parent / "data" / "report-cl"
@@ -66,6 +67,35 @@ def test_two_shards_merge_into_one_run_with_the_counts_and_values_of_a_single_on
     assert "(2 of 2 shards)" in summary and "## Holes\n\nnone" in summary and "Tests: 2 passed" in summary
     suite = (tmp_path / "m" / "junit.xml").read_text()
     assert 'tests="2"' in suite and 'time="100.000"' in suite  # the longest shard's wall time
+
+
+def test_the_merged_run_is_one_night_of_the_values_history_after_the_last_nights(tmp_path, shards, capsys):
+    earlier = [m for m in json.loads((DATA / "measurements.json").read_text())["measurements"] if m["test"] in TESTS]
+    last = tmp_path / "last-night"
+    for i, gap in enumerate([11.0, 12.0, 13.0, 14.0]):  # CL-1 restart_gap[1]; the merged run's is 15 s
+        history.record(last, f"merged-2026112{i}-021700-beef", [
+            {**m, "run_id": f"merged-2026112{i}-021700-beef", "value": gap if m["name"] == "restart_gap[1]" else m["value"]}
+            for m in earlier])
+    before = (last / history.HISTORY).read_text()
+    out = tmp_path / "m"
+    assert main([*map(str, shards), "--out", str(out), "--no-html", "--history", str(last / history.HISTORY)]) == 0
+    runs, problems = history.read(out / history.HISTORY)
+    assert [r["run_id"] for r in runs][-2:] == ["merged-20261123-021700-beef", f"merged-{RUN}"] and problems == []
+    assert len(runs[-1]["values"]) == 17  # every value of both shards, as one run
+    assert (last / history.HISTORY).read_text() == before  # read, not changed
+    assert (f"- drift: CL-1 restart_gap[1] 11 → 12 → 13 → 14 → 15 s towards 18 (band [9, 18]) over nights "
+            f"merged-20261120-021700-beef … merged-{RUN} (Kubernetes 1.37)") in (out / "summary.md").read_text()
+
+
+def test_without_a_history_the_merged_run_is_the_first_night_and_a_missing_one_is_refused(tmp_path, shards, capsys):
+    assert main([*map(str, shards), "--out", str(tmp_path / "m"), "--no-html"]) == 0
+    assert [r["run_id"] for r in history.read(tmp_path / "m" / history.HISTORY)[0]] == [f"merged-{RUN}"]
+    assert main([*map(str, shards), "--out", str(tmp_path / "m2"), "--no-html", "--history", str(tmp_path / "nope")]) == 2
+    assert f"--history {tmp_path / 'nope'}: no such file" in capsys.readouterr().err
+    (tmp_path / "broken.jsonl").write_text("{broken\n")
+    assert main([*map(str, shards), "--out", str(tmp_path / "m3"), "--no-html", "--history", str(tmp_path / "broken.jsonl")]) == 0
+    assert f"merge: values history: {history.HISTORY}:1: not JSON" in capsys.readouterr().err
+    assert len(history.read(tmp_path / "m3" / history.HISTORY)[0]) == 1
 
 
 def test_a_shard_that_never_reported_is_a_hole_and_fails(tmp_path, shards, capsys):

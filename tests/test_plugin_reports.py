@@ -203,6 +203,31 @@ def test_every_report_a_run_leaves_is_of_that_run(pytester, no_preflight, monkey
     result.stdout.fnmatch_lines([f"node/npm not found: wrote the plain summary page {reports / 'summary.html'} *"])
 
 
+def test_each_run_is_recorded_once_in_the_values_history_and_its_summary_says_what_drifts(
+        pytester, no_preflight, monkeypatch, tmp_path):
+    """issue 27 (5): the history carries every judged value from run to run."""
+    pytester.makepyfile(test_m=MEASURING)
+    reports, kubeconfig = tmp_path / "R", tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    reports.mkdir()
+    (reports / "values-history.jsonl").write_text("{a line cut short\n")
+    said = []
+    for run in (RUN, "20261201-130000-cafe"):
+        monkeypatch.setenv("E2E_RUN_ID", run)
+        result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--reports-dir", str(reports))
+        result.assert_outcomes(passed=1)
+        said.append(result.stdout.str())
+    runs = [json.loads(line) for line in (reports / "values-history.jsonl").read_text().splitlines()]
+    assert [r["run_id"] for r in runs] == [RUN, "20261201-130000-cafe"]
+    assert [(v["case"], v["name"], v["value"], v["band"], v["verdict"]) for v in runs[1]["values"]] == [
+        ("CL-1", "restart_gap[1]", 11.0, [9, 23], "pass")]
+    assert "values history: values-history.jsonl:1: not JSON" in said[0] and "values history" not in said[1]
+    none = "drift: none over the last 5 nights (0 value(s) with 5 nights or more and room in their band)"
+    assert none in said[1] and f"- {none}" in (reports / "summary.md").read_text()
+    htmlreport.main([str(reports)])  # make report: the history as it was
+    assert len((reports / "values-history.jsonl").read_text().splitlines()) == 2
+
+
 @pytest.mark.skipif(not have_node(), reason="node/npm not installed: the Allure report needs them")
 def test_a_plain_pytest_run_ends_with_its_allure_report(pytester, no_preflight, monkeypatch, tmp_path):
     monkeypatch.setattr(htmlreport, "have_node", have_node)  # the real Allure CLI (tests/conftest.py: E2E_CACHE)

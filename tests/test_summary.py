@@ -9,7 +9,8 @@ import json
 import pytest
 from helpers import fake_scenario_conftest
 
-from e2e.report.summary import Outcome, build, expected, key_values, markdown, rank, terminal_lines, value
+from e2e.report import history
+from e2e.report.summary import Outcome, build, drift_lines, expected, key_values, markdown, rank, terminal_lines, value
 
 TEST = "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"
 
@@ -105,6 +106,26 @@ def test_terminal_lines_and_markdown():
     assert "| CL-1 | **pass** | 3 pass |" in md
     assert "| restart_gap[1] | 11 s | 10 s within [9, 23] s | pass | [S1] CASES.md |" in md
     assert f"- test `{TEST}`: passed" in md
+
+
+def test_drift_lines_of_a_run_over_its_history_in_summary_md(tmp_path):
+    gaps = [13.0, 15.0, 17.0, 18.0, 19.0]  # CL-1 restart_gap[1] over 5 nights, creeping to 23
+    for i, gap in enumerate(gaps):
+        run = f"run-{i}"
+        history.record(tmp_path, run, [{**g, "run_id": run, "value": gap if g["name"] == "restart_gap[1]" else g["value"]}
+                                       for g in GAPS])
+    lines = drift_lines(tmp_path, "run-4")
+    assert lines == ["drift: CL-1 restart_gap[1] 13 → 15 → 17 → 18 → 19 s towards 23 (band [9, 23]) over nights "
+                     "run-0 … run-4 (Kubernetes 1.37)"]
+    outcomes = [Outcome(TEST, "passed", ["CL-1"])]
+    md = markdown(build(GAPS, outcomes), outcomes, "Run run-4", lines)
+    assert f"## Values night over night ({history.HISTORY})\n\n- {lines[0]}\n" in md
+    assert "night over night" not in markdown(build(GAPS, outcomes), outcomes, "Run run-4")
+    assert drift_lines(tmp_path, "run-5") is None  # a run the history does not hold
+    assert drift_lines(tmp_path / "none", "run-4") is None
+    with open(tmp_path / history.HISTORY, "a") as f:
+        f.write("{broken\n")
+    assert drift_lines(tmp_path, "run-4")[1].startswith(f"values history: {history.HISTORY}:6: not JSON")
 
 
 def test_summary_at_the_end_of_a_run(pytester: pytest.Pytester, monkeypatch, tmp_path):

@@ -13,6 +13,9 @@ results reads it without adding the run again) gives the trend and each test's p
 
 Without Node.js or npm: ``REPORTS/summary.html``, a plain page written by :mod:`e2e.report.summary`.
 
+Either page shows, in each test's description, its judged values over the last nights against their
+bands, from ``REPORTS/values-history.jsonl`` (:mod:`e2e.report.nights`; the run itself records it).
+
 The Awesome template always embeds Google Analytics (plugin-awesome ``generators.js``:
 ``analyticsEnable: true``); the report is for reading offline and must not call out, so the
 tag is removed from the generated page.
@@ -30,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..report import summary
+from ..report import nights, summary
 
 HERE = Path(__file__).resolve().parents[2] / "hack" / "report"
 PACKAGE_FILES = ("package.json", "package-lock.json")
@@ -118,14 +121,18 @@ def build(reports: Path, results: Path | None = None, name: str | None = None, h
     of ``results`` (default ``reports/allure-results``) in ``reports/allure-report/``, or without
     Node.js or npm the plain ``reports/summary.html``; returns the page. Either page of an earlier
     run is removed first, so none is left to pass for this run's, also when this one fails
-    (:class:`ReportError` or ``OSError``). ``history``: read and append ``allure-history.jsonl``."""
+    (:class:`ReportError` or ``OSError``). ``history``: read and append ``allure-history.jsonl``.
+    Each test's values over the last nights (``values-history.jsonl``) are charted at the end of its
+    description (:mod:`e2e.report.nights`), in a copy of the results: ``results`` stay as they are."""
     results = results if results is not None else reports / "allure-results"
     name = name or f"pod-lifecycle-e2e — {reports.resolve().name}"
     shutil.rmtree(reports / "allure-report", ignore_errors=True)
     (reports / "summary.html").unlink(missing_ok=True)
-    if not have_node():
-        return summary.write_html(reports, name, results)
-    return generate(results, reports / "allure-report", reports / "allure-history.jsonl" if history else None, name)
+    with tempfile.TemporaryDirectory() as tmp:
+        shown = nights.with_charts(results, reports, Path(tmp))
+        if not have_node():
+            return summary.write_html(reports, name, shown)
+        return generate(shown, reports / "allure-report", reports / "allure-history.jsonl" if history else None, name)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,12 +14,16 @@ tests it was given), ``junit.xml``, ``measurements.json`` and ``allure-results/`
   (``e2e.merge``/``shard_2_of_3``, or the test's own name), so a merged run with a hole is never
   green, and ``make compare`` counts it unexplained;
 - ``allure-results/`` (all shards' files), the HTML report built from them
-  (:func:`e2e.cli.htmlreport.build`), ``summary.md`` (cases, values, tests, holes) and
-  ``durations.json`` (every shard's, for the next split).
+  (:func:`e2e.cli.htmlreport.build`), ``summary.md`` (cases, values, tests, drift, holes) and
+  ``durations.json`` (every shard's, for the next split);
+- ``values-history.jsonl``: the merged run recorded as one run (:func:`e2e.report.history.record`),
+  after the nights of ``--history FILE`` (the history the last night left; without it the merged
+  run is the first night), which is read, not changed; its drift lines go into ``summary.md``.
 
-Usage: ``python -m e2e.cli.merge SHARD_DIR [SHARD_DIR …] --out DIR``; exit 0 when every shard and
-every test reported, 1 with a hole, 2 on bad input (no shard record, shards of different runs or
-counts, the same shard twice).
+Usage: ``python -m e2e.cli.merge SHARD_DIR [SHARD_DIR …] --out DIR [--history FILE]``; exit 0 when
+every shard and every test reported, 1 with a hole, 2 on bad input (no shard record, shards of
+different runs or counts, the same shard twice, a ``--history`` file that is missing). A line of the
+history that cannot be read is said on standard error and dropped.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..report.summary import build as build_summary
-from ..report.summary import markdown, read_allure_results
+from ..report import history
+from ..report.summary import drift_lines, markdown, read_allure_results
 from ..run.shards import SHARD_FILE, parse_shard
 from . import htmlreport
 from .compare import junit_nodeid
@@ -85,9 +90,11 @@ def _hole(name: str, message: str, classname: str = HOLE_CLASS) -> ET.Element:
     return case
 
 
-def merge(shards: list[Shard], out: Path) -> list[str]:
-    """Write the merged reports of ``shards`` to ``out`` (module doc); returns the holes, each
-    said in one line. :class:`MergeError` for shards of different counts or the same shard twice."""
+def merge(shards: list[Shard], out: Path, history_file: Path | None = None) -> tuple[list[str], list[str]]:
+    """Write the merged reports of ``shards`` to ``out`` (module doc), the merged run recorded in
+    ``out/values-history.jsonl`` after the runs of ``history_file`` (None: none before it); returns
+    the holes and the history's lines skipped, each said in one line. :class:`MergeError` for shards
+    of different counts, the same shard twice or a ``history_file`` that does not exist."""
     if not shards:
         raise MergeError("no shard given")
     counts = {s.count for s in shards}
@@ -99,6 +106,8 @@ def merge(shards: list[Shard], out: Path) -> list[str]:
         if s.index in seen:
             raise MergeError(f"shard {s.index}/{count} twice: {seen[s.index]} and {s.path}")
         seen[s.index] = s.path
+    if history_file is not None and not history_file.is_file():
+        raise MergeError(f"--history {history_file}: no such file")
     shards = sorted(shards, key=lambda s: s.index)
     run_id = f"merged-{shards[0].run_id}"
     out.mkdir(parents=True, exist_ok=True)
@@ -150,13 +159,17 @@ def merge(shards: list[Shard], out: Path) -> list[str]:
     if durations:
         (out / "durations.json").write_text(json.dumps(durations, indent=1, sort_keys=True))
 
+    if history_file is not None:
+        shutil.copy2(history_file, out / history.HISTORY)
+    skipped = history.record(out, run_id, measurements)
+
     outcomes = [t.outcome for t in read_allure_results(out / "allure-results")]
     kubernetes = sorted({m["kubernetes"] for m in measurements})
     title = f"Run {run_id} ({len(seen)} of {count} shards)" + (f" — Kubernetes {', '.join(kubernetes)}" if kubernetes else "")
-    text = markdown(build_summary(measurements, outcomes), outcomes, title)
+    text = markdown(build_summary(measurements, outcomes), outcomes, title, drift_lines(out, run_id))
     text += "\n## Holes\n\n" + ("\n".join(f"- {h}" for h in holes) if holes else "none") + "\n"
     (out / "summary.md").write_text(text)
-    return holes
+    return holes, skipped
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,14 +177,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("shards", nargs="+", type=Path, help="the shards' reports directories")
     p.add_argument("--out", type=Path, required=True, help="the merged run's reports directory (new or empty)")
     p.add_argument("--no-html", action="store_true", help="do not build the HTML report")
+    p.add_argument("--history", type=Path, default=None, metavar="FILE",
+                   help="the values history of the nights before (the last night's values-history.jsonl)")
     args = p.parse_args(argv)
     try:
         if args.out.exists() and any(args.out.iterdir()):
             raise MergeError(f"{args.out} is not empty: merge into a new directory")
-        holes = merge([read_shard(d) for d in args.shards], args.out)
+        holes, skipped = merge([read_shard(d) for d in args.shards], args.out, args.history)
     except MergeError as e:
         print(f"merge: {e}", file=sys.stderr)
         return 2
+    for problem in skipped:
+        print(f"merge: values history: {problem}: skipped", file=sys.stderr)
     if not args.no_html:
         try:
             print(htmlreport.said(htmlreport.build(args.out, history=False)))

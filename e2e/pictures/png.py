@@ -23,11 +23,12 @@ DPI = 80
 COLOURS = 256
 
 
-def png(fig: Figure) -> bytes:
-    """``fig`` as PNG bytes (see module doc); the figure is closed."""
+def png(fig: Figure, tight: bool = True) -> bytes:
+    """``fig`` as PNG bytes (see module doc); the figure is closed. ``tight``: cropped to what is
+    drawn (a second drawing pass); False: the figure as sized, for one whose margins are set."""
     drawn = io.BytesIO()
     try:
-        fig.savefig(drawn, format="png", dpi=DPI, bbox_inches="tight")
+        fig.savefig(drawn, format="png", dpi=DPI, bbox_inches="tight" if tight else None)
     finally:
         plt.close(fig)
     image = Image.open(drawn).convert("RGB")

@@ -16,6 +16,7 @@ import pytest
 
 from ..cli import htmlreport
 from ..judge.measurements import MeasurementLog
+from ..report import history
 from ..report.summary import RunSummary
 from ..run.progress import LiveProgress
 from ..run.selection import parse_case_option
@@ -106,7 +107,9 @@ class StagedReports:
     junit.xml and allure-results/ — in ``reports`` unless ``--junitxml``/``--alluredir`` say
     otherwise — go into ``reports/.incoming-<run id>/`` first and replace the last run's at the
     end. Then the rest follows (:meth:`publish`): ``measurements.json`` keeps this run's values only,
-    the folders of earlier runs (``reports/<run id>/``) and the last ``summary.md`` go, and the HTML
+    which ``values-history.jsonl`` records (:func:`e2e.report.history.record`; a line of it that
+    cannot be read is dropped and named at the end of the run), the folders of earlier runs
+    (``reports/<run id>/``) and the last ``summary.md`` go, and the HTML
     report is built from this run's results (:func:`e2e.cli.htmlreport.build`; a passing run whose
     report cannot be made fails, exit 1). A run stopped by the preflight, an empty selection or a
     Ctrl-C before any test leaves the last run's reports (junit.xml, allure-results/, the HTML
@@ -134,6 +137,7 @@ class StagedReports:
         self.collected: int | None = None  # unknown with xdist (the workers collect)
         self.deselected = 0
         self.said: str | None = None  # what the end of the run says of its HTML report
+        self.history_problems: list[str] = []  # lines of values-history.jsonl skipped (e2e.report.history)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # also the reports of the xdist workers' tests
@@ -163,7 +167,12 @@ class StagedReports:
                 if published.is_dir():
                     shutil.rmtree(published)
                 os.replace(written, published)
-        MeasurementLog(self.reports / "measurements.json").keep_only(run_id())
+        log = MeasurementLog(self.reports / "measurements.json")
+        log.keep_only(run_id())
+        try:
+            self.history_problems = history.record(self.reports, run_id(), log.read()["measurements"])
+        except OSError as e:
+            self.history_problems = [f"{history.HISTORY} not written: {e}"]
         (self.reports / "summary.md").unlink(missing_ok=True)  # this run's comes with the terminal summary
         for folder in self.reports.iterdir():
             if folder.is_dir() and RUN_ID.fullmatch(folder.name) and folder.name != run_id():
@@ -178,6 +187,8 @@ class StagedReports:
                 session.exitstatus = pytest.ExitCode.INTERRUPTED if stopped else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        for problem in self.history_problems:
+            terminalreporter.write_line(f"pod-lifecycle-e2e: values history: {problem}: skipped", yellow=True)
         if self.said is not None:
             terminalreporter.write_line(self.said, red=self.said.startswith("pod-lifecycle-e2e:"))
         if self.reported:

@@ -2,7 +2,8 @@
 ones, and every flake, skip or undocumented value with its reason.
 
 Read from ``measurements.json`` (the values of one run, :mod:`e2e.judge.measurements`) and the
-tests' outcomes. :class:`RunSummary` is the plugin part: it collects the outcomes (also from
+tests' outcomes; the values that drift over the last nights from ``values-history.jsonl``
+(:mod:`e2e.report.drift`). :class:`RunSummary` is the plugin part: it collects the outcomes (also from
 xdist workers), prints the summary at the end of pytest's terminal output and writes
 ``<reports>/summary.md``.
 
@@ -28,6 +29,7 @@ import pytest
 from ..judge.expectations import measured_number, number
 from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, percent
+from . import drift, history
 from .junit import mark_interrupted
 
 # most telling first; verdict strings not listed here rank right after "fail"
@@ -267,8 +269,9 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str) -> str:
-    """``summary.md``: the case table, then per case every value and every test."""
+def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str, drift: list[str] | None = None) -> str:
+    """``summary.md``: the case table, the host's pressure, the ``drift`` lines (:func:`drift_lines`;
+    None: no section), then per case every value and every test."""
     out = [f"# {title}", "", "| case | verdict | values | key values |", "| --- | --- | --- | --- |"]
     for s in summaries:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
@@ -279,6 +282,8 @@ def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str) 
     out += ["", "Tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"), ""]
     host = host_line([m for s in summaries for m in s.values])
     out += [host, ""] if host else []
+    if drift is not None:
+        out += [f"## Values night over night ({history.HISTORY})", ""] + [f"- {_cell(line)}" for line in drift] + [""]
     for s in summaries:
         out += [f"## {s.case}: {s.verdict}", ""]
         if s.values:
@@ -292,6 +297,16 @@ def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str) 
         # the other tests are in the notes, with their reasons
         out += [f"- test `{t.test}`: {t.outcome}" for t in s.tests if t.outcome == "passed"] + [""]
     return "\n".join(out)
+
+
+def drift_lines(reports_dir: Path, run_id: str) -> list[str] | None:
+    """The drift lines of run ``run_id`` over the values history of ``reports_dir``
+    (:func:`e2e.report.drift.lines`), then a line per history line skipped; None when the
+    history does not hold the run (no history, or the run judged no value)."""
+    runs, problems = history.read(reports_dir / history.HISTORY)
+    if not any(r["run_id"] == run_id for r in runs):
+        return None
+    return drift.lines(drift.series(runs), run_id=run_id) + [f"values history: {p}: skipped" for p in problems]
 
 
 def read_measurements(path: Path, run_id: str | None = None) -> list[dict]:
@@ -347,13 +362,16 @@ class RunSummary:
             terminalreporter.write_line(line)
         if not any(self._reports.values()):
             # no test reported: nothing ran, and the last run's reports stay as they were
-            # (e2e.plugin.options.StagedReports), the summary beside them too
+            # (e2e.plugin.options.StagedReports), the summary and the values history beside them too
             return
+        drifting = drift_lines(self.reports_dir, self.run_id)
+        for line in drifting or []:
+            terminalreporter.write_line(line, yellow=not line.startswith("drift: none"))
         kubernetes = sorted({m["kubernetes"] for m in measurements})
         title = f"Run {self.run_id}" + (f" — Kubernetes {', '.join(kubernetes)}" if kubernetes else "")
         self.reports_dir.mkdir(parents=True, exist_ok=True)
         path = self.reports_dir / "summary.md"
-        path.write_text(markdown(summaries, outcomes, title))
+        path.write_text(markdown(summaries, outcomes, title, drifting))
         terminalreporter.write_line(f"summary: {path}")
 
 
