@@ -33,7 +33,7 @@ def empty(dirs: list[Path]) -> list[Path]:
 
 
 def header() -> str:
-    """The line ``make test`` prints under pytest's header: which case folders it checks."""
+    """The last line ``make test`` prints: which case folders it checked."""
     dirs = case_dirs()
     shown = []
     for d in dirs:

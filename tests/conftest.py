@@ -14,10 +14,11 @@ if _HERE not in sys.path:
 pytest_plugins = ["pytester"]
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_terminal_summary(terminalreporter) -> None:
+    # at the end, not under pytest's header: `make test` runs pytest -q, which shows no header
     from case_dirs import header
 
-    return header()
+    terminalreporter.write_line(header())
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import textwrap
 
 import e2e.judge.expectations as expectations
@@ -24,7 +25,7 @@ def test_every_module_of_the_case_folders_imports():
 
 def test_every_case_folder_holds_modules():
     # a new user's trial (issue 29): make test CASES="scenarios ../my-case" (misspelt) checked
-    # nothing of it and said nothing; the folders are named under pytest's header now
+    # nothing of it and said nothing; the folders are named in make test's last line now
     missing = empty(case_dirs())
     assert not missing, "case folders (CASES / E2E_CASES) missing or without a *.py: " + " ".join(map(str, missing))
 
@@ -71,3 +72,13 @@ def test_a_users_folder_is_checked_like_the_suites(tmp_path, monkeypatch):
     assert (line, case) == (8, "WG-1") and not known(case, pattern, registry)  # the misspelt name is caught
     assert holes([34, 37], registry) == ["WG-1 ready_after_s: 1.34"]  # and the version hole
     assert unverified(["1.37.2"], registry) == []
+
+
+def test_make_tests_quiet_run_names_the_case_folders():
+    # a new user's fourth trial: the line was under pytest's header, which make test's -q hides
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CASES")}
+    env["E2E_CASES"] = "examples"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "tests/test_user_cases.py", "-k", "header"],
+                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout
+    assert "case folders checked (make test CASES=..., or E2E_CASES for pytest tests): examples (" in r.stdout
