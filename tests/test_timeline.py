@@ -191,7 +191,19 @@ def test_format_table(crashloop):
     assert "Warning BackOff" in text and "Back-off restarting failed container app (x2)" in text
     assert "exit=1" in text
     assert "+34.400" in text
-    assert format_table([]) == "(nothing recorded)"
+    assert format_table([]) == "(nothing recorded)\n"
+
+
+def test_a_row_is_one_line_whatever_its_detail_and_the_table_ends_with_a_line_break():
+    """A new user's fourth trial: a readiness probe's Unhealthy event (the kubelet's message ends
+    with the probe's output and a newline) broke its row in two — "(x2)" alone on the next line —
+    and timeline.txt had no final line break."""
+    table = [Row(1.5, "event Pod/web", "Warning Unhealthy", "Readiness probe failed: cat: /tmp/ready: No such file\n (x2)"),
+             Row(2.0, "event Pod/web", "Warning Unhealthy", "first line\n\n  second line  \n")]
+    text = format_table(table)
+    assert text.endswith("\n") and len(text.splitlines()) == 3
+    assert text.splitlines()[1].endswith("Readiness probe failed: cat: /tmp/ready: No such file ⏎ (x2)")
+    assert text.splitlines()[2].endswith("Warning Unhealthy  first line ⏎ second line")
 
 
 def test_excerpt_around_a_moment_and_at_the_end(crashloop):

@@ -327,15 +327,18 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
 
 
 def format_table(table: Sequence[Row]) -> str:
-    """Fixed-width text: ``t+  12.345s  subject  what  detail``."""
+    """Fixed-width text: ``t+  12.345s  subject  what  detail``, a line per row (a detail's own
+    line breaks — an Event's message often ends with one, a probe's output has several — read
+    `` ⏎ ``), ending with a line break."""
     if not table:
-        return "(nothing recorded)"
+        return "(nothing recorded)\n"
     w_subject = max(len(r.subject) for r in table)
     w_what = max(len(r.what) for r in table)
     lines = [f"{'t (s)':>9}  {'subject':<{w_subject}}  {'change':<{w_what}}  detail"]
     for r in table:
-        lines.append(f"{r.t:>+9.3f}  {r.subject:<{w_subject}}  {r.what:<{w_what}}  {r.detail}")
-    return "\n".join(lines)
+        detail = " ⏎ ".join(part.strip() for part in r.detail.strip().splitlines() if part.strip())
+        lines.append(f"{r.t:>+9.3f}  {r.subject:<{w_subject}}  {r.what:<{w_what}}  {detail}".rstrip())
+    return "\n".join(lines) + "\n"
 
 
 # The subject of a row of the test's own actions (``Scenario.marks``: apply, patch, exec, delete…)
