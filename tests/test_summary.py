@@ -92,6 +92,11 @@ def test_values_have_the_precision_and_bounds_of_their_documented_value():
     assert key_values(s) == "readiness_probes_during_termination 4 probes vs ≥ 1"
     (s,) = build([timing(20.195712, 20.0, [19, 24])], [Outcome(TEST, "passed", ["NF-6"])])
     assert key_values(s) == "x_s 20 s vs 20 [19, 24]"
+    # a new user's fourth trial: "4 pass" beside 3 values and no "more" — the flag was left out unsaid
+    flag = m("NF-6", "endpoint_not_ready_first", True, documented=True)
+    (s,) = build([timing(20.195712, 20.0, [19, 24]), flag], [Outcome(TEST, "passed", ["NF-6"])])
+    assert key_values(s) == "x_s 20 s vs 20 [19, 24] · … 1 more"
+    assert key_values(s, 0) == "… 2 more"
 
 
 def test_terminal_lines_and_markdown():

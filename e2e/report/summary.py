@@ -209,14 +209,15 @@ def _case_key(case: str) -> tuple:
 
 def key_values(s: CaseSummary, limit: int | None = None) -> str:
     """The case's numeric values against their documented value and band:
-    ``restart_gap[1] 11 s vs 10 [9, 23] · probes 4 vs ≥ 1 · …`` (at most ``limit``)."""
+    ``restart_gap[1] 11 s vs 10 [9, 23] · probes 4 vs ≥ 1 · … 3 more`` (at most ``limit``);
+    "more" counts every value not shown — flags, strings and numbers without a band too."""
     shown = [m for m in s.values if m.get("band")]
-    more = len(shown) - limit if limit is not None and len(shown) > limit else 0
     shown = shown[:limit] if limit is not None else shown
-    text = " · ".join(f"{m['name']} {value(m)} vs "
-                      + (band(m["band"]) if m["band"][1] is None else f"{_number(m['documented'])} {band(m['band'])}")
-                      for m in shown)
-    return text + (f" · … {more} more" if more else "")
+    more = len(s.values) - len(shown)
+    parts = [f"{m['name']} {value(m)} vs "
+             + (band(m["band"]) if m["band"][1] is None else f"{_number(m['documented'])} {band(m['band'])}")
+             for m in shown]
+    return " · ".join(parts + ([f"… {more} more"] if more else []))
 
 
 def _number(x: object) -> str:
