@@ -73,6 +73,20 @@ def test_the_pressure_of_a_window_is_the_growth_of_psi_some_over_its_wall_time()
                                "samples": 61}
 
 
+def test_the_peak_10_s_is_never_below_the_windows_own_pressure():
+    """A new user's fourth trial: an 11 s window read pressure 82 %, "the worst 10 s" 81 % — spikes
+    at both ends raise the whole window's average above every 10 s inside it."""
+    fake = FakeHost()
+    host = HostLoad(PsiCounter(fake.read), clock=fake.clock)
+    host.sample()
+    fake.run(1, 1.0, host)
+    fake.run(9, 0.7, host)
+    fake.run(1, 1.0, host)
+    window = host.window(1_000, 1_011)
+    assert window.fraction == pytest.approx((2 * 1.0 + 9 * 0.7) / 11)
+    assert window.peak_10s == window.fraction  # each 10 s inside: (1.0 + 9 * 0.7) / 10 = 73 %
+
+
 def test_a_window_up_to_now_takes_a_fresh_sample():
     fake = FakeHost()
     host = HostLoad(PsiCounter(fake.read), clock=fake.clock)

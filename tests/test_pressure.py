@@ -223,7 +223,8 @@ def test_slow_on_a_quiet_host(quiet):
         "         test inconclusive: test_case.py::test_slow — inconclusive: host overloaded: *",
         "tests: 2 failed, 1 inconclusive, 1 passed",
         "host CPU pressure (psi) over the judged values' windows: highest 60 % (CL-1 restart_gap[[]1[]]), highest 10 s "
-        "60 %; limit 10 %: 3 of 4 value(s) beyond it, 1 inconclusive",
+        "60 %; limit 10 %: 3 of 4 value(s) beyond it (2 timing: only a failed timing value can be inconclusive), "
+        "1 inconclusive",
         "*= inconclusive values (a timing value failed while the host's CPU was starved: neither a pass nor a product failure) =*",
         "INCONCLUSIVE test_case.py::test_slow: inconclusive: host overloaded: 1 timing value(s) failed while the host's CPU "
         "was starved: CL-1 restart_gap[[]1[]] = 25 s (expected 10 s within [[]9, 18[]] s; CPU pressure 60 % over 60 s "
@@ -273,7 +274,7 @@ def test_the_summary_lists_inconclusive_values_and_the_hosts_pressure():
         "         test inconclusive: t.py::test_x — inconclusive: host overloaded: …",
         "tests: 1 inconclusive",
         "host CPU pressure (psi) over the judged values' windows: highest 40 % (CL-1 restart_gap[1]), highest 10 s 80 %; "
-        "limit 10 %: 1 of 2 value(s) beyond it, 1 inconclusive"]
+        "limit 10 %: 1 of 2 value(s) beyond it (1 timing: only a failed timing value can be inconclusive), 1 inconclusive"]
     assert "host CPU pressure (psi)" in markdown([s], outcomes, "run")
     assert host_line([measurement("a", 1.0, "pass", None)]) is None  # no measured pressure: no line
 

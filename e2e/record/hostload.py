@@ -126,7 +126,7 @@ def stall_counter(read: Reader = read_text, cpus: int | None = None) -> StallCou
 class Pressure:
     """The host's CPU pressure over a window: ``fraction`` (0..1) of its wall time some runnable
     task waited for a CPU, ``peak_10s`` the highest fraction over any :data:`PEAK_WINDOW_S` of it
-    (the window's own ``fraction`` when it is shorter), ``source`` (``psi`` or
+    (the window's own ``fraction`` when it is shorter, or when that is higher: never below it), ``source`` (``psi`` or
     ``loadavg+steal``), ``start``/``end`` the epoch seconds of the first and last sample used
     and ``samples`` their count."""
 
@@ -215,7 +215,9 @@ class HostLoad:
                         continue
                     i = max(bisect.bisect_right(times, times[j] - PEAK_WINDOW_S) - 1, a)
                     peaks.append(_fraction(stalled[j] - stalled[i], times[j] - times[i]))
-                peak = max(peaks, default=fraction)
+                # never below the window's own: spikes at both ends of an 11 s window raise its
+                # average above each 10 s inside it (a new user read 82 % "worst 10 s: 81 %" as a contradiction)
+                peak = max([*peaks, fraction])
             return Pressure(fraction, peak, self.counter.name, times[a], times[b], b - a + 1)
 
 

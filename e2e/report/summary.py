@@ -28,7 +28,7 @@ import pytest
 
 from ..judge.expectations import measured_number, number
 from ..judge.measurements import UNVERIFIED
-from ..judge.pressure import INCONCLUSIVE, percent
+from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
 from . import drift, history
 from .junit import mark_interrupted
 
@@ -242,12 +242,14 @@ def host_line(measurements: list[dict]) -> str | None:
         return None
     worst, host = max(hosts, key=lambda mh: mh[1]["pressure"])
     limits = sorted({h["limit"] for _, h in hosts})
-    over = sum(h["pressure"] > h["limit"] for _, h in hosts)
+    over = [m for m, h in hosts if h["pressure"] > h["limit"]]
+    timing = sum(m.get("unit") in TIMING_UNITS for m in over)
     starved = sum(m["verdict"] == INCONCLUSIVE for m, _ in hosts)
     return (f"host CPU pressure ({', '.join(sorted({h['source'] for _, h in hosts}))}) over the judged values' windows: "
             f"highest {percent(host['pressure'])} ({worst['case']} {worst['name']}), highest 10 s "
             f"{percent(max(h['peak_10s'] for _, h in hosts))}; limit {', '.join(percent(x) for x in limits)}: "
-            f"{over} of {len(hosts)} value(s) beyond it, {starved} inconclusive")
+            f"{len(over)} of {len(hosts)} value(s) beyond it ({timing} timing: only a failed timing value can be "
+            f"inconclusive), {starved} inconclusive")
 
 
 def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> list[str]:
