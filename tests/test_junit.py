@@ -11,17 +11,20 @@ from e2e.report.junit import junit_names, mark_interrupted
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0"
 failures="0" skipped="0" tests="1" time="3.0"><testcase classname="scenarios.api.test_api" name="test_a" time="1.0"/>
 <testcase classname="scenarios.api.test_api" name="test_b[x-1]" time="2.0"><properties><property name="case" value="AD-1"/>
-</properties></testcase></testsuite></testsuites>"""
+</properties></testcase><testcase time="5.137"/></testsuite></testsuites>"""
 
 
 def test_a_test_stopped_in_its_body_is_marked_and_one_never_reported_is_added(tmp_path):
     junit = tmp_path / "junit.xml"
     junit.write_text(JUNIT)
-    mark_interrupted(junit, {"scenarios/api/test_api.py::test_b[x-1]": "stopped before its body ended",
-                             "scenarios/faults/test_nf.py::TestNF::test_c": "stopped during its set-up, before any report"})
+    mark_interrupted(junit, {"scenarios/api/test_api.py::test_b[x-1]": ("stopped before its body ended", 2.0),
+                             "scenarios/faults/test_nf.py::TestNF::test_c": ("stopped during its set-up, before any report", 0),
+                             "scenarios/api/test_api.py::test_d": ("stopped before its body ended", 5.137)})
     suite = ET.parse(junit).getroot().find("testsuite")
     cases = {junit_nodeid(c): c for c in suite.iter("testcase")}
-    assert [c.get("classname") for c in suite.findall("testcase")][-1] == "scenarios.faults.test_nf.TestNF"
+    # make interrupt-check run 9: pytest's own nameless testcase of test_d (stopped after its set-up) went
+    assert [(c.get("classname"), c.get("name"), c.get("time")) for c in suite.findall("testcase")][2:] == [
+        ("scenarios.faults.test_nf.TestNF", "test_c", "0.000"), ("scenarios.api.test_api", "test_d", "5.137")]
     assert {p.get("name"): p.get("value") for p in cases["scenarios/api/test_api.py::test_b[x-1]"].iter("property")} == {
         "case": "AD-1", "outcome": "interrupted", "interrupted_reason": "stopped before its body ended"}
     assert suite.get("tests") == "1"  # pytest's own count: interrupted tests are in no outcome

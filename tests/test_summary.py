@@ -322,6 +322,34 @@ def test_junit_names_every_interrupted_test_as_the_summary_does(pytester: pytest
     assert cmp._outcomes(junit) == {"test_x.py::test_first": "passed", "test_x.py::test_needs_a_cluster": "interrupted"}
 
 
+def test_junit_names_a_test_stopped_in_its_body_pytest_left_nameless(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """make interrupt-check run 9 (SIGTERM, -n 2): pytest's junitxml wrote each test stopped after
+    its set-up as a testcase with a time and no name; with the suite's own testcase beside it,
+    junit.xml had 5 testcases for the summary's 3 tests."""
+    import xml.etree.ElementTree as ET
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-now")
+    pytester.makeini("[pytest]\nmarkers =\n    case(*ids): case IDs\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.mark.case("CL-1")
+        def test_first():
+            pass
+
+        @pytest.mark.case("NF-3")
+        def test_stopped():
+            raise KeyboardInterrupt  # Ctrl-C in the test's body
+    """)
+    junit = tmp_path / "junit.xml"
+    result = pytester.runpytest_inprocess(f"--reports-dir={tmp_path}", f"--junitxml={junit}", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["tests: 1 interrupted, 1 passed"])
+    cases = list(ET.parse(junit).getroot().iter("testcase"))
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [("test_x", "test_first"), ("test_x", "test_stopped")]
+    assert {p.get("name"): p.get("value") for p in cases[1].iter("property")}["outcome"] == "interrupted"
+
+
 def test_a_test_stopped_in_its_set_up_is_named_interrupted(pytester: pytest.Pytester, monkeypatch, tmp_path):
     """A new user's trial: Ctrl-C while a test's cluster was created left no trace of that test
     (no report at all): the summary said only "2 passed"."""

@@ -42,24 +42,29 @@ def fold_attempts(path: Path, failed: dict[str, list[str]]) -> None:
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
-def mark_interrupted(path: Path, interrupted: dict[str, str]) -> None:
+def mark_interrupted(path: Path, interrupted: dict[str, tuple[str, float]]) -> None:
     """Rewrite the junit.xml at ``path``: each test of ``interrupted`` (node id -> why, e.g.
-    "stopped during its set-up, before any report") gets the property ``outcome=interrupted``
-    and ``interrupted_reason``; one pytest wrote no testcase for (no report at all) gets a
-    testcase of its own (``time="0"``), named as pytest names them. No failure, error or skip is
-    added: pytest counts an interrupted test in no outcome, nor do the suite's ``tests``
-    attributes. Raises ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that cannot be read."""
+    "stopped during its set-up, before any report", and the seconds it ran) is a testcase of its
+    own, named as pytest names tests, with the properties ``outcome=interrupted`` and
+    ``interrupted_reason``. pytest's junitxml writes a test stopped after its set-up as a testcase
+    with a duration and no name (it times the set-up report but opens a testcase only for a call's);
+    those nameless testcases are removed. No failure, error or skip is added: pytest counts an
+    interrupted test in no outcome, nor do the suite's ``tests`` attributes. Raises
+    ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that cannot be read."""
     tree = ET.parse(path)
     root = tree.getroot()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     if suite is None:
         return
+    for s in root.iter("testsuite"):
+        for nameless in [c for c in s.findall("testcase") if not c.get("classname") and not c.get("name")]:
+            s.remove(nameless)
     cases = {junit_nodeid(c): c for c in root.iter("testcase")}
-    for nodeid, why in interrupted.items():
+    for nodeid, (why, seconds) in interrupted.items():
         case = cases.get(nodeid)
         if case is None:
             classname, name = junit_names(nodeid)
-            case = ET.SubElement(suite, "testcase", classname=classname, name=name, time="0")
+            case = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{seconds:.3f}")
         properties = case.find("properties")
         if properties is None:
             properties = ET.Element("properties")

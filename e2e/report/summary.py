@@ -348,7 +348,8 @@ class RunSummary:
     @pytest.hookimpl(trylast=True)  # a plain hook after junitxml's: junit.xml is written, not yet published
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         junit = session.config.option.xmlpath
-        interrupted = {o.test: o.reason for o in self.outcomes() if o.outcome == "interrupted"}
+        interrupted = {o.test: (o.reason, sum(r.duration for r in self._reports.get(o.test, [])))
+                       for o in self.outcomes() if o.outcome == "interrupted"}
         if junit and interrupted and Path(junit).is_file():
             mark_interrupted(Path(junit), interrupted)
 
