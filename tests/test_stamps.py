@@ -118,3 +118,28 @@ def test_the_shell_functions_write_the_parsed_shape(tmp_path):
     assert s.key == "app sigterm"
     assert parse((tmp_path / "termination-log").read_text()) == [s]
     assert re.fullmatch(r"\d{10}\.\d{6}", f"{s.at:.6f}")
+
+
+@pytest.mark.parametrize("status, usec, expected", [
+    ("64 (UNSYNC)", "109179", "1796192395.109179"),
+    ("8256 (UNSYNC)", "109179895", "1796192395.109179"),  # STA_NANO: tv_usec in ns
+    ("8192", "000999999", "1796192395.000999"),  # ns below 1 ms: not read as 0.999999 s
+])
+def test_now_reads_the_clock_in_microseconds_whatever_the_kernels_unit(tmp_path, status, usec, expected):
+    """A shard run here wrote "1796192395.109179895 start": the host clock's status had STA_NANO
+    (busybox adjtimex then prints time.tv_usec in nanoseconds), no line parsed as a stamp, and
+    every family reading stamps failed (SC, ES, AD, …)."""
+    if shutil.which("awk") is None:
+        pytest.skip("no awk on this machine")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "adjtimex"
+    fake.write_text("#!/bin/sh\ncat <<'OUT'\n    mode:         0\n-o  offset:       0 us\n"
+                    f"    status:       {status}\n    time.tv_sec:  1796192395\n    time.tv_usec: {usec}\n"
+                    "    return value: 5 (clock not synchronized)\nOUT\n")
+    fake.chmod(0o755)
+    script = STAMP_SH.replace("/dev/termination-log", str(tmp_path / "termination-log"))
+    out = subprocess.run(["sh", "-c", f"{script}; stamp start"], capture_output=True, text=True, check=True,
+                         env={"PATH": f"{bin_dir}:/usr/bin:/bin"}).stdout
+    assert out == f"{expected} start\n"
+    assert parse(out)[0].event == "start"

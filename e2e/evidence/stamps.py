@@ -19,7 +19,8 @@ for example ``1795940222.692360 sigterm container=sidecar-1`` (a busybox contain
 Busybox containers get the shell functions of :data:`STAMP_SH` through the manifest placeholder
 ``${stamp_sh}`` (filled for every manifest by :meth:`e2e.run.scenario.Scenario.manifests`).
 ``stamp EVENT [key=value ...]`` reads the kernel's CLOCK_REALTIME with busybox ``adjtimex``
-(µs; busybox ``date`` has no ``%N``). On kind the node shares the host's kernel clock, so a
+(µs — also while the kernel clock's status has STA_NANO and ``adjtimex`` prints nanoseconds;
+busybox ``date`` has no ``%N``). On kind the node shares the host's kernel clock, so a
 stamp compares directly with the test process's ``time.time()`` and the recorder's receive times.
 
 ``stamp`` writes each line twice: to stdout (read with the logs API while the pod exists) and
