@@ -100,3 +100,21 @@ print(htmlreport.generate(Path({str(results)!r}), Path({str(tmp_path / 'out')!r}
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, start_new_session=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(tmp_path / "out" / "index.html")
+
+
+def test_a_result_tagged_flaky_gets_allures_flaky_mark(tmp_path):
+    """The rerun demonstration on a cluster: the report showed the flaky test as a plain pass with a
+    retry — allure-pytest writes the plugin's tag, not Allure's own statusDetails.flaky."""
+    import json
+
+    results = tmp_path / "allure-results"
+    results.mkdir()
+    flaky = {"status": "passed", "labels": [{"name": "tag", "value": "flaky"}], "statusDetails": {"message": "m"}}
+    plain = {"status": "passed", "labels": [{"name": "tag", "value": "known bug present"}]}
+    (results / "a-result.json").write_text(json.dumps(flaky))
+    (results / "b-result.json").write_text(json.dumps(plain))
+    (results / "c-result.json").write_text("not json")
+    assert htmlreport.mark_flaky(results) == 1
+    assert json.loads((results / "a-result.json").read_text())["statusDetails"] == {"message": "m", "flaky": True}
+    assert json.loads((results / "b-result.json").read_text()) == plain
+    assert htmlreport.mark_flaky(results) == 0  # a second build marks nothing twice

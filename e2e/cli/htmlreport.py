@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -126,6 +127,7 @@ def build(reports: Path, results: Path | None = None, name: str | None = None, h
     description (:mod:`e2e.report.nights`), in a copy of the results: ``results`` stay as they are."""
     results = results if results is not None else reports / "allure-results"
     name = name or f"pod-lifecycle-e2e — {reports.resolve().name}"
+    mark_flaky(results)
     shutil.rmtree(reports / "allure-report", ignore_errors=True)
     (reports / "summary.html").unlink(missing_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +135,27 @@ def build(reports: Path, results: Path | None = None, name: str | None = None, h
         if not have_node():
             return summary.write_html(reports, name, shown)
         return generate(shown, reports / "allure-report", reports / "allure-history.jsonl" if history else None, name)
+
+
+def mark_flaky(results: Path) -> int:
+    """Give each allure result the plugin tagged ``flaky`` (a test that failed, then passed on a
+    rerun: e2e.plugin.outcomes) Allure's own flaky mark, ``statusDetails.flaky`` — allure-pytest
+    has no call for it, and without it the report showed the test as a plain pass with a retry.
+    In place (a result marked already is left as it is); returns how many were marked. A file that
+    is not JSON is left alone."""
+    marked = 0
+    for f in results.glob("*-result.json") if results.is_dir() else []:
+        try:
+            result = json.loads(f.read_text())
+        except ValueError:
+            continue
+        tagged = any(label.get("name") == "tag" and label.get("value") == "flaky" for label in result.get("labels", []))
+        details = result.get("statusDetails") or {}
+        if tagged and not details.get("flaky"):
+            result["statusDetails"] = {**details, "flaky": True}
+            f.write_text(json.dumps(result))
+            marked += 1
+    return marked
 
 
 def main(argv: list[str] | None = None) -> int:
