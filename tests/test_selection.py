@@ -191,13 +191,17 @@ def test_every_case_is_a_junit_property_and_allure_label(pytester, monkeypatch, 
         @pytest.mark.skip(reason="needs Kubernetes 1.33+")
         def test_skipped():
             pass
+
+        def test_no_case():  # the multi-node profile's check read "scenarios.profiles" in the report
+            pass
     """)
     junit, results = tmp_path / "junit.xml", tmp_path / "allure-results"
     result = pytester.runpytest(f"--junitxml={junit}", f"--alluredir={results}", f"--reports-dir={tmp_path}")
-    result.assert_outcomes(passed=1, skipped=1)
+    result.assert_outcomes(passed=2, skipped=1)
     props = {tc.get("name"): [(p.get("name"), p.get("value")) for p in tc.iter("property")]
              for tc in ET.parse(junit).getroot().iter("testcase")}
-    assert props == {"test_two_cases": [("case", "CL-1"), ("case", "CL-2")], "test_skipped": [("case", "SC-1")]}
+    assert props == {"test_two_cases": [("case", "CL-1"), ("case", "CL-2")], "test_skipped": [("case", "SC-1")],
+                     "test_no_case": []}
     labels = {}
     for path in results.glob("*-result.json"):
         r = json.loads(path.read_text())
@@ -208,6 +212,7 @@ def test_every_case_is_a_junit_property_and_allure_label(pytester, monkeypatch, 
                            ("parentSuite", "test_x"), ("suite", "CL-1, CL-2")],
         "test_skipped": [("_nodeid", "test_x.py::test_skipped"), ("case", "SC-1"),
                          ("parentSuite", "test_x"), ("suite", "SC-1")],
+        "test_no_case": [("_nodeid", "test_x.py::test_no_case"), ("parentSuite", "test_x"), ("suite", "test_x")],  # allure-pytest's suite: the module
     }
 
 
