@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CASES = "scenarios examples"
+DEFAULT_CASES = "scenarios examples apps"
 
 
 def case_dirs() -> list[Path]:

@@ -44,6 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     g.addoption("--case", default=None, metavar="IDS",
                 help="only tests judging these CASES.md case IDs or families, comma-separated (CL-1,SC-3 or CL)")
+    g.addoption("--app", action="append", default=[], metavar="DIR",
+                help="your own app: a directory of manifests (a Deployment and its Service) and an optional app.yaml, "
+                     "judged by apps/ (repeatable; default there: the two embedded examples/apps)")
     g.addoption("--shard", default=os.environ.get("E2E_SHARD") or None, metavar="I/N",
                 help="run shard I of N of the selection, balanced by the tests' durations, each profile's tests "
                      "together where that is cheaper (e2e.run.shards; default: E2E_SHARD)")

@@ -1,0 +1,350 @@
+"""AP — your own app under the lifecycle contracts (issue 28; README "Your own app").
+
+``make app APP=dir`` (``pytest apps --app dir``) runs each contract on the app of ``dir``: its
+manifests applied into the test's namespace (its images loaded into the kind nodes, nothing
+pulled), its Service published on 127.0.0.1 as NodePort 30080, HTTP load on new connections at
+the config's rate. Without ``--app`` the two embedded apps of ``examples/apps`` run: ``graceful``
+(every contract holds) and ``naive`` (a negative control: ``expect_to_fail`` AP-1, AP-2).
+
+- AP-1 delete one pod under load: failed requests, the main container's exit time and code,
+  SIGKILL at the grace end or not, the endpoint's removal, the preStop's margin over it;
+- AP-2 rolling update under load (a pod-template annotation): failed requests, rollout time,
+  the surge arithmetic (largest ReplicaSet sum, smallest availability);
+- AP-3 readiness before serving (scale up by one under load): failed requests, pod created → Ready.
+
+The documented values are the app's (``e2e/documented/app.py``: :func:`app_registry`); each
+value's source says whether it is the platform's (the catalogue's mechanism) or the app's
+objective (``app.yaml``). Each test leaves ``verdicts.md`` (contract, measured, objective, verdict,
+what to change), ``traffic.png``, ``requests.txt`` and ``applied.yaml``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from e2e.app.spec import AppInputError, AppSpec, load_app
+from e2e.app.verdicts import Seen, hint, table
+from e2e.cluster.images import missing_on_nodes
+from e2e.cluster.kube import ApiRefused
+from e2e.documented import termination as term_doc
+from e2e.documented.app import KUBE_PROXY_SYNC_S, AppFacts, Objectives, app_registry
+from e2e.evidence import endpoints
+from e2e.evidence.load import LoadGenerator, LoadResult
+from e2e.judge.measurements import ExpectationFailed
+from e2e.pictures import traffic as traffic_picture
+from e2e.record import pods
+from e2e.record.apitime import api_time
+from e2e.record.timeline import parse_time
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
+from scenarios.disruption.disruption_helpers import deployment_status, replicaset_sum
+
+ROOT = Path(__file__).resolve().parents[1]
+EMBEDDED = (ROOT / "examples" / "apps" / "graceful", ROOT / "examples" / "apps" / "naive")
+RECORD = ("Pod", "Event", "EndpointSlice", "ReplicaSet", "Deployment")
+# load before anything changes (a clean baseline, also the pods' settling: termination SETTLE_S),
+# and after the last change (failures that come late)
+BASELINE_S = max(2.0, term_doc.SETTLE_S)
+TAIL_S = 2.0
+ROLLOUT_ANNOTATION = "pod-lifecycle-e2e/rollout"
+_LOADED: set[tuple[str, str]] = set()  # (cluster, image) loaded by this process
+
+
+def _apps(config: pytest.Config) -> list[AppSpec]:
+    given = config.getoption("--app") or []
+    dirs = [Path(d) for d in given] or list(EMBEDDED)
+    on_host = not config.getoption("--kubeconfig") and not config.option.collectonly
+    out = []
+    for d in dirs:
+        try:
+            out.append(load_app(d, check_images_on_host=on_host))
+        except AppInputError as e:
+            raise pytest.UsageError(f"app {d}: {e}") from None
+    return out
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "app" not in metafunc.fixturenames:
+        return
+    contract = next(m.args[0] for m in metafunc.definition.iter_markers("case"))
+    params = []
+    for app in _apps(metafunc.config):
+        marks = []
+        if contract in app.expect_to_fail:
+            marks.append(pytest.mark.xfail(strict=True, raises=ExpectationFailed,
+                                           reason=f"negative control: {app.name} breaks {contract} (app.yaml expect_to_fail)"))
+        params.append(pytest.param(app, id=app.name, marks=marks))
+    metafunc.parametrize("app", params)
+
+
+def facts(app: AppSpec) -> AppFacts:
+    o = app.objectives
+    return AppFacts(app.replicas, app.max_surge, app.max_unavailable, app.grace_s, max(app.prestop_s or 0, 0),
+                    Objectives(*((o[k].value, o[k].source) for k in
+                                 ("max_failed_requests", "max_shutdown_s", "exit_code", "max_rollout_s", "max_startup_s"))))
+
+
+def _write(objs: list[dict]) -> Path:
+    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="app-", delete=False)
+    with f:
+        yaml.safe_dump_all(objs, f, sort_keys=False)
+    return Path(f.name)
+
+
+def _images_on_cluster(sc: Scenario, app: AppSpec) -> None:
+    """kind: load the app's images from the local Docker engine into every node (once per
+    cluster and process). --kubeconfig: the nodes must list them, else the run stops."""
+    if sc.kind is not None:
+        todo = [i for i in app.images if (sc.kind.name, i) not in _LOADED]
+        sc.kind.load_images(todo)
+        _LOADED.update((sc.kind.name, i) for i in todo)
+        return
+    missing = missing_on_nodes(sc.kube.nodes(), {i: i for i in app.images})
+    if missing:
+        what = "; ".join(f"{i} missing on {', '.join(n)}" for i, n in missing.items())
+        pytest.exit(f"app {app.path}: image(s) not on the cluster's nodes: {what} (imagePullPolicy: Never: load them "
+                    "onto every node first)", returncode=4)
+
+
+def deploy(sc: Scenario, app: AppSpec) -> None:
+    """The app's registry as the judge's; its images on the nodes; a server dry run of its
+    manifests (a refusal stops the run: the manifest does not apply); the manifests applied
+    (the Service on NodePort 30080); every replica Ready and answering on 127.0.0.1."""
+    sc.judge.registry = app_registry(facts(app))
+    for k, v in app.facts().items():
+        sc.note(f"app.{k}", v)
+    _images_on_cluster(sc, app)
+    try:
+        sc.apply(str(_write(app.dry_run_objects)), dry_run=True)
+    except ApiRefused as e:
+        pytest.exit(f"app {app.path}: a manifest does not apply (server dry run): {e}", returncode=4)
+    applied = _write(app.objects)
+    sc.add_file("applied.yaml", applied.read_text())
+    sc.apply_node_port(str(applied))
+    budget = (app.startup_budget_s or 0) + PODS_SLACK_S
+    sc.wait(endpoints.ready_count(app.replicas), budget)
+    sc.wait_for("the Deployment's rollout complete", lambda: _complete(sc, app), budget)
+    url = sc.node_port_url(path=app.path_url)
+    sc.wait_for(f"the app answering on {url}", lambda: _answers(url), WAIT_SLACK_S, interval_s=0.2)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1.0, headers={"Connection": "close"}).is_success
+    except httpx.HTTPError:
+        return False
+
+
+def _complete(sc: Scenario, app: AppSpec, generation: int = 0) -> bool:
+    dep = sc.get("Deployment", app.deployment) or {}
+    st, n = dep.get("status") or {}, app.replicas
+    return (st.get("observedGeneration", 0) >= max(generation, dep["metadata"].get("generation", 0))
+            and st.get("updatedReplicas") == n and st.get("availableReplicas") == n and st.get("replicas") == n)
+
+
+def _pods_of(sc: Scenario, app: AppSpec) -> list[str]:
+    """The app's pods that exist and are not being deleted, oldest first."""
+    items = [p for p in sc.kube.pods(sc.namespace) if not (p.get("metadata") or {}).get("deletionTimestamp")
+             and all(((p.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in app.labels.items())]
+    return [p["metadata"]["name"] for p in sorted(items, key=lambda p: p["metadata"]["creationTimestamp"])]
+
+
+def _load(sc: Scenario, app: AppSpec, duration_s: float) -> LoadGenerator:
+    gen = LoadGenerator(sc.node_port_url(path=app.path_url), app.rate_per_s, duration_s=duration_s, mode="new",
+                        timeout_s=app.timeout_s).start()
+    sc.require(sc.never_within(BASELINE_S, "a failed request before anything changed",
+                               lambda: any(r.failed for r in gen.snapshot()), interval_s=0.1),
+               f"no request failed before anything changed: {[r for r in gen.snapshot() if r.failed][:5]}")
+    return gen
+
+
+def _states(sc: Scenario) -> list[endpoints.EndpointState]:
+    return endpoints.endpoint_states(sc.recorder.changes("EndpointSlice"))
+
+
+def _pod_events(sc: Scenario, app: AppSpec, pod: str, delete_at: float) -> traffic_picture.PodEvents:
+    """The pod's moments on the traffic picture: delete, preStop (the Killing event → its length),
+    the container's exit as the recorder saw it (a user's app writes no SIGTERM stamp)."""
+    term = pods.first_terminated(sc.recorder.changes("Pod", pod), app.container)
+    killing = next((ch.received_at for ch in sc.events("Killing", pod)), None)
+    prestop = (killing, killing + app.prestop_s) if killing is not None and app.prestop_s and app.prestop_s > 0 else None
+    exit_at, label = (term[0].received_at, f"exit {term[1].get('exitCode')}") if term else (None, "exit")
+    return traffic_picture.PodEvents(pod, delete_at, prestop, None, exit_at, label)
+
+
+def _picture(sc: Scenario, app: AppSpec, contract: str, result: LoadResult, moved: list[traffic_picture.PodEvents]) -> None:
+    title = (f"{contract} {app.name}: HTTP load on new connections through its Service "
+             f"({app.rate_per_s:g}/s) — {app.deployment}, {app.replicas} replicas")
+    sc.add_file("traffic.png", traffic_picture.render(result.requests, _states(sc), moved, result.started_at, title))
+    sc.add_file("requests.txt", result.to_text(result.started_at))
+
+
+def _judge(sc: Scenario, app: AppSpec, seen: Seen, values: list[tuple[str, str, object, float | None, dict | None]]) -> None:
+    """Judge each ``(case, name, value, around, details)`` with its hint as context, then write
+    the verdict table (also when a value failed)."""
+    rows = []
+    for case, name, value, around, details in values:
+        text = hint(case, name, app, seen, KUBE_PROXY_SYNC_S)
+        excerpt = sc.timeline_excerpt(around) if around else ""
+        sc.judge.expect(case, name, value, context=f"what to change: {text}\n{excerpt}".rstrip(), details=details)  # type: ignore[arg-type]
+        rows.append((sc.judge.verdicts[-1].measurement, text))
+    sc.add_file("verdicts.md", f"# {app.name} ({app.path})\n\n{table(rows)}")
+
+
+# -- AP-1 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-1")
+def test_delete_one_pod_under_load(scenario: Scenario, app: AppSpec):
+    """AP-1: one pod of the app deleted under load: failed requests; the main container's exit
+    (time after the delete, code; SIGKILL at the grace end or not); the endpoint's ready=false
+    after the delete (the platform's value) and the preStop's margin over it (+ kube-proxy's sync)."""
+    sc = scenario
+    deploy(sc, app)
+    try:
+        victim = _pods_of(sc, app)[0]
+        gen = _load(sc, app, BASELINE_S + app.grace_s + (app.startup_budget_s or 0) + 2 * PODS_SLACK_S)
+        try:
+            t_delete = sc.delete_pod(victim)
+            sc.wait_for(f"{victim} gone and {app.replicas} ready endpoints again",
+                        lambda: pods.pod_gone(victim).check(sc) and endpoints.ready_count(app.replicas).check(sc),
+                        app.grace_s + (app.startup_budget_s or 0) + PODS_SLACK_S)
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    _picture(sc, app, "AP-1", result, [_pod_events(sc, app, victim, t_delete)])
+
+    not_ready = sc.require(endpoints.first(_states(sc), victim, after=t_delete - 1, ready=False),
+                           f"{victim}: its endpoint turned not ready after the delete")
+    removal = round(not_ready.received_at - t_delete, 3)
+    ended = sc.require(pods.first_terminated(sc.recorder.changes("Pod", victim), app.container),
+                       f"{victim}: the recorder saw container {app.container} terminated")
+    state = ended[1]
+    finished = sc.require(api_time(state.get("finishedAt")), f"{victim}: finishedAt of {app.container}")
+    low, high = finished.seconds_after(t_delete)
+    code = state.get("exitCode")
+    seen = Seen(endpoint_removal_s=removal, exit_code=code, exit_after_delete_s=round(high, 3),
+                failures_by_class=result.failures_by_class())
+    exit_details = {"finishedAt": state.get("finishedAt"), "seconds_after_delete": [round(low, 3), round(high, 3)],
+                    "judged": "the upper end (finishedAt has 1 s resolution)", "reason": state.get("reason"),
+                    "exit_seen_by_recorder_s": round(ended[0].received_at - t_delete, 3)}
+    load_details = {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "pod": victim}
+    values: list[tuple[str, str, object, float | None, dict | None]] = [
+        ("AP-1", "failed_requests", len(result.failures), t_delete, load_details),
+        ("AP-1", "exit_after_delete_s", round(high, 3), ended[0].received_at, exit_details),
+        ("AP-1", "exit_code", code, ended[0].received_at, exit_details),
+        ("AP-1", "sigkill_at_grace_end", code == 137 and low >= app.grace_s - 1, ended[0].received_at, exit_details),
+        ("AP-1", "endpoint_not_ready_after_delete_s", removal, not_ready.received_at, None),
+    ]
+    if app.prestop_s is None or app.prestop_s >= 0:
+        prestop = app.prestop_s or 0.0
+        values.append(("AP-1", "prestop_margin_s", round(prestop - removal, 3), not_ready.received_at,
+                       {"prestop_s": app.prestop_s, "endpoint_removal_s": removal}))
+    else:
+        sc.note("AP-1 prestop_margin_s", "not judged: the preStop hook's length cannot be read from the manifest")
+    _judge(sc, app, seen, values)
+
+
+# -- AP-2 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-2")
+def test_rolling_update_under_load(scenario: Scenario, app: AppSpec):
+    """AP-2: a rolling update (a pod-template annotation, as `kubectl rollout restart` does) under
+    load: failed requests, template change → rollout complete, the largest sum of the ReplicaSets'
+    replicas (replicas + maxSurge) and the smallest availability (≥ replicas − maxUnavailable)."""
+    sc = scenario
+    deploy(sc, app)
+    old = _pods_of(sc, app)
+    budget = app.objectives["max_rollout_s"].value + app.replicas * app.grace_s + PODS_SLACK_S
+    try:
+        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
+        try:
+            since = time.time()
+            patched = sc.patch("Deployment", app.deployment, {"spec": {"template": {"metadata": {"annotations": {
+                ROLLOUT_ANNOTATION: dt.datetime.now(dt.timezone.utc).isoformat()}}}}})
+            generation = patched["metadata"]["generation"]
+            sc.wait_for("the rollout complete and the old pods gone",
+                        lambda: _complete(sc, app, generation) and all(pods.pod_gone(p).check(sc) for p in old), budget)
+            until = time.time()
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    deleted = {p: (pods.deletion_seen(sc.recorder.changes("Pod", p)) or sc.recorder.changes("Pod", p)[-1]).received_at for p in old}
+    _picture(sc, app, "AP-2", result, [_pod_events(sc, app, p, t) for p, t in sorted(deleted.items(), key=lambda kv: kv[1])])
+
+    done = next((ch.received_at for ch in sc.recorder.changes("Deployment", app.deployment)
+                 if ch.received_at >= since and _status_complete(ch.obj, app, generation)), until)
+    sums = replicaset_sum(sc, since, until)
+    available = deployment_status(sc, "availableReplicas", since, until, name=app.deployment)
+    first_old = min(deleted.values()) if deleted else since
+    codes = [(pods.first_terminated(sc.recorder.changes("Pod", p), app.container) or (None, {}))[1].get("exitCode") for p in old]
+    seen = Seen(exit_code=next((c for c in codes if c not in (None, 0)), codes[0] if codes else None),
+                failures_by_class=result.failures_by_class())
+    _judge(sc, app, seen, [
+        ("AP-2", "failed_requests", len(result.failures), first_old,
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "old_pods_exit_codes": codes}),
+        ("AP-2", "rollout_s", round(done - since, 3), done, {"until_old_pods_gone_s": round(until - since, 3)}),
+        ("AP-2", "max_replicaset_sum", sums.max, sums.max_at, {"at_s": round(sums.max_at - since, 3)}),
+        ("AP-2", "min_available", available.min, available.min_at, {"at_s": round(available.min_at - since, 3)}),
+    ])
+
+
+def _status_complete(dep: dict, app: AppSpec, generation: int) -> bool:
+    st, n = dep.get("status") or {}, app.replicas
+    return (st.get("observedGeneration", 0) >= generation and st.get("updatedReplicas") == n
+            and st.get("availableReplicas") == n and st.get("replicas") == n)
+
+
+# -- AP-3 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-3")
+def test_readiness_before_serving(scenario: Scenario, app: AppSpec):
+    """AP-3: the app scaled up by one pod under load, nothing stopping: a request can only fail
+    when the Service sends it to the new pod before the app serves (0 expected: a readinessProbe
+    that answers only when the app can serve); the new pod's creation → Ready against the
+    startup objective (default: its startupProbe's budget)."""
+    sc = scenario
+    deploy(sc, app)
+    before = set(_pods_of(sc, app))
+    want = app.replicas + 1
+    budget = app.objectives["max_startup_s"].value + PODS_SLACK_S
+    try:
+        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
+        try:
+            since = time.time()
+            sc.patch("Deployment", app.deployment, {"spec": {"replicas": want}})
+            sc.wait(endpoints.ready_count(want), budget)
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    new = sc.require(next(iter(set(_pods_of(sc, app)) - before), None), "the new pod of the scale-up")
+    _picture(sc, app, "AP-3", result, [traffic_picture.PodEvents(new, None, None, None, None, "")])
+    pod = sc.pod(new) or {}
+    ready = sc.require(pods.condition(pod, "Ready"), f"{new}: its Ready condition")
+    ready_s = parse_time(ready["lastTransitionTime"]) - parse_time(pod["metadata"]["creationTimestamp"])
+    seen = Seen(failures_by_class=result.failures_by_class())
+    _judge(sc, app, seen, [
+        ("AP-3", "failed_requests", len(result.failures), since,
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "new_pod": new}),
+        ("AP-3", "ready_after_create_s", ready_s, None,
+         {"creationTimestamp": pod["metadata"]["creationTimestamp"], "ready": ready["lastTransitionTime"],
+          "resolution": "two API times, ±1 s"}),
+    ])
