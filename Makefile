@@ -43,7 +43,7 @@ lock: $(BIN)/.uv-$(UV_VERSION)
 
 # no cluster: the framework's tests write no junit.xml/allure-results over a scenario run's.
 # CASES: the folders of cases whose modules it imports and checks (every judged measurement name
-# registered, no version hole on the upgrade path): add your own, e.g. CASES="scenarios examples ../my-cases"
+# registered, no version hole on the upgrade path): add your own, e.g. CASES="scenarios examples apps ../my-cases"
 CASES ?= scenarios examples apps
 test: $(BIN)/.installed
 	env -u E2E_NODE_IMAGE E2E_CASES="$(CASES)" $(BIN)/pytest tests -q

@@ -29,7 +29,7 @@ import httpx
 import pytest
 import yaml
 
-from e2e.app.spec import AppInputError, AppSpec, load_app
+from e2e.app.spec import AppSpec, load_app
 from e2e.app.verdicts import Seen, hint, table
 from e2e.cluster.images import missing_on_nodes
 from e2e.cluster.kube import ApiRefused
@@ -39,6 +39,7 @@ from e2e.evidence import endpoints
 from e2e.evidence.load import LoadGenerator, LoadResult
 from e2e.judge.measurements import ExpectationFailed
 from e2e.pictures import traffic as traffic_picture
+from e2e.plugin.options import APPS
 from e2e.record import pods
 from e2e.record.apitime import api_time
 from e2e.record.timeline import parse_time
@@ -58,16 +59,9 @@ _LOADED: set[tuple[str, str]] = set()  # (cluster, image) loaded by this process
 
 
 def _apps(config: pytest.Config) -> list[AppSpec]:
-    given = config.getoption("--app") or []
-    dirs = [Path(d) for d in given] or list(EMBEDDED)
-    on_host = not config.getoption("--kubeconfig") and not config.option.collectonly
-    out = []
-    for d in dirs:
-        try:
-            out.append(load_app(d, check_images_on_host=on_host))
-        except AppInputError as e:
-            raise pytest.UsageError(f"app {d}: {e}") from None
-    return out
+    """The apps of ``--app`` (read and checked by the plugin before collection: bad input has
+    stopped the run already), else the two embedded ones."""
+    return config.stash.get(APPS, None) or [load_app(d, check_images_on_host=False) for d in EMBEDDED]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

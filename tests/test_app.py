@@ -257,10 +257,13 @@ def test_the_verdict_table_names_contract_measured_objective_verdict_and_change(
     j.expect("AP-1", "failed_requests", 7)
     j.expect("AP-1", "exit_code", 0)
     j.expect("AP-2", "max_replicaset_sum", 3)
+    j.expect("AP-1", "endpoint_not_ready_after_delete_s", 0.3)
     rows = [(v.measurement, hint(v.measurement.case, v.measurement.name, app, Seen(exit_code=143))) for v in j.verdicts]
     text = table(rows)
     lines = text.splitlines()
-    assert lines[2].startswith("| AP-1 delete one pod under load | failed_requests | 7 requests | ≤ 0 requests | fail | requests failed: no preStop")
+    assert lines[2].startswith("| AP-1 delete one pod under load | failed_requests | 7 requests | = 0 requests | fail | requests failed: no preStop")
     assert lines[3] == "| AP-1 delete one pod under load | exit_code | 0 | = 0 | pass |  |"
     assert lines[4] == "| AP-2 rolling update under load | max_replicaset_sum | 3 pods | = 3 pods | pass |  |"
+    assert lines[5] == ("| AP-1 delete one pod under load | endpoint_not_ready_after_delete_s | 0.3 s | 0 s within [0, 1.5] s "
+                        "| pass |  |")
     assert "- AP-1 failed_requests: app objective: app.yaml objectives.max_failed_requests" in text

@@ -110,12 +110,14 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
 def line(m: Measurement, hint_text: str) -> str:
     """One row of the app's verdict table: contract, value, measured, objective, verdict, what to change."""
     band = m.band
-    if band is not None and band[0] == 0 and band[1] is not None and m.documented == band[1]:
-        objective = f"≤ {shown(band[1], m.unit)}"
-    elif band is not None and band[1] is None:
+    if band is not None and band[1] is None:
         objective = f"≥ {shown(band[0], m.unit)}"
     elif band is not None and band[0] == band[1]:
         objective = f"= {shown(band[0], m.unit)}"
+    elif band is not None and band[0] == 0 and m.documented == band[1]:
+        objective = f"≤ {shown(band[1], m.unit)}"
+    elif band is not None:
+        objective = f"{shown(m.documented, m.unit)} within [{shown(band[0])}, {shown(band[1])}]{(' ' + m.unit) if m.unit else ''}"
     else:
         objective = f"= {shown(m.documented, m.unit)}"
     todo = hint_text if m.verdict == "fail" else ""
