@@ -10,7 +10,11 @@ the config's rate. Without ``--app`` the two embedded apps of ``examples/apps`` 
   SIGKILL at the grace end or not, the endpoint's removal, the preStop's margin over it;
 - AP-2 rolling update under load (a pod-template annotation): failed requests, rollout time,
   the surge arithmetic (largest ReplicaSet sum, smallest availability);
-- AP-3 readiness before serving (scale up by one under load): failed requests, pod created → Ready.
+- AP-3 readiness before serving (scale up by one under load): failed requests, pod created → Ready;
+- AP-4 ``kubectl drain`` of the app's node (profile ``multi-node``), with and without its
+  PodDisruptionBudget: failed requests, the drain's time and exit code, evictions refused;
+- AP-5 a crash (SIGKILL of the main process in the node) under load: exit code, restart gap,
+  SIGKILL → Ready again, the requests lost (bounded by the platform's detection time and the replicas).
 
 The documented values are the app's (``e2e/documented/app.py``: :func:`app_registry`); each
 value's source says whether it is the platform's (the catalogue's mechanism) or the app's
@@ -20,6 +24,7 @@ what to change), ``traffic.png``, ``requests.txt`` and ``applied.yaml``.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import tempfile
 import time
@@ -36,7 +41,9 @@ from e2e.cluster.kube import ApiRefused
 from e2e.documented import termination as term_doc
 from e2e.documented.app import KUBE_PROXY_SYNC_S, AppFacts, Objectives, app_registry
 from e2e.evidence import endpoints
+from e2e.evidence.kubectl import run
 from e2e.evidence.load import LoadGenerator, LoadResult
+from e2e.evidence.nodeview import inspect_container
 from e2e.judge.measurements import ExpectationFailed
 from e2e.pictures import traffic as traffic_picture
 from e2e.plugin.options import APPS
@@ -81,8 +88,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def facts(app: AppSpec) -> AppFacts:
     o = app.objectives
     return AppFacts(app.replicas, app.max_surge, app.max_unavailable, app.grace_s, max(app.prestop_s or 0, 0),
-                    Objectives(*((o[k].value, o[k].source) for k in
-                                 ("max_failed_requests", "max_shutdown_s", "exit_code", "max_rollout_s", "max_startup_s"))))
+                    rate_per_s=app.rate_per_s, timeout_s=app.timeout_s, objectives=Objectives(*((o[k].value, o[k].source) for k in
+                                 ("max_failed_requests", "max_shutdown_s", "exit_code", "max_rollout_s", "max_startup_s",
+                                  "max_drain_s"))))
 
 
 def _write(objs: list[dict]) -> Path:
@@ -341,4 +349,133 @@ def test_readiness_before_serving(scenario: Scenario, app: AppSpec):
         ("AP-3", "ready_after_create_s", ready_s, None,
          {"creationTimestamp": pod["metadata"]["creationTimestamp"], "ready": ready["lastTransitionTime"],
           "resolution": "two API times, ±1 s"}),
+    ])
+
+
+# -- AP-4 -------------------------------------------------------------------------------------
+# kubectl gets this long beyond the drain objective to finish (its --timeout is the objective).
+KUBECTL_EXIT_S = 30
+RETRY_LINE = "error when evicting pods/"
+
+
+@pytest.mark.serial
+@pytest.mark.heavy
+@pytest.mark.profile("multi-node")
+@pytest.mark.record(*RECORD, "PodDisruptionBudget", "Node")
+@pytest.mark.case("AP-4")
+@pytest.mark.parametrize("budget", ["with-pdb", "without-pdb"])
+def test_drain_the_apps_node(scenario: Scenario, cluster, kubectl: str, app: AppSpec, budget: str):
+    """AP-4: on the two-node profile, ``kubectl drain`` (the cluster's own kubectl) of the node of
+    the app's oldest pod, limited to the app's pods (``--pod-selector``), under load, with the
+    app's PodDisruptionBudget and without it: failed requests, the drain's time (kubectl start →
+    exit, its ``--timeout`` the objective), its exit code, the evictions the API refused (429,
+    "will retry after 5s"; none without a budget). The node is uncordoned afterwards, always."""
+    sc = scenario
+    if budget == "with-pdb" and app.pdb is None:
+        pytest.skip(f"{app.name} has no PodDisruptionBudget: only the drain without one is run")
+    if cluster.kind is None:
+        pytest.skip("environment: the drain uses the kind cluster's kubeconfig")
+    if budget == "without-pdb":
+        app = dataclasses.replace(app, objects=[o for o in app.objects if o["kind"] != "PodDisruptionBudget"],
+                                  dry_run_objects=[o for o in app.dry_run_objects if o["kind"] != "PodDisruptionBudget"])
+    deploy(sc, app)
+    node = (sc.pod(_pods_of(sc, app)[0]) or {})["spec"]["nodeName"]
+    on_node = [p for p in _pods_of(sc, app) if (sc.pod(p) or {})["spec"]["nodeName"] == node]
+    sc.note("AP-4 node drained", f"{node} ({len(on_node)} of {app.replicas} pods: {', '.join(on_node)})")
+    limit = app.objectives["max_drain_s"].value
+    selector = ",".join(f"{k}={v}" for k, v in app.labels.items())
+    args = [kubectl, "--kubeconfig", str(cluster.kind.kubeconfig), "drain", node, "--pod-selector", selector,
+            "--ignore-daemonsets", "--delete-emptydir-data", f"--timeout={int(limit)}s"]
+    try:
+        gen = _load(sc, app, BASELINE_S + limit + KUBECTL_EXIT_S + app.grace_s + PODS_SLACK_S)
+        try:
+            sc.mark(time.time(), f"kubectl drain {node}")
+            t = run(args, timeout_s=limit + KUBECTL_EXIT_S)
+            sc.wait(endpoints.ready_count(app.replicas), (app.startup_budget_s or 0) + PODS_SLACK_S)
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+            sc.mark(time.time(), f"uncordon node/{node}")
+            sc.kube.patch("Node", node, None, {"spec": {"unschedulable": False}}, patch_type="merge")
+    finally:
+        sc.release_node_port(app.service_name)
+    sc.add_file("kubectl-drain.txt", t.to_text(t.started_at))
+    deleted = {p: (pods.deletion_seen(sc.recorder.changes("Pod", p)) or sc.recorder.changes("Pod", p)[-1]).received_at
+               for p in on_node}
+    _picture(sc, app, f"AP-4 ({budget})", result,
+             [_pod_events(sc, app, p, at) for p, at in sorted(deleted.items(), key=lambda kv: kv[1])])
+    refused = sum(1 for ln in t.stderr() if ln.text.startswith(RETRY_LINE))
+    done = round(t.ended_at - t.started_at, 3) if t.exit_code is not None else None
+    codes = [(pods.first_terminated(sc.recorder.changes("Pod", p), app.container) or (None, {}))[1].get("exitCode") for p in on_node]
+    seen = Seen(exit_code=next((c for c in codes if c not in (None, 0)), codes[0] if codes else None),
+                failures_by_class=result.failures_by_class(), evicted_at_once=len(on_node) if budget == "without-pdb" else None)
+    details = {"transcript": t.to_text(t.started_at), "exit_code": t.exit_code, "evictions_refused": refused,
+               "pods_on_node": on_node}
+    values: list[tuple[str, str, object, float | None, dict | None]] = [
+        ("AP-4", "failed_requests", len(result.failures), min(deleted.values(), default=None),
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "old_pods_exit_codes": codes}),
+        ("AP-4", "drain_s", done, t.ended_at, details),
+        ("AP-4", "drain_exit_code", t.exit_code, t.ended_at, details),
+    ]
+    if budget == "without-pdb":
+        values.append(("AP-4", "evictions_refused[without-pdb]", refused, t.ended_at, details))
+    else:
+        sc.note("AP-4 evictions refused (429, with the PDB)", refused)
+    _judge(sc, app, seen, values)
+
+
+
+# -- AP-5 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-5")
+def test_crash_of_the_main_process(scenario: Scenario, app: AppSpec):
+    """AP-5: SIGKILL of one pod's main process (``kill -9`` of its PID in the kind node) under
+    load: its exit code (137), the restart gap (``startedAt`` − ``finishedAt``: the first restart is
+    immediate, CL-1), the pod Ready again after the kill, and the requests lost meanwhile: the Service
+    sends the dead pod its share of new connections until the kubelet, the EndpointSlice and
+    kube-proxy have caught up (``crash_failures_max``: fewer with more replicas)."""
+    sc = scenario
+    if sc.kind is None:
+        pytest.skip("environment: the crash is a kill -9 in the kind node")
+    deploy(sc, app)
+    victim = _pods_of(sc, app)[0]
+    pod = sc.pod(victim) or {}
+    cid = pods.container_status(pod, app.container)["containerID"]
+    node = pod["spec"]["nodeName"]
+    view = inspect_container(lambda *cmd: sc.node_exec(*cmd, node=node), cid)
+    budget = app.objectives["max_startup_s"].value + PODS_SLACK_S
+    try:
+        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
+        try:
+            t_kill = time.time()
+            sc.mark(t_kill, f"kill -9 {view.pid} ({victim}/{app.container} in {node})")
+            sc.node_exec("kill", "-9", str(view.pid), node=node)
+            sc.wait_for(f"{victim} restarted and Ready again",
+                        lambda: pods.container_status(sc.pod(victim), app.container).get("restartCount", 0) >= 1
+                        and pods.pod_ready(victim).check(sc), budget)
+            ready_at = next((ch.received_at for ch in sc.recorder.changes("Pod", victim)
+                             if ch.received_at > t_kill and (pods.condition(ch.obj, "Ready") or {}).get("status") == "True"
+                             and pods.container_status(ch.obj, app.container).get("restartCount", 0) >= 1), time.time())
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    _picture(sc, app, "AP-5", result, [traffic_picture.PodEvents(victim, None, None, None, t_kill, "SIGKILL")])
+    status = pods.container_status(sc.pod(victim), app.container)
+    last = (status.get("lastState") or {}).get("terminated") or {}
+    started = ((status.get("state") or {}).get("running") or {}).get("startedAt")
+    gap = parse_time(started) - parse_time(last["finishedAt"]) if started and last.get("finishedAt") else None
+    answered = 100.0 * (result.total - len(result.failures)) / result.total if result.total else None
+    seen = Seen(exit_code=last.get("exitCode"), failures_by_class=result.failures_by_class())
+    _judge(sc, app, seen, [
+        ("AP-5", "crash_exit_code", last.get("exitCode"), t_kill, {"lastState": last}),
+        ("AP-5", "restart_gap_s", gap, t_kill, {"finishedAt": last.get("finishedAt"), "startedAt": started}),
+        ("AP-5", "ready_again_s", round(ready_at - t_kill, 3), ready_at, None),
+        ("AP-5", "failed_requests", len(result.failures), t_kill,
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(),
+          "answered_pct": None if answered is None else round(answered, 2)}),
     ])

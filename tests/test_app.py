@@ -13,7 +13,7 @@ import pytest
 from e2e.app import spec as spec_mod
 from e2e.app.spec import NODE_PORT, AppInputError, load_app, missing_on_host, prestop_seconds, probe_budget_s, resolve_fenceposts
 from e2e.app.verdicts import Seen, hint, table
-from e2e.documented.app import SEED_REFERENCE, AppFacts, Objectives, app_registry
+from e2e.documented.app import SEED_REFERENCE, AppFacts, Objectives, app_registry, crash_failures_max
 from e2e.judge.expectations import REGISTRY
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 
@@ -91,7 +91,7 @@ def test_objectives_default_from_the_manifest_and_the_seeds_and_name_their_sourc
     app = load(app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE}))
     o = app.objectives
     assert {k: v.value for k, v in o.items()} == {"max_failed_requests": 0, "max_shutdown_s": 40, "exit_code": 0,
-                                                 "max_rollout_s": 600, "max_startup_s": 21}
+                                                 "max_rollout_s": 600, "max_startup_s": 21, "max_drain_s": 600}
     assert o["max_failed_requests"].source.startswith("default 0: [S2] 3.1")
     assert "terminationGracePeriodSeconds" in o["max_shutdown_s"].source and "[S2] 3.2" in o["max_shutdown_s"].source
     assert "30 × 5 = 150" in o["max_startup_s"].source
@@ -121,7 +121,7 @@ def test_config_objectives_replace_the_defaults_and_say_so(tmp_path):
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "objectivs: {}\n"},
      "{d}/app.yaml: unknown key 'objectivs' (known: container, expect_to_fail, load, objectives, service, workload)"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "objectives: {max_failed: 1}\n"},
-     "{d}/app.yaml: unknown key objectives.max_failed (known: exit_code, max_failed_requests"),
+     "{d}/app.yaml: unknown key objectives.max_failed (known: exit_code, max_drain_s, max_failed_requests"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "load: {rate_per_s: 500}\n"},
      "{d}/app.yaml: load.rate_per_s: expected a number in [0.1, 50], got 500"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "service: {port: 8443}\n"},
@@ -131,7 +131,7 @@ def test_config_objectives_replace_the_defaults_and_say_so(tmp_path):
     ({"sts.yaml": DEPLOYMENT.replace("kind: Deployment", "kind: StatefulSet"), "svc.yaml": SERVICE},
      "{d}: StatefulSet/shop: only a Deployment is supported so far"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "expect_to_fail: [AP-9]\n"},
-     "{d}/app.yaml: expect_to_fail: ['AP-9'] are not contracts (AP-1, AP-2, AP-3)"),
+     "{d}/app.yaml: expect_to_fail: ['AP-9'] are not contracts (AP-1, AP-2, AP-3, AP-4, AP-5)"),
 ])
 def test_bad_input_stops_with_one_clear_message(tmp_path, files, message):
     d = app_dir(tmp_path, files)
@@ -197,7 +197,8 @@ def test_the_embedded_apps_are_the_graceful_and_the_naive_shape():
 def facts(replicas=2, surge=1, unavailable=0, grace=30, prestop=0.0, failed=0.0) -> AppFacts:
     return AppFacts(replicas, surge, unavailable, grace, prestop,
                     Objectives((failed, "app.yaml objectives.max_failed_requests"), (10, "app.yaml objectives.max_shutdown_s"),
-                               (0, "default 0"), (60, "default 60"), (30, "default 30")))
+                               (0, "default 0"), (60, "default 60"), (30, "default 30"),
+                               (120, "default 120")))
 
 
 def judge(tmp_path, f: AppFacts) -> Judge:
@@ -267,3 +268,22 @@ def test_the_verdict_table_names_contract_measured_objective_verdict_and_change(
     assert lines[5] == ("| AP-1 delete one pod under load | endpoint_not_ready_after_delete_s | 0.3 s | 0 s within [0, 1.5] s "
                         "| pass |  |")
     assert "- AP-1 failed_requests: app objective: app.yaml objectives.max_failed_requests" in text
+
+
+def test_a_drain_without_budget_names_the_pods_evicted_at_once():
+    app = load(GRACEFUL)
+    text = hint("AP-4", "failed_requests", app, Seen(evicted_at_once=2, failures_by_class={"reset": 3}))
+    assert text == ("requests failed (3 reset): without a PodDisruptionBudget kubectl evicted all 2 of the app's pods on the "
+                    "node at once (2 replicas): add a PodDisruptionBudget (maxUnavailable: 1)")
+    assert hint("AP-4", "evictions_refused[without-pdb]", app, Seen()).startswith("the platform's own value")
+
+
+def test_a_crash_is_judged_against_the_first_restart_and_the_platforms_detection_time(tmp_path):
+    j = judge(tmp_path, facts())
+    assert j.expect("AP-5", "crash_exit_code", 137) and not j.expect("AP-5", "crash_exit_code", 143)
+    # the first restart is immediate (CL-1): startedAt − finishedAt within [0, 1 + container start + PLEG relist]
+    assert j.expect("AP-5", "restart_gap_s", 1.0) and not j.expect("AP-5", "restart_gap_s", 11.0)
+    # its share of 20/s ÷ 2 replicas × (1 s PLEG + 1 s EndpointSlice + 1 s kube-proxy + 1 s in flight) = 40
+    assert crash_failures_max(facts()) == 40
+    assert j.expect("AP-5", "failed_requests", 40) and not j.expect("AP-5", "failed_requests", 41)
+    assert crash_failures_max(facts(replicas=4)) == 20

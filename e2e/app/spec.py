@@ -29,6 +29,7 @@ app"):
       exit_code: 0             # the main container's exit code after SIGTERM
       max_rollout_s: 600       # template change → rollout complete (default: progressDeadlineSeconds)
       max_startup_s: 150       # pod created → Ready (default: the startupProbe's budget)
+      max_drain_s: 600         # kubectl drain of the app's node → done (default: progressDeadlineSeconds)
 
 Each default's source is :data:`DEFAULT_SOURCES` (the seeds' recommendations).
 """
@@ -69,8 +70,11 @@ DEFAULT_SOURCES = {
     "max_rollout_s": "[S2] 3.1 progressDeadlineSeconds (default 600, pkg/apis/apps/v1/defaults.go): the Deployment's own deadline",
     "max_startup_s": "[S2] 3.1 «startupProbe: бюджет на старт: 30 × 5 = 150 секунд»: the app's startupProbe "
                      "initialDelaySeconds + failureThreshold × periodSeconds (150 s without one)",
+    "max_drain_s": "[S2] 3.1 progressDeadlineSeconds (default 600) and [S2] «PodDisruptionBudget и drain» (a drain "
+                   "replaces the node's pods through the eviction API as a rollout does through its ReplicaSets): "
+                   "the Deployment's progressDeadlineSeconds",
 }
-CONTRACTS = ("AP-1", "AP-2", "AP-3")
+CONTRACTS = ("AP-1", "AP-2", "AP-3", "AP-4", "AP-5")
 _KEYS = {
     "workload": None, "container": None, "expect_to_fail": None,
     "service": {"name", "port", "path"},
@@ -436,7 +440,8 @@ def _objectives(cfg: dict, cfg_file: Path, dep: dict) -> dict[str, Objective]:
     startup = probe_budget_s(main["startupProbe"]) if main.get("startupProbe") else DEFAULT_STARTUP_BUDGET_S
     defaults = {"max_failed_requests": 0, "max_shutdown_s": grace, "exit_code": 0,
                 "max_rollout_s": dep["spec"].get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE_S),
-                "max_startup_s": startup}
+                "max_startup_s": startup,
+                "max_drain_s": dep["spec"].get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE_S)}
     out = {}
     for key, default in defaults.items():
         if key in given:

@@ -19,21 +19,26 @@ CONTRACT_NAMES = {
     "AP-1": "delete one pod under load",
     "AP-2": "rolling update under load",
     "AP-3": "readiness before serving",
+    "AP-4": "kubectl drain of the app's node",
+    "AP-5": "a crash (SIGKILL of the main process)",
 }
 # the platform's own values: a failure is a finding about the cluster, not about the manifest
-PLATFORM = {("AP-1", "endpoint_not_ready_after_delete_s"), ("AP-2", "max_replicaset_sum"), ("AP-2", "min_available")}
+PLATFORM = {("AP-1", "endpoint_not_ready_after_delete_s"), ("AP-2", "max_replicaset_sum"), ("AP-2", "min_available"),
+            ("AP-4", "evictions_refused"), ("AP-5", "crash_exit_code"), ("AP-5", "restart_gap_s")}
 
 
 @dataclass
 class Seen:
     """What a contract's run saw that a hint quotes (None: not seen): ``endpoint_removal_s`` (the
     deleted pod's endpoint ready=false after the delete), ``exit_code``, ``exit_after_delete_s``,
-    ``failures_by_class`` (the load's failed requests by class)."""
+    ``failures_by_class`` (the load's failed requests by class), ``evicted_at_once`` (AP-4 without a
+    PodDisruptionBudget: the app's pods on the drained node)."""
 
     endpoint_removal_s: float | None = None
     exit_code: int | None = None
     exit_after_delete_s: float | None = None
     failures_by_class: dict[str, int] | None = None
+    evicted_at_once: int | None = None
 
 
 def _s(x: float | None) -> str:
@@ -50,6 +55,7 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
     """What the value ``case``/``name`` of ``app`` says about its manifest and what to change
     when it fails (one or two sentences); the platform's own values say that nothing in the
     manifest moves them."""
+    name = name.split("[")[0]
     if (case, name) in PLATFORM:
         return ("the platform's own value (computed from the manifest, documented from the source): nothing in the manifest "
                 "moves it; a failure is a finding about the cluster (see the host pressure in details.host)")
@@ -66,9 +72,13 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
         return (f"preStop sleep {prestop:g} s < endpoint removal {_s(seen.endpoint_removal_s)} + kube-proxy sync "
                 f"{kube_proxy_sync_s:g} s: requests reached a terminating pod — raise lifecycle.preStop.sleep.seconds to "
                 f"≥ {math.ceil((seen.endpoint_removal_s or 0) + kube_proxy_sync_s) + 1}")
+    if (case, name) == ("AP-5", "failed_requests"):
+        return (f"more requests failed{_failures(seen)} than the platform needs to take a crashed pod out of the Service: "
+                "a readinessProbe that keeps failing after the restart, or a slow restart — check the pod's events; more "
+                f"replicas than {app.replicas} spread the loss")
     if name == "failed_requests":
         causes = []
-        if case in ("AP-1", "AP-2"):
+        if case in ("AP-1", "AP-2", "AP-4"):
             if prestop is None:
                 causes.append("no preStop hook: the pod got SIGTERM while its endpoint was still being removed — add "
                               "lifecycle.preStop.sleep (≥ 5 s)")
@@ -76,7 +86,10 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
                 causes.append(f"the app exited {seen.exit_code} on SIGTERM at once"
                               f"{' after ' + _s(seen.exit_after_delete_s) if seen.exit_after_delete_s is not None else ''}: "
                               "requests in flight were cut — finish in-flight requests (graceful shutdown) before exiting")
-        if case in ("AP-2", "AP-3") and not app.readiness:
+        if case == "AP-4" and (seen.evicted_at_once or 0) > 1:
+            causes.append(f"without a PodDisruptionBudget kubectl evicted all {seen.evicted_at_once} of the app's pods on the "
+                          f"node at once ({app.replicas} replicas): add a PodDisruptionBudget (maxUnavailable: 1)")
+        if case in ("AP-2", "AP-3", "AP-4") and not app.readiness:
             causes.append("no readinessProbe: a new pod is Ready (and gets traffic) as soon as its container starts — add a "
                           "readinessProbe on a path that answers only when the app can serve")
         if case == "AP-2" and app.max_unavailable > 0:
@@ -101,6 +114,16 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
     if (case, name) == ("AP-2", "rollout_s"):
         return ("the rollout took longer than the objective: new pods start slowly, or maxSurge is small — raise maxSurge, "
                 "shorten the start (startupProbe, image), or raise objectives.max_rollout_s")
+    if (case, name) == ("AP-4", "drain_s"):
+        return ("kubectl drain took longer than the objective (or did not finish: measured nothing): with a "
+                "PodDisruptionBudget each eviction waits until a replacement is Ready elsewhere — shorten the start, allow "
+                "more disruptions (PDB maxUnavailable), or raise objectives.max_drain_s")
+    if (case, name) == ("AP-4", "drain_exit_code"):
+        return ("kubectl drain did not evict every pod of the node: a PodDisruptionBudget that never allows a disruption "
+                "(maxUnavailable 0, or minAvailable = replicas) blocks it — allow at least one")
+    if (case, name) == ("AP-5", "ready_again_s"):
+        return ("the pod took longer than the objective to be Ready again after the crash: shorten the start (the restart "
+                "itself is immediate), or raise objectives.max_startup_s")
     if (case, name) == ("AP-3", "ready_after_create_s"):
         return ("the pod became Ready later than the objective: shorten the start, or give the startupProbe more budget "
                 "(failureThreshold × periodSeconds) and raise objectives.max_startup_s")
