@@ -14,7 +14,8 @@ the config's rate. Without ``--app`` the two embedded apps of ``examples/apps`` 
 - AP-4 ``kubectl drain`` of the app's node (profile ``multi-node``), with and without its
   PodDisruptionBudget: failed requests, the drain's time and exit code, evictions refused;
 - AP-5 a crash (SIGKILL of the main process in the node) under load: exit code, restart gap,
-  SIGKILL → Ready again, the requests lost (bounded by the platform's detection time and the replicas).
+  SIGKILL → Ready again, the requests lost (bounded by the platform's detection time and the replicas);
+- AP-6 memory under load: each pod's peak (the cgroup's high-water mark) against its limit, OOM kills.
 
 The documented values are the app's (``e2e/documented/app.py``: :func:`app_registry`); each
 value's source says whether it is the platform's (the catalogue's mechanism) or the app's
@@ -43,7 +44,7 @@ from e2e.documented.app import KUBE_PROXY_SYNC_S, AppFacts, Objectives, app_regi
 from e2e.evidence import endpoints
 from e2e.evidence.kubectl import run
 from e2e.evidence.load import LoadGenerator, LoadResult
-from e2e.evidence.nodeview import inspect_container
+from e2e.evidence.nodeview import cgroup_dir, inspect_container, memory_limit_bytes
 from e2e.judge.measurements import ExpectationFailed
 from e2e.pictures import traffic as traffic_picture
 from e2e.plugin.options import APPS
@@ -90,7 +91,7 @@ def facts(app: AppSpec) -> AppFacts:
     return AppFacts(app.replicas, app.max_surge, app.max_unavailable, app.grace_s, max(app.prestop_s or 0, 0),
                     rate_per_s=app.rate_per_s, timeout_s=app.timeout_s, objectives=Objectives(*((o[k].value, o[k].source) for k in
                                  ("max_failed_requests", "max_shutdown_s", "exit_code", "max_rollout_s", "max_startup_s",
-                                  "max_drain_s"))))
+                                  "max_drain_s", "min_memory_headroom_pct"))))
 
 
 def _write(objs: list[dict]) -> Path:
@@ -478,4 +479,59 @@ def test_crash_of_the_main_process(scenario: Scenario, app: AppSpec):
         ("AP-5", "failed_requests", len(result.failures), t_kill,
          {"summary": result.summary(), "failures_by_class": result.failures_by_class(),
           "answered_pct": None if answered is None else round(answered, 2)}),
+    ])
+
+
+# -- AP-6 -------------------------------------------------------------------------------------
+# How long the memory contract loads the app (s): long enough for its caches and buffers to grow
+# with the load, short enough for a 2-core host.
+MEMORY_LOAD_S = 20.0
+
+
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-6")
+def test_memory_under_load(scenario: Scenario, app: AppSpec):
+    """AP-6: the app under its load for MEMORY_LOAD_S: each pod's peak memory (the container
+    cgroup's high-water mark since its start: ``memory.max_usage_in_bytes``, cgroup v2
+    ``memory.peak``) against its limit (``memory.limit_in_bytes`` / ``memory.max``); the smallest
+    headroom of the pods, and the OOM kills meanwhile (0)."""
+    sc = scenario
+    if sc.kind is None:
+        pytest.skip("environment: the peak is read from the cgroup in the kind node")
+    if not ((app.main.get("resources") or {}).get("limits") or {}).get("memory"):
+        pytest.skip(f"{app.name}: the main container sets no resources.limits.memory: no limit to judge the peak against")
+    deploy(sc, app)
+    names = _pods_of(sc, app)
+    version = sc.require(sc.cgroup, "the node's cgroup version")
+    views = {}
+    for p in names:
+        pod = sc.pod(p) or {}
+        node = pod["spec"]["nodeName"]
+        views[p] = (node, inspect_container(lambda *cmd, n=node: sc.node_exec(*cmd, node=n),
+                                            pods.container_status(pod, app.container)["containerID"]))
+    try:
+        gen = _load(sc, app, BASELINE_S + MEMORY_LOAD_S + 1)
+        try:
+            time.sleep(MEMORY_LOAD_S)  # documented wait: the load the peak is measured under
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    _picture(sc, app, "AP-6", result, [])
+    peaks = {}
+    for p, (node, view) in views.items():
+        d = cgroup_dir(view.cgroups, "memory", version)
+        peak = int(sc.node_exec("cat", f"{d}/{'memory.peak' if version == 2 else 'memory.max_usage_in_bytes'}", node=node).strip())
+        limit = sc.require(memory_limit_bytes(lambda *cmd, n=node: sc.node_exec(*cmd, node=n), view, version), f"{p}: a memory limit")
+        peaks[p] = {"peak_bytes": peak, "limit_bytes": limit, "headroom_pct": round(100.0 * (limit - peak) / limit, 2)}
+    worst = min(peaks, key=lambda p: peaks[p]["headroom_pct"])
+    ooms = sum(1 for p in {ch.name for ch in sc.recorder.changes("Pod")}
+               for _, term, _ in pods.terminated_runs(sc.recorder.changes("Pod", p), app.container) if term.get("reason") == "OOMKilled")
+    sc.add_file("memory.txt", "\n".join(f"{p}: peak {v['peak_bytes']} B of {v['limit_bytes']} B, headroom {v['headroom_pct']} %"
+                                         for p, v in peaks.items()) + f"\n{result.summary()}\n")
+    _judge(sc, app, Seen(failures_by_class=result.failures_by_class()), [
+        ("AP-6", "memory_headroom_pct", peaks[worst]["headroom_pct"], None, {"pods": peaks, "worst": worst, "load": result.summary()}),
+        ("AP-6", "oom_kills", ooms, None, {"pods": peaks}),
     ])

@@ -5,6 +5,7 @@ texts — no cluster."""
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -91,7 +92,8 @@ def test_objectives_default_from_the_manifest_and_the_seeds_and_name_their_sourc
     app = load(app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE}))
     o = app.objectives
     assert {k: v.value for k, v in o.items()} == {"max_failed_requests": 0, "max_shutdown_s": 40, "exit_code": 0,
-                                                 "max_rollout_s": 600, "max_startup_s": 21, "max_drain_s": 600}
+                                                 "max_rollout_s": 600, "max_startup_s": 21, "max_drain_s": 600,
+                                                 "min_memory_headroom_pct": 0}
     assert o["max_failed_requests"].source.startswith("default 0: [S2] 3.1")
     assert "terminationGracePeriodSeconds" in o["max_shutdown_s"].source and "[S2] 3.2" in o["max_shutdown_s"].source
     assert "30 × 5 = 150" in o["max_startup_s"].source
@@ -131,7 +133,7 @@ def test_config_objectives_replace_the_defaults_and_say_so(tmp_path):
     ({"sts.yaml": DEPLOYMENT.replace("kind: Deployment", "kind: StatefulSet"), "svc.yaml": SERVICE},
      "{d}: StatefulSet/shop: only a Deployment is supported so far"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "expect_to_fail: [AP-9]\n"},
-     "{d}/app.yaml: expect_to_fail: ['AP-9'] are not contracts (AP-1, AP-2, AP-3, AP-4, AP-5)"),
+     "{d}/app.yaml: expect_to_fail: ['AP-9'] are not contracts (AP-1, AP-2, AP-3, AP-4, AP-5, AP-6)"),
 ])
 def test_bad_input_stops_with_one_clear_message(tmp_path, files, message):
     d = app_dir(tmp_path, files)
@@ -188,7 +190,7 @@ def test_probe_budget_uses_the_api_defaults():
 def test_the_embedded_apps_are_the_graceful_and_the_naive_shape():
     graceful, naive = load(GRACEFUL), load(NAIVE)
     assert (graceful.prestop_s, graceful.readiness, graceful.startup_budget_s, graceful.expect_to_fail) == (5.0, True, 30.0, ())
-    assert (naive.prestop_s, naive.readiness, naive.startup_budget_s, naive.expect_to_fail) == (None, False, None, ("AP-1", "AP-2"))
+    assert (naive.prestop_s, naive.readiness, naive.startup_budget_s, naive.expect_to_fail) == (None, False, None, ("AP-1", "AP-2", "AP-4"))
     assert {k: v.value for k, v in naive.objectives.items()} == {k: v.value for k, v in graceful.objectives.items()}
     assert graceful.pdb is not None and naive.pdb is None
 
@@ -287,3 +289,13 @@ def test_a_crash_is_judged_against_the_first_restart_and_the_platforms_detection
     assert crash_failures_max(facts()) == 40
     assert j.expect("AP-5", "failed_requests", 40) and not j.expect("AP-5", "failed_requests", 41)
     assert crash_failures_max(facts(replicas=4)) == 20
+
+
+def test_memory_is_judged_against_the_headroom_objective_and_no_oom_kill(tmp_path):
+    f = facts()
+    j = Judge(MeasurementLog(tmp_path / "m.json"), test="t", run_id="r", kubernetes="v1.37.2", minor=37,
+              registry=app_registry(AppFacts(f.replicas, f.surge, f.unavailable, f.grace_s, f.prestop_s,
+                                             dataclasses.replace(f.objectives, min_memory_headroom_pct=(20, "app.yaml")))))
+    assert j.expect("AP-6", "memory_headroom_pct", 35.2) and not j.expect("AP-6", "memory_headroom_pct", 12.0)
+    assert j.expect("AP-6", "oom_kills", 0) and not j.expect("AP-6", "oom_kills", 1)
+    assert "GOMEMLIMIT" in hint("AP-6", "oom_kills", load(GRACEFUL), Seen())

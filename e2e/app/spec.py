@@ -30,6 +30,7 @@ app"):
       max_rollout_s: 600       # template change → rollout complete (default: progressDeadlineSeconds)
       max_startup_s: 150       # pod created → Ready (default: the startupProbe's budget)
       max_drain_s: 600         # kubectl drain of the app's node → done (default: progressDeadlineSeconds)
+      min_memory_headroom_pct: 0  # (limit − peak) / limit under load (default 0: below the limit)
 
 Each default's source is :data:`DEFAULT_SOURCES` (the seeds' recommendations).
 """
@@ -73,8 +74,10 @@ DEFAULT_SOURCES = {
     "max_drain_s": "[S2] 3.1 progressDeadlineSeconds (default 600) and [S2] «PodDisruptionBudget и drain» (a drain "
                    "replaces the node's pods through the eviction API as a rollout does through its ReplicaSets): "
                    "the Deployment's progressDeadlineSeconds",
+    "min_memory_headroom_pct": "[S0] «Нехватка памяти: выселение kubelet и OOM killer» (at limits.memory the kernel's "
+                               "OOM killer ends the container, OM-1): 0 % — the peak stays below the limit",
 }
-CONTRACTS = ("AP-1", "AP-2", "AP-3", "AP-4", "AP-5")
+CONTRACTS = ("AP-1", "AP-2", "AP-3", "AP-4", "AP-5", "AP-6")
 _KEYS = {
     "workload": None, "container": None, "expect_to_fail": None,
     "service": {"name", "port", "path"},
@@ -392,12 +395,13 @@ def load_app(path: str | Path, check_images_on_host: bool = True) -> AppSpec:
     if "" in images:
         raise AppInputError(f"broken manifest: {dep_file}: a container of Deployment/{dep['metadata']['name']} names no image")
 
-    objects, dry = [], []
-    for f, d in docs:
+    objects: list[dict] = []
+    dry: list[dict] = []
+    for _, d in docs:
         d = copy.deepcopy(d)
         (d.get("metadata") or {}).pop("namespace", None)
         dry.append(copy.deepcopy(d))
-        if d is not None and d["kind"] == "Deployment" and d["metadata"]["name"] == dep["metadata"]["name"]:
+        if d["kind"] == "Deployment" and d["metadata"]["name"] == dep["metadata"]["name"]:
             tspec = d["spec"]["template"]["spec"]
             for c in tspec.get("containers", []) + tspec.get("initContainers", []):
                 c["imagePullPolicy"] = "Never"  # nothing is pulled: the images are loaded into the nodes
@@ -406,7 +410,7 @@ def load_app(path: str | Path, check_images_on_host: bool = True) -> AppSpec:
             d["spec"]["type"] = "NodePort"
             for p in d["spec"]["ports"]:
                 p.pop("nodePort", None)
-                if p is not None and (p.get("port"), p.get("name")) == (port.get("port"), port.get("name")):
+                if (p.get("port"), p.get("name")) == (port.get("port"), port.get("name")):
                     p["nodePort"] = NODE_PORT
             d["spec"].pop("clusterIP", None)
             d["spec"].pop("clusterIPs", None)
@@ -441,11 +445,12 @@ def _objectives(cfg: dict, cfg_file: Path, dep: dict) -> dict[str, Objective]:
     defaults = {"max_failed_requests": 0, "max_shutdown_s": grace, "exit_code": 0,
                 "max_rollout_s": dep["spec"].get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE_S),
                 "max_startup_s": startup,
-                "max_drain_s": dep["spec"].get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE_S)}
+                "max_drain_s": dep["spec"].get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE_S),
+                "min_memory_headroom_pct": 0}
     out = {}
     for key, default in defaults.items():
         if key in given:
-            high = 255 if key == "exit_code" else math.inf
+            high = 255 if key == "exit_code" else 100 if key.endswith("_pct") else math.inf
             out[key] = Objective(_number(cfg_file, f"objectives.{key}", given[key], 0, high),
                                  f"{cfg_file.name} objectives.{key} = {given[key]}")
         else:

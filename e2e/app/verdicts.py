@@ -21,6 +21,7 @@ CONTRACT_NAMES = {
     "AP-3": "readiness before serving",
     "AP-4": "kubectl drain of the app's node",
     "AP-5": "a crash (SIGKILL of the main process)",
+    "AP-6": "memory under load vs its limit",
 }
 # the platform's own values: a failure is a finding about the cluster, not about the manifest
 PLATFORM = {("AP-1", "endpoint_not_ready_after_delete_s"), ("AP-2", "max_replicaset_sum"), ("AP-2", "min_available"),
@@ -124,6 +125,12 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
     if (case, name) == ("AP-5", "ready_again_s"):
         return ("the pod took longer than the objective to be Ready again after the crash: shorten the start (the restart "
                 "itself is immediate), or raise objectives.max_startup_s")
+    if (case, name) == ("AP-6", "memory_headroom_pct"):
+        return ("the peak under load left less of limits.memory than the objective: raise resources.limits.memory (and "
+                "requests), or bound the app's caches and buffers")
+    if (case, name) == ("AP-6", "oom_kills"):
+        return ("the kernel OOM-killed the app under its own load (reason OOMKilled, exit 137): raise resources.limits.memory, "
+                "or bound the app's memory (Go: GOMEMLIMIT below the limit)")
     if (case, name) == ("AP-3", "ready_after_create_s"):
         return ("the pod became Ready later than the objective: shorten the start, or give the startupProbe more budget "
                 "(failureThreshold × periodSeconds) and raise objectives.max_startup_s")

@@ -22,7 +22,8 @@ Contracts: AP-1 delete one pod under load; AP-2 rolling update (a template annot
 load; AP-3 readiness before serving (scale up by one under load; startup time); AP-4 ``kubectl
 drain`` of the app's node (two-node profile) with and without its PodDisruptionBudget; AP-5 a crash
 (SIGKILL of the main process under load: exit code, restart gap, Ready again, the requests lost,
-bounded by the platform's detection time and the app's replicas: :func:`crash_failures_max`).
+bounded by the platform's detection time and the app's replicas: :func:`crash_failures_max`); AP-6
+memory under load against the main container's limit (peak, headroom, OOM kills).
 """
 
 from __future__ import annotations
@@ -35,12 +36,13 @@ from .disruption import (S2_DEADLINE, S2_DRAIN, S2_PDB, S2_ROLLOUT, UP_CMDUTIL, 
                          UP_ROLLING)
 from .crashloop import gap_expectations
 from .kubelet import PLEG_RELIST_S, UPGRADE_PATH_READ
+from .memory import S0_OOM
 from .termination import DELETE_REQUEST_S, ENDPOINT_PROPAGATION_S, S0_STEPS, UP_ENDPOINT, UP_KILL
 
 # The mechanisms cited are those of PS-3/PS-4/PS-5 and DR-3, read in these releases
 # (e2e/documented/termination.py, disruption.py); kube-proxy's defaults.go the same in all four.
 VERIFIED_IN = UPGRADE_PATH_READ
-APP_CASES = ("AP-1", "AP-2", "AP-3", "AP-4", "AP-5")
+APP_CASES = ("AP-1", "AP-2", "AP-3", "AP-4", "AP-5", "AP-6")
 # the container's exit code after SIGKILL: 128 + 9
 SIGKILL_EXIT_CODE = 137
 
@@ -69,6 +71,7 @@ class Objectives:
     max_rollout_s: tuple[float, str]
     max_startup_s: tuple[float, str]
     max_drain_s: tuple[float, str]
+    min_memory_headroom_pct: tuple[float, str] = (0, "default 0")
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,12 @@ def app_expectations(f: AppFacts) -> list[Expectation]:
                           "CL-1 (the first restart is immediate: doBackOff)", name="restart_gap_s"),
         _objective("AP-5", "ready_again_s", o.max_startup_s, "s", "SIGKILL → the pod Ready again"),
         _crash_failures(f),
+        within("AP-6", "memory_headroom_pct", 100, o.min_memory_headroom_pct[0], 100,
+               f"the app's objective: at least {o.min_memory_headroom_pct[0]:g} % of limits.memory left at the peak under load",
+               f"app objective: {o.min_memory_headroom_pct[1]}", unit="%"),
+        exact("AP-6", "oom_kills", 0, f"{S0_OOM} (OM-1: at limits.memory the kernel kills the container, reason OOMKilled, "
+              "exit 137)", why="an OOM kill under the app's own load is a failed contract, however it restarts",
+              unit="kills"),
     ]
     return entries
 
