@@ -124,13 +124,17 @@ def deploy(sc: Scenario, app: AppSpec) -> None:
     for k, v in app.facts().items():
         sc.note(f"app.{k}", v)
     _images_on_cluster(sc, app)
+    dry, applied = _write(app.dry_run_objects), _write(app.objects)
     try:
-        sc.apply(str(_write(app.dry_run_objects)), dry_run=True)
-    except ApiRefused as e:
-        pytest.exit(f"app {app.path}: a manifest does not apply (server dry run): {e}", returncode=4)
-    applied = _write(app.objects)
-    sc.add_file("applied.yaml", applied.read_text())
-    sc.apply_node_port(str(applied))
+        try:
+            sc.apply(str(dry), dry_run=True)
+        except ApiRefused as e:
+            pytest.exit(f"app {app.path}: a manifest does not apply (server dry run): {e}", returncode=4)
+        sc.add_file("applied.yaml", applied.read_text())
+        sc.apply_node_port(str(applied))
+    finally:
+        dry.unlink()
+        applied.unlink()
     budget = (app.startup_budget_s or 0) + PODS_SLACK_S
     sc.wait(endpoints.ready_count(app.replicas), budget)
     sc.wait_for("the Deployment's rollout complete", lambda: _complete(sc, app), budget)
@@ -146,10 +150,9 @@ def _answers(url: str) -> bool:
 
 
 def _complete(sc: Scenario, app: AppSpec, generation: int = 0) -> bool:
+    """The app's Deployment (as the API has it now) has rolled out ``generation`` (default: its own)."""
     dep = sc.get("Deployment", app.deployment) or {}
-    st, n = dep.get("status") or {}, app.replicas
-    return (st.get("observedGeneration", 0) >= max(generation, dep["metadata"].get("generation", 0))
-            and st.get("updatedReplicas") == n and st.get("availableReplicas") == n and st.get("replicas") == n)
+    return _status_complete(dep, app, max(generation, (dep.get("metadata") or {}).get("generation", 0)))
 
 
 def _pods_of(sc: Scenario, app: AppSpec) -> list[str]:
@@ -307,6 +310,7 @@ def test_rolling_update_under_load(scenario: Scenario, app: AppSpec):
 
 
 def _status_complete(dep: dict, app: AppSpec, generation: int) -> bool:
+    """``dep`` (a Deployment) has observed ``generation`` and runs the app's replicas, all updated and available."""
     st, n = dep.get("status") or {}, app.replicas
     return (st.get("observedGeneration", 0) >= generation and st.get("updatedReplicas") == n
             and st.get("availableReplicas") == n and st.get("replicas") == n)

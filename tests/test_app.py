@@ -299,3 +299,26 @@ def test_memory_is_judged_against_the_headroom_objective_and_no_oom_kill(tmp_pat
     assert j.expect("AP-6", "memory_headroom_pct", 35.2) and not j.expect("AP-6", "memory_headroom_pct", 12.0)
     assert j.expect("AP-6", "oom_kills", 0) and not j.expect("AP-6", "oom_kills", 1)
     assert "GOMEMLIMIT" in hint("AP-6", "oom_kills", load(GRACEFUL), Seen())
+
+
+# -- the plugin: --app is read before anything else ------------------------------------------------
+def test_bad_app_is_a_usage_error_before_any_test_or_cluster(pytester, tmp_path):
+    d = app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT})
+    pytester.makepyfile("def test_x():\n    raise AssertionError('never run')\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--app", str(d))
+    result.stderr.fnmatch_lines([f"ERROR: pod-lifecycle-e2e: app {d} cannot run: {d}: no Service selects the pods of "
+                                 "Deployment/shop*add one (a ClusterIP Service is enough*"])
+    assert result.ret == 4  # pytest.ExitCode.USAGE_ERROR: nothing collected, no cluster made
+    assert "never run" not in result.stdout.str()
+
+
+def test_the_apps_images_are_checked_in_the_local_engine_unless_only_collecting(pytester, tmp_path, monkeypatch):
+    d = app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE})
+    asked: list[list[str]] = []
+    monkeypatch.setattr(spec_mod, "missing_on_host", lambda images: asked.append(images) or list(images))
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--app", str(d), "--collect-only")
+    assert result.ret == 0 and asked == []
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--app", str(d))
+    result.stderr.fnmatch_lines(["*image(s) not in the local Docker engine: example/shop:1.2 (named by Deployment/shop*"])
+    assert result.ret == 4 and asked == [["example/shop:1.2"]]
