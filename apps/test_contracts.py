@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -94,11 +95,11 @@ def facts(app: AppSpec) -> AppFacts:
                                   "max_drain_s", "min_memory_headroom_pct"))))
 
 
-def _write(objs: list[dict]) -> Path:
-    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="app-", delete=False)
-    with f:
-        yaml.safe_dump_all(objs, f, sort_keys=False)
-    return Path(f.name)
+def _write(objs: list[dict], name: str) -> Path:
+    """``objs`` as one YAML file ``name`` in a temporary folder of its own (the timeline's apply row names it)."""
+    path = Path(tempfile.mkdtemp(prefix="ple2e-app-")) / name
+    path.write_text(yaml.safe_dump_all(objs, sort_keys=False))
+    return path
 
 
 def _images_on_cluster(sc: Scenario, app: AppSpec) -> None:
@@ -124,7 +125,7 @@ def deploy(sc: Scenario, app: AppSpec) -> None:
     for k, v in app.facts().items():
         sc.note(f"app.{k}", v)
     _images_on_cluster(sc, app)
-    dry, applied = _write(app.dry_run_objects), _write(app.objects)
+    dry, applied = _write(app.dry_run_objects, f"{app.name}-as-written.yaml"), _write(app.objects, f"{app.name}.yaml")
     try:
         try:
             sc.apply(str(dry), dry_run=True)
@@ -133,8 +134,8 @@ def deploy(sc: Scenario, app: AppSpec) -> None:
         sc.add_file("applied.yaml", applied.read_text())
         sc.apply_node_port(str(applied))
     finally:
-        dry.unlink()
-        applied.unlink()
+        for f in (dry, applied):
+            shutil.rmtree(f.parent, ignore_errors=True)
     budget = (app.startup_budget_s or 0) + PODS_SLACK_S
     sc.wait(endpoints.ready_count(app.replicas), budget)
     sc.wait_for("the Deployment's rollout complete", lambda: _complete(sc, app), budget)
@@ -195,10 +196,18 @@ def _picture(sc: Scenario, app: AppSpec, contract: str, result: LoadResult, move
 def _judge(sc: Scenario, app: AppSpec, seen: Seen, values: list[tuple[str, str, object, float | None, dict | None]]) -> None:
     """Judge each ``(case, name, value, around, details)`` with its hint as context, then write
     the verdict table (also when a value failed)."""
-    rows = []
+    rows, shown = [], set()
     for case, name, value, around, details in values:
         text = hint(case, name, app, seen, KUBE_PROXY_SYNC_S)
         excerpt = sc.timeline_excerpt(around) if around else ""
+        try:
+            fails = not sc.judge.expectation(case, name).holds_for(value)
+        except LookupError:  # undocumented here: the judge says so
+            fails = False
+        if fails and excerpt and excerpt in shown:  # a failed value above quotes the same moment
+            excerpt = "timeline: the one under the failed value above"
+        elif fails:
+            shown.add(excerpt)
         sc.judge.expect(case, name, value, context=f"what to change: {text}\n{excerpt}".rstrip(), details=details)  # type: ignore[arg-type]
         rows.append((sc.judge.verdicts[-1].measurement, text))
     sc.add_file("verdicts.md", f"# {app.name} ({app.path})\n\n{table(rows)}")
