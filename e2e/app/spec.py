@@ -31,6 +31,7 @@ app"):
       max_startup_s: 150       # pod created → Ready (default: the startupProbe's budget)
       max_drain_s: 600         # kubectl drain of the app's node → done (default: progressDeadlineSeconds)
       min_memory_headroom_pct: 0  # (limit − peak) / limit under load (default 0: below the limit)
+    expect_to_fail: [AP-1]     # negative controls only: contracts that must fail (examples/apps/naive)
 
 Each default's source is :data:`DEFAULT_SOURCES` (the seeds' recommendations).
 """

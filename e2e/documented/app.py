@@ -157,7 +157,7 @@ def _crash_failures(f: AppFacts) -> Expectation:
     n = crash_failures_max(f)
     return Expectation(
         "AP-5", "failed_requests", 0, f"{S0_STEPS} step 2 (endpoints follow readiness: podToEndpoint); "
-        f"[UP] pkg/kubelet/pleg/generic.go relist (1 s); {UP_KUBE_PROXY}", unit="requests", band=Band(0, n),
+        f"[UP] pkg/kubelet/pleg/generic.go Relist, kubelet.go genericPlegRelistPeriod (1 s); {UP_KUBE_PROXY}", unit="requests", band=Band(0, n),
         why=f"a crash loses what the Service sends the pod until it is out of the rules: its share {f.rate_per_s:g}/s ÷ "
             f"{f.replicas} replicas × (+{PLEG_RELIST_S:g} s PLEG relist sees the exit +{ENDPOINT_PROPAGATION_S:g} s "
             f"EndpointSlice +{KUBE_PROXY_SYNC_S:g} s kube-proxy sync +{f.timeout_s:g} s requests in flight) = {n}")
