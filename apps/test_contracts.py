@@ -50,6 +50,7 @@ from e2e.judge.measurements import ExpectationFailed
 from e2e.pictures import traffic as traffic_picture
 from e2e.plugin.options import APPS
 from e2e.record import pods
+from e2e.record.pods import Until
 from e2e.record.apitime import api_time
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
@@ -64,6 +65,7 @@ RECORD = ("Pod", "Event", "EndpointSlice", "ReplicaSet", "Deployment")
 BASELINE_S = max(2.0, term_doc.SETTLE_S)
 TAIL_S = 2.0
 ROLLOUT_ANNOTATION = "pod-lifecycle-e2e/rollout"
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"  # an EndpointSlice's Service (discovery.k8s.io/v1)
 _LOADED: set[tuple[str, str]] = set()  # (cluster, image) loaded by this process
 
 
@@ -137,7 +139,7 @@ def deploy(sc: Scenario, app: AppSpec) -> None:
         for f in (dry, applied):
             shutil.rmtree(f.parent, ignore_errors=True)
     budget = (app.startup_budget_s or 0) + PODS_SLACK_S
-    sc.wait(endpoints.ready_count(app.replicas), budget)
+    sc.wait(ready_count(app, app.replicas), budget)
     sc.wait_for("the Deployment's rollout complete", lambda: _complete(sc, app), budget)
     url = sc.node_port_url(path=app.path_url)
     sc.wait_for(f"the app answering on {url}", lambda: _answers(url), WAIT_SLACK_S, interval_s=0.2)
@@ -164,16 +166,35 @@ def _pods_of(sc: Scenario, app: AppSpec) -> list[str]:
 
 
 def _load(sc: Scenario, app: AppSpec, duration_s: float) -> LoadGenerator:
+    """The app's load (its Service, the config's rate and timeout, new connections), started, after a
+    baseline of BASELINE_S without a failed request (a precondition: else the load is stopped)."""
     gen = LoadGenerator(sc.node_port_url(path=app.path_url), app.rate_per_s, duration_s=duration_s, mode="new",
                         timeout_s=app.timeout_s).start()
-    sc.require(sc.never_within(BASELINE_S, "a failed request before anything changed",
-                               lambda: any(r.failed for r in gen.snapshot()), interval_s=0.1),
-               f"no request failed before anything changed: {[r for r in gen.snapshot() if r.failed][:5]}")
+    try:
+        sc.require(sc.never_within(BASELINE_S, "a failed request before anything changed",
+                                   lambda: any(r.failed for r in gen.snapshot()), interval_s=0.1),
+                   f"no request failed before anything changed: {[r for r in gen.snapshot() if r.failed][:5]}")
+    except BaseException:
+        gen.stop()
+        gen.result()
+        raise
     return gen
 
 
-def _states(sc: Scenario) -> list[endpoints.EndpointState]:
-    return endpoints.endpoint_states(sc.recorder.changes("EndpointSlice"))
+def _states(sc: Scenario, app: AppSpec) -> list[endpoints.EndpointState]:
+    """The endpoint states of the app's own Service (its EndpointSlices: label
+    ``kubernetes.io/service-name``), whatever else the app's directory runs beside it."""
+    return endpoints.endpoint_states(
+        ch for ch in sc.recorder.changes("EndpointSlice")
+        if ((ch.obj.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL) == app.service_name)
+
+
+def ready_count(app: AppSpec, count: int) -> Until[set[str]]:
+    """A named wait: exactly ``count`` pods with a ready endpoint in the app's Service; gives their names."""
+    def check(sc) -> set[str] | None:  # a Scenario (e2e.record.pods.Watched)
+        ready = endpoints.ready_pods(_states(sc, app))
+        return ready if len(ready) == count else None
+    return Until(f"{count} ready endpoints of Service {app.service_name}", check)
 
 
 def _pod_events(sc: Scenario, app: AppSpec, pod: str, delete_at: float) -> traffic_picture.PodEvents:
@@ -189,7 +210,7 @@ def _pod_events(sc: Scenario, app: AppSpec, pod: str, delete_at: float) -> traff
 def _picture(sc: Scenario, app: AppSpec, contract: str, result: LoadResult, moved: list[traffic_picture.PodEvents]) -> None:
     title = (f"{contract} {app.name}: HTTP load on new connections through its Service "
              f"({app.rate_per_s:g}/s) — {app.deployment}, {app.replicas} replicas")
-    sc.add_file("traffic.png", traffic_picture.render(result.requests, _states(sc), moved, result.started_at, title))
+    sc.add_file("traffic.png", traffic_picture.render(result.requests, _states(sc, app), moved, result.started_at, title))
     sc.add_file("requests.txt", result.to_text(result.started_at))
 
 
@@ -229,7 +250,7 @@ def test_delete_one_pod_under_load(scenario: Scenario, app: AppSpec):
         try:
             t_delete = sc.delete_pod(victim)
             sc.wait_for(f"{victim} gone and {app.replicas} ready endpoints again",
-                        lambda: pods.pod_gone(victim).check(sc) and endpoints.ready_count(app.replicas).check(sc),
+                        lambda: pods.pod_gone(victim).check(sc) and ready_count(app, app.replicas).check(sc),
                         app.grace_s + (app.startup_budget_s or 0) + PODS_SLACK_S)
             time.sleep(TAIL_S)  # documented wait: failures that come late are counted
         finally:
@@ -239,7 +260,7 @@ def test_delete_one_pod_under_load(scenario: Scenario, app: AppSpec):
         sc.release_node_port(app.service_name)
     _picture(sc, app, "AP-1", result, [_pod_events(sc, app, victim, t_delete)])
 
-    not_ready = sc.require(endpoints.first(_states(sc), victim, after=t_delete - 1, ready=False),
+    not_ready = sc.require(endpoints.first(_states(sc, app), victim, after=t_delete - 1, ready=False),
                            f"{victim}: its endpoint turned not ready after the delete")
     removal = round(not_ready.received_at - t_delete, 3)
     ended = sc.require(pods.first_terminated(sc.recorder.changes("Pod", victim), app.container),
@@ -344,7 +365,7 @@ def test_readiness_before_serving(scenario: Scenario, app: AppSpec):
         try:
             since = time.time()
             sc.patch("Deployment", app.deployment, {"spec": {"replicas": want}})
-            sc.wait(endpoints.ready_count(want), budget)
+            sc.wait(ready_count(app, want), budget)
             time.sleep(TAIL_S)  # documented wait: failures that come late are counted
         finally:
             gen.stop()
@@ -405,7 +426,7 @@ def test_drain_the_apps_node(scenario: Scenario, cluster, kubectl: str, app: App
         try:
             sc.mark(time.time(), f"kubectl drain {node}")
             t = run(args, timeout_s=limit + KUBECTL_EXIT_S)
-            sc.wait(endpoints.ready_count(app.replicas), (app.startup_budget_s or 0) + PODS_SLACK_S)
+            sc.wait(ready_count(app, app.replicas), (app.startup_budget_s or 0) + PODS_SLACK_S)
             time.sleep(TAIL_S)  # documented wait: failures that come late are counted
         finally:
             gen.stop()
