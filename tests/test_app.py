@@ -322,3 +322,33 @@ def test_the_apps_images_are_checked_in_the_local_engine_unless_only_collecting(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--app", str(d))
     result.stderr.fnmatch_lines(["*image(s) not in the local Docker engine: example/shop:1.2 (named by Deployment/shop*"])
     assert result.ret == 4 and asked == [["example/shop:1.2"]]
+
+
+class _NodesWithBusyboxOnly:
+    """A cluster that answers, whose one node holds busybox and the suite's app image only."""
+
+    def __init__(self, kubeconfig, context=None):
+        pass
+
+    def version(self, timeout_s=10):
+        return None
+
+    def nodes(self):
+        return [{"metadata": {"name": "worker"}, "spec": {},
+                 "status": {"images": [{"names": ["docker.io/library/busybox:1.36.1", "docker.io/my/app:1"]}]}}]
+
+
+def test_on_a_kubeconfig_cluster_the_apps_own_images_are_checked_on_the_nodes(pytester, monkeypatch, tmp_path):
+    from e2e.plugin import clusters
+    monkeypatch.setattr(clusters, "Kube", _NodesWithBusyboxOnly)
+    monkeypatch.setattr(clusters, "IMAGE_LIST_WAIT_S", 0)
+    monkeypatch.setattr(clusters, "workload_images", lambda: {"busybox_image": "busybox:1.36.1", "app_image": "my/app:1"})
+    d = app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE})
+    pytester.makepyfile("def test_x():\n    raise AssertionError('never run')\n")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    result = pytester.runpytest("--kubeconfig", str(kubeconfig), "--app", str(d), "--reports-dir", str(tmp_path / "R"))
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*pod-lifecycle-e2e cannot run: the app's image(s) not on the cluster's nodes: "
+                                 "example/shop:1.2 missing on worker. The app's containers get imagePullPolicy: Never*"])
+    assert "never run" not in result.stdout.str()
