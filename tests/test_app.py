@@ -17,6 +17,7 @@ from e2e.app.verdicts import Seen, hint, table
 from e2e.documented.app import SEED_REFERENCE, AppFacts, Objectives, app_registry, crash_failures_max
 from e2e.judge.expectations import REGISTRY
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.record.recorder import Change
 
 ROOT = Path(__file__).resolve().parents[1]
 GRACEFUL, NAIVE = ROOT / "examples" / "apps" / "graceful", ROOT / "examples" / "apps" / "naive"
@@ -352,3 +353,30 @@ def test_on_a_kubeconfig_cluster_the_apps_own_images_are_checked_on_the_nodes(py
     result.stderr.fnmatch_lines(["*pod-lifecycle-e2e cannot run: the app's image(s) not on the cluster's nodes: "
                                  "example/shop:1.2 missing on worker. The app's containers get imagePullPolicy: Never*"])
     assert "never run" not in result.stdout.str()
+
+
+# -- apps/test_contracts.py's own helpers ------------------------------------------------------------
+def _slice(at: float, name: str, service: str, ready: dict[str, bool]) -> Change:
+    return Change(at, "EndpointSlice", "MODIFIED", name, {
+        "metadata": {"name": name, "labels": {"kubernetes.io/service-name": service}},
+        "endpoints": [{"targetRef": {"name": pod}, "conditions": {"ready": r, "serving": r, "terminating": False}}
+                      for pod, r in ready.items()]})
+
+
+class _Recorded:
+    def __init__(self, changes):
+        self.recorder = type("R", (), {"changes": lambda _self, kind=None: changes})()
+
+
+def test_the_contracts_count_only_the_apps_own_service(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))  # apps/ is a package of the checkout, as scenarios/ is
+    from apps.test_contracts import _states, facts, ready_count
+    app = load(app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE}))
+    sc = _Recorded([_slice(1, "shop-abc", "shop", {"shop-1": True, "shop-2": True}),
+                    _slice(2, "redis-abc", "redis", {"redis-0": True}),
+                    _slice(3, "shop-abc", "shop", {"shop-1": True, "shop-2": False})])
+    assert {s.pod for s in _states(sc, app)} == {"shop-1", "shop-2"}
+    assert ready_count(app, 1).check(sc) == {"shop-1"} and ready_count(app, 2).check(sc) is None
+    f = facts(app)
+    assert (f.replicas, f.surge, f.unavailable, f.grace_s, f.prestop_s, f.rate_per_s) == (3, 1, 0, 40, 8.0, 20.0)
+    assert f.objectives.max_shutdown_s == (40.0, app.objectives["max_shutdown_s"].source)
