@@ -307,7 +307,7 @@ def test_bad_app_is_a_usage_error_before_any_test_or_cluster(pytester, tmp_path)
     d = app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT})
     pytester.makepyfile("def test_x():\n    raise AssertionError('never run')\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--app", str(d))
-    result.stderr.fnmatch_lines([f"ERROR: pod-lifecycle-e2e: app {d} cannot run: {d}: no Service selects the pods of "
+    result.stderr.fnmatch_lines([f"ERROR: pod-lifecycle-e2e: app {d} cannot run: no Service selects the pods of "
                                  "Deployment/shop*add one (a ClusterIP Service is enough*"])
     assert result.ret == 4  # pytest.ExitCode.USAGE_ERROR: nothing collected, no cluster made
     assert "never run" not in result.stdout.str()

@@ -67,7 +67,8 @@ def given_apps(config: pytest.Config) -> list[AppSpec]:
         try:
             apps.append(load_app(d, check_images_on_host=on_host))
         except AppInputError as e:
-            raise pytest.UsageError(f"pod-lifecycle-e2e: app {d} cannot run: {e}") from None
+            said = str(e).removeprefix(f"{Path(d).resolve()}: ")  # the directory is named once
+            raise pytest.UsageError(f"pod-lifecycle-e2e: app {d} cannot run: {said}") from None
     return apps
 
 
