@@ -74,6 +74,7 @@ def test_an_app_is_read_with_its_service_published_and_nothing_pulled(tmp_path):
                            "app.yaml": "service: {port: http, path: /buy}\nload: {rate_per_s: 10}\n"})
     app = load(d)
     assert (app.name, app.deployment, app.container, app.service_name) == ("shop", "shop", "shop", "shop")
+    assert repr(app) == f"app shop ({d})"
     assert (app.replicas, app.grace_s, app.prestop_s, app.readiness, app.startup_budget_s) == (3, 40, 8.0, True, 21.0)
     assert (app.max_surge, app.max_unavailable) == (1, 0)  # 25 % of 3: up 0.75 → 1, down → 0
     assert (app.service_port, app.path_url, app.rate_per_s, app.timeout_s) == (80, "/buy", 10.0, 1.0)

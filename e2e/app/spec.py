@@ -132,6 +132,9 @@ class AppSpec:
     expect_to_fail: tuple[str, ...] = ()
     ignored: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:  # what pytest and the HTML report show as the test's parameter
+        return f"app {self.name} ({self.path})"
+
     @property
     def deployment(self) -> str:
         return self.workload["metadata"]["name"]
