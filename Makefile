@@ -20,7 +20,7 @@ PYTEST_ARGS ?=
 # a command the scenarios' pytest runs under (make wire-check sets it)
 E2E_WRAP ?=
 
-.PHONY: e2e e2e-slow smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
+.PHONY: app e2e e2e-slow smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
 
 # the venv: exactly the versions of uv.lock (every dependency with its hashes, for every Python
 # from 3.10 on), the dev tools of `make lint` included, and this project editable. uv, pinned
@@ -43,8 +43,8 @@ lock: $(BIN)/.uv-$(UV_VERSION)
 
 # no cluster: the framework's tests write no junit.xml/allure-results over a scenario run's.
 # CASES: the folders of cases whose modules it imports and checks (every judged measurement name
-# registered, no version hole on the upgrade path): add your own, e.g. CASES="scenarios examples ../my-cases"
-CASES ?= scenarios examples
+# registered, no version hole on the upgrade path): add your own, e.g. CASES="scenarios examples apps ../my-cases"
+CASES ?= scenarios examples apps
 test: $(BIN)/.installed
 	env -u E2E_NODE_IMAGE E2E_CASES="$(CASES)" $(BIN)/pytest tests -q
 
@@ -65,6 +65,17 @@ e2e: $(BIN)/.installed
 	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
 	set -a; . $(REPORTS)/profile.env; set +a; \
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
+
+# your own app under the lifecycle contracts (apps/, README "Your own app"): APP=dir of manifests
+# (a Deployment, its Service, optional PDB and app.yaml); several: APP="dir1 dir2"; without APP the
+# two embedded examples/apps (graceful: every contract holds; naive: a negative control). Same
+# set-up and reports as make e2e.
+APP ?=
+app: $(BIN)/.installed
+	@mkdir -p $(REPORTS)
+	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
+	set -a; . $(REPORTS)/profile.env; set +a; \
+	$(E2E_WRAP) $(BIN)/pytest apps $(foreach a,$(APP),--app $(a)) -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
 # the HTML report of $(REPORTS)/allure-results, again (a run with a cluster builds it at its end):
 # Allure 3 (pinned in hack/report, npm ci into ~/.cache/pod-lifecycle-e2e) in

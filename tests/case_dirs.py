@@ -1,5 +1,5 @@
 """The folders of cases ``make test`` checks (measurement names, version holes): the suite's own
-``scenarios/`` and ``examples/`` by default; ``make test CASES="scenarios examples ../my-cases"``
+``scenarios/``, ``examples/`` and ``apps/`` by default; ``make test CASES="scenarios examples ../my-cases"``
 (the environment variable ``E2E_CASES``, space-separated, relative to the repository) checks a
 user's own folders too.
 
@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CASES = "scenarios examples"
+DEFAULT_CASES = "scenarios examples apps"
 
 
 def case_dirs() -> list[Path]:
-    """The folders of ``$E2E_CASES`` (default ``scenarios examples``), relative to the repository."""
+    """The folders of ``$E2E_CASES`` (default ``scenarios examples apps``), relative to the repository."""
     return [(ROOT / d).resolve() for d in (os.environ.get("E2E_CASES") or DEFAULT_CASES).split()]
 
 

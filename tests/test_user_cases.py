@@ -1,5 +1,5 @@
 """A user's own cases are checked by ``make test`` like the suite's (issue 29): the folders of
-``CASES`` (default ``scenarios examples``; tests/case_dirs.py) are imported — their own
+``CASES`` (default ``scenarios examples apps``; tests/case_dirs.py) are imported — their own
 ``register`` calls run — and scanned for judged measurement names and version holes."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_make_test_passes_the_case_folders():
                           text=True, check=True, env=env).stdout
     assert 'E2E_CASES="scenarios ../my-cases"' in plan
     default = subprocess.run(["make", "-n", "test"], cwd=ROOT, capture_output=True, text=True, check=True, env=env).stdout
-    assert 'E2E_CASES="scenarios examples"' in default
+    assert 'E2E_CASES="scenarios examples apps"' in default
 
 
 def test_a_users_folder_is_checked_like_the_suites(tmp_path, monkeypatch):

@@ -320,6 +320,12 @@ class Kind:
         self.write_kubeconfig()
         self._wire_nodes(profile)
         self._wait_ready()
+        self.load_images(images)
+
+    def load_images(self, images: Iterable[str]) -> None:
+        """Load the local Docker engine's ``images`` into every node (``kind load docker-image``):
+        pods with ``imagePullPolicy: Never`` then find them; nothing is pulled. ``PreflightError``
+        when kind fails (e.g. an image the engine does not have)."""
         for image in images:
             self._kind("load", "docker-image", image, "--name", self.name)
 

@@ -34,7 +34,7 @@ from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..record.jsonfile import read_json, update_json
 from ..run.plan import Plan
-from .options import _is_controller, _reports, run_id
+from .options import APPS, _is_controller, _reports, run_id
 
 log = logging.getLogger("e2e")
 
@@ -46,11 +46,13 @@ IMAGE_LIST_POLL_S = 5.0
 
 
 def _check_workload_images(kube: Kube, config: pytest.Config) -> None:
-    """On a ``--kubeconfig`` cluster the workload images must already be on the nodes
+    """On a ``--kubeconfig`` cluster the workload images (with ``--app``: the apps' images) must already be on the nodes
     (manifests use ``imagePullPolicy: Never``): one ``PreflightError`` naming what is missing
     where, instead of every test timing out on ``ErrImageNeverPull``. What the nodes do not list
     yet is awaited for :data:`IMAGE_LIST_WAIT_S` s first (and said so)."""
-    images = workload_images()
+    apps = config.stash.get(APPS, None)
+    # a run of --app needs the apps' own images (the embedded apps' ${app_image} is the suite's)
+    images = {i: i for app in apps for i in app.images} if apps else workload_images()
     deadline, said = time.monotonic() + IMAGE_LIST_WAIT_S, False
     while True:
         try:
@@ -69,6 +71,12 @@ def _check_workload_images(kube: Kube, config: pytest.Config) -> None:
         time.sleep(IMAGE_LIST_POLL_S)
     if not missing:
         return
+    if apps:
+        what = "; ".join(f"{ref} missing on {', '.join(nodes)}" for ref, nodes in missing.items())
+        raise PreflightError(
+            f"the app's image(s) not on the cluster's nodes: {what}. The app's containers get imagePullPolicy: Never, "
+            "so load them onto every node first (a kind cluster: `kind load docker-image IMAGE --name CLUSTER`; other "
+            "clusters: `docker save IMAGE | ctr -n k8s.io images import -` on each node)")
     env = {ref: ENV_VARS[name] for name, ref in images.items()}
     what = "; ".join(f"{ref} ({env[ref]}) missing on {', '.join(nodes)}" for ref, nodes in missing.items())
     raise PreflightError(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ..app.spec import AppInputError, AppSpec, load_app
 from ..cli import htmlreport
 from ..judge.measurements import MeasurementLog
 from ..report import history
@@ -45,9 +46,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     g.addoption("--case", default=None, metavar="IDS",
                 help="only tests judging these CASES.md case IDs or families, comma-separated (CL-1,SC-3 or CL)")
+    g.addoption("--app", action="append", default=[], metavar="DIR",
+                help="your own app: a directory of manifests (a Deployment and its Service) and an optional app.yaml, "
+                     "judged by apps/ (repeatable; default there: the two embedded examples/apps)")
     g.addoption("--shard", default=os.environ.get("E2E_SHARD") or None, metavar="I/N",
                 help="run shard I of N of the selection, balanced by the tests' durations, each profile's tests "
                      "together where that is cheaper (e2e.run.shards; default: E2E_SHARD)")
+
+
+# the apps of --app, read and checked before anything else (e2e.app.spec; apps/test_contracts.py)
+APPS = pytest.StashKey[list[AppSpec]]()
+
+
+def given_apps(config: pytest.Config) -> list[AppSpec]:
+    """The apps of ``--app`` (none: an empty list), each read and checked — its images in the local
+    Docker engine unless the run uses ``--kubeconfig`` (the nodes are checked then) or only
+    collects: bad input is a usage error, one message and exit 4, before any cluster is made."""
+    on_host = not config.getoption("--kubeconfig", None) and not config.option.collectonly
+    apps = []
+    for d in config.getoption("--app", None) or []:
+        try:
+            apps.append(load_app(d, check_images_on_host=on_host))
+        except AppInputError as e:
+            said = str(e).removeprefix(f"{Path(d).resolve()}: ")  # the directory is named once
+            raise pytest.UsageError(f"pod-lifecycle-e2e: app {d} cannot run: {said}") from None
+    return apps
 
 
 # the markers a scenario test uses, registered wherever its file lives (your own test folder too)
@@ -77,6 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
             parse_shard(config.getoption("--shard"))
         except ValueError as e:
             raise pytest.UsageError(str(e)) from None
+    config.stash[APPS] = given_apps(config)
     if getattr(config.option, "maxschedchunk", 0) is None:
         # pytest-xdist's load scheduling sends each worker two tests, then one at a time: the
         # plan's longest-first order holds (e2e.run.plan)

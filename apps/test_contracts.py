@@ -1,0 +1,571 @@
+"""AP — your own app under the lifecycle contracts (issue 28; README "Your own app").
+
+``make app APP=dir`` (``pytest apps --app dir``) runs each contract on the app of ``dir``: its
+manifests applied into the test's namespace (its images loaded into the kind nodes, nothing
+pulled), its Service published on 127.0.0.1 as NodePort 30080, HTTP load on new connections at
+the config's rate. Without ``--app`` the two embedded apps of ``examples/apps`` run: ``graceful``
+(every contract holds) and ``naive`` (a negative control: ``expect_to_fail`` AP-1, AP-2).
+
+- AP-1 delete one pod under load: failed requests, the main container's exit time and code,
+  SIGKILL at the grace end or not, the endpoint's removal, the preStop's margin over it;
+- AP-2 rolling update under load (a pod-template annotation): failed requests, rollout time,
+  the surge arithmetic (largest ReplicaSet sum, smallest availability);
+- AP-3 readiness before serving (scale up by one under load): failed requests, pod created → Ready;
+- AP-4 ``kubectl drain`` of the app's node (profile ``multi-node``), with and without its
+  PodDisruptionBudget: failed requests, the drain's time and exit code, evictions refused;
+- AP-5 a crash (SIGKILL of the main process in the node) under load: exit code, restart gap,
+  SIGKILL → Ready again, the requests lost (bounded by the platform's detection time and the replicas);
+- AP-6 memory under load: each pod's peak (the cgroup's high-water mark) against its limit, OOM kills.
+
+The documented values are the app's (``e2e/documented/app.py``: :func:`app_registry`); each
+value's source says whether it is the platform's (the catalogue's mechanism) or the app's
+objective (``app.yaml``). Each test leaves ``verdicts.md`` (contract, measured, objective, verdict,
+what to change), ``traffic.png``, ``requests.txt`` and ``applied.yaml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from e2e.app.spec import AppSpec, load_app
+from e2e.app.verdicts import Seen, hint, table
+from e2e.cluster.images import missing_on_nodes
+from e2e.cluster.kube import ApiRefused
+from e2e.documented import termination as term_doc
+from e2e.documented.app import KUBE_PROXY_SYNC_S, AppFacts, Objectives, app_registry
+from e2e.evidence import endpoints
+from e2e.evidence.kubectl import run
+from e2e.evidence.load import LoadGenerator, LoadResult
+from e2e.evidence.nodeview import cgroup_dir, inspect_container, memory_limit_bytes
+from e2e.judge.measurements import ExpectationFailed
+from e2e.pictures import traffic as traffic_picture
+from e2e.plugin.options import APPS
+from e2e.record import pods
+from e2e.record.pods import Until
+from e2e.record.apitime import api_time
+from e2e.record.timeline import parse_time
+from e2e.run.scenario import Scenario
+from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
+from scenarios.disruption.disruption_helpers import deployment_status, replicaset_sum
+
+ROOT = Path(__file__).resolve().parents[1]
+EMBEDDED = (ROOT / "examples" / "apps" / "graceful", ROOT / "examples" / "apps" / "naive")
+RECORD = ("Pod", "Event", "EndpointSlice", "ReplicaSet", "Deployment")
+# load before anything changes (a clean baseline, also the pods' settling: termination SETTLE_S),
+# and after the last change (failures that come late)
+BASELINE_S = max(2.0, term_doc.SETTLE_S)
+TAIL_S = 2.0
+ROLLOUT_ANNOTATION = "pod-lifecycle-e2e/rollout"
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"  # an EndpointSlice's Service (discovery.k8s.io/v1)
+_LOADED: set[tuple[str, str]] = set()  # (cluster, image) loaded by this process
+
+
+def _apps(config: pytest.Config) -> list[AppSpec]:
+    """The apps of ``--app`` (read and checked by the plugin before collection: bad input has
+    stopped the run already), else the two embedded ones."""
+    return config.stash.get(APPS, None) or [load_app(d, check_images_on_host=False) for d in EMBEDDED]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "app" not in metafunc.fixturenames:
+        return
+    contract = next(m.args[0] for m in metafunc.definition.iter_markers("case"))
+    params = []
+    for app in _apps(metafunc.config):
+        marks = []
+        if contract in app.expect_to_fail:
+            marks.append(pytest.mark.xfail(strict=True, raises=ExpectationFailed,
+                                           reason=f"negative control: {app.name} breaks {contract} (app.yaml expect_to_fail)"))
+        params.append(pytest.param(app, id=app.name, marks=marks))
+    metafunc.parametrize("app", params)
+
+
+def facts(app: AppSpec) -> AppFacts:
+    o = app.objectives
+    return AppFacts(app.replicas, app.max_surge, app.max_unavailable, app.grace_s, max(app.prestop_s or 0, 0),
+                    rate_per_s=app.rate_per_s, timeout_s=app.timeout_s, objectives=Objectives(*((o[k].value, o[k].source) for k in
+                                 ("max_failed_requests", "max_shutdown_s", "exit_code", "max_rollout_s", "max_startup_s",
+                                  "max_drain_s", "min_memory_headroom_pct"))))
+
+
+def _write(objs: list[dict], name: str) -> Path:
+    """``objs`` as one YAML file ``name`` in a temporary folder of its own (the timeline's apply row names it)."""
+    path = Path(tempfile.mkdtemp(prefix="ple2e-app-")) / name
+    path.write_text(yaml.safe_dump_all(objs, sort_keys=False))
+    return path
+
+
+def _images_on_cluster(sc: Scenario, app: AppSpec) -> None:
+    """kind: load the app's images from the local Docker engine into every node (once per
+    cluster and process). --kubeconfig: the nodes must list them, else the run stops."""
+    if sc.kind is not None:
+        todo = [i for i in app.images if (sc.kind.name, i) not in _LOADED]
+        sc.kind.load_images(todo)
+        _LOADED.update((sc.kind.name, i) for i in todo)
+        return
+    missing = missing_on_nodes(sc.kube.nodes(), {i: i for i in app.images})
+    if missing:
+        what = "; ".join(f"{i} missing on {', '.join(n)}" for i, n in missing.items())
+        pytest.exit(f"app {app.path}: image(s) not on the cluster's nodes: {what} (imagePullPolicy: Never: load them "
+                    "onto every node first)", returncode=4)
+
+
+def deploy(sc: Scenario, app: AppSpec) -> None:
+    """The app's registry as the judge's; its images on the nodes; a server dry run of its
+    manifests (a refusal stops the run: the manifest does not apply); the manifests applied
+    (the Service on NodePort 30080); every replica Ready and answering on 127.0.0.1."""
+    sc.judge.registry = app_registry(facts(app))
+    for k, v in app.facts().items():
+        sc.note(f"app.{k}", v)
+    _images_on_cluster(sc, app)
+    dry, applied = _write(app.dry_run_objects, f"{app.name}-as-written.yaml"), _write(app.objects, f"{app.name}.yaml")
+    try:
+        try:
+            sc.apply(str(dry), dry_run=True)
+        except ApiRefused as e:
+            pytest.exit(f"app {app.path}: a manifest does not apply (server dry run): {e}", returncode=4)
+        sc.add_file("applied.yaml", applied.read_text())
+        sc.apply_node_port(str(applied))
+    finally:
+        for f in (dry, applied):
+            shutil.rmtree(f.parent, ignore_errors=True)
+    budget = (app.startup_budget_s or 0) + PODS_SLACK_S
+    sc.wait(ready_count(app, app.replicas), budget)
+    sc.wait_for("the Deployment's rollout complete", lambda: _complete(sc, app), budget)
+    url = sc.node_port_url(path=app.path_url)
+    sc.wait_for(f"the app answering on {url}", lambda: _answers(url), WAIT_SLACK_S, interval_s=0.2)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1.0, headers={"Connection": "close"}).is_success
+    except httpx.HTTPError:
+        return False
+
+
+def _complete(sc: Scenario, app: AppSpec, generation: int = 0) -> bool:
+    """The app's Deployment (as the API has it now) has rolled out ``generation`` (default: its own)."""
+    dep = sc.get("Deployment", app.deployment) or {}
+    return _status_complete(dep, app, max(generation, (dep.get("metadata") or {}).get("generation", 0)))
+
+
+def _pods_of(sc: Scenario, app: AppSpec) -> list[str]:
+    """The app's pods that exist and are not being deleted, oldest first."""
+    items = [p for p in sc.kube.pods(sc.namespace) if not (p.get("metadata") or {}).get("deletionTimestamp")
+             and all(((p.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in app.labels.items())]
+    return [p["metadata"]["name"] for p in sorted(items, key=lambda p: p["metadata"]["creationTimestamp"])]
+
+
+def _load(sc: Scenario, app: AppSpec, duration_s: float) -> LoadGenerator:
+    """The app's load (its Service, the config's rate and timeout, new connections), started, after a
+    baseline of BASELINE_S without a failed request (a precondition: else the load is stopped)."""
+    gen = LoadGenerator(sc.node_port_url(path=app.path_url), app.rate_per_s, duration_s=duration_s, mode="new",
+                        timeout_s=app.timeout_s).start()
+    try:
+        sc.require(sc.never_within(BASELINE_S, "a failed request before anything changed",
+                                   lambda: any(r.failed for r in gen.snapshot()), interval_s=0.1),
+                   f"no request failed before anything changed: {[r for r in gen.snapshot() if r.failed][:5]}")
+    except BaseException:
+        gen.stop()
+        gen.result()
+        raise
+    return gen
+
+
+def _states(sc: Scenario, app: AppSpec) -> list[endpoints.EndpointState]:
+    """The endpoint states of the app's own Service (its EndpointSlices: label
+    ``kubernetes.io/service-name``), whatever else the app's directory runs beside it."""
+    return endpoints.endpoint_states(
+        ch for ch in sc.recorder.changes("EndpointSlice")
+        if ((ch.obj.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL) == app.service_name)
+
+
+def ready_count(app: AppSpec, count: int) -> Until[set[str]]:
+    """A named wait: exactly ``count`` pods with a ready endpoint in the app's Service; gives their names."""
+    def check(sc) -> set[str] | None:  # a Scenario (e2e.record.pods.Watched)
+        ready = endpoints.ready_pods(_states(sc, app))
+        return ready if len(ready) == count else None
+    return Until(f"{count} ready endpoints of Service {app.service_name}", check)
+
+
+def _pod_events(sc: Scenario, app: AppSpec, pod: str, delete_at: float) -> traffic_picture.PodEvents:
+    """The pod's moments on the traffic picture: delete, preStop (the Killing event → its length),
+    the container's exit as the recorder saw it (a user's app writes no SIGTERM stamp)."""
+    term = pods.first_terminated(sc.recorder.changes("Pod", pod), app.container)
+    killing = next((ch.received_at for ch in sc.events("Killing", pod)), None)
+    prestop = (killing, killing + app.prestop_s) if killing is not None and app.prestop_s and app.prestop_s > 0 else None
+    exit_at, label = (term[0].received_at, f"exit {term[1].get('exitCode')}") if term else (None, "exit")
+    return traffic_picture.PodEvents(pod, delete_at, prestop, None, exit_at, label)
+
+
+def _picture(sc: Scenario, app: AppSpec, contract: str, result: LoadResult, moved: list[traffic_picture.PodEvents]) -> None:
+    title = (f"{contract} {app.name}: HTTP load on new connections through its Service "
+             f"({app.rate_per_s:g}/s) — {app.deployment}, {app.replicas} replicas")
+    sc.add_file("traffic.png", traffic_picture.render(result.requests, _states(sc, app), moved, result.started_at, title))
+    sc.add_file("requests.txt", result.to_text(result.started_at))
+
+
+def _judge(sc: Scenario, app: AppSpec, seen: Seen, values: list[tuple[str, str, object, float | None, dict | None]]) -> None:
+    """Judge each ``(case, name, value, around, details)`` with its hint as context, then write
+    the verdict table (also when a value failed)."""
+    rows, shown = [], set()
+    for case, name, value, around, details in values:
+        text = hint(case, name, app, seen, KUBE_PROXY_SYNC_S)
+        excerpt = sc.timeline_excerpt(around) if around else ""
+        try:
+            fails = not sc.judge.expectation(case, name).holds_for(value)
+        except LookupError:  # undocumented here: the judge says so
+            fails = False
+        if fails and excerpt and excerpt in shown:  # a failed value above quotes the same moment
+            excerpt = "timeline: the one under the failed value above"
+        elif fails:
+            shown.add(excerpt)
+        sc.judge.expect(case, name, value, context=f"what to change: {text}\n{excerpt}".rstrip(), details=details)  # type: ignore[arg-type]
+        rows.append((sc.judge.verdicts[-1].measurement, text))
+    sc.add_file("verdicts.md", f"# {app.name} ({app.path})\n\n{table(rows)}")
+
+
+# -- AP-1 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-1")
+def test_delete_one_pod_under_load(scenario: Scenario, app: AppSpec):
+    """AP-1: one pod of the app deleted under load: failed requests; the main container's exit
+    (time after the delete, code; SIGKILL at the grace end or not); the endpoint's ready=false
+    after the delete (the platform's value) and the preStop's margin over it (+ kube-proxy's sync)."""
+    sc = scenario
+    deploy(sc, app)
+    try:
+        victim = _pods_of(sc, app)[0]
+        gen = _load(sc, app, BASELINE_S + app.grace_s + (app.startup_budget_s or 0) + 2 * PODS_SLACK_S)
+        try:
+            t_delete = sc.delete_pod(victim)
+            sc.wait_for(f"{victim} gone and {app.replicas} ready endpoints again",
+                        lambda: pods.pod_gone(victim).check(sc) and ready_count(app, app.replicas).check(sc),
+                        app.grace_s + (app.startup_budget_s or 0) + PODS_SLACK_S)
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    _picture(sc, app, "AP-1", result, [_pod_events(sc, app, victim, t_delete)])
+
+    not_ready = sc.require(endpoints.first(_states(sc, app), victim, after=t_delete - 1, ready=False),
+                           f"{victim}: its endpoint turned not ready after the delete")
+    removal = round(not_ready.received_at - t_delete, 3)
+    ended = sc.require(pods.first_terminated(sc.recorder.changes("Pod", victim), app.container),
+                       f"{victim}: the recorder saw container {app.container} terminated")
+    state = ended[1]
+    finished = sc.require(api_time(state.get("finishedAt")), f"{victim}: finishedAt of {app.container}")
+    low, high = finished.seconds_after(t_delete)
+    code = state.get("exitCode")
+    seen = Seen(endpoint_removal_s=removal, exit_code=code, exit_after_delete_s=round(high, 3),
+                failures_by_class=result.failures_by_class())
+    exit_details = {"finishedAt": state.get("finishedAt"), "seconds_after_delete": [round(low, 3), round(high, 3)],
+                    "judged": "the upper end (finishedAt has 1 s resolution)", "reason": state.get("reason"),
+                    "exit_seen_by_recorder_s": round(ended[0].received_at - t_delete, 3)}
+    load_details = {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "pod": victim}
+    values: list[tuple[str, str, object, float | None, dict | None]] = [
+        ("AP-1", "failed_requests", len(result.failures), t_delete, load_details),
+        ("AP-1", "exit_after_delete_s", round(high, 3), ended[0].received_at, exit_details),
+        ("AP-1", "exit_code", code, ended[0].received_at, exit_details),
+        ("AP-1", "sigkill_at_grace_end", code == 137 and low >= app.grace_s - 1, ended[0].received_at, exit_details),
+        ("AP-1", "endpoint_not_ready_after_delete_s", removal, not_ready.received_at, None),
+    ]
+    if app.prestop_s is None or app.prestop_s >= 0:
+        prestop = app.prestop_s or 0.0
+        values.append(("AP-1", "prestop_margin_s", round(prestop - removal, 3), not_ready.received_at,
+                       {"prestop_s": app.prestop_s, "endpoint_removal_s": removal}))
+    else:
+        sc.note("AP-1 prestop_margin_s", "not judged: the preStop hook's length cannot be read from the manifest")
+    _judge(sc, app, seen, values)
+
+
+# -- AP-2 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-2")
+def test_rolling_update_under_load(scenario: Scenario, app: AppSpec):
+    """AP-2: a rolling update (a pod-template annotation, as `kubectl rollout restart` does) under
+    load: failed requests, template change → rollout complete, the largest sum of the ReplicaSets'
+    replicas (replicas + maxSurge) and the smallest availability (≥ replicas − maxUnavailable)."""
+    sc = scenario
+    deploy(sc, app)
+    old = _pods_of(sc, app)
+    budget = app.objectives["max_rollout_s"].value + app.replicas * app.grace_s + PODS_SLACK_S
+    try:
+        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
+        try:
+            since = time.time()
+            patched = sc.patch("Deployment", app.deployment, {"spec": {"template": {"metadata": {"annotations": {
+                ROLLOUT_ANNOTATION: dt.datetime.now(dt.timezone.utc).isoformat()}}}}})
+            generation = patched["metadata"]["generation"]
+            sc.wait_for("the rollout complete and the old pods gone",
+                        lambda: _complete(sc, app, generation) and all(pods.pod_gone(p).check(sc) for p in old), budget)
+            until = time.time()
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    deleted = {p: (pods.deletion_seen(sc.recorder.changes("Pod", p)) or sc.recorder.changes("Pod", p)[-1]).received_at for p in old}
+    _picture(sc, app, "AP-2", result, [_pod_events(sc, app, p, t) for p, t in sorted(deleted.items(), key=lambda kv: kv[1])])
+
+    done = next((ch.received_at for ch in sc.recorder.changes("Deployment", app.deployment)
+                 if ch.received_at >= since and _status_complete(ch.obj, app, generation)), until)
+    sums = replicaset_sum(sc, since, until)
+    available = deployment_status(sc, "availableReplicas", since, until, name=app.deployment)
+    first_old = min(deleted.values()) if deleted else since
+    codes = [(pods.first_terminated(sc.recorder.changes("Pod", p), app.container) or (None, {}))[1].get("exitCode") for p in old]
+    seen = Seen(exit_code=next((c for c in codes if c not in (None, 0)), codes[0] if codes else None),
+                failures_by_class=result.failures_by_class())
+    _judge(sc, app, seen, [
+        ("AP-2", "failed_requests", len(result.failures), first_old,
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "old_pods_exit_codes": codes}),
+        ("AP-2", "rollout_s", round(done - since, 3), done, {"until_old_pods_gone_s": round(until - since, 3)}),
+        ("AP-2", "max_replicaset_sum", sums.max, sums.max_at, {"at_s": round(sums.max_at - since, 3)}),
+        ("AP-2", "min_available", available.min, available.min_at, {"at_s": round(available.min_at - since, 3)}),
+    ])
+
+
+def _status_complete(dep: dict, app: AppSpec, generation: int) -> bool:
+    """``dep`` (a Deployment) has observed ``generation`` and runs the app's replicas, all updated and available."""
+    st, n = dep.get("status") or {}, app.replicas
+    return (st.get("observedGeneration", 0) >= generation and st.get("updatedReplicas") == n
+            and st.get("availableReplicas") == n and st.get("replicas") == n)
+
+
+# -- AP-3 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-3")
+def test_readiness_before_serving(scenario: Scenario, app: AppSpec):
+    """AP-3: the app scaled up by one pod under load, nothing stopping: a request can only fail
+    when the Service sends it to the new pod before the app serves (0 expected: a readinessProbe
+    that answers only when the app can serve); the new pod's creation → Ready against the
+    startup objective (default: its startupProbe's budget)."""
+    sc = scenario
+    deploy(sc, app)
+    before = set(_pods_of(sc, app))
+    want = app.replicas + 1
+    budget = app.objectives["max_startup_s"].value + PODS_SLACK_S
+    try:
+        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
+        try:
+            since = time.time()
+            sc.patch("Deployment", app.deployment, {"spec": {"replicas": want}})
+            sc.wait(ready_count(app, want), budget)
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    new = sc.require(next(iter(set(_pods_of(sc, app)) - before), None), "the new pod of the scale-up")
+    _picture(sc, app, "AP-3", result, [traffic_picture.PodEvents(new, None, None, None, None, "")])
+    pod = sc.pod(new) or {}
+    ready = sc.require(pods.condition(pod, "Ready"), f"{new}: its Ready condition")
+    ready_s = parse_time(ready["lastTransitionTime"]) - parse_time(pod["metadata"]["creationTimestamp"])
+    seen = Seen(failures_by_class=result.failures_by_class())
+    _judge(sc, app, seen, [
+        ("AP-3", "failed_requests", len(result.failures), since,
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "new_pod": new}),
+        ("AP-3", "ready_after_create_s", ready_s, None,
+         {"creationTimestamp": pod["metadata"]["creationTimestamp"], "ready": ready["lastTransitionTime"],
+          "resolution": "two API times, ±1 s"}),
+    ])
+
+
+# -- AP-4 -------------------------------------------------------------------------------------
+# kubectl gets this long beyond the drain objective to finish (its --timeout is the objective).
+KUBECTL_EXIT_S = 30
+RETRY_LINE = "error when evicting pods/"
+
+
+@pytest.mark.serial
+@pytest.mark.heavy
+@pytest.mark.profile("multi-node")
+@pytest.mark.record(*RECORD, "PodDisruptionBudget", "Node")
+@pytest.mark.case("AP-4")
+@pytest.mark.parametrize("budget", ["with-pdb", "without-pdb"])
+def test_drain_the_apps_node(scenario: Scenario, cluster, kubectl: str, app: AppSpec, budget: str):
+    """AP-4: on the two-node profile, ``kubectl drain`` (the cluster's own kubectl) of the node of
+    the app's oldest pod, limited to the app's pods (``--pod-selector``), under load, with the
+    app's PodDisruptionBudget and without it: failed requests, the drain's time (kubectl start →
+    exit, its ``--timeout`` the objective), its exit code, the evictions the API refused (429,
+    "will retry after 5s"; none without a budget). The node is uncordoned afterwards, always."""
+    sc = scenario
+    if budget == "with-pdb" and app.pdb is None:
+        pytest.skip(f"{app.name} has no PodDisruptionBudget: only the drain without one is run")
+    if cluster.kind is None:
+        pytest.skip("environment: the drain uses the kind cluster's kubeconfig")
+    if budget == "without-pdb":
+        app = dataclasses.replace(app, objects=[o for o in app.objects if o["kind"] != "PodDisruptionBudget"],
+                                  dry_run_objects=[o for o in app.dry_run_objects if o["kind"] != "PodDisruptionBudget"])
+    deploy(sc, app)
+    node = (sc.pod(_pods_of(sc, app)[0]) or {})["spec"]["nodeName"]
+    on_node = [p for p in _pods_of(sc, app) if (sc.pod(p) or {})["spec"]["nodeName"] == node]
+    sc.note("AP-4 node drained", f"{node} ({len(on_node)} of {app.replicas} pods: {', '.join(on_node)})")
+    limit = app.objectives["max_drain_s"].value
+    selector = ",".join(f"{k}={v}" for k, v in app.labels.items())
+    args = [kubectl, "--kubeconfig", str(cluster.kind.kubeconfig), "drain", node, "--pod-selector", selector,
+            "--ignore-daemonsets", "--delete-emptydir-data", f"--timeout={int(limit)}s"]
+    try:
+        gen = _load(sc, app, BASELINE_S + limit + KUBECTL_EXIT_S + app.grace_s + PODS_SLACK_S)
+        try:
+            sc.mark(time.time(), f"kubectl drain {node}")
+            t = run(args, timeout_s=limit + KUBECTL_EXIT_S)
+            sc.wait(ready_count(app, app.replicas), (app.startup_budget_s or 0) + PODS_SLACK_S)
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+            sc.mark(time.time(), f"uncordon node/{node}")
+            sc.kube.patch("Node", node, None, {"spec": {"unschedulable": False}}, patch_type="merge")
+    finally:
+        sc.release_node_port(app.service_name)
+    sc.add_file("kubectl-drain.txt", t.to_text(t.started_at))
+    deleted = {p: (pods.deletion_seen(sc.recorder.changes("Pod", p)) or sc.recorder.changes("Pod", p)[-1]).received_at
+               for p in on_node}
+    _picture(sc, app, f"AP-4 ({budget})", result,
+             [_pod_events(sc, app, p, at) for p, at in sorted(deleted.items(), key=lambda kv: kv[1])])
+    refused = sum(1 for ln in t.stderr() if ln.text.startswith(RETRY_LINE))
+    done = round(t.ended_at - t.started_at, 3) if t.exit_code is not None else None
+    codes = [(pods.first_terminated(sc.recorder.changes("Pod", p), app.container) or (None, {}))[1].get("exitCode") for p in on_node]
+    seen = Seen(exit_code=next((c for c in codes if c not in (None, 0)), codes[0] if codes else None),
+                failures_by_class=result.failures_by_class(), evicted_at_once=len(on_node) if budget == "without-pdb" else None)
+    details = {"transcript": t.to_text(t.started_at), "exit_code": t.exit_code, "evictions_refused": refused,
+               "pods_on_node": on_node}
+    values: list[tuple[str, str, object, float | None, dict | None]] = [
+        ("AP-4", "failed_requests", len(result.failures), min(deleted.values(), default=None),
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(), "old_pods_exit_codes": codes}),
+        ("AP-4", "drain_s", done, t.ended_at, details),
+        ("AP-4", "drain_exit_code", t.exit_code, t.ended_at, details),
+    ]
+    if budget == "without-pdb":
+        values.append(("AP-4", "evictions_refused[without-pdb]", refused, t.ended_at, details))
+    else:
+        sc.note("AP-4 evictions refused (429, with the PDB)", refused)
+    _judge(sc, app, seen, values)
+
+
+
+# -- AP-5 -------------------------------------------------------------------------------------
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-5")
+def test_crash_of_the_main_process(scenario: Scenario, app: AppSpec):
+    """AP-5: SIGKILL of one pod's main process (``kill -9`` of its PID in the kind node) under
+    load: its exit code (137), the restart gap (``startedAt`` − ``finishedAt``: the first restart is
+    immediate, CL-1), the pod Ready again after the kill, and the requests lost meanwhile: the Service
+    sends the dead pod its share of new connections until the kubelet, the EndpointSlice and
+    kube-proxy have caught up (``crash_failures_max``: fewer with more replicas)."""
+    sc = scenario
+    if sc.kind is None:
+        pytest.skip("environment: the crash is a kill -9 in the kind node")
+    deploy(sc, app)
+    victim = _pods_of(sc, app)[0]
+    pod = sc.pod(victim) or {}
+    cid = pods.container_status(pod, app.container)["containerID"]
+    node = pod["spec"]["nodeName"]
+    view = inspect_container(lambda *cmd: sc.node_exec(*cmd, node=node), cid)
+    budget = app.objectives["max_startup_s"].value + PODS_SLACK_S
+    try:
+        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
+        try:
+            t_kill = time.time()
+            sc.mark(t_kill, f"kill -9 {view.pid} ({victim}/{app.container} in {node})")
+            sc.node_exec("kill", "-9", str(view.pid), node=node)
+            sc.wait_for(f"{victim} restarted and Ready again",
+                        lambda: pods.container_status(sc.pod(victim), app.container).get("restartCount", 0) >= 1
+                        and pods.pod_ready(victim).check(sc), budget)
+            ready_at = next((ch.received_at for ch in sc.recorder.changes("Pod", victim)
+                             if ch.received_at > t_kill and (pods.condition(ch.obj, "Ready") or {}).get("status") == "True"
+                             and pods.container_status(ch.obj, app.container).get("restartCount", 0) >= 1), time.time())
+            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    _picture(sc, app, "AP-5", result, [traffic_picture.PodEvents(victim, None, None, None, t_kill, "SIGKILL")])
+    status = pods.container_status(sc.pod(victim), app.container)
+    last = (status.get("lastState") or {}).get("terminated") or {}
+    started = ((status.get("state") or {}).get("running") or {}).get("startedAt")
+    gap = parse_time(started) - parse_time(last["finishedAt"]) if started and last.get("finishedAt") else None
+    answered = 100.0 * (result.total - len(result.failures)) / result.total if result.total else None
+    seen = Seen(exit_code=last.get("exitCode"), failures_by_class=result.failures_by_class())
+    _judge(sc, app, seen, [
+        ("AP-5", "crash_exit_code", last.get("exitCode"), t_kill, {"lastState": last}),
+        ("AP-5", "restart_gap_s", gap, t_kill, {"finishedAt": last.get("finishedAt"), "startedAt": started}),
+        ("AP-5", "ready_again_s", round(ready_at - t_kill, 3), ready_at, None),
+        ("AP-5", "failed_requests", len(result.failures), t_kill,
+         {"summary": result.summary(), "failures_by_class": result.failures_by_class(),
+          "answered_pct": None if answered is None else round(answered, 2)}),
+    ])
+
+
+# -- AP-6 -------------------------------------------------------------------------------------
+# How long the memory contract loads the app (s): long enough for its caches and buffers to grow
+# with the load, short enough for a 2-core host.
+MEMORY_LOAD_S = 20.0
+
+
+@pytest.mark.heavy
+@pytest.mark.record(*RECORD)
+@pytest.mark.case("AP-6")
+def test_memory_under_load(scenario: Scenario, app: AppSpec):
+    """AP-6: the app under its load for MEMORY_LOAD_S: each pod's peak memory (the container
+    cgroup's high-water mark since its start: ``memory.max_usage_in_bytes``, cgroup v2
+    ``memory.peak``) against its limit (``memory.limit_in_bytes`` / ``memory.max``); the smallest
+    headroom of the pods, and the OOM kills meanwhile (0)."""
+    sc = scenario
+    if sc.kind is None:
+        pytest.skip("environment: the peak is read from the cgroup in the kind node")
+    if not ((app.main.get("resources") or {}).get("limits") or {}).get("memory"):
+        pytest.skip(f"{app.name}: the main container sets no resources.limits.memory: no limit to judge the peak against")
+    deploy(sc, app)
+    names = _pods_of(sc, app)
+    version = sc.require(sc.cgroup, "the node's cgroup version")
+    views = {}
+    for p in names:
+        pod = sc.pod(p) or {}
+        node = pod["spec"]["nodeName"]
+        views[p] = (node, inspect_container(lambda *cmd, n=node: sc.node_exec(*cmd, node=n),
+                                            pods.container_status(pod, app.container)["containerID"]))
+    try:
+        gen = _load(sc, app, BASELINE_S + MEMORY_LOAD_S + 1)
+        try:
+            time.sleep(MEMORY_LOAD_S)  # documented wait: the load the peak is measured under
+        finally:
+            gen.stop()
+            result = gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+    _picture(sc, app, "AP-6", result, [])
+    peaks = {}
+    for p, (node, view) in views.items():
+        d = cgroup_dir(view.cgroups, "memory", version)
+        peak = int(sc.node_exec("cat", f"{d}/{'memory.peak' if version == 2 else 'memory.max_usage_in_bytes'}", node=node).strip())
+        limit = sc.require(memory_limit_bytes(lambda *cmd, n=node: sc.node_exec(*cmd, node=n), view, version), f"{p}: a memory limit")
+        peaks[p] = {"peak_bytes": peak, "limit_bytes": limit, "headroom_pct": round(100.0 * (limit - peak) / limit, 2)}
+    worst = min(peaks, key=lambda p: peaks[p]["headroom_pct"])
+    ooms = sum(1 for p in {ch.name for ch in sc.recorder.changes("Pod")}
+               for _, term, _ in pods.terminated_runs(sc.recorder.changes("Pod", p), app.container) if term.get("reason") == "OOMKilled")
+    sc.add_file("memory.txt", "\n".join(f"{p}: peak {v['peak_bytes']} B of {v['limit_bytes']} B, headroom {v['headroom_pct']} %"
+                                         for p, v in peaks.items()) + f"\n{result.summary()}\n")
+    _judge(sc, app, Seen(failures_by_class=result.failures_by_class()), [
+        ("AP-6", "memory_headroom_pct", peaks[worst]["headroom_pct"], None, {"pods": peaks, "worst": worst, "load": result.summary()}),
+        ("AP-6", "oom_kills", ooms, None, {"pods": peaks}),
+    ])
