@@ -27,6 +27,32 @@ CONTRACT_NAMES = {
 PLATFORM = {("AP-1", "endpoint_not_ready_after_delete_s"), ("AP-2", "max_replicaset_sum"), ("AP-2", "min_available"),
             ("AP-4", "evictions_refused"), ("AP-5", "crash_exit_code"), ("AP-5", "restart_gap_s")}
 
+# the hints that quote nothing the run saw
+FIXED_HINTS = {
+    ("AP-2", "rollout_s"): (
+        "the rollout took longer than the objective: new pods start slowly, or maxSurge is small — raise maxSurge, "
+        "shorten the start (startupProbe, image), or raise objectives.max_rollout_s"),
+    ("AP-4", "drain_s"): (
+        "kubectl drain took longer than the objective (or did not finish: measured nothing): with a "
+        "PodDisruptionBudget each eviction waits until a replacement is Ready elsewhere — shorten the start, allow "
+        "more disruptions (PDB maxUnavailable), or raise objectives.max_drain_s"),
+    ("AP-4", "drain_exit_code"): (
+        "kubectl drain did not evict every pod of the node: a PodDisruptionBudget that never allows a disruption "
+        "(maxUnavailable 0, or minAvailable = replicas) blocks it — allow at least one"),
+    ("AP-5", "ready_again_s"): (
+        "the pod took longer than the objective to be Ready again after the crash: shorten the start (the restart "
+        "itself is immediate), or raise objectives.max_startup_s"),
+    ("AP-6", "memory_headroom_pct"): (
+        "the peak under load left less of limits.memory than the objective: raise resources.limits.memory (and "
+        "requests), or bound the app's caches and buffers"),
+    ("AP-6", "oom_kills"): (
+        "the kernel OOM-killed the app under its own load (reason OOMKilled, exit 137): raise resources.limits.memory, "
+        "or bound the app's memory (Go: GOMEMLIMIT below the limit)"),
+    ("AP-3", "ready_after_create_s"): (
+        "the pod became Ready later than the objective: shorten the start, or give the startupProbe more budget "
+        "(failureThreshold × periodSeconds) and raise objectives.max_startup_s"),
+}
+
 
 @dataclass
 class Seen:
@@ -112,29 +138,7 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
     if (case, name) == ("AP-1", "sigkill_at_grace_end"):
         return (f"SIGKILL at the end of the grace period ({grace} s): the app ignores SIGTERM or drains longer than "
                 f"grace − preStop ({grace - max(prestop or 0, 0):g} s) — exit sooner, or raise terminationGracePeriodSeconds")
-    if (case, name) == ("AP-2", "rollout_s"):
-        return ("the rollout took longer than the objective: new pods start slowly, or maxSurge is small — raise maxSurge, "
-                "shorten the start (startupProbe, image), or raise objectives.max_rollout_s")
-    if (case, name) == ("AP-4", "drain_s"):
-        return ("kubectl drain took longer than the objective (or did not finish: measured nothing): with a "
-                "PodDisruptionBudget each eviction waits until a replacement is Ready elsewhere — shorten the start, allow "
-                "more disruptions (PDB maxUnavailable), or raise objectives.max_drain_s")
-    if (case, name) == ("AP-4", "drain_exit_code"):
-        return ("kubectl drain did not evict every pod of the node: a PodDisruptionBudget that never allows a disruption "
-                "(maxUnavailable 0, or minAvailable = replicas) blocks it — allow at least one")
-    if (case, name) == ("AP-5", "ready_again_s"):
-        return ("the pod took longer than the objective to be Ready again after the crash: shorten the start (the restart "
-                "itself is immediate), or raise objectives.max_startup_s")
-    if (case, name) == ("AP-6", "memory_headroom_pct"):
-        return ("the peak under load left less of limits.memory than the objective: raise resources.limits.memory (and "
-                "requests), or bound the app's caches and buffers")
-    if (case, name) == ("AP-6", "oom_kills"):
-        return ("the kernel OOM-killed the app under its own load (reason OOMKilled, exit 137): raise resources.limits.memory, "
-                "or bound the app's memory (Go: GOMEMLIMIT below the limit)")
-    if (case, name) == ("AP-3", "ready_after_create_s"):
-        return ("the pod became Ready later than the objective: shorten the start, or give the startupProbe more budget "
-                "(failureThreshold × periodSeconds) and raise objectives.max_startup_s")
-    return ""
+    return FIXED_HINTS.get((case, name), "")
 
 
 def line(m: Measurement, hint_text: str) -> str:
