@@ -218,3 +218,20 @@ class FaultSite:
 
     def cluster_broken(self, reason: str) -> None:
         self.broken.append(reason)
+
+
+def nodes_holding(*names: str) -> type:
+    """A stand-in for :class:`e2e.cluster.kube.Kube` in the preflight: a cluster that answers,
+    whose one node ``worker`` lists one image known by ``names`` in its ``status.images``."""
+
+    class Nodes:
+        def __init__(self, kubeconfig, context=None):
+            pass
+
+        def version(self, timeout_s=10):
+            return None
+
+        def nodes(self):
+            return [{"metadata": {"name": "worker"}, "spec": {}, "status": {"images": [{"names": list(names)}]}}]
+
+    return Nodes

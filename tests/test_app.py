@@ -18,6 +18,7 @@ from e2e.documented.app import SEED_REFERENCE, AppFacts, Objectives, app_registr
 from e2e.judge.expectations import REGISTRY
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change
+from helpers import nodes_holding
 
 ROOT = Path(__file__).resolve().parents[1]
 GRACEFUL, NAIVE = ROOT / "examples" / "apps" / "graceful", ROOT / "examples" / "apps" / "naive"
@@ -326,18 +327,8 @@ def test_the_apps_images_are_checked_in_the_local_engine_unless_only_collecting(
     assert result.ret == 4 and asked == [["example/shop:1.2"]]
 
 
-class _NodesWithBusyboxOnly:
-    """A cluster that answers, whose one node holds busybox and the suite's app image only."""
-
-    def __init__(self, kubeconfig, context=None):
-        pass
-
-    def version(self, timeout_s=10):
-        return None
-
-    def nodes(self):
-        return [{"metadata": {"name": "worker"}, "spec": {},
-                 "status": {"images": [{"names": ["docker.io/library/busybox:1.36.1", "docker.io/my/app:1"]}]}}]
+# a cluster that answers, whose one node holds busybox and the suite's app image only
+_NodesWithBusyboxOnly = nodes_holding("docker.io/library/busybox:1.36.1", "docker.io/my/app:1")
 
 
 def test_on_a_kubeconfig_cluster_the_apps_own_images_are_checked_on_the_nodes(pytester, monkeypatch, tmp_path):

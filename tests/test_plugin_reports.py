@@ -10,6 +10,7 @@ import pytest
 from e2e.cli import htmlreport
 from e2e.cli.htmlreport import have_node
 from e2e.plugin import clusters as plugin  # the preflight and what it uses
+from helpers import nodes_holding
 
 PASSING = "def test_ok():\n    assert True\n"
 
@@ -58,18 +59,8 @@ def test_a_run_without_a_cluster_writes_no_reports(pytester, monkeypatch):
     assert not (pytester.path / "reports").exists()
 
 
-class NodesWithoutImages:
-    """A cluster that answers but whose one node holds only busybox."""
-
-    def __init__(self, kubeconfig, context=None):
-        pass
-
-    def version(self, timeout_s=10):
-        return None
-
-    def nodes(self):
-        return [{"metadata": {"name": "worker"}, "spec": {},
-                 "status": {"images": [{"names": ["docker.io/library/busybox:1.36.1"]}]}}]
+# a cluster that answers but whose one node holds only busybox
+NodesWithoutImages = nodes_holding("docker.io/library/busybox:1.36.1")
 
 
 def test_kubeconfig_without_the_workload_images_is_one_preflight_error(pytester, monkeypatch, tmp_path):
