@@ -25,11 +25,13 @@ what to change), ``traffic.png``, ``requests.txt`` and ``applied.yaml``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -181,6 +183,23 @@ def _load(sc: Scenario, app: AppSpec, duration_s: float) -> LoadGenerator:
     return gen
 
 
+@contextlib.contextmanager
+def _under_load(sc: Scenario, app: AppSpec, duration_s: float) -> Iterator[LoadGenerator]:
+    """The app's load (:func:`_load`, at most ``duration_s`` s) for the ``with`` block: stopped at
+    the block's end and its requests in flight finished (read them with ``gen.result()`` after
+    the block); then the app's Service is deleted (:meth:`Scenario.release_node_port`) so that the
+    next test gets the NodePort at once — also when the load's baseline or the block failed."""
+    try:
+        gen = _load(sc, app, duration_s)
+        try:
+            yield gen
+        finally:
+            gen.stop()
+            gen.result()
+    finally:
+        sc.release_node_port(app.service_name)
+
+
 def _states(sc: Scenario, app: AppSpec) -> list[endpoints.EndpointState]:
     """The endpoint states of the app's own Service (its EndpointSlices: label
     ``kubernetes.io/service-name``), whatever else the app's directory runs beside it."""
@@ -244,20 +263,14 @@ def test_delete_one_pod_under_load(scenario: Scenario, app: AppSpec):
     after the delete (the platform's value) and the preStop's margin over it (+ kube-proxy's sync)."""
     sc = scenario
     deploy(sc, app)
-    try:
-        victim = _pods_of(sc, app)[0]
-        gen = _load(sc, app, BASELINE_S + app.grace_s + (app.startup_budget_s or 0) + 2 * PODS_SLACK_S)
-        try:
-            t_delete = sc.delete_pod(victim)
-            sc.wait_for(f"{victim} gone and {app.replicas} ready endpoints again",
-                        lambda: pods.pod_gone(victim).check(sc) and ready_count(app, app.replicas).check(sc),
-                        app.grace_s + (app.startup_budget_s or 0) + PODS_SLACK_S)
-            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
-        finally:
-            gen.stop()
-            result = gen.result()
-    finally:
-        sc.release_node_port(app.service_name)
+    victim = _pods_of(sc, app)[0]
+    with _under_load(sc, app, BASELINE_S + app.grace_s + (app.startup_budget_s or 0) + 2 * PODS_SLACK_S) as gen:
+        t_delete = sc.delete_pod(victim)
+        sc.wait_for(f"{victim} gone and {app.replicas} ready endpoints again",
+                    lambda: pods.pod_gone(victim).check(sc) and ready_count(app, app.replicas).check(sc),
+                    app.grace_s + (app.startup_budget_s or 0) + PODS_SLACK_S)
+        time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+    result = gen.result()
     _picture(sc, app, "AP-1", result, [_pod_events(sc, app, victim, t_delete)])
 
     not_ready = sc.require(endpoints.first(_states(sc, app), victim, after=t_delete - 1, ready=False),
@@ -303,22 +316,16 @@ def test_rolling_update_under_load(scenario: Scenario, app: AppSpec):
     deploy(sc, app)
     old = _pods_of(sc, app)
     budget = app.objectives["max_rollout_s"].value + app.replicas * app.grace_s + PODS_SLACK_S
-    try:
-        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
-        try:
-            since = time.time()
-            patched = sc.patch("Deployment", app.deployment, {"spec": {"template": {"metadata": {"annotations": {
-                ROLLOUT_ANNOTATION: dt.datetime.now(dt.timezone.utc).isoformat()}}}}})
-            generation = patched["metadata"]["generation"]
-            sc.wait_for("the rollout complete and the old pods gone",
-                        lambda: _complete(sc, app, generation) and all(pods.pod_gone(p).check(sc) for p in old), budget)
-            until = time.time()
-            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
-        finally:
-            gen.stop()
-            result = gen.result()
-    finally:
-        sc.release_node_port(app.service_name)
+    with _under_load(sc, app, BASELINE_S + budget + 2 * TAIL_S) as gen:
+        since = time.time()
+        patched = sc.patch("Deployment", app.deployment, {"spec": {"template": {"metadata": {"annotations": {
+            ROLLOUT_ANNOTATION: dt.datetime.now(dt.timezone.utc).isoformat()}}}}})
+        generation = patched["metadata"]["generation"]
+        sc.wait_for("the rollout complete and the old pods gone",
+                    lambda: _complete(sc, app, generation) and all(pods.pod_gone(p).check(sc) for p in old), budget)
+        until = time.time()
+        time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+    result = gen.result()
     deleted = {p: (pods.deletion_seen(sc.recorder.changes("Pod", p)) or sc.recorder.changes("Pod", p)[-1]).received_at for p in old}
     _picture(sc, app, "AP-2", result, [_pod_events(sc, app, p, t) for p, t in sorted(deleted.items(), key=lambda kv: kv[1])])
 
@@ -360,18 +367,12 @@ def test_readiness_before_serving(scenario: Scenario, app: AppSpec):
     before = set(_pods_of(sc, app))
     want = app.replicas + 1
     budget = app.objectives["max_startup_s"].value + PODS_SLACK_S
-    try:
-        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
-        try:
-            since = time.time()
-            sc.patch("Deployment", app.deployment, {"spec": {"replicas": want}})
-            sc.wait(ready_count(app, want), budget)
-            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
-        finally:
-            gen.stop()
-            result = gen.result()
-    finally:
-        sc.release_node_port(app.service_name)
+    with _under_load(sc, app, BASELINE_S + budget + 2 * TAIL_S) as gen:
+        since = time.time()
+        sc.patch("Deployment", app.deployment, {"spec": {"replicas": want}})
+        sc.wait(ready_count(app, want), budget)
+        time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+    result = gen.result()
     new = sc.require(next(iter(set(_pods_of(sc, app)) - before), None), "the new pod of the scale-up")
     _picture(sc, app, "AP-3", result, [traffic_picture.PodEvents(new, None, None, None, None, "")])
     pod = sc.pod(new) or {}
@@ -421,20 +422,16 @@ def test_drain_the_apps_node(scenario: Scenario, cluster, kubectl: str, app: App
     selector = ",".join(f"{k}={v}" for k, v in app.labels.items())
     args = [kubectl, "--kubeconfig", str(cluster.kind.kubeconfig), "drain", node, "--pod-selector", selector,
             "--ignore-daemonsets", "--delete-emptydir-data", f"--timeout={int(limit)}s"]
-    try:
-        gen = _load(sc, app, BASELINE_S + limit + KUBECTL_EXIT_S + app.grace_s + PODS_SLACK_S)
+    with _under_load(sc, app, BASELINE_S + limit + KUBECTL_EXIT_S + app.grace_s + PODS_SLACK_S) as gen:
         try:
             sc.mark(time.time(), f"kubectl drain {node}")
             t = run(args, timeout_s=limit + KUBECTL_EXIT_S)
             sc.wait(ready_count(app, app.replicas), (app.startup_budget_s or 0) + PODS_SLACK_S)
             time.sleep(TAIL_S)  # documented wait: failures that come late are counted
         finally:
-            gen.stop()
-            result = gen.result()
             sc.mark(time.time(), f"uncordon node/{node}")
             sc.kube.patch("Node", node, None, {"spec": {"unschedulable": False}}, patch_type="merge")
-    finally:
-        sc.release_node_port(app.service_name)
+    result = gen.result()
     sc.add_file("kubectl-drain.txt", t.to_text(t.started_at))
     deleted = {p: (pods.deletion_seen(sc.recorder.changes("Pod", p)) or sc.recorder.changes("Pod", p)[-1]).received_at
                for p in on_node}
@@ -481,24 +478,18 @@ def test_crash_of_the_main_process(scenario: Scenario, app: AppSpec):
     node = pod["spec"]["nodeName"]
     view = inspect_container(lambda *cmd: sc.node_exec(*cmd, node=node), cid)
     budget = app.objectives["max_startup_s"].value + PODS_SLACK_S
-    try:
-        gen = _load(sc, app, BASELINE_S + budget + 2 * TAIL_S)
-        try:
-            t_kill = time.time()
-            sc.mark(t_kill, f"kill -9 {view.pid} ({victim}/{app.container} in {node})")
-            sc.node_exec("kill", "-9", str(view.pid), node=node)
-            sc.wait_for(f"{victim} restarted and Ready again",
-                        lambda: pods.container_status(sc.pod(victim), app.container).get("restartCount", 0) >= 1
-                        and pods.pod_ready(victim).check(sc), budget)
-            ready_at = next((ch.received_at for ch in sc.recorder.changes("Pod", victim)
-                             if ch.received_at > t_kill and (pods.condition(ch.obj, "Ready") or {}).get("status") == "True"
-                             and pods.container_status(ch.obj, app.container).get("restartCount", 0) >= 1), time.time())
-            time.sleep(TAIL_S)  # documented wait: failures that come late are counted
-        finally:
-            gen.stop()
-            result = gen.result()
-    finally:
-        sc.release_node_port(app.service_name)
+    with _under_load(sc, app, BASELINE_S + budget + 2 * TAIL_S) as gen:
+        t_kill = time.time()
+        sc.mark(t_kill, f"kill -9 {view.pid} ({victim}/{app.container} in {node})")
+        sc.node_exec("kill", "-9", str(view.pid), node=node)
+        sc.wait_for(f"{victim} restarted and Ready again",
+                    lambda: pods.container_status(sc.pod(victim), app.container).get("restartCount", 0) >= 1
+                    and pods.pod_ready(victim).check(sc), budget)
+        ready_at = next((ch.received_at for ch in sc.recorder.changes("Pod", victim)
+                         if ch.received_at > t_kill and (pods.condition(ch.obj, "Ready") or {}).get("status") == "True"
+                         and pods.container_status(ch.obj, app.container).get("restartCount", 0) >= 1), time.time())
+        time.sleep(TAIL_S)  # documented wait: failures that come late are counted
+    result = gen.result()
     _picture(sc, app, "AP-5", result, [traffic_picture.PodEvents(victim, None, None, None, t_kill, "SIGKILL")])
     status = pods.container_status(sc.pod(victim), app.container)
     last = (status.get("lastState") or {}).get("terminated") or {}
@@ -544,15 +535,9 @@ def test_memory_under_load(scenario: Scenario, app: AppSpec):
         node = pod["spec"]["nodeName"]
         views[p] = (node, inspect_container(lambda *cmd, n=node: sc.node_exec(*cmd, node=n),
                                             pods.container_status(pod, app.container)["containerID"]))
-    try:
-        gen = _load(sc, app, BASELINE_S + MEMORY_LOAD_S + 1)
-        try:
-            time.sleep(MEMORY_LOAD_S)  # documented wait: the load the peak is measured under
-        finally:
-            gen.stop()
-            result = gen.result()
-    finally:
-        sc.release_node_port(app.service_name)
+    with _under_load(sc, app, BASELINE_S + MEMORY_LOAD_S + 1) as gen:
+        time.sleep(MEMORY_LOAD_S)  # documented wait: the load the peak is measured under
+    result = gen.result()
     _picture(sc, app, "AP-6", result, [])
     peaks = {}
     for p, (node, view) in views.items():
