@@ -65,6 +65,34 @@ def test_every_judged_value_is_a_step_and_a_row_with_band_and_source(pytester: p
     assert result.get("attachments", []) == []  # the files are beside the report, not in it
 
 
+SKIPPED_CHILD_TEST = """
+from e2e.judge.expectations import Band, Expectation, Registry
+from e2e.judge.measurements import Judge, MeasurementLog
+from e2e.report.artifacts import publish
+
+def test_judged(tmp_path):
+    registry = Registry()
+    registry.add(Expectation("CL-1", "restart_gap[1]", 10.0, "[S1]", unit="s", band=Band(9, 23), why="w",
+                             verified_in=("1.37.2",)))
+    judge = Judge(MeasurementLog(tmp_path / "m.json"), "t", "run", "v1.37.2", 37, registry=registry)
+    judge.expect("CL-1", "restart_gap[1]", 11.0)
+    judge.expect("CL-1", "restart_gap[2]", 21.0)  # nothing documented
+    publish(judge, {}, "CL-1 gaps.", "run/t/")
+"""
+
+
+def test_the_head_step_is_never_green_over_a_value_that_did_not_pass(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """Trial 5: "judged values: 3 pass, 1 inconclusive" showed green over its skipped child."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-head")
+    pytester.makepyfile(test_j=SKIPPED_CHILD_TEST)
+    results = tmp_path / "allure-results"
+    pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}")
+    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    (head,) = result["steps"]
+    assert [s["status"] for s in head["steps"]] == ["passed", "skipped"]
+    assert head["status"] == "skipped"
+
+
 def test_description_has_the_docstring_and_pictures_inline():
     png = b"\x89PNG\r\n\x1a\nfake"
     page = description_html("""CL-1 gaps 0, 10, 20, 40 s;
