@@ -75,34 +75,56 @@ def test_node_guard_files_are_content_addressed(tmp_path):
 
 
 class FakeIptables:
-    """Records commands; ``-N`` of an existing chain and ``-C``/``-D`` of a missing rule fail."""
+    """An ordered iptables: records commands; ``-N`` of an existing chain and ``-C``/``-D`` of a
+    missing rule fail; ``-I chain N rule`` inserts at position N (1 when absent), ``-D chain N``
+    deletes the N-th rule, ``-S chain`` lists it as iptables does. ``states`` holds the host
+    chain of each family after every command."""
 
     def __init__(self, docker_user: bool = True):
         self.calls: list[list[str]] = []
-        self.rules: set[tuple[str, ...]] = set()
-        self.chains = {"FORWARD"} | ({"DOCKER-USER"} if docker_user else set())
+        self.chains: dict[tuple[str, str], list[tuple[str, ...]]] = {
+            (ipt, c): [] for ipt in ("iptables", "ip6tables") for c in ("FORWARD", *(("DOCKER-USER",) if docker_user else ()))}
+        self.states: list[dict[str, list[tuple[str, ...]]]] = []
+
+    @property
+    def rules(self) -> set[tuple[str, ...]]:
+        return {(ipt, chain, *rule) for (ipt, chain), rules in self.chains.items() for rule in rules}
 
     def __call__(self, cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
         self.calls.append(cmd)
         ipt, _, op, chain, *rule = cmd
-        key = (ipt, chain, *rule)
-        ok = True
+        rules = self.chains.get((ipt, chain))
+        ok, out = rules is not None, ""
         if op == "-N":
-            ok = (ipt, chain) not in self.chains
-            self.chains.add((ipt, chain))
+            ok = not ok
+            self.chains.setdefault((ipt, chain), [])
+        elif not ok:
+            pass
         elif op == "-S":
-            ok = chain in self.chains
-        elif op in ("-C", "-D"):
-            ok = key in self.rules
-            if op == "-D":
-                self.rules.discard(key)
+            out = "".join(f"-N {chain}\n" if i < 0 else f"-A {chain} {' '.join(rules[i])}\n" for i in range(-1, len(rules)))
+        elif op == "-C":
+            ok = tuple(rule) in rules
+        elif op == "-D" and len(rule) == 1 and rule[0].isdigit():
+            ok = int(rule[0]) <= len(rules)
+            if ok:
+                del rules[int(rule[0]) - 1]
+        elif op == "-D":
+            ok = tuple(rule) in rules
+            if ok:
+                rules.remove(tuple(rule))
         elif op == "-F":
-            self.rules = {r for r in self.rules if r[:2] != (ipt, chain)}
-        elif op in ("-A", "-I"):
-            self.rules.add((ipt, chain, *(rule[1:] if op == "-I" else rule)))
+            rules.clear()
+        elif op == "-X":
+            del self.chains[(ipt, chain)]
+        elif op == "-A":
+            rules.append(tuple(rule))
+        elif op == "-I":
+            at, rule = (int(rule[0]), rule[1:]) if rule and rule[0].isdigit() else (1, rule)
+            rules.insert(at - 1, tuple(rule))
+        self.states.append({i: list(self.chains.get((i, HOST_CHAIN), [])) for i in ("iptables", "ip6tables")})
         if check and not ok:
             raise EgressError(f"`{' '.join(cmd)}` failed")
-        return subprocess.CompletedProcess(cmd, 0 if ok else 1, "", "")
+        return subprocess.CompletedProcess(cmd, 0 if ok else 1, out, "")
 
 
 def test_host_guard_offline_rejects_everything_the_bridge_forwards_elsewhere():
@@ -113,8 +135,8 @@ def test_host_guard_offline_rejects_everything_the_bridge_forwards_elsewhere():
         assert (ipt, HOST_CHAIN, "-o", BRIDGE, "-j", "RETURN") in fake.rules
     assert ("iptables", HOST_CHAIN, "-j", "REJECT", "--reject-with", "icmp-admin-prohibited") in fake.rules
     assert ("ip6tables", HOST_CHAIN, "-j", "REJECT", "--reject-with", "icmp6-adm-prohibited") in fake.rules
-    inserted = [c for c in fake.calls if c[2] == "-I"]
-    assert all(c[3:5] == ["DOCKER-USER", "1"] for c in inserted)  # first thing Docker evaluates
+    jumps = [c for c in fake.calls if c[2] == "-I" and c[3] != HOST_CHAIN]
+    assert jumps and all(c[3:5] == ["DOCKER-USER", "1"] for c in jumps)  # first thing Docker evaluates
 
 
 def test_resolvers_read_resolv_conf_without_loopback(tmp_path):
@@ -146,6 +168,29 @@ def test_host_guard_is_idempotent_and_removed_whole():
     guard.remove()
     assert not [r for r in fake.rules if r[1] in ("FORWARD", "DOCKER-USER")]
     assert ["iptables", "-w", "-X", HOST_CHAIN] in fake.calls and ["ip6tables", "-w", "-X", HOST_CHAIN] in fake.calls
+
+
+def test_a_reinstall_never_leaves_the_chain_open_while_nodes_may_be_live():
+    """Another run's nodes may be on the bridge while a run (re)installs the guard: a flush
+    then append left the chain empty for a moment, and a node's DNS query left the machine
+    (helper-23, 10:16:15, TTL 63 on the uplink). Offline over offline: the catch-all REJECT is
+    there after every command; online to offline: the chain is never empty."""
+    fake = FakeIptables()
+    HostGuard(egress.EGRESS_NONE, runner=fake).install()
+    before = len(fake.states)
+    HostGuard(egress.EGRESS_NONE, runner=fake).install()
+    reject = ("-j", "REJECT", "--reject-with", "icmp-admin-prohibited")
+    assert all(reject in state["iptables"] for state in fake.states[before:])
+    assert fake.chains[("iptables", HOST_CHAIN)] == [tuple(r) for r in HostGuard(egress.EGRESS_NONE).rules(4)]
+
+    fake = FakeIptables()
+    online = HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.53"], runner=fake)
+    online.install()
+    before = len(fake.states)
+    HostGuard(egress.EGRESS_NONE, runner=fake).install()
+    assert all(state["iptables"] and state["ip6tables"] for state in fake.states[before:])
+    assert fake.chains[("iptables", HOST_CHAIN)] == [tuple(r) for r in HostGuard(egress.EGRESS_NONE).rules(4)]
+    assert fake.chains[("ip6tables", HOST_CHAIN)] == [tuple(r) for r in HostGuard(egress.EGRESS_NONE).rules(6)]
 
 
 def test_egress_mode_from_the_environment(monkeypatch):

@@ -82,6 +82,9 @@ REJECT_WITH = {4: "icmp-admin-prohibited", 6: "icmp6-adm-prohibited"}
 RELEASE_WAIT_S = 10
 # Seconds a docker or iptables command may take.
 COMMAND_TIMEOUT_S = 60
+# One host guard change at a time on this host, whatever the state dir of the run making it
+# (the chain and the bridge are the host's, not a state dir's). Root only: /run/lock.
+HOST_LOCK = Path("/run/lock" if os.path.isdir("/run/lock") else "/tmp") / "pod-lifecycle-e2e.egress.lock"
 _DROPIN_TEXT = f"""# Written by pod-lifecycle-e2e (e2e/cluster/egress.py): the node's egress guard, before every kubelet start.
 [Service]
 ExecStartPre=/bin/sh {NODE_SCRIPT}
@@ -252,20 +255,41 @@ class HostGuard:
 
     def install(self) -> None:
         """Write the chain for IPv4 and IPv6 and jump to it from the bridge's forwarded traffic
-        first thing (idempotent; a mode change rewrites the chain). ``EgressError`` on failure."""
-        for family in (4, 6):
-            ipt = IPTABLES[family]
-            if self._run([ipt, "-w", "-N", HOST_CHAIN], check=False).returncode != 0:
-                self._run([ipt, "-w", "-F", HOST_CHAIN])
-            for rule in self.rules(family):
-                self._run([ipt, "-w", "-A", HOST_CHAIN, *rule])
-            parent = self._parent(ipt)
-            jump = ["-i", BRIDGE, "-j", HOST_CHAIN]
-            if self._run([ipt, "-w", "-C", parent, *jump], check=False).returncode != 0:
-                self._run([ipt, "-w", "-I", parent, "1", *jump])
+        first thing (idempotent; a mode change rewrites the chain). ``EgressError`` on failure.
+
+        Another run's nodes may be live on the bridge (another state dir, a kept cluster): the
+        chain is never empty meanwhile. The new rules go in above the old ones, then the old ones
+        are deleted — the first match decides, so a packet meets the new rules, or the new over the
+        old, never neither (a flush-then-append let a node's DNS query out in that gap). Holds
+        :data:`HOST_LOCK` (one install or removal on the host at a time, whatever the state dir)."""
+        with FileLock(str(HOST_LOCK)):
+            for family in (4, 6):
+                ipt = IPTABLES[family]
+                created = self._run([ipt, "-w", "-N", HOST_CHAIN], check=False).returncode == 0
+                old = 0 if created else self._count(ipt)
+                rules = self.rules(family)
+                for position, rule in enumerate(rules, 1):
+                    self._run([ipt, "-w", "-I", HOST_CHAIN, str(position), *rule])
+                for _ in range(old):
+                    self._run([ipt, "-w", "-D", HOST_CHAIN, str(len(rules) + 1)])
+                parent = self._parent(ipt)
+                jump = ["-i", BRIDGE, "-j", HOST_CHAIN]
+                if self._run([ipt, "-w", "-C", parent, *jump], check=False).returncode != 0:
+                    self._run([ipt, "-w", "-I", parent, "1", *jump])
+
+    def _count(self, ipt: str) -> int:
+        """How many rules :data:`HOST_CHAIN` holds (``-S`` lists the chain's ``-N`` line, then one
+        ``-A`` line per rule)."""
+        listing = self._run([ipt, "-w", "-S", HOST_CHAIN]).stdout or ""
+        return sum(1 for line in listing.splitlines() if line.startswith("-A "))
 
     def remove(self) -> None:
-        """Remove the jumps (from DOCKER-USER and FORWARD) and the chain, both families."""
+        """Remove the jumps (from DOCKER-USER and FORWARD) and the chain, both families (under
+        :data:`HOST_LOCK`)."""
+        with FileLock(str(HOST_LOCK)):
+            self._remove()
+
+    def _remove(self) -> None:
         for ipt in IPTABLES.values():
             for parent in ("DOCKER-USER", "FORWARD"):
                 while self._run([ipt, "-w", "-D", parent, "-i", BRIDGE, "-j", HOST_CHAIN], check=False).returncode == 0:
