@@ -17,7 +17,7 @@ def test_uplink_filter_offline_counts_forwarded_packets_and_non_public_destinati
     bpf = wirecheck.uplink_filter(["10.255.255.53"], egress.EGRESS_NONE, (64, 64))
     assert bpf.startswith("(ip or ip6) and not ((icmp6 and ip6[40] >= 133")
     assert "dst net ff02::/16" in bpf  # MLD reports: link scope, never routed
-    assert "not (dst host 10.255.255.53 and port 53)" in bpf
+    assert "not (dst host 10.255.255.53 and port 53 and not ((ip and ip[8] < 64) or (ip6 and ip6[7] < 64)))" in bpf
     # forwarded (TTL decremented below the host's own): a node's or pod's packet, whatever its address after masquerade
     assert "((ip and ip[8] < 64) or (ip6 and ip6[7] < 64)) or (dst net 10.0.0.0/8" in bpf
 
@@ -97,11 +97,12 @@ def test_the_uplink_filter_counts_forwarded_and_non_public_packets_only(tmp_path
         "the host itself to a pod address (TTL 64)": (_ipv4_tcp("192.0.2.2", "10.244.0.7", 64), True),
         "the host's own pip install (TTL 64, public)": (_ipv4_tcp("192.0.2.2", "203.0.113.80", 64), False),
         "the host's DNS to its resolver": (_ipv4_tcp("192.0.2.2", "10.255.255.53", 64, dport=53), False),
+        "a node's DNS query forwarded to the resolver (TTL 63)": (_ipv4_tcp("192.0.2.2", "10.255.255.53", 63, dport=53), True),
     }
     pcap = tmp_path / "uplink.pcap"
     _pcap(pcap, [p for p, _ in packets.values()])
     for mode, expected in ((egress.EGRESS_NONE, [w for _, w in packets.values()]),
-                           (egress.EGRESS_PUBLIC, [True, False, True, False, False])):
+                           (egress.EGRESS_PUBLIC, [True, False, True, False, False, False])):
         bpf = wirecheck.uplink_filter(["10.255.255.53"], mode, (64, 64))
         out = subprocess.run(["tcpdump", "-r", str(pcap), "-n", "-tt", bpf], capture_output=True, text=True, check=True).stdout
         seen = {int(float(line.split()[0])) - 1_700_000_000 for line in out.splitlines() if line.strip()}

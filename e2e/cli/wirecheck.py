@@ -12,7 +12,8 @@ fail on any packet that leaves the machine (issue 31; :mod:`e2e.cluster.egress` 
      only (``-Q out``): every packet the host **forwarded** (its TTL/hop limit below the host's
      own: it came from a node, a pod or a container, whatever its address after masquerading)
      and every packet for a **non-public** range (:data:`e2e.cluster.egress.NON_PUBLIC`, the host's
-     own too), except DNS to the configured resolvers (``/etc/resolv.conf``) and the host's link
+     own too), except the host's own DNS to the configured resolvers (``/etc/resolv.conf``; a
+     node's query forwarded there counts offline) and the host's link
      housekeeping (:data:`LINK_FILTER`). With ``--egress public`` (an online node image may pull
      from public registries) only the non-public part counts. The host's own traffic to public
      addresses (a package registry, a browser) is not the suite's: a first version that counted
@@ -104,14 +105,19 @@ def uplink_filter(dns: list[str], mode: str, hop_limits: tuple[int, int] = (64, 
     container, a node or a pod, whatever its address after masquerading) or addressed to a
     **non-public** range (also from the host itself: the suite sends nothing there); with
     :data:`e2e.cluster.egress.EGRESS_PUBLIC` only the non-public part. Never: the host's link
-    housekeeping, DNS to ``dns``. The host's own traffic to public addresses (a package
+    housekeeping, the host's own DNS to ``dns`` (offline, a node's query that Docker's embedded
+    DNS forwards to them counts: it is forwarded; online, nodes may resolve through them). The host's own traffic to public addresses (a package
     registry, a person's browser) is not the suite's and does not count."""
     non_public = "(" + " or ".join(f"dst net {n}" for family in (4, 6) for n in egress.NON_PUBLIC[family]) + ")"
     ttl, hops = hop_limits
     forwarded = f"((ip and ip[8] < {ttl}) or (ip6 and ip6[7] < {hops}))"
     parts = ["(ip or ip6)", f"not ({LINK_FILTER})"]
-    parts += [f"not (dst host {a} and port 53)" for a in dns]
-    parts.append(non_public if mode == egress.EGRESS_PUBLIC else f"({forwarded} or {non_public})")
+    if mode == egress.EGRESS_PUBLIC:
+        parts += [f"not (dst host {a} and port 53)" for a in dns]
+        parts.append(non_public)
+    else:  # offline: a node's query forwarded to the resolver counts; only the host's own is exempt
+        parts += [f"not (dst host {a} and port 53 and not {forwarded})" for a in dns]
+        parts.append(f"({forwarded} or {non_public})")
     return " and ".join(parts)
 
 
