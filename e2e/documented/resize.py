@@ -88,7 +88,7 @@ def _cgroup_values(case: str, prefix: str, cpu_m: int, memory_mi: int | None, so
     ]
     if memory_mi is not None:
         out.append(exact(case, f"{prefix}memory_limit_bytes", memory_mi * MIB, f"{source}; {UP_ACTUATE}",
-                         "a file the kubelet writes: exact", unit="B"))
+                         "a file the kubelet writes: exact", unit="bytes"))
     return out
 
 
@@ -97,7 +97,7 @@ RS1 = f"{CATALOGUE} RS-1; {S4_RECREATE}; {S4_QUOTA}; {UP_GATE}"
 register(
     [
         *_cgroup_values("RS-1", "before:", 200, None, RS1),
-        exact("RS-1", "before:memory_limit_bytes", 64 * MIB, f"{RS1}; {UP_ACTUATE}", "a file: exact", unit="B"),
+        exact("RS-1", "before:memory_limit_bytes", 64 * MIB, f"{RS1}; {UP_ACTUATE}", "a file: exact", unit="bytes"),
         *_cgroup_values("RS-1", "cpu-resized:", 400, None, RS1),
         within("RS-1", "cpu_status_after_patch_s", 0.5, APPLY_BAND.low, APPLY_BAND.high, APPLY_WHY,
                f"{RS1}; {UP_ACTUATE}; [UP] pkg/kubelet/pleg/generic.go relist"),
@@ -110,7 +110,7 @@ register(
         equal("RS-1", "mem_new_container", True, f"{RS1}; {UP_ACTUATE}"),
         within("RS-1", "mem_running_after_patch_s", 2, RESTART_BAND.low, RESTART_BAND.high, RESTART_WHY,
                f"{RS1}; {UP_ACTUATE}"),
-        exact("RS-1", "mem-resized:memory_limit_bytes", 96 * MIB, f"{RS1}; {UP_ACTUATE}", "a file: exact", unit="B"),
+        exact("RS-1", "mem-resized:memory_limit_bytes", 96 * MIB, f"{RS1}; {UP_ACTUATE}", "a file: exact", unit="bytes"),
         exact("RS-1", "cpu_restarts_after_mem", 0, f"{RS1} (patch 2 leaves `cpu` untouched)", "a count: exact",
               unit="restarts"),
         equal("RS-1", "same_pod_uid", True, f"{RS1} (in place: no re-creation)"),
@@ -211,16 +211,16 @@ register(
 RS4 = f"{CATALOGUE} RS-4 (R20: #129152, #133012)"
 register(
     [
-        exact("RS-4", "first-decrease:memory_limit_bytes", 100 * MIB, f"{RS4}; {UP_ACTUATE}", "a file: exact", unit="B"),
+        exact("RS-4", "first-decrease:memory_limit_bytes", 100 * MIB, f"{RS4}; {UP_ACTUATE}", "a file: exact", unit="bytes"),
         equal("RS-4", "below_usage_reason", "Error", f"{RS4}; {UP_INPROGRESS}"),
         equal("RS-4", "below_usage_message",
               r"cannot decrease memory limits: .*memory limit \(20971520\) below current usage \(\d+\).*",
               f"{RS4}; {UP_DECREASE}", pattern=True),
         exact("RS-4", "below-usage:memory_limit_bytes", 100 * MIB, f"{RS4} (the old limit kept)", "a file: exact",
-              unit="B"),
+              unit="bytes"),
         equal("RS-4", "below_usage_status_limit", "100Mi", f"{RS4} (status keeps the actuated value)"),
         exact("RS-4", "restarts", 0, f"{RS4} (declined, not OOM-killed)", "a count: exact", unit="restarts"),
-        exact("RS-4", "increase:memory_limit_bytes", 128 * MIB, f"{RS4}; {UP_ACTUATE}", "a file: exact", unit="B"),
+        exact("RS-4", "increase:memory_limit_bytes", 128 * MIB, f"{RS4}; {UP_ACTUATE}", "a file: exact", unit="bytes"),
         equal("RS-4", "conditions_after_increase", "none", f"{RS4}; {UP_INPROGRESS} (cleared by a successful resize)"),
         within("RS-4", "error_condition_after_patch_s", 0.5, 0, KUBELET_HANDOFF_S + PLEG_RELIST_S + STATUS_UPDATE_S,
                "host time of the patch → receive time of PodResizeInProgress Error: +1 s hand-off (the check "
@@ -242,11 +242,11 @@ register(
     [
         equal("RS-5", "running_after_resize", True, f"{RS5}; {UP_STARTING_RESIZED}", minors=(37, None)),
         exact("RS-5", "pod_cgroup_memory_limit_bytes", 256 * MIB, f"{RS5}; {UP_STARTING_RESIZED}",
-              "a file the kubelet writes: exact", unit="B", minors=(37, None)),
+              "a file the kubelet writes: exact", unit="bytes", minors=(37, None)),
         Expectation("RS-5", "running_after_resize", False, f"{RS5}; {UP_STARTING_RESIZED}", minors=_RS5_OLD,
                     known_bug=KnownBug(RS5_BUG, correct=True, mechanism=UP_STARTING_RESIZED)),
         Expectation("RS-5", "pod_cgroup_memory_limit_bytes", float(64 * MIB), f"{RS5}; {UP_STARTING_RESIZED}",
-                    unit="B", band=Band(64 * MIB, 64 * MIB), why="a file: exact", minors=_RS5_OLD,
+                    unit="bytes", band=Band(64 * MIB, 64 * MIB), why="a file: exact", minors=_RS5_OLD,
                     known_bug=KnownBug(RS5_BUG, correct=float(256 * MIB), mechanism=UP_STARTING_RESIZED,
                                        correct_band=Band(256 * MIB, 256 * MIB))),
     ],
