@@ -29,9 +29,14 @@ from .kubelet import (
     KUBELET_HANDOFF_S,
     MINIMUM_GRACE_PERIOD_S,
     PLEG_RELIST_S,
+    POD_WORKER_JITTER,
     STATUS_UPDATE_S,
+    SYNC_TICKER_S,
     UPGRADE_PATH_READ,
 )
+
+# pkg/kubelet/kubelet.go backOffPeriod = 10 s: the pod worker retries a failed sync after it (× jitter)
+POD_WORKER_BACKOFF_S = 10.0
 
 # Read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (GOMODCACHE k8s.io/kubernetes@v…) for session 9 (issue 26).
 VERIFIED_IN = UPGRADE_PATH_READ
@@ -222,10 +227,18 @@ register(
         exact("RS-4", "restarts", 0, f"{RS4} (declined, not OOM-killed)", "a count: exact", unit="restarts"),
         exact("RS-4", "increase:memory_limit_bytes", 128 * MIB, f"{RS4}; {UP_ACTUATE}", "a file: exact", unit="bytes"),
         equal("RS-4", "conditions_after_increase", "none", f"{RS4}; {UP_INPROGRESS} (cleared by a successful resize)"),
-        within("RS-4", "error_condition_after_patch_s", 0.5, 0, KUBELET_HANDOFF_S + PLEG_RELIST_S + STATUS_UPDATE_S,
-               "host time of the patch → receive time of PodResizeInProgress Error: +1 s hand-off (the check "
-               "reads the pod's stats and fails in the same sync) +1 s relist +1 s status write",
-               f"{RS4}; {UP_INPROGRESS}"),
+        # measured 12.0 s on v1.37.2 (the catalogue expected "within one sync, ≤ 3 s"): SyncPod sets the
+        # condition after the runtime's SyncPod returned the error, when this sync's status is already written;
+        # the failed sync is retried after the pod worker's back-off (10 s × jitter [1, 1.5): the resize error
+        # carries no back-off expiry) and that sync writes it
+        within("RS-4", "error_condition_after_patch_s", POD_WORKER_BACKOFF_S * (1 + POD_WORKER_JITTER / 2),
+               POD_WORKER_BACKOFF_S,
+               POD_WORKER_BACKOFF_S * (1 + POD_WORKER_JITTER) + SYNC_TICKER_S + KUBELET_HANDOFF_S + STATUS_UPDATE_S,
+               "host time of the patch → receive time of PodResizeInProgress Error: the failing sync sets the condition "
+               "after writing its status, so the retry writes it: 10 s back-off × [1, 1.5) jitter +1 s sync ticker +1 s "
+               "hand-off +1 s status write",
+               f"{RS4}; {UP_INPROGRESS}; [UP] pkg/kubelet/pod_workers.go completeWork (backOffPeriod 10 s, "
+               "workerBackOffPeriodJitterFactor 0.5; 1.35+: MinBackoffExpiration only for back-off errors); measured on v1.37.2"),
     ],
     VERIFIED_IN,
 )

@@ -57,8 +57,14 @@ register(
               f"{RR3}; {UP_ACTIONS}; {UP_RESTART_ON_FAILURE}"),
         equal("RR-3", "killing_message[always-exit0]", "Container app failed liveness probe, will be restarted",
               f"{RR3}; {UP_ACTIONS}; {UP_RESTART_ON_FAILURE}"),
-        equal("RR-3", "killing_message[never-exit0]", "Container app failed liveness probe",
-              f"{RR3}; {UP_ACTIONS}; {UP_RESTART_ON_FAILURE}"),
+        # measured on v1.37.2 (the catalogue expected the probe text without ", will be restarted"): under Never
+        # the one container is to be killed and nothing started, so computePodActions sets KillPod (keepCount == 0,
+        # no ContainersToStart) and SyncPod kills the pod through killPodWithSyncResult → killContainer with no
+        # message: the Killing event carries the default text
+        equal("RR-3", "killing_message[never-exit0]", "Stopping container app",
+              f"{RR3}; {UP_ACTIONS} (keepCount == 0 && no ContainersToStart → KillPod); [UP] "
+              "pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer (empty message → 'Stopping container %s'); "
+              "measured on v1.37.2"),
         within("RR-3", "first_kill_after_start_s", FIRST_KILL + PERIOD_S / 2, FIRST_KILL - API_TIMESTAMP_RESOLUTION_S,
                FIRST_KILL + PERIOD_S + API_TIMESTAMP_RESOLUTION_S + KUBELET_HANDOFF_S,
                f"initialDelay {INITIAL_DELAY_S} s + (F−1)·P {(FAILURES - 1) * PERIOD_S} s + [0, P {PERIOD_S}] s (first tick "
@@ -143,6 +149,9 @@ UP_ALL_GATE = ("[UP] pkg/features/kube_features.go RestartAllContainersOnContain
                "pkg/apis/core/validation/validation.go validateContainerRestartPolicyRules (AllowRestartAllContainers)")
 UP_ALL = ("[UP] pkg/kubelet/kubelet.go SyncPod / kubelet_pods.go (RestartAllContainers: every container removed and the "
           "pod's init containers run again in the same sandbox)")
+UP_LAST_STATE = ("[UP] pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses (RestartAllContainers in place: "
+                 "state waiting RestartingAllContainers, lastState terminated ExitCode 137 reason RestartingAllContainers "
+                 "'The container is removed because RestartAllContainers in place'; 1.36.3 and 1.37.2)")
 register(
     [
         equal("RR-2", "creation", "dropped", f"{RR2}; {UP_RULES_GATE} (ContainerRestartRules off by default)",
@@ -155,7 +164,11 @@ register(
         equal("RR-2", "data_kept", True, f"{RR2} (same pod, same emptyDir)", minors=(36, None)),
         equal("RR-2", "same_pod_uid", True, f"{RR2}", minors=(36, None)),
         equal("RR-2", "same_pod_ip", True, f"{RR2} (same sandbox)", minors=(36, None)),
-        equal("RR-2", "last_exit_code[main]", 88, f"{RR2} (lastState kept after the reset: the fix of R28)",
+        # measured on v1.37.2 (the catalogue expected main's own exit 88): the reset replaces every container's
+        # lastState with a synthesized termination (exit 137, reason RestartingAllContainers) — main's 88 is not kept
+        equal("RR-2", "last_exit_code[main]", 137,
+              f"{RR2}; {UP_LAST_STATE}; measured on v1.37.2", minors=(36, None)),
+        equal("RR-2", "last_reason[main]", "RestartingAllContainers", f"{RR2}; {UP_LAST_STATE}; measured on v1.37.2",
               minors=(36, None)),
         exact("RR-2", "restarts[main]", 1, f"{RR2}; {UP_ALL}", "a count: exact", unit="restarts", minors=(36, None)),
         exact("RR-2", "restarts[side]", 1, f"{RR2}; {UP_ALL}", "a count: exact", unit="restarts", minors=(36, None)),
@@ -166,7 +179,7 @@ register(
 # its behaviour exists to be measured. (1.35 with both gates on — no profile here — is not documented.)
 register(
     [equal("RR-2", name, "absent", f"{RR2}; {UP_ALL_GATE} (off by default: no reset happens)", minors=(34, 35))
-     for name in ("init_lines", "data_kept", "same_pod_uid", "same_pod_ip", "last_exit_code[main]", "restarts[main]",
+     for name in ("init_lines", "data_kept", "same_pod_uid", "same_pod_ip", "last_exit_code[main]", "last_reason[main]", "restarts[main]",
                   "restarts[side]")],
     VERIFIED_IN,
 )

@@ -189,7 +189,8 @@ def test_exit_code_rules_and_probes_after_a_final_exit(scenario: Scenario):
 def test_restart_all_containers_on_an_exit_code(scenario: Scenario):
     """RR-2 (R28 c, KEP-5532): `main` exits 88 once and its rule restarts every container of the pod in
     place: `init` runs again (a second line in /data/log), the sidecar and `main` restart once, same pod
-    UID and IP, the emptyDir kept, `main`'s lastState exit 88. 1.34: the rules are dropped (gate off);
+    UID and IP, the emptyDir kept; every lastState is the reset's own (exit 137, ``RestartingAllContainers``),
+    not `main`'s 88. 1.34: the rules are dropped (gate off);
     1.35: refused (422, the action NotSupported while its gate is off)."""
     from e2e.documented.restart import REASON_ALL_OFF
 
@@ -218,6 +219,7 @@ def test_restart_all_containers_on_an_exit_code(scenario: Scenario):
     sc.expect("RR-2", "same_pod_ip", after["status"].get("podIP") == before["status"].get("podIP"))
     sc.expect("RR-2", "last_exit_code[main]", pods.last_termination(after, "main").get("exitCode"),
               details={"lastState": pods.container_status(after, "main").get("lastState")})
+    sc.expect("RR-2", "last_reason[main]", pods.last_termination(after, "main").get("reason"))
     sc.expect("RR-2", "restarts[main]", pods.container_status(after, "main").get("restartCount"))
     sc.expect("RR-2", "restarts[side]", pods.container_status(after, "side").get("restartCount"),
               details={"init": pods.container_status(after, "init")})
