@@ -168,6 +168,7 @@ def node_free_millicores(sc: Scenario, node: str) -> tuple[int, int]:
 
 
 @pytest.mark.case("RS-3")
+@pytest.mark.serial  # (b) computes the node's free CPU: another test's pods would change it
 def test_resize_beyond_the_node_and_beyond_what_is_free(scenario: Scenario):
     """RS-3 (open point 13): (a) a CPU resize to 1000 CPUs on a node of a few: on 1.34–1.35 accepted by
     the API and marked ``PodResizePending``/``Infeasible`` by the kubelet ("Node didn't have enough
@@ -238,6 +239,7 @@ STATS_SETTLE_S = 30
 
 
 @pytest.mark.case("RS-4")
+@pytest.mark.heavy  # 60 MiB of memory held
 def test_memory_limit_below_usage_is_declined(scenario: Scenario):
     """RS-4 (R20): 60 MiB in a memory-backed emptyDir under a 128Mi limit. 100Mi applies (104857600 in
     the cgroup); 20Mi is declined by the kubelet — ``PodResizeInProgress`` reason ``Error``, "cannot
@@ -290,6 +292,7 @@ STAYS_RUNNING_S = 10
 
 
 @pytest.mark.case("RS-5")
+@pytest.mark.heavy  # a 100 MiB allocation, OOM-killed, again and again
 def test_memory_resize_of_an_oom_looping_container(scenario: Scenario):
     """RS-5 (R21): a container OOM-looping under 64Mi is resized to 256Mi while in CrashLoopBackOff. 1.37
     grows the pod cgroup before starting the resized container (``startingResizedContainer``): the next
@@ -319,6 +322,7 @@ def test_memory_resize_of_an_oom_looping_container(scenario: Scenario):
 
 
 @pytest.mark.case("RS-6")
+@pytest.mark.heavy  # fills its writable layer
 def test_sidecar_over_its_ephemeral_storage_limit(scenario: Scenario):
     """RS-6 (R32): a native sidecar writes 30 MiB over its own 20Mi ``limits.ephemeral-storage`` (the
     pod's total, 40Mi, is not crossed). 1.37 evicts the pod: "Container side exceeded its local ephemeral
