@@ -108,8 +108,19 @@ def test_resize_patches_the_resize_subresource(kube):
     ((verb, kw),) = kube.resources["Pod"].subresources["resize"].calls
     assert kw["body"] == {"spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "200m"}, "limits": {"memory": "64Mi"}}}]}}
     assert kw["content_type"] == "application/strategic-merge-patch+json"
+    assert kw["dry_run"] is None
     with pytest.raises(ValueError, match="requests or limits"):
         scenario(kube).resize("web", "app")
+
+
+def test_a_dry_run_resize_asks_dry_run_all_and_leaves_no_mark(kube):
+    sc = scenario(kube)
+    sc.resize("web", "app", limits={"memory": "48Mi"}, dry_run=True)
+    sc.patch("Pod", "web", {"spec": {}}, dry_run=True)
+    ((_, resize),) = kube.resources["Pod"].subresources["resize"].calls
+    ((_, plain),) = kube.resources["Pod"].calls
+    assert resize["dry_run"] == plain["dry_run"] == "All"
+    assert sc.marks == []  # nothing changed on the cluster: nothing to draw
 
 
 def test_delete_sends_delete_options(kube):

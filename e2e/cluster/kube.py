@@ -317,17 +317,19 @@ class Kube:
             return None
 
     def patch(self, kind: str, name: str, namespace: str | None, body: dict | list, patch_type: str = "strategic",
-              subresource: str | None = None, api_version: str | None = None) -> dict:
+              subresource: str | None = None, api_version: str | None = None, dry_run: bool = False) -> dict:
         """Patch ``kind``/``name`` (or its ``subresource``: ``status``, ``resize``...) with
-        ``body``; ``patch_type`` one of :data:`PATCH_TYPES`. Returns the object the server
+        ``body``; ``patch_type`` one of :data:`PATCH_TYPES`; ``dry_run``: the server validates and
+        admits the patch and changes nothing (``?dryRun=All``). Returns the object the server
         answered; :class:`ApiRefused` on a refusal."""
         if patch_type not in PATCH_TYPES:
             raise ValueError(f"patch_type {patch_type!r}: one of {', '.join(PATCH_TYPES)}")
         res = self.resource(kind, api_version)
         target = res.subresources[subresource] if subresource else res
-        with refusal_as(f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else "")):
+        asked = f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else "") + (" (dry run)" if dry_run else "")
+        with refusal_as(asked):
             return target.patch(body=body, name=name, namespace=namespace if res.namespaced else None,
-                                content_type=PATCH_TYPES[patch_type]).to_dict()
+                                content_type=PATCH_TYPES[patch_type], dry_run="All" if dry_run else None).to_dict()
 
     def delete(self, kind: str, name: str, namespace: str | None, grace_period_s: int | None = None,
                propagation: str | None = None, dry_run: bool = False, api_version: str | None = None) -> dict:

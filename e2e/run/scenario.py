@@ -314,26 +314,29 @@ class Scenario:
         return self.kube.get(kind, name, self.namespace, api_version)
 
     def patch(self, kind: str, name: str, body: dict | list, patch_type: str = "strategic",
-              subresource: str | None = None, api_version: str | None = None) -> dict:
+              subresource: str | None = None, api_version: str | None = None, dry_run: bool = False) -> dict:
         """Patch ``kind``/``name`` with ``body`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
-        ``subresource`` such as ``status``); returns the patched object; :class:`e2e.cluster.kube.ApiRefused`
-        on a refusal. See :meth:`e2e.cluster.kube.Kube.patch`."""
-        self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
-        return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version)
+        ``subresource`` such as ``status``; ``dry_run``: only validated and admitted, nothing changes);
+        returns the patched object; :class:`e2e.cluster.kube.ApiRefused` on a refusal. See
+        :meth:`e2e.cluster.kube.Kube.patch`."""
+        if not dry_run:
+            self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
+        return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version, dry_run)
 
     def resize(self, pod: str, container: str, requests: dict[str, str] | None = None,
-               limits: dict[str, str] | None = None) -> dict:
+               limits: dict[str, str] | None = None, dry_run: bool = False) -> dict:
         """In-place resize of ``container``'s resources (``requests``, ``limits``) through ``pod``'s ``resize``
         subresource (Kubernetes 1.33+), e.g. ``resize("app", "app", limits={"memory": "64Mi"})``;
         returns the pod; ``ValueError`` for neither; :class:`e2e.cluster.kube.ApiRefused` when the API
         refuses the resize (e.g. 403 Forbidden by a ResourceQuota, 422 Invalid). Whether the kubelet
         applied it shows in ``status.containerStatuses[].resources`` and the
-        ``PodResizePending``/``PodResizeInProgress`` conditions."""
+        ``PodResizePending``/``PodResizeInProgress`` conditions. ``dry_run``: the API validates and
+        admits the resize (the same refusals) and changes nothing."""
         if not (requests or limits):
             raise ValueError("resize needs requests or limits")
         resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
         body = {"spec": {"containers": [{"name": container, "resources": resources}]}}
-        return self.patch("Pod", pod, body, subresource="resize")
+        return self.patch("Pod", pod, body, subresource="resize", dry_run=dry_run)
 
     def evict(self, pod: str, dry_run: bool = False, grace_period_s: int | None = None) -> ApiAnswer:
         """Ask the Eviction API to evict ``pod`` (``dry_run``: the server only checks, e.g.

@@ -1,0 +1,160 @@
+"""Live feature gates: what a running component says it runs with, not what a source file defaults to.
+
+Every Kubernetes component exports the gauge ``kubernetes_feature_enabled{name="<Gate>",stage="<STAGE>"}``
+on its ``/metrics`` (component-base ``metrics/prometheus/feature``: value 1 enabled, 0 disabled;
+``stage`` is ``ALPHA``, ``BETA``, ``DEPRECATED`` or empty for GA). This module reads it from three
+components, each without a packet to a pod's or container's address from the host (a client
+whose API server is not on the loopback is refused, :class:`GatesUnreadable`):
+
+- the API server: ``GET /metrics`` through the client (the kubeconfig's 127.0.0.1 port);
+- a kubelet: ``GET /api/v1/nodes/<node>/proxy/metrics`` through the same client (the API server
+  proxies to the kubelet from inside the cluster's network);
+- the controller manager: ``curl`` in the control-plane node (``docker exec``) to its secure port
+  on the node's loopback (``https://127.0.0.1:10257/metrics``), authenticated with the kubeadm
+  certificate ``apiserver-kubelet-client`` (group ``kubeadm:cluster-admins``).
+
+Shape: each reader returns a :class:`Gates`, a mapping ``{gate name: Gate}``;
+``gates.enabled("PodReadyToStartContainersCondition")`` is a bool, and raises
+:class:`GateUnknown` (a ``KeyError``) for a gate the component does not export — a gate unknown
+to that version, removed after GA, or a typo, never a silent False. A component that cannot be
+read raises :class:`GatesUnreadable` with what was asked and why.
+
+```python
+from e2e.cluster import gates
+gates.api_server(sc.kube).enabled("InPlacePodVerticalScaling")           # True / False
+gates.kubelet(sc.kube, sc.kind.control_plane)["PodReadyToStartContainersCondition"].stage   # "BETA"
+gates.controller_manager(sc.node_exec).enabled("StatefulSetAutoDeletePVC")
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+METRIC = "kubernetes_feature_enabled"
+REQUEST_TIMEOUT_S = 15
+"""How long one ``/metrics`` read may take (the API server's is a few hundred kB)."""
+CONTROLLER_MANAGER_URL = "https://127.0.0.1:10257/metrics"
+"""kubeadm's controller manager: ``--bind-address=127.0.0.1``, secure port 10257, in the node."""
+CONTROLLER_MANAGER_CERT = "/etc/kubernetes/pki/apiserver-kubelet-client"
+"""kubeadm's client certificate (``.crt``/``.key``) of group ``kubeadm:cluster-admins``: allowed ``/metrics``."""
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+"""Hosts the readers send to: the host's traffic goes to its own loopback only."""
+_LINE = re.compile(r'^' + METRIC + r'\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)')
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+class GatesUnreadable(RuntimeError):
+    """A component's gates could not be read: the request failed, or its metrics hold no gate."""
+
+
+class GateUnknown(KeyError):
+    """The component exports no gate of this name (unknown to its version, removed, or a typo)."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One gate as a component runs it: ``stage`` ``ALPHA``/``BETA``/``DEPRECATED``, ``""`` for GA."""
+
+    name: str
+    stage: str
+    enabled: bool
+
+
+class Gates(Mapping[str, Gate]):
+    """The gates of one component (``source`` says which and how they were read)."""
+
+    def __init__(self, gates: dict[str, Gate], source: str):
+        self._gates = dict(gates)
+        self.source = source
+
+    def __getitem__(self, name: str) -> Gate:
+        try:
+            return self._gates[name]
+        except KeyError:
+            raise GateUnknown(f"{self.source} exports no feature gate {name!r} ({len(self._gates)} gates read)") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._gates)
+
+    def __len__(self) -> int:
+        return len(self._gates)
+
+    def enabled(self, name: str) -> bool:
+        """Whether gate ``name`` is on; :class:`GateUnknown` if the component does not export it."""
+        return self[name].enabled
+
+    def describe(self, name: str) -> str:
+        """One line for a report: ``Gate=true (BETA) per <source>``, or that it is not exported."""
+        try:
+            g = self[name]
+        except GateUnknown:
+            return f"{name} not exported by {self.source}"
+        return f"{name}={str(g.enabled).lower()} ({g.stage or 'GA'}) per {self.source}"
+
+
+def parse(text: str, source: str = "metrics") -> Gates:
+    """The gates in a Prometheus text exposition ``text`` (other metrics are ignored).
+    :class:`GatesUnreadable` when it holds no ``kubernetes_feature_enabled`` sample."""
+    gates: dict[str, Gate] = {}
+    for line in text.splitlines():
+        m = _LINE.match(line.strip())
+        if not m:
+            continue
+        labels = dict(_LABEL.findall(m.group("labels")))
+        if "name" not in labels:
+            continue
+        try:
+            value = float(m.group("value"))
+        except ValueError:
+            raise GatesUnreadable(f"{source}: {METRIC} of {labels['name']} has the value {m.group('value')!r}") from None
+        gates[labels["name"]] = Gate(labels["name"], labels.get("stage", ""), value == 1)
+    if not gates:
+        raise GatesUnreadable(f"{source}: no {METRIC} sample in {len(text)} characters of metrics")
+    return Gates(gates, source)
+
+
+def _get(kube, path: str, source: str) -> str:
+    host = kube.api_client.configuration.host
+    if urlsplit(host).hostname not in LOOPBACK:
+        raise GatesUnreadable(f"{source}: the API server is read on 127.0.0.1 only; this client's is {host}")
+    try:
+        answer = kube.api_client.call_api("GET", f"{host}{path}", _request_timeout=REQUEST_TIMEOUT_S)
+        answer.read()
+    except Exception as e:  # refused, 403, timeout: one error saying what was asked
+        raise GatesUnreadable(f"{source}: GET {path}: {type(e).__name__}: {str(e).strip()[:200]}") from e
+    status = getattr(answer, "status", 200)
+    if status != 200:
+        raise GatesUnreadable(f"{source}: GET {path}: HTTP {status}")
+    return (answer.data or b"").decode(errors="replace")
+
+
+def api_server(kube) -> Gates:
+    """The API server's gates, ``GET /metrics`` through ``kube`` (:class:`e2e.cluster.kube.Kube`)."""
+    source = "kube-apiserver /metrics"
+    return parse(_get(kube, "/metrics", source), source)
+
+
+def kubelet(kube, node: str) -> Gates:
+    """The gates of ``node``'s kubelet, through the API server's node proxy
+    (``/api/v1/nodes/<node>/proxy/metrics``)."""
+    source = f"kubelet of {node} (node proxy /metrics)"
+    return parse(_get(kube, f"/api/v1/nodes/{quote(node, safe='')}/proxy/metrics", source), source)
+
+
+def controller_manager(node_exec: Callable[..., str]) -> Gates:
+    """The controller manager's gates, read by ``node_exec`` (``Scenario.node_exec`` or
+    ``Kind.node_exec``: runs a command in the control-plane node, returns its stdout) with curl
+    on the node's loopback."""
+    source = f"kube-controller-manager {CONTROLLER_MANAGER_URL} (in the node)"
+    try:
+        text = node_exec("curl", "-sS", "--fail", "-k", "--max-time", str(REQUEST_TIMEOUT_S),
+                         "--cert", f"{CONTROLLER_MANAGER_CERT}.crt", "--key", f"{CONTROLLER_MANAGER_CERT}.key",
+                         CONTROLLER_MANAGER_URL, timeout=REQUEST_TIMEOUT_S + 5)
+    except Exception as e:  # docker exec or curl failed: one error saying what
+        raise GatesUnreadable(f"{source}: {type(e).__name__}: {str(e).strip()[:200]}") from e
+    return parse(text, source)

@@ -1,0 +1,100 @@
+"""e2e.cluster.gates: the feature-gate metric parsed, each component's reader with a fake client
+or node, and every way a read fails named (no cluster)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from e2e.cluster import gates
+from e2e.cluster.gates import GatesUnreadable, GateUnknown
+
+METRICS = """\
+# HELP kubernetes_feature_enabled [BETA] This metric records the data about the stage and enablement of a k8s feature.
+# TYPE kubernetes_feature_enabled gauge
+kubernetes_feature_enabled{name="AllAlpha",stage="ALPHA"} 0
+kubernetes_feature_enabled{name="PodReadyToStartContainersCondition",stage="BETA"} 1
+kubernetes_feature_enabled{name="SidecarContainers",stage=""} 1
+kubernetes_feature_enabled{stage="BETA",name="LabelsSwapped"} 1
+apiserver_request_total{code="200",verb="GET"} 12
+"""
+
+
+def kube(answers: dict[str, object], host: str = "https://127.0.0.1:40000"):
+    """A client whose ``call_api`` answers ``answers[path]``: text (HTTP 200), an int (that
+    status) or an exception; ``asked`` keeps the URLs."""
+    asked: list[str] = []
+
+    def call_api(method, url, **kw):
+        asked.append(url)
+        answer = answers[url.removeprefix(host)]
+        if isinstance(answer, Exception):
+            raise answer
+        if isinstance(answer, int):
+            return SimpleNamespace(read=lambda: None, data=b"", status=answer)
+        return SimpleNamespace(read=lambda: None, data=answer.encode(), status=200)
+    return SimpleNamespace(asked=asked, api_client=SimpleNamespace(configuration=SimpleNamespace(host=host), call_api=call_api))
+
+
+def test_parse_reads_name_stage_and_value_of_every_gate_and_nothing_else():
+    g = gates.parse(METRICS, "x")
+    assert sorted(g) == ["AllAlpha", "LabelsSwapped", "PodReadyToStartContainersCondition", "SidecarContainers"]
+    assert g["PodReadyToStartContainersCondition"] == gates.Gate("PodReadyToStartContainersCondition", "BETA", True)
+    assert g.enabled("AllAlpha") is False
+    assert g["SidecarContainers"].stage == ""
+    assert g.enabled("LabelsSwapped") is True
+    assert g.describe("SidecarContainers") == "SidecarContainers=true (GA) per x"
+    assert g.describe("Nope") == "Nope not exported by x"
+
+
+def test_an_unknown_gate_is_an_error_naming_it_never_false():
+    g = gates.parse(METRICS, "kubelet of n")
+    with pytest.raises(GateUnknown, match="kubelet of n exports no feature gate 'Typo'"):
+        g.enabled("Typo")
+    assert isinstance(GateUnknown("x"), KeyError)
+
+
+def test_metrics_without_a_gate_sample_are_unreadable():
+    with pytest.raises(GatesUnreadable, match="no kubernetes_feature_enabled sample"):
+        gates.parse("apiserver_request_total 1\n", "x")
+    with pytest.raises(GatesUnreadable, match="has the value 'x'"):
+        gates.parse('kubernetes_feature_enabled{name="A",stage=""} x\n', "x")
+
+
+def test_api_server_and_kubelet_are_read_through_the_client():
+    k = kube({"/metrics": METRICS, "/api/v1/nodes/n-1/proxy/metrics": METRICS})
+    assert gates.api_server(k).enabled("SidecarContainers")
+    g = gates.kubelet(k, "n-1")
+    assert g.source == "kubelet of n-1 (node proxy /metrics)"
+    assert k.asked == ["https://127.0.0.1:40000/metrics", "https://127.0.0.1:40000/api/v1/nodes/n-1/proxy/metrics"]
+
+
+def test_a_failed_request_or_status_is_unreadable_with_what_was_asked():
+    k = kube({"/metrics": 403, "/api/v1/nodes/n/proxy/metrics": TimeoutError("read timed out")})
+    with pytest.raises(GatesUnreadable, match=r"kube-apiserver /metrics: GET /metrics: HTTP 403"):
+        gates.api_server(k)
+    with pytest.raises(GatesUnreadable, match=r"GET /api/v1/nodes/n/proxy/metrics: TimeoutError: read timed out"):
+        gates.kubelet(k, "n")
+
+
+def test_an_api_server_off_the_loopback_is_never_asked():
+    k = kube({"/metrics": METRICS}, host="https://10.1.2.3:6443")
+    with pytest.raises(GatesUnreadable, match="127.0.0.1 only"):
+        gates.api_server(k)
+    assert k.asked == []
+
+
+def test_controller_manager_is_read_with_curl_in_the_node():
+    seen = []
+
+    def node_exec(*cmd, timeout=30, node=None):
+        seen.append(cmd)
+        return METRICS
+    assert gates.controller_manager(node_exec).enabled("PodReadyToStartContainersCondition")
+    assert seen[0][0] == "curl" and seen[0][-1] == "https://127.0.0.1:10257/metrics"
+
+    def failing(*cmd, timeout=30, node=None):
+        raise RuntimeError("docker exec n curl …: curl: (7) Failed to connect")
+    with pytest.raises(GatesUnreadable, match="kube-controller-manager .*Failed to connect"):
+        gates.controller_manager(failing)
