@@ -2,7 +2,7 @@
 # Everything `make e2e` needs before pytest starts, printed as shell assignments on stdout
 # (progress on stderr): a Docker engine, the pinned kind CLI, a node image — pulled where a
 # registry answers, built by hack/offline where not (or when OFFLINE=1) — and the workload
-# images (busybox; the suite's own lifecycle-app, always built locally).
+# images (busybox; the suite's own lifecycle-app and the IM family's registry, always built locally).
 #
 # env: K8S_VERSION (1.37, 1.34, v1.37.2...), NODE_IMAGE (explicit node image), OFFLINE
 # (auto|1|0), E2E_START_DOCKER (1: install/start Debian's docker.io as root when no engine
@@ -89,6 +89,11 @@ app=pod-lifecycle-e2e/lifecycle-app:src-$(cat "$app_dir"/go.mod "$app_dir"/main.
 if ! docker image inspect "$app" >/dev/null 2>&1; then
   need go "Go is needed to build the suite's HTTP workload (hack/images/lifecycle-app)"
   "$app_dir/build.sh" "$app"
+fi
+# -- the IM family's registry (CNCF distribution from its Go module; no registry copy either) -------
+# keyed by its version and recipe (hack/images/registry/build.sh); without it the IM tests skip
+if ! "$here/images/registry/build.sh" >/dev/null; then
+  step "warning: the registry image could not be built (hack/images/registry/build.sh): the IM tests will skip"
 fi
 
 if [ "$offline" != 0 ]; then
