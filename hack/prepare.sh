@@ -115,13 +115,23 @@ if [ -z "$kind_bin" ] || [ "$("$kind_bin" version | awk '{print $2}')" != "$KIND
     mv "$cache/offline/bin.tmp/kind" "$kind_bin"
   fi
 fi
+# a node image built by hack/offline and pulled from a registry of your own (NODE_IMAGE=host:port/...)
+# has no kindnetd and needs nothing outside: the offline patch (static CNI) and no egress, as if built here
+patch="" egress=public
+if cid=$(docker create "$image" 2>/dev/null); then
+  if docker cp "$cid:/etc/cni/net.d/10-offline-ptp.conflist" - >/dev/null 2>&1; then
+    patch=$here/offline/kind-offline.yaml egress=none
+    step "$image is an offline build (static CNI 10-offline-ptp): profile patch hack/offline/kind-offline.yaml, E2E_EGRESS=none"
+  fi
+  docker rm "$cid" >/dev/null
+fi
 busybox=$(cd "$here/.." && python3 -c 'from e2e.cluster.images import BUSYBOX; print(BUSYBOX)')
-docker image inspect "$busybox" >/dev/null 2>&1 || docker pull "$busybox" >&2
+docker image inspect "$busybox" >/dev/null 2>&1 || { step "pulling $busybox"; docker pull "$busybox" >&2; }
 cat <<ENV
 E2E_KIND=$kind_bin
 E2E_NODE_IMAGE=$image
-E2E_PROFILE_PATCH=
+E2E_PROFILE_PATCH=$patch
 E2E_BUSYBOX_IMAGE=$busybox
 E2E_APP_IMAGE=$app
-E2E_EGRESS=public
+E2E_EGRESS=$egress
 ENV

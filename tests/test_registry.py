@@ -59,3 +59,11 @@ def test_tc_runs_in_the_registry_network_namespace():
 
 def test_image_backoff_doubles_from_10_s_to_the_300_s_cap():
     assert doc.backoff_delays(8) == [10, 20, 40, 80, 160, 300, 300, 300]
+
+
+def test_feature_gates_parse_from_the_metric():
+    from e2e.cluster.gates import parse_feature_metrics
+    text = ('# HELP kubernetes_feature_enabled ...\n'
+            'kubernetes_feature_enabled{name="KubeletEnsureSecretPulledImages",stage="BETA"} 1\n'
+            'kubernetes_feature_enabled{name="Foo",stage="ALPHA"} 0\nother_metric 3\n')
+    assert parse_feature_metrics(text) == {"KubeletEnsureSecretPulledImages": True, "Foo": False}

@@ -3,6 +3,12 @@ network, reachable from the nodes only (:mod:`e2e.cluster.registry`)."""
 
 from __future__ import annotations
 
+import os
+import secrets
+import subprocess
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from e2e.cluster import registry as reg_mod
@@ -51,3 +57,26 @@ def registry(registries) -> reg_mod.Registry:
     reg = registries()
     reg.push(BUSYBOX, "suite/busybox", "1")
     return reg
+
+
+@pytest.fixture
+def payload_image():
+    """``make(kib)`` → a local image of its own: the suite's busybox plus ``kib`` KiB of random data
+    (incompressible), so its layer is in no node's content store and a pull really transfers it
+    (an image whose layers the node has already is "pulled" with one manifest request).
+    Built with the classic builder from the local busybox (never pulls); removed after the test."""
+    made: list[str] = []
+
+    def make(kib: int) -> str:
+        tag = f"pod-lifecycle-e2e/im-payload:{secrets.token_hex(4)}"
+        with tempfile.TemporaryDirectory() as ctx:
+            (Path(ctx) / "payload").write_bytes(os.urandom(kib * 1024))
+            (Path(ctx) / "Dockerfile").write_text(f"FROM {BUSYBOX}\nCOPY payload /payload\n")
+            subprocess.run(["docker", "build", "-q", "-t", tag, ctx], check=True, capture_output=True, timeout=300,
+                           env={**os.environ, "DOCKER_BUILDKIT": "0"})
+        made.append(tag)
+        return tag
+
+    yield make
+    for tag in made:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
