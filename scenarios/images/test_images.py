@@ -84,8 +84,11 @@ def test_pull_policy_matrix(scenario: Scenario, registry: Registry):
     (e) the API's default policy: Always for ``:latest``, IfNotPresent for a fixed tag."""
     sc = scenario
     reg = registry
-    present_a = reg.push(BUSYBOX, "suite/present", "1")  # (a): in the registry and on the node
-    node_tag(sc, present_a)
+    # (a): in the registry and on the node, as the preloaded lifecycle-app — an image ID the kubelet
+    # never pulled (with KubeletEnsureSecretPulledImages on, one it pulled under another name, as
+    # busybox by (b) at the same moment, would be pulled again: IM-2 retagged)
+    present_a = reg.push(APP, "suite/present", "1")
+    node_tag(sc, present_a, source=APP)
     present = reg.ref("suite/busybox", "1")               # (b): in the registry and on the node
     node_tag(sc, present)
     loopback = f"{LOOPBACK_REFUSED}/suite/present:1"
@@ -93,7 +96,7 @@ def test_pull_policy_matrix(scenario: Scenario, registry: Registry):
     absent = reg.ref("suite/absent", "1")
     invalid = "Busybox:UPPER"
     t_start = time.time()
-    sc.apply("pod.yaml", name="ifnotpresent", image=present_a, policy="IfNotPresent")
+    sc.apply("pod-app.yaml", name="ifnotpresent", image=present_a, policy="IfNotPresent")
     sc.apply("pod.yaml", name="always", image=present, policy="Always")
     sc.apply("pod.yaml", name="loopback-always", image=loopback, policy="Always")
     sc.apply("pod.yaml", name="never", image=absent, policy="Never")
