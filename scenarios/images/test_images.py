@@ -10,6 +10,7 @@ sources: :mod:`e2e.documented.images`.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -334,9 +335,12 @@ def blob_gets(reqs: list[Request], repo: str) -> list[Request]:
 @pytest.mark.case("IM-1")
 def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, payload_image):
     """IM-1 with a registry that goes away during the transfer: the registry is throttled so the pull
-    lasts, then stopped (``docker stop``) once the manifest was served; the pull fails (``Failed``
-    with containerd's text of the broken transfer), the back-off starts; the registry is started
-    again (the fault's undo) and the next pull after the back-off succeeds."""
+    of the image's own 1 MiB layer lasts ~30 s, then stopped (``docker stop``) 3 s after it served
+    the manifest, for 20 s, and started again (the fault's undo). The first run (v1.37.2) saw no
+    ``Failed`` within 30 s of the stop: the registry's close sits in the throttle's queue and dies
+    with its network namespace, and the node, only receiving, sends nothing — the pull hangs. When it
+    fails, and whether during the stop, is recorded; judged: the texts and the two pulls (the broken
+    one, then one after the back-off that succeeds)."""
     from e2e.faults.registry import registry_stopped, registry_throttled
 
     sc = scenario
@@ -344,6 +348,7 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
     repo, tag = "suite/payload", "1"
     image = reg.push(payload_image(doc.PAYLOAD_KIB), repo, tag)
     t_start = time.time()
+    ip_before = reg.address()
     with registry_throttled(sc, reg, doc.THROTTLE_RATE):
         sc.apply("pod.yaml", name="cut", image=image, policy="IfNotPresent")
         manifest = sc.wait_for("the manifest served to the node",
@@ -351,23 +356,29 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
                                WAIT_SLACK_S, interval_s=0.2)[0]
         time.sleep(max(0.0, manifest.at + doc.CUT_AFTER_MANIFEST_S - time.time()))
         reqs_before = reg.requests(since=t_start)
+
+        def failed_events() -> list:
+            return [e for e in sc.events("Failed", "cut") if e.obj["message"].startswith("Failed to pull")]
+
         with registry_stopped(sc, reg) as window:
-            failed = sc.wait_for("the pull's Failed event", lambda: [e for e in sc.events("Failed", "cut")
-                                                                    if e.obj["message"].startswith("Failed to pull")],
-                                 WAIT_SLACK_S)
+            during = sc.first_within(doc.STOP_WINDOW_S, "a Failed event while the registry is stopped", failed_events)
+    ip_after = reg.address()
+    failed = sc.wait_for("the pull's Failed event", failed_events, doc.CUT_FAILED_WAIT_S)
     t_failed = failed[0].received_at
     sc.wait_for("cut running", lambda: running(sc, "cut"), doc.backoff_delays(1)[0] + doc.GAP_SLACK_S + WAIT_SLACK_S)
-    reqs = reqs_before + reg.requests(since=window.undone_at or t_start)  # a restarted container's log starts again
+    reqs = reqs_before + reg.requests(since=window.undone_at or t_start)  # the log of the stopped container stays
     sc.add_file("registry-requests.txt", summary(reqs, t_start))
     details = {"stopped_after_manifest_s": round((window.injected_at or 0) - manifest.at, 3),
-               "blob_gets_before_stop": [r.line(t_start) for r in blob_gets(reqs_before, repo)],
+               "failed_during_stop": bool(during), "stop_window_s": doc.STOP_WINDOW_S,
                "failed_after_stop_s": round(t_failed - (window.injected_at or 0), 3),
-               "window": [window.injected_at, window.undone_at]}
+               "failed_after_restart_s": round(t_failed - (window.undone_at or 0), 3),
+               "registry_ip": [ip_before, ip_after],
+               "blob_gets_before_stop": [r.line(t_start) for r in blob_gets(reqs_before, repo)]}
+    sc.note("cut: failed after the stop / after the restart (s)", f"{details['failed_after_stop_s']} / {details['failed_after_restart_s']}")
     sc.expect("IM-1", "cut_failed_message", failed[0].obj["message"], image=image, details=details)
     pulled = [e.obj["message"] for e in sc.events("Pulled", "cut")]
     sc.expect("IM-1", "cut_pulled_after_restart", pulled[0] if pulled else None, image=image, details=details)
-    pullings = [e.received_at for e in sc.events("Pulling", "cut")]
-    sc.expect("IM-1", "cut_pulls", len(pullings), details=details)
+    sc.expect("IM-1", "cut_pulls", len(sc.events("Pulling", "cut")), details=details)
 
 
 # -- IM-4 -------------------------------------------------------------------------------------------
@@ -375,9 +386,13 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
 
 @pytest.mark.case("IM-4")
 def test_serial_pulls_behind_a_slow_one(scenario: Scenario, registries, payload_image):
-    """IM-4: with ``serializeImagePulls`` (default) a pull waits behind a slow one. Pod A pulls from a
-    throttled registry; 3 s later pod B pulls from a second, unthrottled one: B's first request
-    reaches its registry only after A's pull ended, and B's ``Pulled`` event says how long it waited."""
+    """IM-4: with ``serializeImagePulls`` (default) a pull waits behind a slow one. Pod A pulls its own
+    1 MiB layer from a throttled registry; 3 s later pod B pulls from a second, unthrottled one.
+    B's ``Pulling`` event comes at once (pullImage emits it before handing the pull to the serial
+    puller — not after A, as the catalogue had it); B's first request reaches its registry only when
+    A's pull returned (A's ``Pulled``); B's ``Pulled`` "(… including waiting)" is that queue time.
+    A's last blob is logged by its registry long before A's pull ends: the registry's handler returns
+    once the bytes are in the socket buffer and the throttle's queue, not when the node has them."""
     from e2e.faults.registry import registry_throttled
 
     sc = scenario
@@ -396,16 +411,29 @@ def test_serial_pulls_behind_a_slow_one(scenario: Scenario, registries, payload_
     a_reqs = slow.requests(since=t_start)
     b_reqs = fast.requests(since=t_b)
     sc.add_file("registry-requests.txt", "slow (A):\n" + summary(a_reqs, t_start) + "\n\nfast (B):\n" + summary(b_reqs, t_start))
-    a_end = max(r.at for r in a_reqs if r.agent.startswith("containerd"))
+    a_first = min(r.at for r in a_reqs if r.agent.startswith("containerd"))
     b_first = min(r.at for r in b_reqs if r.agent.startswith("containerd"))
-    a_pulled = [e for e in sc.events("Pulled", "a-slow")]
-    b_pulled = [e for e in sc.events("Pulled", "b-fast")]
+    a_pulled = sc.events("Pulled", "a-slow")
+    b_pulled = sc.events("Pulled", "b-fast")
     b_pulling = [e.received_at for e in sc.events("Pulling", "b-fast")]
-    details = {"a_last_request_s": round(a_end - t_start, 3), "b_applied_s": round(t_b - t_start, 3),
-               "b_first_request_s": round(b_first - t_start, 3), "a_pulled": [e.obj["message"] for e in a_pulled],
-               "b_pulled": [e.obj["message"] for e in b_pulled], "b_pulling_s": [round(t - t_start, 3) for t in b_pulling]}
-    sc.mark(a_end, "A's last request served")
-    sc.mark(b_first, "B's first request")
-    sc.note("a_pull_s (throttled, no documented value)", round(a_end - min(r.at for r in a_reqs if r.agent.startswith("containerd")), 3))
-    sc.expect("IM-4", "b_first_request_after_a_end_s", b_first - a_end, details=details)
+    a_end = a_pulled[0].received_at if a_pulled else None
+    b_msg = b_pulled[0].obj["message"] if b_pulled else ""
+    m = re.search(r" in ([0-9.]+)(m?s) \(([0-9.]+)(m?s) including waiting\)", b_msg)
+    b_wait = None
+    if m:
+        def sec(v: str, unit: str) -> float:
+            return float(v) / (1000.0 if unit == "ms" else 1.0)
+        b_wait = sec(m.group(3), m.group(4)) - sec(m.group(1), m.group(2))
+    details = {"a_first_request_s": round(a_first - t_start, 3), "a_pulled_event_s": None if a_end is None else round(a_end - t_start, 3),
+               "b_applied_s": round(t_b - t_start, 3), "b_pulling_event_s": [round(t - t_start, 3) for t in b_pulling],
+               "b_first_request_s": round(b_first - t_start, 3), "b_waited_s (Pulled message)": b_wait,
+               "a_pulled": [e.obj["message"] for e in a_pulled], "b_pulled": b_msg}
+    if a_end:
+        sc.mark(a_end, "A's Pulled (its PullImage returned)")
+    sc.mark(b_first, "B's first request at its registry")
+    sc.note("a_pull_s (throttled, no documented value)", round((a_end or a_first) - a_first, 3))
+    sc.expect("IM-4", "b_first_request_after_a_pulled_s", None if a_end is None else b_first - a_end, details=details)
+    sc.expect("IM-4", "b_pulling_event_before_a_pulled", int(bool(b_pulling and a_end and b_pulling[0] < a_end)), details=details)
+    sc.expect("IM-4", "b_waited_minus_queue_time_s",
+              None if b_wait is None or not (b_pulling and a_end) else b_wait - (a_end - b_pulling[0]), details=details)
     sc.expect("IM-4", "b_pulled_message", b_pulled[0].obj["message"] if b_pulled else None, image=b_image, details=details)
