@@ -2,7 +2,7 @@
 # Everything `make e2e` needs before pytest starts, printed as shell assignments on stdout
 # (progress on stderr): a Docker engine, the pinned kind CLI, a node image — pulled where a
 # registry answers, built by hack/offline where not (or when OFFLINE=1) — and the workload
-# images (busybox; the suite's own lifecycle-app, always built locally).
+# images (busybox; the suite's own lifecycle-app and the IM family's registry, always built locally).
 #
 # env: K8S_VERSION (1.37, 1.34, v1.37.2...), NODE_IMAGE (explicit node image), OFFLINE
 # (auto|1|0), E2E_START_DOCKER (1: install/start Debian's docker.io as root when no engine
@@ -90,6 +90,11 @@ if ! docker image inspect "$app" >/dev/null 2>&1; then
   need go "Go is needed to build the suite's HTTP workload (hack/images/lifecycle-app)"
   "$app_dir/build.sh" "$app"
 fi
+# -- the IM family's registry (CNCF distribution from its Go module; no registry copy either) -------
+# keyed by its version and recipe (hack/images/registry/build.sh); without it the IM tests skip
+if ! "$here/images/registry/build.sh" >/dev/null; then
+  step "warning: the registry image could not be built (hack/images/registry/build.sh): the IM tests will skip"
+fi
 
 if [ "$offline" != 0 ]; then
   "$here/offline/build.sh" "${K8S_VERSION:-}"
@@ -110,13 +115,23 @@ if [ -z "$kind_bin" ] || [ "$("$kind_bin" version | awk '{print $2}')" != "$KIND
     mv "$cache/offline/bin.tmp/kind" "$kind_bin"
   fi
 fi
+# a node image built by hack/offline and pulled from a registry of your own (NODE_IMAGE=host:port/...)
+# has no kindnetd and needs nothing outside: the offline patch (static CNI) and no egress, as if built here
+patch="" egress=public
+if cid=$(docker create "$image" 2>/dev/null); then
+  if docker cp "$cid:/etc/cni/net.d/10-offline-ptp.conflist" - >/dev/null 2>&1; then
+    patch=$here/offline/kind-offline.yaml egress=none
+    step "$image is an offline build (static CNI 10-offline-ptp): profile patch hack/offline/kind-offline.yaml, E2E_EGRESS=none"
+  fi
+  docker rm "$cid" >/dev/null
+fi
 busybox=$(cd "$here/.." && python3 -c 'from e2e.cluster.images import BUSYBOX; print(BUSYBOX)')
-docker image inspect "$busybox" >/dev/null 2>&1 || docker pull "$busybox" >&2
+docker image inspect "$busybox" >/dev/null 2>&1 || { step "pulling $busybox"; docker pull "$busybox" >&2; }
 cat <<ENV
 E2E_KIND=$kind_bin
 E2E_NODE_IMAGE=$image
-E2E_PROFILE_PATCH=
+E2E_PROFILE_PATCH=$patch
 E2E_BUSYBOX_IMAGE=$busybox
 E2E_APP_IMAGE=$app
-E2E_EGRESS=public
+E2E_EGRESS=$egress
 ENV
