@@ -5,7 +5,7 @@ JB-1: an Indexed Job (parallelism 2, completions 4) with the rules ``FailJob onE
 rule's message) at once, the other running pod deleted in the same sync, ``Failed`` only once that
 pod — whose TERM trap waits 3 s — is no longer terminating; no replacement, no ``Complete``.
 
-JB-2 (a): ``activeDeadlineSeconds`` 20 while the back-off grows (pods failing after 8 s): the deadline
+JB-2 (a): ``activeDeadlineSeconds`` 20 while the back-off grows (pods failing after 5 s): the deadline
 wins (``DeadlineExceeded``), the running second pod is deleted. (b): ``ttlSecondsAfterFinished`` 10:
 the TTL controller deletes the finished Job 10 s after completionTime, foreground (its pod first).
 """

@@ -22,6 +22,19 @@ from e2e.run.waiting import PODS_SLACK_S
 from .job_helpers import deleted_change, deletion_requested, job, job_pods
 
 TRACKING = "batch.kubernetes.io/job-tracking"
+GATE = "MutableSchedulingDirectivesForSuspendedJobs"
+
+
+def live_gate(sc: Scenario, gate: str) -> str:
+    """The gate as the API server reports it (``kubernetes_feature_enabled`` on its /metrics: the same
+    defaults as the controller manager's, kind sets no gate): "1", "0", or "absent"."""
+    host = sc.kube.api_client.configuration.host
+    answer = sc.kube.api_client.call_api("GET", f"{host}/metrics", _request_timeout=10)
+    answer.read()
+    for line in (answer.data or b"").decode(errors="replace").splitlines():
+        if line.startswith("kubernetes_feature_enabled{") and f'name="{gate}"' in line:
+            return line.rsplit(" ", 1)[-1]
+    return "absent"
 
 
 @pytest.mark.record("Pod", "Event", "Job")
@@ -52,7 +65,10 @@ def test_suspend_and_resume(scenario: Scenario):
                                          and (e.obj.get("involvedObject") or {}).get("kind") == "Job"))
     sc.expect("JB-7", "pod_deleted_on_suspend", deletion_requested(sc, first) is not None)
     sc.expect("JB-7", "failed", status.get("failed", 0), details=details)
-    sc.expect("JB-7", "start_time_while_suspended", "cleared" if not while_suspended.get("startTime") else "kept", details=details)
+    gate = live_gate(sc, GATE)
+    sc.note(f"gate {GATE} (API server /metrics)", gate)
+    sc.expect("JB-7", "start_time_while_suspended", "cleared" if not while_suspended.get("startTime") else "kept",
+              details={**details, f"gate {GATE}": gate})
     started = parse_time(status.get("startTime"))
     sc.expect("JB-7", "start_time_after_resume_s", None if started is None else started - resumed_at, details=details)
     sc.expect("JB-7", "complete_after_resume_s", parse_time(complete.get("lastTransitionTime")) - resumed_at, details=details)
