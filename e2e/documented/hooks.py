@@ -164,15 +164,18 @@ HK4_DELETE_AFTER_S = 3
 # a pod's clean-up, where a correct kubelet has long removed it
 HK4_WINDOW_S = 30
 assert HK4_WINDOW_S > HK4_GRACE_S + 2 * MINIMUM_GRACE_PERIOD_S + 10
-UP_HK4 = ("[UP] pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer (runner.Run of an exec hook with no "
-          "timeout: RunInContainer(…, 0)); pkg/kubelet/lifecycle/handlers.go handlerRunner.Run («TODO(tallclair): Pass a "
-          "proper timeout value»); pkg/kubelet/pod_workers.go (one sync per pod at a time: SyncTerminatingPod waits "
-          "for the blocked SyncPod)")
+UP_HK4 = ("[UP] pkg/kubelet/kubelet.go SyncPod (sctx := context.WithoutCancel(ctx), «TODO(#113606)»: the runtime's SyncPod "
+          "never sees the pod worker's cancellation); pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer "
+          "(runner.Run of the postStart hook); pkg/kubelet/lifecycle/handlers.go handlerRunner.Run (exec with timeout 0, "
+          "«TODO(tallclair): Pass a proper timeout value»); k8s.io/cri-client remote_runtime.go ExecSync (timeout 0: no "
+          "deadline); pkg/kubelet/pod_workers.go UpdatePod (cancelFn on termination), one sync per pod at a time "
+          "(v1.34.4 … v1.37.2: the same)")
 HK4_BUG = "kubernetes/kubernetes#116032 (open, triage/accepted; R30: also #122222 eviction, open)"
-HK4_MECHANISM = ("the postStart exec hook runs inside SyncPod → startContainer with no timeout, and the pod worker runs "
-                 "one sync at a time: the delete's SyncTerminatingPod (and with it killContainer, SIGTERM and the grace "
-                 "period) waits until the hook returns; meanwhile no status is generated (container waiting "
-                 "ContainerCreating) and the pod stays Terminating")
+HK4_MECHANISM = ("the postStart exec hook runs inside the runtime's SyncPod → startContainer with no timeout, on a context "
+                 "stripped of cancellation (kubelet.go SyncPod: context.WithoutCancel, TODO #113606): the delete cancels the "
+                 "pod worker's sync (pod_workers.go UpdatePod → cancelFn) but not the hook's ExecSync, and the pod worker runs "
+                 "one sync at a time — SyncTerminatingPod (killContainer, SIGTERM, the grace period) waits until the hook "
+                 "returns; meanwhile no status is generated (container waiting ContainerCreating) and the pod stays Terminating")
 # after the hook's process is killed: the hook returns (+ exec end), killContainer sends SIGTERM
 # (the app exits at once), PLEG sees the exit, SyncTerminatingPod and the pod's removal
 HK4_CLEANUP_S = 1.0  # sandbox stop, volume unmount, TerminatePod, delete with grace 0 (as KB-1's SANDBOX_STOP_S + POD_CLEANUP_S / 2 each)
