@@ -8,10 +8,26 @@
   timeoutSeconds of 0 is *defaulted* to 1 (defaulting runs before validation, and
   ``SetDefaults_Probe`` tests ``== 0``), so it is never refused (open point 7 of §5).
 
+- PB-2: the prober worker's arithmetic (liveness kill after F failures P apart, readiness down after
+  F and up after S results), the Killing texts, preStop before the liveness kill's SIGTERM, and a
+  startupProbe's own terminationGracePeriodSeconds (R16) against the 2 s floor.
+- PB-3: what each handler counts as success: 2xx and a followed same-host redirect; 4xx/5xx fail
+  ("HTTP probe failed with statuscode: N"); a 3xx that is not followed (another host, or 399)
+  *succeeds* with a ProbeWarning "Probe terminated redirects, Response body: …"; TCP; the
+  kubelet's User-Agent ``kube-probe/1.<minor>`` and Accept ``*/*``. gRPC is not judged (no gRPC
+  health server in the preloaded images).
+- PB-4: timeoutSeconds bounds an HTTP probe (Go client timeout) and an exec probe ("command timed
+  out"), but an exec probe whose background child keeps its stdout open is held by containerd's
+  output drain until the child exits or the kubelet's CRI deadline (2 min + timeoutSeconds) — R17.
+
 Versions: ``SetDefaults_Probe``, ``validateLivenessProbe``, ``validateReadinessProbe`` and
 ``validateStartupProbe`` are byte-identical in v1.34.4, v1.35.4, v1.36.3 and v1.37.2;
 ``validateProbe`` differs only in 1.37.2 (``validateHandler`` lost its ``opts`` argument), not in
-the checks of the timing fields. Nothing here is keyed by minor.
+the checks of the timing fields. The prober (worker.go, prober.go), pkg/probe/http, pkg/probe/tcp and
+pkg/probe/exec were read in the four versions too (differences named where they are used). Only
+the User-Agent is keyed by minor: it names the kubelet's own version (component-base
+``version.Get()``, whose gitMinor the build sets: hack/offline/build-kubernetes.sh ``-X
+…gitMinor=<minor>``, as upstream's hack/lib/version.sh does for a release).
 """
 
 from __future__ import annotations
