@@ -85,7 +85,9 @@ register(
 # "Container <c> failed liveness probe" + ", will be restarted" when the policy restarts it; the
 # kill's grace is the probe's own terminationGracePeriodSeconds when set (kuberuntime_container.go
 # setTerminationGracePeriod, isProbeTerminationGracePeriodSecondsSet: identical in the four
-# versions), never below 2 s (minimumGracePeriodInSeconds).
+# versions), never below 2 s (minimumGracePeriodInSeconds). doProbe differs from 1.35 only for a
+# container started before a kubelet restart (ChangeContainerStatusOnKubeletRestart, the sidecar
+# startup seed of #136910) and in logging: no kubelet restarts here.
 PB2_SLOW_PERIOD_S, PB2_SLOW_FAILURE_THRESHOLD = 5, 3   # (a), (e)
 PB2_FAST_PERIOD_S = 2                                   # (c): failureThreshold 1
 PB2_READY_PERIOD_S, PB2_READY_FAILURE_THRESHOLD, PB2_READY_SUCCESS_THRESHOLD = 5, 2, 2  # (b)
