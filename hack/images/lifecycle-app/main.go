@@ -21,10 +21,14 @@
 //	GET /healthz   liveness: always 200
 //	GET /readyz    readiness: 200, or 503 once SIGTERM was received in drain mode
 //	GET /startupz  startup: 503 until --startup-delay after the start, then 200
+//	GET /code/N    answers status N (100-999), a probe target per status code
+//	GET /redirect/same   302 to /code/200 on the same host
+//	GET /redirect/other  302 to http://127.0.0.2:1/ (another host, where nothing listens)
+//	GET /slow      200 after ?delay=D (default 3s): a probe that outlasts its timeoutSeconds
 //
-// Probe endpoints log "PROBE path=/readyz status=200 agent=kube-probe/1.37" on every hit (the
-// kubelet's probes identify themselves by their User-Agent); "/" requests are logged with
-// --log-requests.
+// Probe endpoints log "PROBE path=/readyz status=200 agent="kube-probe/1.37" accept="*/*"" on every
+// hit (the kubelet's probes identify themselves by their User-Agent; a redirect adds location=...);
+// "/" requests are logged with --log-requests.
 //
 // SIGTERM behaviour (--sigterm):
 //
@@ -57,6 +61,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,7 +139,14 @@ type app struct {
 func (a *app) probe(w http.ResponseWriter, r *http.Request, status int) {
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "%d\n", status)
-	logf("PROBE", "path=%s status=%d agent=%q", r.URL.Path, status, r.UserAgent())
+	logf("PROBE", "path=%s status=%d agent=%q accept=%q", r.URL.Path, status, r.UserAgent(), r.Header.Get("Accept"))
+}
+
+func (a *app) redirect(w http.ResponseWriter, r *http.Request, location string) {
+	w.Header().Set("Location", location)
+	w.WriteHeader(http.StatusFound)
+	fmt.Fprintf(w, "%d\n", http.StatusFound)
+	logf("PROBE", "path=%s status=%d location=%s agent=%q accept=%q", r.URL.Path, http.StatusFound, location, r.UserAgent(), r.Header.Get("Accept"))
 }
 
 func (a *app) routes() *http.ServeMux {
@@ -153,6 +165,24 @@ func (a *app) routes() *http.ServeMux {
 			status = http.StatusServiceUnavailable
 		}
 		a.probe(w, r, status)
+	})
+	mux.HandleFunc("/code/", func(w http.ResponseWriter, r *http.Request) {
+		code, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/code/"))
+		if err != nil || code < 100 || code > 999 {
+			code = http.StatusBadRequest
+		}
+		a.probe(w, r, code)
+	})
+	mux.HandleFunc("/redirect/same", func(w http.ResponseWriter, r *http.Request) { a.redirect(w, r, "/code/200") })
+	mux.HandleFunc("/redirect/other", func(w http.ResponseWriter, r *http.Request) { a.redirect(w, r, "http://127.0.0.2:1/") })
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		delay := 3 * time.Second
+		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil {
+			delay = d
+		}
+		logf("PROBE", "path=%s phase=start delay=%s agent=%q", r.URL.Path, delay, r.UserAgent())
+		time.Sleep(delay)
+		a.probe(w, r, http.StatusOK)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		n := a.inFlight.Add(1)
