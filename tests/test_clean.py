@@ -25,7 +25,7 @@ class FakeNetwork:
         monkeypatch.setattr(egress, "can_guard_host", lambda: root)
         monkeypatch.setattr(egress, "release", self.release)
 
-    def release(self, state_dir) -> bool:
+    def release(self) -> bool:
         self.released += 1
         self.exists = False
         return True
@@ -234,7 +234,7 @@ def test_a_creation_stopped_by_ctrl_c_leaves_none_of_the_clusters_files(state, f
         return ""
 
     monkeypatch.setattr(kind, "_kind", create_cut)
-    monkeypatch.setattr(egress, "prepare", lambda state_dir: "egress guard: none here")
+    monkeypatch.setattr(egress, "prepare", lambda: "egress guard: none here")
     profile = cluster.Profile(Path(__file__).resolve().parent.parent / "kind-config.yaml", "kindest/node:v1.37.2")
     with pytest.raises(KeyboardInterrupt):
         kind._create(profile, "run-1")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 
 import pytest
@@ -201,3 +203,24 @@ def test_egress_mode_from_the_environment(monkeypatch):
     monkeypatch.setenv("E2E_EGRESS", "all")
     with pytest.raises(EgressError, match="E2E_EGRESS='all': give one of none, public"):
         egress.egress_mode()
+
+
+def test_a_run_with_another_state_dir_never_removes_the_network_another_run_is_starting_on(tmp_path, monkeypatch):
+    """The network and the host guard are the host's: a run ending (release) while another run,
+    with its own E2E_STATE_DIR, has prepared the network but made no node yet must leave both
+    (helper-19: "network ple2e not found" at cluster creation when the lock was per state dir)."""
+    monkeypatch.setattr(egress, "HOST_LOCK_DIR", tmp_path / "locks")
+    monkeypatch.setattr(egress, "RELEASE_WAIT_S", 0.2)
+    monkeypatch.setattr(egress, "nodes_on_network", lambda: [])  # the other run has no node yet
+    monkeypatch.setattr(egress, "network_exists", lambda: True)
+    ran: list[list[str]] = []
+    monkeypatch.setattr(egress, "_run", lambda cmd, check=True: ran.append(cmd) or subprocess.CompletedProcess(cmd, int("-D" in cmd), "", ""))
+    starting = os.open(egress._lock_dir() / "network.use", os.O_RDONLY | os.O_CREAT)  # the other run's prepare()
+    fcntl.flock(starting, fcntl.LOCK_SH)
+    try:
+        assert egress.release() is False
+        assert not [c for c in ran if c[:3] == ["docker", "network", "rm"]]
+    finally:
+        os.close(starting)
+    assert egress.release() is True  # once nobody holds it: removed
+    assert ["docker", "network", "rm", egress.NETWORK] in ran

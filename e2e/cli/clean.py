@@ -136,7 +136,7 @@ def _clean_egress(dry_run: bool) -> int:
             return 0
         if dry_run:
             _say(dry_run, f"Docker network {egress.NETWORK} and the host egress guard (no node on it), unless a run uses them")
-        elif egress.release(cluster.STATE_DIR):
+        elif egress.release():
             _say(dry_run, f"Docker network {egress.NETWORK} and the host egress guard (no node on it)")
     except (egress.EgressError, OSError, subprocess.SubprocessError) as e:
         print(f"  removing the egress guard failed: {e}", file=sys.stderr)

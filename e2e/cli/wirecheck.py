@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     if not devs:
         print("wire check: no interface carries a default route: nothing to watch", file=sys.stderr)
         return EXIT_USAGE
-    print(egress.prepare(cluster.STATE_DIR), file=sys.stderr)
+    print(egress.prepare(), file=sys.stderr)
     captures = [Capture("uplink", dev, uplink_filter(egress.resolvers(), mode, host_hop_limits()), "out") for dev in devs]
     captures.append(Capture("bridge", egress.BRIDGE, bridge_filter(egress.subnets(f"{args.pod_subnet},{args.service_subnet}")),
                             "in", promiscuous=False))
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             for capture, proc, pcap in zip(captures, procs, pcaps, strict=False):
                 _stop(capture, proc, pcap)
                 shutil.copyfile(pcap, args.reports / f"wire-{capture.name}-{capture.interface}.pcap")
-            egress.release(cluster.STATE_DIR)
+            egress.release()
     data, text = report(captures, command, status, time.monotonic() - started)
     (args.reports / "wire-check.json").write_text(json.dumps(data, indent=2) + "\n")
     (args.reports / "wire-check.md").write_text(text)

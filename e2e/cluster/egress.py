@@ -47,6 +47,7 @@ import os
 import shutil
 import struct
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterable
@@ -82,9 +83,12 @@ REJECT_WITH = {4: "icmp-admin-prohibited", 6: "icmp6-adm-prohibited"}
 RELEASE_WAIT_S = 10
 # Seconds a docker or iptables command may take.
 COMMAND_TIMEOUT_S = 60
-# One host guard change at a time on this host, whatever the state dir of the run making it
-# (the chain and the bridge are the host's, not a state dir's). Root only: /run/lock.
-HOST_LOCK = Path("/run/lock" if os.path.isdir("/run/lock") else "/tmp") / "pod-lifecycle-e2e.egress.lock"
+# The locks of what is the host's, not a state dir's: the network ``ple2e``, its bridge and the
+# host chain, shared by every run on the host whatever its E2E_STATE_DIR (runs with their own state
+# dirs once removed the network under each other while one was starting). HOST_LOCK: one host
+# guard change at a time; network.lock / network.use: see :func:`prepare`.
+HOST_LOCK_DIR = Path("/run/lock" if os.access("/run/lock", os.W_OK) else tempfile.gettempdir()) / "pod-lifecycle-e2e"
+HOST_LOCK = HOST_LOCK_DIR / "egress.lock"
 _DROPIN_TEXT = f"""# Written by pod-lifecycle-e2e (e2e/cluster/egress.py): the node's egress guard, before every kubelet start.
 [Service]
 ExecStartPre=/bin/sh {NODE_SCRIPT}
@@ -262,7 +266,7 @@ class HostGuard:
         are deleted — the first match decides, so a packet meets the new rules, or the new over the
         old, never neither (a flush-then-append let a node's DNS query out in that gap). Holds
         :data:`HOST_LOCK` (one install or removal on the host at a time, whatever the state dir)."""
-        with FileLock(str(HOST_LOCK)):
+        with FileLock(str(_lock_dir() / HOST_LOCK.name), mode=0o666):
             for family in (4, 6):
                 ipt = IPTABLES[family]
                 created = self._run([ipt, "-w", "-N", HOST_CHAIN], check=False).returncode == 0
@@ -286,7 +290,7 @@ class HostGuard:
     def remove(self) -> None:
         """Remove the jumps (from DOCKER-USER and FORWARD) and the chain, both families (under
         :data:`HOST_LOCK`)."""
-        with FileLock(str(HOST_LOCK)):
+        with FileLock(str(_lock_dir() / HOST_LOCK.name), mode=0o666):
             self._remove()
 
     def _remove(self) -> None:
@@ -303,7 +307,7 @@ def can_guard_host() -> bool:
     return os.geteuid() == 0 and all(shutil.which(c) for c in IPTABLES.values())
 
 
-_use_fd: list[int] = []  # this process's shared lock on guard/network.use, while it holds it
+_use_fd: list[int] = []  # this process's shared lock on network.use, while it holds it
 _prepared: list[bool] = []
 
 
@@ -312,25 +316,32 @@ def prepared() -> bool:
     return bool(_prepared)
 
 
-def _lock_dir(state_dir: Path) -> Path:
-    path = Path(state_dir) / "guard"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def _lock_dir() -> Path:
+    """:data:`HOST_LOCK_DIR`, made (sticky and writable by all, as /run/lock itself: runs as other
+    users share it)."""
+    if not HOST_LOCK_DIR.is_dir():
+        HOST_LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        try:
+            HOST_LOCK_DIR.chmod(0o1777)
+        except OSError:
+            pass
+    return HOST_LOCK_DIR
 
 
-def prepare(state_dir: Path) -> str:
+def prepare() -> str:
     """Before a cluster is created: the suite's network, and the host layer where this process
     may install it (else a warning: the node layer alone). This process holds a shared lock on
-    ``guard/network.use`` for its life, so no other run removes the guard under it.
-    Returns a line saying what guards the run."""
+    ``network.use`` (:data:`HOST_LOCK_DIR`: the host's, whatever the state dir) for its life, so
+    no other run removes the network or the guard under it, not even between the network's
+    creation and this run's first node. Returns a line saying what guards the run."""
     mode = egress_mode()
     _prepared.append(True)
-    locks = _lock_dir(state_dir)
+    locks = _lock_dir()
     if not _use_fd:
-        fd = os.open(locks / "network.use", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(locks / "network.use", os.O_RDONLY | os.O_CREAT, 0o666)
         fcntl.flock(fd, fcntl.LOCK_SH)
         _use_fd.append(fd)
-    with FileLock(str(locks / "network.lock")):
+    with FileLock(str(locks / "network.lock"), mode=0o666):
         if not can_guard_host():
             ensure_network()
             msg = (f"egress guard: node layer only (not root, or no iptables/ip6tables on the host): pod and Service "
@@ -354,16 +365,16 @@ def _lock_exclusive(fd: int, wait_s: float) -> bool:
             time.sleep(0.5)
 
 
-def release(state_dir: Path) -> bool:
+def release() -> bool:
     """After this process's clusters are gone: when no other process holds the guard and no
     container is left on the network (a kept cluster keeps both), remove the host layer and
     the network. True when removed."""
     for fd in _use_fd:
         os.close(fd)
     _use_fd.clear()
-    locks = _lock_dir(state_dir)
-    with FileLock(str(locks / "network.lock")):
-        fd = os.open(locks / "network.use", os.O_RDWR | os.O_CREAT, 0o644)
+    locks = _lock_dir()
+    with FileLock(str(locks / "network.lock"), mode=0o666):
+        fd = os.open(locks / "network.use", os.O_RDONLY | os.O_CREAT, 0o666)
         try:
             if not _lock_exclusive(fd, RELEASE_WAIT_S):
                 return False  # another run still uses the network

@@ -342,7 +342,7 @@ class Kind:
         cfg = STATE_DIR / f"{self.name}.kind-config.yaml"
         cfg.write_text(profile.rendered())
         try:
-            log.info("%s", egress.prepare(STATE_DIR))
+            log.info("%s", egress.prepare())
             self._kind("create", "cluster", "--name", self.name, "--image", profile.node_image,
                        "--config", str(cfg), "--kubeconfig", str(self.kubeconfig), "--wait", KIND_WAIT)
             state = {"owner": run_id, "profile": profile.name, "node_image": profile.node_image,

@@ -483,7 +483,7 @@ def _sweep_used(config: pytest.Config, owned: set[str]) -> None:
 def _release_egress() -> None:
     """The host guard and the suite's network go with the last cluster on it (e2e.cluster.egress)."""
     try:
-        if egress.release(STATE_DIR):
+        if egress.release():
             log.info("egress guard and Docker network %s removed: no cluster left on it", egress.NETWORK)
     except Exception as e:  # noqa: BLE001 - `make clean` removes them later
         log.warning("removing the egress guard failed (`make clean` tries again): %s", e)
