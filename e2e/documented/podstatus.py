@@ -1,14 +1,17 @@
 """PC — pod conditions and status latency (docs/cases/CASES-workloads.md §1.5, §2 "Status
-generation", "PLEG", §4 PC-1, PC-2, PC-4, PC-5).
+generation", "PLEG", §4 PC-1…PC-5).
 
 What the kubelet writes into a pod's ``status.conditions`` and how fast:
 
 - PC-1: the condition chain PodScheduled → PodReadyToStartContainers → Initialized →
   ContainersReady → Ready and its reasons and messages while an init container runs, while the
   main container is unready, and while a readiness gate's condition is missing.
-- PC-2: PodReadyToStartContainers is True at or before the first container's start; with a
+- PC-2: PodReadyToStartContainers is True at or before the first container's start; while an
+  image pull stalls it is False on 1.34/1.35 and True from 1.36 (OnPodSandboxReady); with a
   RuntimeClass whose handler the runtime lacks it stays False, with reason ``PodSandboxNotReady``
   from 1.37 and none before.
+- PC-3: status latency (R39), medians of 20 samples: a container's start, its exit, a resize, each
+  from its cause to our watch; the periodic 1 s PLEG relist against the on-demand relist of 1.36+.
 - PC-4: a deleted pod held by a finalizer still reaches its terminal phase; the server's STATUS
   column then shows the container's reason, not ``Terminating``; the object goes once the
   finalizer is removed.
@@ -104,6 +107,14 @@ PC2 = [
           minors=(34, 36)),
     equal("PC-2", "ready_to_start_has_message[bogus-handler]", True,
           f"{UP_READY_TO_START}: v1.37.2 Message = PodSandboxChanged's reason", minors=(37, None)),
+    equal("PC-2", "ready_to_start_while_pull_stalls", "False",
+          f"R43; {UP_READY_TO_START}: before v1.36.3 the condition is generated in the sync that runs after the pull returns",
+          minors=(34, 35)),
+    equal("PC-2", "ready_to_start_while_pull_stalls", "True",
+          "R43; [UP] pkg/kubelet/kubelet.go OnPodSandboxReady (v1.36.3, v1.37.2), called by kuberuntime_manager.go "
+          "SyncPod right after the sandbox is created: True while the pull stalls", minors=(36, None)),
+    equal("PC-2", "stalled_container_waiting_reason", "ContainerCreating",
+          "[UP] pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses (a container never created waits with ContainerCreating)"),
     equal("PC-2", "sandbox_event_names_handler", True,
           "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod (FailedCreatePodSandBox with the runtime's error, "
           "which names the missing handler)"),
@@ -148,4 +159,41 @@ PC5 = [
           "[UP] pkg/features/kube_features.go PodObservedGenerationTracking (1.34 beta default true; 1.35+ GA locked)"),
 ]
 
-register([*PC1, *PC2, *PC4, *PC5], VERIFIED_IN)
+# -- PC-3 ------------------------------------------------------------------------------------
+# R39: the kubelet's status latency. v1.34.4 and v1.35.4: the generic PLEG relists every 1 s
+# (pkg/kubelet/pleg/generic.go Relist; genericPlegRelistPeriod), so a change the kubelet made or
+# saw waits up to 1 s for the relist, then the status write. v1.36.3 and v1.37.2: gate
+# PLEGOnDemandRelist (beta/on 1.36, GA 1.37; pkg/features/kube_features.go): after a SyncPod that
+# did something (kubelet.go SyncPod: postSync → RequestPodRelist → GenericPLEG.RequestRelist) the
+# pod is relisted at once — a container start and a resize; a container's own exit is no kubelet
+# action and still waits for the periodic 1 s relist (every version).
+SAMPLES = 20
+R39 = "R39"
+UP_PLEG = "[UP] pkg/kubelet/pleg/generic.go Relist, RequestRelist; pkg/kubelet/kubelet.go SyncPod (postSync RequestPodRelist, v1.36.3+)"
+PERIODIC_MEDIAN_S = PLEG_RELIST_S + 0.5   # half a relist on average, plus the status write (≤ 0.5 s, §3.3 "+w") with room
+ON_DEMAND_MEDIAN_S = 0.5                   # relist at once + status write
+RESIZE_PERIODIC_MEDIAN_S = 2.5             # kubelet hand-off of the resize + CRI update + the next relist + write (catalogue)
+
+PC3 = [
+    within("PC-3", "start_to_watch_median_s", 0.75, 0, PERIODIC_MEDIAN_S,
+           f"the start waits for the periodic relist ({PLEG_RELIST_S:g} s, uniform: median ½) + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(34, 35)),
+    within("PC-3", "start_to_watch_median_s", 0.25, 0, ON_DEMAND_MEDIAN_S,
+           f"PLEGOnDemandRelist: relisted right after the SyncPod that started it, + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(36, None)),
+    within("PC-3", "exit_to_watch_median_s", 0.75, 0, PERIODIC_MEDIAN_S,
+           f"an exit is no kubelet action: the periodic relist ({PLEG_RELIST_S:g} s, median ½) + status write, every "
+           f"version; median of {SAMPLES}", f"{R39}; {UP_PLEG}"),
+    within("PC-3", "resize_to_watch_median_s", 1.25, 0, RESIZE_PERIODIC_MEDIAN_S,
+           f"the resize's SyncPod, then the periodic relist ({PLEG_RELIST_S:g} s) + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(34, 35)),
+    within("PC-3", "resize_to_watch_median_s", 0.25, 0, ON_DEMAND_MEDIAN_S,
+           f"PLEGOnDemandRelist: the resize's SyncPod requests a relist at once, + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(36, None)),
+    equal("PC-3", "on_demand_relist_gate", "absent", f"{UP_PLEG}; [UP] pkg/features/kube_features.go (no PLEGOnDemandRelist before 1.36)",
+          minors=(34, 35)),
+    equal("PC-3", "on_demand_relist_gate", "true", "[UP] pkg/features/kube_features.go PLEGOnDemandRelist (beta/on 1.36, GA 1.37)",
+          minors=(36, None)),
+]
+
+register([*PC1, *PC2, *PC3, *PC4, *PC5], VERIFIED_IN)

@@ -1,8 +1,9 @@
-"""PC-1, PC-2, PC-4, PC-5 — pod conditions and what the kubelet reports back
+"""PC-1…PC-5 — pod conditions and what the kubelet reports back
 (docs/cases/CASES-workloads.md §4 PC). Documented values: :mod:`e2e.documented.podstatus`."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from e2e.cluster import gates
 from e2e.cluster.kube import ApiRefused
 from e2e.documented import podstatus as doc
 from e2e.evidence.kubectl import server_columns
+from e2e.evidence.stamps import first, parse, stamps_from_pod
 from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
@@ -99,7 +101,7 @@ def test_ready_to_start_containers(scenario: Scenario):
     """PC-2 (b): PodReadyToStartContainers True at or before the container's start; (c) a
     RuntimeClass whose handler containerd lacks: False, its reason and message per minor, the
     FailedCreatePodSandBox event naming the handler; control: kind's ``runc`` handler, True.
-    (a), the stalled pull, is not here (see the family's report)."""
+    (a), the stalled pull: :func:`test_ready_to_start_while_pull_stalls`."""
     sc = scenario
     sc.apply("plain.yaml", name="plain")
     sc.apply("runtimeclass.yaml", name="bogus", rc=f"{sc.namespace}-bogus", handler="ple2e-missing")
@@ -216,3 +218,112 @@ def test_generation_and_observed_generation(scenario: Scenario):
         sc.expect("PC-5", f"conditions_observed_generation_current[{what}]",
                   all(c.get("observedGeneration") == new for c in conds),
                   details={"conditions": [(c["type"], c.get("observedGeneration")) for c in conds]})
+
+
+# -- PC-3 ------------------------------------------------------------------------------------
+
+
+def _median_p95(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    n = len(ordered)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return median, ordered[min(n - 1, math.ceil(0.95 * n) - 1)]
+
+
+def _first_seen(sc: Scenario, pod: str, check, after: float = 0.0) -> float | None:
+    return next((ch.received_at for ch in sc.recorder.changes("Pod", pod) if ch.received_at >= after and check(ch.obj)), None)
+
+
+@pytest.mark.case("PC-3")
+@pytest.mark.record(*RECORD)
+def test_status_latency(scenario: Scenario):
+    """PC-3 (R39), 20 samples each, medians judged, p95 recorded: (a) a container's own start
+    stamp → the watch sees it running; (b) its own stamp just before ``exit 1`` → the watch sees
+    it terminated (restartPolicy Never: no back-off, one pod per sample); (c) a CPU resize → the
+    watch sees the new requests in the container's status. The PLEGOnDemandRelist gate is read
+    from the kubelet."""
+    sc = scenario
+    node = sc.kube.nodes()[0]["metadata"]["name"]
+    kubelet = gates.kubelet(sc.kube, node)
+    on_demand = str(kubelet.enabled("PLEGOnDemandRelist")).lower() if "PLEGOnDemandRelist" in kubelet else "absent"
+    sc.note("PLEGOnDemandRelist", kubelet.describe("PLEGOnDemandRelist"))
+    sc.expect("PC-3", "on_demand_relist_gate", on_demand)
+
+    starts: list[float] = []
+    exits: list[float] = []
+    for i in range(doc.SAMPLES):
+        sc.apply("latency.yaml", name=f"start-{i}", policy="Always", then="sleep 3600")
+        sc.wait(pods.container_running(f"start-{i}", "main"), WAIT_SLACK_S)
+        seen = _first_seen(sc, f"start-{i}", lambda o: pods.state(o, "main") == "running")
+        # the container is running before its shell has written the stamp: read until it is there
+        stamp = sc.first_within(WAIT_SLACK_S, f"start-{i}'s start stamp",
+                                lambda i=i: first(parse(sc.kube.logs(sc.namespace, f"start-{i}", "main")), "start"))
+        if seen is not None and stamp is not None:
+            starts.append(seen - stamp.at)
+        sc.delete("Pod", f"start-{i}", grace_period_s=1)
+    for i in range(doc.SAMPLES):
+        sc.apply("latency.yaml", name=f"exit-{i}", policy="Never", then="sleep 1; stamp exit; exit 1")
+        sc.wait(pods.pod_phase(f"exit-{i}", "Failed"), WAIT_SLACK_S)
+        seen = _first_seen(sc, f"exit-{i}", lambda o: pods.state(o, "main") == "terminated")
+        stamp = first(stamps_from_pod(sc.pod(f"exit-{i}") or {}), "exit")
+        if seen is not None and stamp is not None:
+            exits.append(seen - stamp.at)
+        sc.delete("Pod", f"exit-{i}", grace_period_s=1)
+    resizes: list[float] = []
+    sc.apply("latency.yaml", name="resize", policy="Always", then="sleep 3600")
+    sc.wait(pods.container_running("resize", "main"), WAIT_SLACK_S)
+    for i in range(doc.SAMPLES):
+        cpu = "150m" if i % 2 == 0 else "100m"
+        sent = time.time()
+        sc.resize("resize", "main", requests={"cpu": cpu})
+
+        def applied(cpu: str = cpu, sent: float = sent) -> float | None:
+            return _first_seen(sc, "resize", lambda o: ((pods.container_status(o, "main").get("resources") or {})
+                                                        .get("requests") or {}).get("cpu") == cpu, after=sent)
+        resizes.append(sc.wait_for(f"status requests cpu {cpu}", applied, WAIT_SLACK_S) - sent)
+    for name, values in (("start_to_watch_median_s", starts), ("exit_to_watch_median_s", exits), ("resize_to_watch_median_s", resizes)):
+        sc.require(len(values) == doc.SAMPLES or None, f"{doc.SAMPLES} samples of {name} (got {len(values)})")
+        median, p95 = _median_p95(values)
+        sc.expect("PC-3", name, median, details={"p95_s": round(p95, 3), "samples_s": [round(v, 3) for v in values]})
+
+
+# -- PC-2 (a) --------------------------------------------------------------------------------
+
+STALL_PORT = 5998
+STALL_S = 10  # how long the pull is left stalled before the condition is read
+# accepts on the node's loopback and never answers; ends by itself after 300 s at the latest
+LISTENER = ("import socket, time\n"
+            "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            f"s.bind(('127.0.0.1', {STALL_PORT})); s.listen(16); s.settimeout(1); held = []; end = time.time() + 300\n"
+            "while time.time() < end:\n"
+            "    try: held.append(s.accept()[0])\n"
+            "    except OSError: pass\n")
+
+
+@pytest.mark.case("PC-2")
+@pytest.mark.record(*RECORD)
+def test_ready_to_start_while_pull_stalls(scenario: Scenario):
+    """PC-2 (a) (R43): a pull from a listener on the node's own loopback that accepts and never
+    answers (python3 of the node image, started by ``docker exec``, killed by its PID in a
+    ``finally``): after 10 s the container still waits in ContainerCreating and
+    PodReadyToStartContainers reads False (1.34, 1.35) or True (1.36+)."""
+    sc = scenario
+    pid = sc.node_exec("sh", "-c", f"timeout 300 python3 -c \"{LISTENER}\" >/dev/null 2>&1 & echo $!").strip()
+    try:
+        sc.require(pid.isdigit() or None, f"the loopback listener's PID (got {pid!r})")
+        sc.wait_for(f"the listener on 127.0.0.1:{STALL_PORT}", lambda: f":{STALL_PORT} " in sc.node_exec("ss", "-ltn") or None, WAIT_SLACK_S)
+        listening = sc.node_exec("ss", "-ltnH", f"sport = :{STALL_PORT}")
+        sc.require(listening.strip() and all("127.0.0.1:" in line for line in listening.strip().splitlines()) or None,
+                   f"the listener bound to the loopback only ({listening.strip()!r})")
+        sc.apply("stalled.yaml", name="stalled", port=STALL_PORT)
+        sc.wait_for("stalled scheduled", lambda: (_cond(sc.pod("stalled"), "PodScheduled").get("status") == "True") or None, WAIT_SLACK_S)
+        time.sleep(STALL_S)
+        pod = sc.pod("stalled")
+        waiting = (pods.container_status(pod, "main").get("state") or {}).get("waiting") or {}
+        sc.expect("PC-2", "stalled_container_waiting_reason", waiting.get("reason"), details={"state": waiting})
+        cond = _cond(pod, "PodReadyToStartContainers")
+        sc.expect("PC-2", "ready_to_start_while_pull_stalls", cond.get("status"), details={"condition": cond})
+        sc.delete("Pod", "stalled", grace_period_s=0)
+    finally:
+        if pid.isdigit():
+            sc.node_exec("sh", "-c", f"kill {pid} 2>/dev/null; true")
