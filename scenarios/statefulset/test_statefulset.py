@@ -278,12 +278,20 @@ def test_max_unavailable_rolling_update(scenario: Scenario):
     for name in ("pa", "or"):
         sc.wait(ready_count(sc, name, 5), 5 * (doc.READY_AFTER_S + doc.CONTROLLER_S) + PODS_SLACK_S)
     since = time.time()
+    generation = {}
     for name in ("pa", "or"):
-        sc.patch("StatefulSet", name, {"spec": {"template": {"spec": {"containers": [{"name": "app", "env": [{"name": "VERSION", "value": "2"}]}]}}}})
+        answer = sc.patch("StatefulSet", name, {"spec": {"template": {"spec": {"containers": [{"name": "app", "env": [{"name": "VERSION", "value": "2"}]}]}}}})
+        generation[name] = answer["metadata"]["generation"]
     budget = 5 * (doc.TERM_EXIT_S + doc.READY_AFTER_S + 2 * doc.CONTROLLER_S) + PODS_SLACK_S
+
+    def rolled(s, name: str) -> bool | None:
+        # the status right after the patch still describes the old template: wait for the
+        # controller to have seen the new generation and for both revisions to meet
+        st = (s.get("StatefulSet", name) or {}).get("status") or {}
+        return (st.get("observedGeneration", 0) >= generation[name] and st.get("updatedReplicas") == 5
+                and st.get("readyReplicas") == 5 and st.get("currentRevision") == st.get("updateRevision")) or None
     for name in ("pa", "or"):
-        sc.wait(pods.until(f"{name}: 5 updated and ready", lambda s, n=name: (lambda st: st.get("updatedReplicas") == 5
-                and st.get("readyReplicas") == 5 or None)((s.get("StatefulSet", n) or {}).get("status") or {})), budget)
+        sc.wait(pods.until(f"{name}: 5 updated and ready", lambda s, n=name: rolled(s, n)), budget)
     until = time.time()
     for policy, name in (("Parallel", "pa"), ("OrderedReady", "or")):
         deleted = sorted((x for x in lives(sc, name) if x.deleting and x.deleting >= since and x.added < since), key=lambda x: x.deleting or 0)
