@@ -92,7 +92,8 @@ def test_controller_manager_is_read_with_curl_in_the_node():
         seen.append(cmd)
         return METRICS
     assert gates.controller_manager(node_exec).enabled("PodReadyToStartContainersCondition")
-    assert seen[0][0] == "curl" and seen[0][-1] == "https://127.0.0.1:10257/metrics"
+    assert seen[0][:2] == ("sh", "-c") and "curl" in seen[0][2] and seen[0][2].endswith(" https://127.0.0.1:10257/metrics")
+    assert "/etc/kubernetes/admin.conf" in seen[0][2] and "rm -rf" in seen[0][2]
 
     def failing(*cmd, timeout=30, node=None):
         raise RuntimeError("docker exec n curl …: curl: (7) Failed to connect")

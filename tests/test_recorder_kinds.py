@@ -1,5 +1,5 @@
 """e2e.record.recorder records the kinds a test asks for with ``@pytest.mark.record(...)``: namespaced
-Jobs, Deployments, ReplicaSets, PodDisruptionBudgets, the cluster-scoped Nodes and the node
+Jobs, Deployments, ReplicaSets, StatefulSets, HorizontalPodAutoscalers, PodDisruptionBudgets, the cluster-scoped Nodes and the node
 Leases of kube-node-lease (fake API)."""
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ KINDS = {
     "Job": (client.BatchV1Api, "list_namespaced_job"),
     "Deployment": (client.AppsV1Api, "list_namespaced_deployment"),
     "ReplicaSet": (client.AppsV1Api, "list_namespaced_replica_set"),
+    "StatefulSet": (client.AppsV1Api, "list_namespaced_stateful_set"),
+    "HorizontalPodAutoscaler": (client.AutoscalingV2Api, "list_namespaced_horizontal_pod_autoscaler"),
     "PodDisruptionBudget": (client.PolicyV1Api, "list_namespaced_pod_disruption_budget"),
     "Node": (client.CoreV1Api, "list_node"),
     "Lease": (client.CoordinationV1Api, "list_namespaced_lease"),

@@ -10,8 +10,10 @@ whose API server is not on the loopback is refused, :class:`GatesUnreadable`):
 - a kubelet: ``GET /api/v1/nodes/<node>/proxy/metrics`` through the same client (the API server
   proxies to the kubelet from inside the cluster's network);
 - the controller manager: ``curl`` in the control-plane node (``docker exec``) to its secure port
-  on the node's loopback (``https://127.0.0.1:10257/metrics``), authenticated with the kubeadm
-  certificate ``apiserver-kubelet-client`` (group ``kubeadm:cluster-admins``).
+  on the node's loopback (``https://127.0.0.1:10257/metrics``), authenticated with the client
+  certificate of kubeadm's ``/etc/kubernetes/admin.conf`` (group ``kubeadm:cluster-admins``, bound
+  to cluster-admin: ``/metrics`` is allowed; kubeadm's ``apiserver-kubelet-client`` certificate is
+  refused with 403 on v1.37.2), written to a temporary directory of the node and removed after.
 
 Shape: each reader returns a :class:`Gates`, a mapping ``{gate name: Gate}``;
 ``gates.enabled("PodReadyToStartContainersCondition")`` is a bool, and raises
@@ -39,11 +41,18 @@ REQUEST_TIMEOUT_S = 15
 """How long one ``/metrics`` read may take (the API server's is a few hundred kB)."""
 CONTROLLER_MANAGER_URL = "https://127.0.0.1:10257/metrics"
 """kubeadm's controller manager: ``--bind-address=127.0.0.1``, secure port 10257, in the node."""
-CONTROLLER_MANAGER_CERT = "/etc/kubernetes/pki/apiserver-kubelet-client"
-"""kubeadm's client certificate (``.crt``/``.key``) of group ``kubeadm:cluster-admins``: allowed ``/metrics``."""
+ADMIN_CONF = "/etc/kubernetes/admin.conf"
+"""kubeadm's admin kubeconfig in the control-plane node: its embedded client certificate reads ``/metrics``."""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 """Hosts the readers send to: the host's traffic goes to its own loopback only."""
+# the admin certificate and key, decoded into a temporary directory (removed on exit), then curl
+_CURL_AS_ADMIN = (
+    'd=$(mktemp -d); trap \'rm -rf "$d"\' EXIT; '
+    f"grep client-certificate-data {ADMIN_CONF} | awk '{{print $2}}' | base64 -d > \"$d/c\"; "
+    f"grep client-key-data {ADMIN_CONF} | awk '{{print $2}}' | base64 -d > \"$d/k\"; "
+    f'curl -sS --fail -k --max-time {REQUEST_TIMEOUT_S} --cert "$d/c" --key "$d/k" {CONTROLLER_MANAGER_URL}'
+)
 _LINE = re.compile(r'^' + METRIC + r'\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)')
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
@@ -152,9 +161,7 @@ def controller_manager(node_exec: Callable[..., str]) -> Gates:
     on the node's loopback."""
     source = f"kube-controller-manager {CONTROLLER_MANAGER_URL} (in the node)"
     try:
-        text = node_exec("curl", "-sS", "--fail", "-k", "--max-time", str(REQUEST_TIMEOUT_S),
-                         "--cert", f"{CONTROLLER_MANAGER_CERT}.crt", "--key", f"{CONTROLLER_MANAGER_CERT}.key",
-                         CONTROLLER_MANAGER_URL, timeout=REQUEST_TIMEOUT_S + 5)
+        text = node_exec("sh", "-c", _CURL_AS_ADMIN, timeout=REQUEST_TIMEOUT_S + 5)
     except Exception as e:  # docker exec or curl failed: one error saying what
         raise GatesUnreadable(f"{source}: {type(e).__name__}: {str(e).strip()[:200]}") from e
     return parse(text, source)

@@ -79,6 +79,7 @@ def _list_functions(api_client: client.ApiClient) -> dict[str, Callable]:
     batch = client.BatchV1Api(api_client)
     apps = client.AppsV1Api(api_client)
     policy = client.PolicyV1Api(api_client)
+    autoscaling = client.AutoscalingV2Api(api_client)
     coordination = client.CoordinationV1Api(api_client)
 
     def list_node(_namespace: str, **kwargs):
@@ -94,6 +95,8 @@ def _list_functions(api_client: client.ApiClient) -> dict[str, Callable]:
         "Job": batch.list_namespaced_job,
         "Deployment": apps.list_namespaced_deployment,
         "ReplicaSet": apps.list_namespaced_replica_set,
+        "StatefulSet": apps.list_namespaced_stateful_set,
+        "HorizontalPodAutoscaler": autoscaling.list_namespaced_horizontal_pod_autoscaler,
         "PodDisruptionBudget": policy.list_namespaced_pod_disruption_budget,
         "Node": list_node,
         "Lease": list_node_lease,

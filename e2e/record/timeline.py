@@ -205,6 +205,8 @@ OBJECT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Job": (("active", "ready", "succeeded", "failed", "terminating"), ()),
     "Deployment": (("replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"), ("replicas",)),
     "ReplicaSet": (("replicas", "readyReplicas", "availableReplicas"), ("replicas",)),
+    "StatefulSet": (("replicas", "readyReplicas", "availableReplicas", "updatedReplicas"), ("replicas",)),
+    "HorizontalPodAutoscaler": (("currentReplicas", "desiredReplicas"), ("minReplicas",)),
     "PodDisruptionBudget": (("expectedPods", "currentHealthy", "desiredHealthy", "disruptionsAllowed"), ()),
     "Node": ((), ("unschedulable", "taints")),
 }

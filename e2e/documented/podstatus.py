@@ -1,0 +1,199 @@
+"""PC — pod conditions and status latency (docs/cases/CASES-workloads.md §1.5, §2 "Status
+generation", "PLEG", §4 PC-1…PC-5).
+
+What the kubelet writes into a pod's ``status.conditions`` and how fast:
+
+- PC-1: the condition chain PodScheduled → PodReadyToStartContainers → Initialized →
+  ContainersReady → Ready and its reasons and messages while an init container runs, while the
+  main container is unready, and while a readiness gate's condition is missing.
+- PC-2: PodReadyToStartContainers is True at or before the first container's start; while an
+  image pull stalls it is False on 1.34/1.35 and True from 1.36 (OnPodSandboxReady); with a
+  RuntimeClass whose handler the runtime lacks it stays False, with reason ``PodSandboxNotReady``
+  from 1.37 and none before.
+- PC-3: status latency (R39), medians of 20 samples: a container's start, its exit, a resize, each
+  from its cause to our watch; the periodic 1 s PLEG relist against the on-demand relist of 1.36+.
+- PC-4: a deleted pod held by a finalizer still reaches its terminal phase; the server's STATUS
+  column then shows the container's reason, not ``Terminating``; the object goes once the
+  finalizer is removed.
+- PC-5: ``metadata.generation`` counts accepted spec changes, the kubelet reports it back in
+  ``status.observedGeneration`` and each condition's ``observedGeneration``.
+
+Source read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (``$(go env GOMODCACHE)/k8s.io/kubernetes@v…``):
+``pkg/kubelet/status/generate.go`` (identical texts in the four for ContainersNotReady,
+ContainersNotInitialized, ReadinessGatesNotReady; ``GeneratePodReadyToStartContainersCondition``
+gains ``Reason: PodSandboxNotReady`` and ``Message: <PodSandboxChanged's reason>`` only in
+v1.37.2 — v1.36.3 still returns the False condition with neither), ``pkg/features/kube_features.go``
+(PodObservedGenerationTracking beta/on 1.34, GA/locked on 1.35–1.37; PodReadyToStartContainersCondition
+beta/on 1.34–1.36, GA 1.37), ``pkg/printers/internalversion/printers.go`` ``printPod`` (the
+"Terminating" STATUS only for a deleted pod whose phase is not terminal: the same in the four),
+``pkg/apis/core/validation/validation.go`` ``ValidatePodUpdate`` (image, activeDeadlineSeconds
+set or lowered, tolerations added are the mutable fields).
+"""
+
+from __future__ import annotations
+
+from ..judge.expectations import equal, exact, register, within
+from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, PLEG_RELIST_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
+
+VERIFIED_IN = UPGRADE_PATH_READ
+
+S1_CONDITIONS = "[S1] L246, L271 (pod conditions, readiness gates)"
+S0_READY_TO_START = "[S0] L204; [S1] L271 (PodReadyToStartContainers: sandbox and network ready)"
+S1_MUTABLE = "[S1] L70 (which pod fields may change)"
+UP_GENERATE = "[UP] pkg/kubelet/status/generate.go"
+UP_CONTAINERS_READY = f"{UP_GENERATE} GenerateContainersReadyCondition (restartable init containers counted first, then containers; message 'containers with unready status: %s')"
+UP_INITIALIZED = f"{UP_GENERATE} GeneratePodInitializedCondition, isInitContainerInitialized (a sidecar is initialized once started; message 'containers with incomplete status: %s')"
+UP_POD_READY = f"{UP_GENERATE} GeneratePodReadyCondition (ContainersReady's reason and message copied while it is False; then the readiness gates)"
+UP_READY_TO_START = f"{UP_GENERATE} GeneratePodReadyToStartContainersCondition (True iff runtimeutil.PodSandboxChanged needs no new sandbox)"
+UP_PRINTER = "[UP] pkg/printers/internalversion/printers.go printPod (Terminating only if deletionTimestamp and phase not terminal)"
+UP_FINALIZER = ("[UP] staging apiserver pkg/registry/generic/registry/store.go ShouldDeleteDuringUpdate (read in "
+                "apiserver v0.34.4, v0.37.2: an update emptying the finalizers of an object with deletionGracePeriodSeconds 0 deletes it)")
+UP_KUBELET_PHASE = "[UP] pkg/kubelet/kubelet_pods.go getPhase (a deleted pod whose containers all stopped: Succeeded if every exit was 0, else Failed)"
+UP_VALIDATION = "[UP] pkg/apis/core/validation/validation.go ValidatePodUpdate (only image, activeDeadlineSeconds set or lowered, tolerations added may change)"
+UP_OBSERVED = "[UP] pkg/api/v1/pod/util.go CalculatePodConditionObservedGeneration, pkg/kubelet/kubelet_pods.go generateAPIPodStatus (status.observedGeneration = pod.Generation)"
+
+# -- PC-1 ------------------------------------------------------------------------------------
+INIT_S = 3            # the init container's run
+READY_AFTER_S = 5     # the main container creates /tmp/ready this long after its start
+READINESS_GATE = "ple2e.test/gate"
+
+# Two API timestamps, both truncated to the second, of events ordered in time: their difference
+# reads ≥ 0 and at most the true gap + 1 s. The true gap between the container's start and Ready
+# (no readiness probe: ready as soon as the status shows it running): one PLEG relist (1 s) + the
+# status write (1 s).
+READY_NO_PROBE_S = PLEG_RELIST_S + STATUS_UPDATE_S
+# A status-subresource patch of the gate's condition → the kubelet sees the pod update (watch) →
+# pod worker sync → status with Ready True → patch → our watch.
+GATE_TO_READY_S = KUBELET_HANDOFF_S + STATUS_UPDATE_S
+
+PC1 = [
+    equal("PC-1", "initialized_reason_while_init_runs", "ContainersNotInitialized", UP_INITIALIZED),
+    # the catalogue wrote "[init]": the sidecar, not yet started, is incomplete too (its status
+    # exists, Started false), in spec order
+    equal("PC-1", "initialized_message_while_init_runs", "containers with incomplete status: [init side]",
+          f"{S1_CONDITIONS}; {UP_INITIALIZED}"),
+    equal("PC-1", "containers_ready_reason_while_unready", "ContainersNotReady", UP_CONTAINERS_READY),
+    # the sidecar has no readiness probe: ready once started, so only main is listed
+    equal("PC-1", "containers_ready_message_while_unready", "containers with unready status: [main]", UP_CONTAINERS_READY),
+    equal("PC-1", "ready_reason_while_unready", "ContainersNotReady", UP_POD_READY),
+    equal("PC-1", "ready_message_while_unready", "containers with unready status: [main]", UP_POD_READY),
+    equal("PC-1", "conditions_in_order", True, f"{S1_CONDITIONS}; {UP_GENERATE}",
+          why="lastTransitionTime of the True conditions: PodScheduled ≤ PodReadyToStartContainers ≤ Initialized ≤ "
+              "ContainersReady ≤ Ready (1 s resolution, ties allowed)"),
+    within("PC-1", "ready_after_started_no_probe_s", 1, 0, READY_NO_PROBE_S + API_TIMESTAMP_RESOLUTION_S,
+           f"the container is ready in the first status that shows it running: PLEG relist {PLEG_RELIST_S:g} s + "
+           f"status write {STATUS_UPDATE_S:g} s; two truncated API times: ≥ 0, +{API_TIMESTAMP_RESOLUTION_S:g} s",
+           f"{S1_CONDITIONS}; [UP] pkg/kubelet/prober/prober_manager.go UpdatePodStatus (no readiness probe: ready = running)"),
+    equal("PC-1", "containers_ready_with_gate_missing", "True", UP_POD_READY),
+    equal("PC-1", "ready_reason_gate_missing", "ReadinessGatesNotReady", UP_POD_READY),
+    equal("PC-1", "ready_message_gate_missing",
+          f'corresponding condition of pod readiness gate "{READINESS_GATE}" does not exist.', f"{S1_CONDITIONS}; {UP_POD_READY}"),
+    within("PC-1", "ready_after_gate_patch_s", 1, 0, GATE_TO_READY_S,
+           f"host times: the kubelet sees the status patch and syncs ({KUBELET_HANDOFF_S:g} s), writes Ready True and "
+           f"the watch delivers it ({STATUS_UPDATE_S:g} s)", UP_POD_READY),
+]
+
+# -- PC-2 ------------------------------------------------------------------------------------
+PC2 = [
+    equal("PC-2", "ready_to_start_at_or_before_started", True, f"{S0_READY_TO_START}; {UP_READY_TO_START}",
+          why="the sandbox exists before any container starts; both timestamps truncated alike, so ≤ holds in whole seconds"),
+    equal("PC-2", "ready_to_start_status[bogus-handler]", "False", f"{S0_READY_TO_START}; {UP_READY_TO_START}"),
+    equal("PC-2", "ready_to_start_status[control]", "True", UP_READY_TO_START),
+    equal("PC-2", "ready_to_start_reason[bogus-handler]", "", f"{UP_READY_TO_START}: v1.34.4–v1.36.3 set no reason",
+          minors=(34, 36)),
+    equal("PC-2", "ready_to_start_reason[bogus-handler]", "PodSandboxNotReady",
+          f"{UP_READY_TO_START}: v1.37.2 Reason kubetypes.PodSandboxNotReadyReason", minors=(37, None)),
+    equal("PC-2", "ready_to_start_has_message[bogus-handler]", False, f"{UP_READY_TO_START}: no message before v1.37.2",
+          minors=(34, 36)),
+    equal("PC-2", "ready_to_start_has_message[bogus-handler]", True,
+          f"{UP_READY_TO_START}: v1.37.2 Message = PodSandboxChanged's reason", minors=(37, None)),
+    equal("PC-2", "ready_to_start_while_pull_stalls", "False",
+          f"R43; {UP_READY_TO_START}: before v1.36.3 the condition is generated in the sync that runs after the pull returns",
+          minors=(34, 35)),
+    equal("PC-2", "ready_to_start_while_pull_stalls", "True",
+          "R43; [UP] pkg/kubelet/kubelet.go OnPodSandboxReady (v1.36.3, v1.37.2), called by kuberuntime_manager.go "
+          "SyncPod right after the sandbox is created: True while the pull stalls", minors=(36, None)),
+    equal("PC-2", "stalled_container_waiting_reason", "ContainerCreating",
+          "[UP] pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses (a container never created waits with ContainerCreating)"),
+    equal("PC-2", "sandbox_event_names_handler", True,
+          "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod (FailedCreatePodSandBox with the runtime's error, "
+          "which names the missing handler)"),
+]
+
+# -- PC-4 ------------------------------------------------------------------------------------
+R24 = "R24 (kubernetes/kubernetes#116410, #115331)"
+# after the finalizer's removal: the update that empties the finalizers deletes the object
+# (deletionGracePeriodSeconds is already 0: the kubelet's final delete), then our watch.
+GONE_AFTER_FINALIZER_S = STATUS_UPDATE_S
+
+PC4 = [
+    equal("PC-4", "phase[exit-0]", "Succeeded", f"{R24}; {UP_KUBELET_PHASE}"),
+    equal("PC-4", "phase[exit-1]", "Failed", f"{R24}; {UP_KUBELET_PHASE}"),
+    equal("PC-4", "status_column[exit-0]", "Completed", f"{R24}; {UP_PRINTER}"),
+    equal("PC-4", "status_column[exit-1]", "Error", f"{R24}; {UP_PRINTER}"),
+    exact("PC-4", "restarts", 0, f"{R24}; {UP_KUBELET_PHASE}",
+          "a deleted pod's containers are never restarted (the pod worker is terminating)"),
+    within("PC-4", "gone_after_finalizer_removed_s", 0.5, 0, GONE_AFTER_FINALIZER_S,
+           f"host times: the patch that empties the finalizers deletes the object in the same update; the watch "
+           f"delivers the DELETED within {STATUS_UPDATE_S:g} s (the catalogue's ≈ 5 s has no mechanism)",
+           f"{R24}; {UP_FINALIZER}"),
+]
+
+# -- PC-5 ------------------------------------------------------------------------------------
+# After an accepted spec change: the kubelet's pod config gets the update (watch), the pod worker
+# syncs and generates a status with the new generation, the status manager patches it, our watch.
+OBSERVED_S = KUBELET_HANDOFF_S + STATUS_UPDATE_S
+
+PC5 = [
+    exact("PC-5", "generation_step", 1, f"{S1_MUTABLE}; [UP] pkg/registry/core/pod/strategy.go updatePodGeneration (generation +1 on a spec change)",
+          "each accepted spec change increments metadata.generation by one"),
+    exact("PC-5", "refused_status", 422, f"{S1_MUTABLE}; {UP_VALIDATION}",
+          "a forbidden pod update is Invalid (422)"),
+    equal("PC-5", "accepted", True, f"{S1_MUTABLE}; {UP_VALIDATION}"),
+    within("PC-5", "observed_generation_after_patch_s", 1, 0, OBSERVED_S,
+           f"host times: kubelet hand-off and sync ({KUBELET_HANDOFF_S:g} s) + status write and watch ({STATUS_UPDATE_S:g} s); "
+           "PodObservedGenerationTracking beta/on 1.34, GA 1.35+ (read live)", f"{UP_OBSERVED}; [UP] pkg/features/kube_features.go"),
+    equal("PC-5", "conditions_observed_generation_current", True, UP_OBSERVED,
+          why="every condition the kubelet owns carries the pod's generation once the status is written"),
+    equal("PC-5", "observed_generation_gate", True,
+          "[UP] pkg/features/kube_features.go PodObservedGenerationTracking (1.34 beta default true; 1.35+ GA locked)"),
+]
+
+# -- PC-3 ------------------------------------------------------------------------------------
+# R39: the kubelet's status latency. v1.34.4 and v1.35.4: the generic PLEG relists every 1 s
+# (pkg/kubelet/pleg/generic.go Relist; genericPlegRelistPeriod), so a change the kubelet made or
+# saw waits up to 1 s for the relist, then the status write. v1.36.3 and v1.37.2: gate
+# PLEGOnDemandRelist (beta/on 1.36, GA 1.37; pkg/features/kube_features.go): after a SyncPod that
+# did something (kubelet.go SyncPod: postSync → RequestPodRelist → GenericPLEG.RequestRelist) the
+# pod is relisted at once — a container start and a resize; a container's own exit is no kubelet
+# action and still waits for the periodic 1 s relist (every version).
+SAMPLES = 20
+R39 = "R39"
+UP_PLEG = "[UP] pkg/kubelet/pleg/generic.go Relist, RequestRelist; pkg/kubelet/kubelet.go SyncPod (postSync RequestPodRelist, v1.36.3+)"
+PERIODIC_MEDIAN_S = PLEG_RELIST_S + 0.5   # half a relist on average, plus the status write (≤ 0.5 s, §3.3 "+w") with room
+ON_DEMAND_MEDIAN_S = 0.5                   # relist at once + status write
+RESIZE_PERIODIC_MEDIAN_S = 2.5             # kubelet hand-off of the resize + CRI update + the next relist + write (catalogue)
+
+PC3 = [
+    within("PC-3", "start_to_watch_median_s", 0.75, 0, PERIODIC_MEDIAN_S,
+           f"the start waits for the periodic relist ({PLEG_RELIST_S:g} s, uniform: median ½) + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(34, 35)),
+    within("PC-3", "start_to_watch_median_s", 0.25, 0, ON_DEMAND_MEDIAN_S,
+           f"PLEGOnDemandRelist: relisted right after the SyncPod that started it, + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(36, None)),
+    within("PC-3", "exit_to_watch_median_s", 0.75, 0, PERIODIC_MEDIAN_S,
+           f"an exit is no kubelet action: the periodic relist ({PLEG_RELIST_S:g} s, median ½) + status write, every "
+           f"version; median of {SAMPLES}", f"{R39}; {UP_PLEG}"),
+    within("PC-3", "resize_to_watch_median_s", 1.25, 0, RESIZE_PERIODIC_MEDIAN_S,
+           f"the resize's SyncPod, then the periodic relist ({PLEG_RELIST_S:g} s) + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(34, 35)),
+    within("PC-3", "resize_to_watch_median_s", 0.25, 0, ON_DEMAND_MEDIAN_S,
+           f"PLEGOnDemandRelist: the resize's SyncPod requests a relist at once, + status write; median of {SAMPLES}",
+           f"{R39}; {UP_PLEG}", minors=(36, None)),
+    equal("PC-3", "on_demand_relist_gate", "absent", f"{UP_PLEG}; [UP] pkg/features/kube_features.go (no PLEGOnDemandRelist before 1.36)",
+          minors=(34, 35)),
+    equal("PC-3", "on_demand_relist_gate", "true", "[UP] pkg/features/kube_features.go PLEGOnDemandRelist (beta/on 1.36, GA 1.37)",
+          minors=(36, None)),
+]
+
+register([*PC1, *PC2, *PC3, *PC4, *PC5], VERIFIED_IN)
