@@ -186,7 +186,8 @@ def render(
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color=c, label=lbl) for lbl, c in seen_labels.items()]
     if lanes:
-        handles.append(Patch(color="black", label="container run (API timestamps)"))
+        handles.append(Patch(color="black", label=f"container run: API startedAt–finishedAt, whole seconds (runs in one second: "
+                                                   f"≥ {RUN_MIN_WIDTH_S} s wide, {RUN_SPACE_S} s apart)"))
     if nodes:
         handles += [Patch(color=c, label=f"node Ready={s}") for s, c in NODE_READY_COLOURS.items()]
         handles += [Patch(color=LEASE_COLOUR, label="Lease renewTime"), Patch(color=TAINT_COLOUR, label="taint (from timeAdded)")]
