@@ -206,7 +206,7 @@ def render(
         handles += [Patch(color=LEASE_COLOUR, label="Lease renewTime"), Patch(color=TAINT_COLOUR, label="taint (from timeAdded)")]
     if any(c.kind == FAULT_KIND for c in changes):
         handles.append(Patch(color=FAULT_COLOUR, alpha=0.4, label="fault window"))
-    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=4, fontsize=8, frameon=False)
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
