@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from helpers import change, cstatus, epoch, pod, running, terminated
 
 from e2e.pictures import states as picture
@@ -77,3 +78,42 @@ def test_node_lane_shows_ready_lease_renewals_taints_and_the_fault(tmp_path):
     assert [round(r - epoch(0), 2) for r in lanes["n"]["renewals"]] == [1.25, 6.25, 11.25]
     assert lanes["n"]["taints"] == [("node.kubernetes.io/unreachable:NoSchedule", epoch(31), epoch(65))]
     assert picture.render(changes, epoch(0), tmp_path / "t.png", title="NF-2") == tmp_path / "t.png"
+
+
+def test_the_legend_says_run_bars_are_whole_second_stamps_moved_apart(tmp_path, monkeypatch):
+    """Trial 5 (LC-3, run 4): both runs' startedAt and run 1's finishedAt were one second (t = 0.641),
+    yet run 1's bar was drawn 0.64–0.94 and run 2's from 1.09 — run_bars' minimum width and space,
+    which the legend did not say: it says so now."""
+    labels: list[str] = []
+    real = matplotlib.axes.Axes.legend
+
+    def spy(self, *args, handles=(), **kw):
+        labels.extend(h.get_label() for h in handles)
+        return real(self, *args, handles=handles, **kw)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend", spy)
+    picture.render(_five_back_to_back_runs(), epoch(0), tmp_path / "t.png")
+    (run,) = [label for label in labels if label.startswith("container run")]
+    assert "whole seconds" in run
+    assert f"{picture.RUN_MIN_WIDTH_S} s" in run and f"{picture.RUN_SPACE_S} s" in run
+
+
+def test_close_marks_labels_do_not_overprint(tmp_path, monkeypatch):
+    """Trial 5 (LC-3): the labels of two exec marks 0.11 s apart on a 2 s axis were printed over
+    each other (they were stacked only when closer than 3 % of the axis)."""
+    texts: list = []
+    real = matplotlib.axes.Axes.text
+
+    def spy(self, x, y, s, *args, **kw):
+        t = real(self, x, y, s, *args, **kw)
+        if s.startswith(" exec"):
+            texts.append(t)
+        return t
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "text", spy)
+    marks = [(epoch(2) + 0.291, "exec touch /data/a"), (epoch(2) + 0.5, "exec kill 1"), (epoch(4) + 0.2, "exec ls")]
+    picture.render(_five_back_to_back_runs(), epoch(0), tmp_path / "t.png", marks=marks)
+    renderer = FigureCanvasAgg(texts[0].figure).get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    assert len(boxes) == 3
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])

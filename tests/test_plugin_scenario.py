@@ -317,3 +317,36 @@ def test_never_starts(scenario):
 ''', no_reraise_ctrlc=True)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["namespaces left: []"])
+
+
+def test_pods_deleted_before_the_end_leave_their_last_recorded_state(run):
+    """Trial 5: a test whose pods were deleted before its end left an empty pods.yaml (0 B). Each
+    gone pod's YAML is the last state the recorder saw, a comment at the top says so; a test with no
+    pod at all leaves no pods.yaml."""
+    import yaml
+
+    result, reports = run(f'''
+from e2e.record.recorder import load_changes
+
+CHANGES = load_changes("{RECORDING}")
+
+
+def test_deleted(scenario):
+    scenario.recorder.changes = lambda kind=None, name=None: CHANGES
+    scenario.t0 = CHANGES[0].received_at
+    scenario.kube.pods = lambda namespace: []
+
+
+def test_no_pod(scenario):
+    scenario.kube.pods = lambda namespace: []
+''')
+    result.assert_outcomes(passed=2)
+    deleted, no_pod = _artifacts(reports)
+    last = [c.obj for c in load_changes(RECORDING) if c.kind == "Pod"][-1]
+    text = (deleted / "pods.yaml").read_text()
+    assert text.startswith("# "), text[:200]
+    assert "last state the recorder saw" in text.splitlines()[0]
+    (pod,) = list(yaml.safe_load_all(text))
+    assert pod["metadata"]["resourceVersion"] == last["metadata"]["resourceVersion"]
+    assert "managedFields" not in pod["metadata"]
+    assert not (no_pod / "pods.yaml").exists()

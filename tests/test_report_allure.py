@@ -139,3 +139,31 @@ def test_own_words(scenario):
     assert labels == {"test_undocumented": ["undocumented"], "test_own_words": ["none"]}
     assert {t.name: t.outcome.outcome for t in read_allure_results(results)} == {
         "test_undocumented": "undocumented", "test_own_words": "skipped"}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["in-process", "xdist"])
+def test_a_settled_skip_reads_as_its_reason_judged_at_the_judging_line(pytester: pytest.Pytester, monkeypatch, tmp_path,
+                                                                      workers):
+    """Trial 5: an inconclusive test's page showed the raw tuple ``('…/test_grace.py', 75, "Skipped: …")``,
+    75 the decorator's line, not the line that judged the value (also on a pytest-xdist worker)."""
+    from helpers import fake_scenario_conftest
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-skip-text")
+    pytester.makeconftest(fake_scenario_conftest('''
+    Expectation("CL-1", "restart_gap[1]", 10.0, "[S0] test", unit="s", band=Band(9, 18), why="test", minors=(38, None)),
+'''))
+    pytester.makepyfile(test_o='''
+import pytest
+
+@pytest.mark.parametrize("n", [1])
+def test_undocumented(scenario, n):
+    sc = scenario
+    sc.judge.expect("CL-1", "restart_gap[1]", 12.0)
+''')
+    results = tmp_path / "allure-results"
+    run = pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}", "-p", "xdist", *workers)
+    assert run.ret == pytest.ExitCode.OK
+    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    trace = result["statusDetails"]["trace"]
+    assert trace.startswith("Skipped: undocumented: 1 value(s)"), trace
+    assert trace.endswith("judged at test_o.py:6"), trace

@@ -128,6 +128,7 @@ def build(reports: Path, results: Path | None = None, name: str | None = None, h
     results = results if results is not None else reports / "allure-results"
     name = name or f"pod-lifecycle-e2e — {reports.resolve().name}"
     mark_flaky(results)
+    drop_unfinished_teardowns(results)
     shutil.rmtree(reports / "allure-report", ignore_errors=True)
     (reports / "summary.html").unlink(missing_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,6 +157,27 @@ def mark_flaky(results: Path) -> int:
             f.write_text(json.dumps(result))
             marked += 1
     return marked
+
+
+def drop_unfinished_teardowns(results: Path) -> int:
+    """Remove from each allure container the teardowns that never finished — pytest's own
+    finalizer of every fixture (a ``lambda`` calling ``pytest_fixture_post_finalizer``, shown as
+    ``<fixture>::<lambda>``), which allure-pytest records after it has written the fixture's
+    container: no status, no stop, Allure's "unknown", read as something gone wrong. The fixtures'
+    own teardowns stay. In place; returns how many were removed. A file that is not JSON is left alone."""
+    removed = 0
+    for f in results.glob("*-container.json") if results.is_dir() else []:
+        try:
+            container = json.loads(f.read_text())
+        except ValueError:
+            continue
+        afters = container.get("afters", [])
+        finished = [a for a in afters if "status" in a]
+        if len(finished) < len(afters):
+            container["afters"] = finished
+            f.write_text(json.dumps(container))
+            removed += len(afters) - len(finished)
+    return removed
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -371,6 +371,13 @@ class Judge:
     def set_aside_values(self, verdict: str) -> list[Measurement]:
         return [v.measurement for v in self.verdicts if v.measurement.verdict == verdict]
 
+    def judged_at(self, verdict: str) -> str:
+        """``file:line`` of the test code that judged the first value with ``verdict`` (an outcome
+        :meth:`outcome` settles: ``inconclusive``, ``undocumented``, ``bug-fixed``, ``skipped``,
+        ``flake``); ``""`` when none was judged so or where is unknown."""
+        judged = [*self.undocumented, *(v.measurement for v in self.verdicts)]
+        return next((m.where for m in judged if m.verdict == verdict and m.where), "")
+
     def carried_forward(self) -> str | None:
         """``"unverified, carried forward: CL-1 restart_gap[1] = 11 s (documented for 1.35–newer,
         read in 1.35.4, …, not in 1.38: carried forward); …"`` for the :data:`UNVERIFIED` values

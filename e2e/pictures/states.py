@@ -21,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from ..record.recorder import FAULT_KIND, GAP_KIND, Change
 from .png import png
@@ -126,6 +127,22 @@ def _draw_node_lane(ax, y: int, lane: dict, t0: float, end: float) -> None:
         ax.text(x0, level + 0.08, label.replace("node.kubernetes.io/", ""), fontsize=7, color=TAINT_COLOUR, va="bottom")
 
 
+# the heights (lane units) of the rows the marks' labels are put on, lowest first
+MARK_ROWS_Y = (-0.55, -0.38, -0.21, -0.04)
+
+
+def stagger(labels: Sequence[Text]) -> None:
+    """Put each of the marks' ``labels`` (in time order, laid out in their figure) on the lowest
+    row of :data:`MARK_ROWS_Y` where it overprints no earlier label; with every row taken there, on
+    the row whose last label ends first."""
+    ends = [float("-inf")] * len(MARK_ROWS_Y)
+    for label in labels:
+        box = label.get_window_extent()
+        row = next((i for i, e in enumerate(ends) if e < box.x0), min(range(len(ends)), key=ends.__getitem__))
+        label.set_y(MARK_ROWS_Y[row])
+        ends[row] = box.x1
+
+
 def render(
     changes: Sequence[Change],
     t0: float,
@@ -168,15 +185,11 @@ def render(
         for prev, gap in zip(runs, restart_gaps(runs), strict=False):
             if gap >= 3:  # label the gaps wide enough to hold their text
                 ax.text(cast(float, prev.finished_at) - t0 + gap / 2, y + 0.42, f"gap {gap:.0f} s", ha="center", va="bottom", fontsize=8)
-    span = max(end, 1.0)
-    last_x, level = None, 0
+    mark_labels = []
     for when, label in sorted(marks):
         x = when - t0
         ax.axvline(x, color="#1565c0", linestyle="--", linewidth=1)
-        # labels closer than ~3 % of the axis would overprint: stack them upwards
-        level = level + 1 if last_x is not None and x - last_x < 0.03 * span else 0
-        last_x = x
-        ax.text(x, -0.55 + 0.17 * (level % 4), " " + label, va="bottom", ha="left", fontsize=8, color="#1565c0")
+        mark_labels.append(ax.text(x, MARK_ROWS_Y[0], " " + label, va="bottom", ha="left", fontsize=8, color="#1565c0"))
     ax.set_yticks(range(len(lanes) + len(nodes)))
     ax.set_yticklabels([f"{pod}\n{c}" if len({p for p, _ in lanes}) > 1 else c for pod, c in lanes]
                        + [f"node {n}\nReady, lease, taints" for n in nodes], fontsize=8)
@@ -186,16 +199,18 @@ def render(
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color=c, label=lbl) for lbl, c in seen_labels.items()]
     if lanes:
-        handles.append(Patch(color="black", label="container run (API timestamps)"))
+        handles.append(Patch(color="black", label=f"container run: API startedAt–finishedAt, whole seconds (runs in one second: "
+                                                   f"≥ {RUN_MIN_WIDTH_S} s wide, {RUN_SPACE_S} s apart)"))
     if nodes:
         handles += [Patch(color=c, label=f"node Ready={s}") for s, c in NODE_READY_COLOURS.items()]
         handles += [Patch(color=LEASE_COLOUR, label="Lease renewTime"), Patch(color=TAINT_COLOUR, label="taint (from timeAdded)")]
     if any(c.kind == FAULT_KIND for c in changes):
         handles.append(Patch(color=FAULT_COLOUR, alpha=0.4, label="fault window"))
-    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=4, fontsize=8, frameon=False)
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=3, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    stagger(mark_labels)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png(fig))
     return path

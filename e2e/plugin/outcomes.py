@@ -146,13 +146,28 @@ def _flaky(item: pytest.Item, rep: pytest.TestReport) -> None:
     allure.dynamic.tag(FLAKY)
 
 
+class SkipLocation(tuple):
+    """A skipped report's ``longrepr`` — ``(path, line, "Skipped: reason")`` as pytest's terminal
+    and junitxml read it — whose text (``report.longreprtext``: allure's trace) is the reason and
+    the line that judged the value, not a Python tuple."""
+
+    def __str__(self) -> str:
+        return f"{self[2]}\njudged at {self[0]}:{self[1]}"
+
+
 def _carry(item: pytest.Item, rep: pytest.TestReport, kind: str, reason: str) -> None:
     """Put the settled outcome's reason on the call report (its kind is the ``outcome`` user
-    property already) and place a skip it ended with at the test, not at this plugin."""
+    property already) and place a skip it ended with at the line that judged the value that
+    settled it (else at the test), not at this plugin."""
     setattr(rep, OUTCOME_REASON, reason)
     if rep.skipped and not hasattr(rep, "wasxfail"):
-        path, line = item.reportinfo()[:2]
-        rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {reason}")
+        where = item.stash[SCENARIO].judge.judged_at(kind)
+        if where:
+            path, line = where.rsplit(":", 1)
+            rep.longrepr = SkipLocation((path, int(line), f"Skipped: {reason}"))
+        else:
+            test_path, test_line = item.reportinfo()[:2]
+            rep.longrepr = SkipLocation((os.fspath(test_path), (test_line or 0) + 1, f"Skipped: {reason}"))
 
 
 def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseException | None:

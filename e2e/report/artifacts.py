@@ -3,7 +3,8 @@ a failed one also gets ``failure.txt``), and what the HTML report shows of it (:
 
 Files: ``timeline.txt`` (the table), ``timeline.png`` (the picture), ``recording.json.gz``
 (every recorded change, gzip-compressed, replayable with ``e2e.record.recorder.load_changes``),
-``pods.yaml`` (as ``kubectl get -o yaml`` shows them: without ``managedFields``), ``events.txt``,
+``pods.yaml`` (as ``kubectl get -o yaml`` shows them: without ``managedFields``; a pod deleted
+before the end in the last state the recorder saw, which its first line says; none without a pod), ``events.txt``,
 ``measurements.txt`` (the judge's summary), ``recorder-errors.txt`` when a watch failed,
 ``logs/<pod>.<container>[.previous].log``, and the files the test added (``Scenario.add_file``).
 
@@ -37,7 +38,7 @@ from ..pictures import states as picture
 from ..judge.measurements import Judge, Verdict, measured
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
-from ..record.recorder import dump_changes
+from ..record.recorder import Change, dump_changes
 from ..record.timeline import format_table, mark_rows, rows
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,19 @@ def _as_kubectl_shows(obj: dict) -> dict:
     return {**obj, "metadata": metadata}
 
 
+def pods_yaml(pods: list[dict], changes: list[Change]) -> str:
+    """``pods.yaml``: the namespace's ``pods`` as ``kubectl get -o yaml`` shows them, then each
+    pod recorded in ``changes`` that is gone from it (deleted before the end of the test) in the
+    last state the recorder saw, a comment line at the top saying which; ``""`` when there is no pod."""
+    listed = {(p.get("metadata") or {}).get("name") for p in pods}
+    gone = {c.name: c.obj for c in changes if c.kind == "Pod" and c.name not in listed}
+    text = yaml.safe_dump_all([_as_kubectl_shows(p) for p in [*pods, *gone.values()]], sort_keys=False) if pods or gone else ""
+    if gone:
+        text = (f"# {', '.join(gone)}: deleted before the end of the test, the last state the recorder saw "
+                "(a watch event), not kubectl get's\n" + text)
+    return text
+
+
 def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     """The scenario's record as ``{file name: content}`` (see module doc).
 
@@ -94,7 +108,9 @@ def gather(sc: Scenario, title: str) -> dict[str, str | bytes]:
     except Exception as e:  # noqa: BLE001 - the picture is one piece among several
         files["timeline-picture-error.txt"] = f"{type(e).__name__}: {e}"
     try:
-        files["pods.yaml"] = yaml.safe_dump_all([_as_kubectl_shows(p) for p in sc.kube.pods(sc.namespace)], sort_keys=False)
+        pods = pods_yaml(sc.kube.pods(sc.namespace), changes)
+        if pods:
+            files["pods.yaml"] = pods
         files["events.txt"] = "\n".join(
             f"{e.get('lastTimestamp') or e.get('eventTime')}  {e.get('type')}  {e.get('reason')}  "
             f"{(e.get('involvedObject') or {}).get('kind')}/{(e.get('involvedObject') or {}).get('name')}: {e.get('message')}"
