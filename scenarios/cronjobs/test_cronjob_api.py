@@ -13,6 +13,9 @@ import pytest
 from e2e.cluster.kube import ApiRefused
 from e2e.run.scenario import Scenario
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 BASE = dict(name="cj", schedule="0 3 * * *", time_zone="null", concurrency="null", deadline="null", suspend="null",
             successful_limit="null", failed_limit="null", job_sleep_s=1, exit_code=0)
 

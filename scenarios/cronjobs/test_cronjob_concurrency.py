@@ -24,6 +24,9 @@ from e2e.run.waiting import WAIT_SLACK_S
 from .test_cronjob_api import BASE
 from .test_cronjob_missed import SCHEDULED, jobs_of, rfc3339
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 POLICIES = {"forbid": "Forbid", "forbid-20": "Forbid", "forbid-200": "Forbid", "replace": "Replace", "allow": "Allow"}
 
 

@@ -24,6 +24,9 @@ from e2e.run.waiting import WAIT_SLACK_S
 
 from .test_cronjob_api import BASE
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 VARIANTS = {"missed": ("cj-missed", "null", 60 * doc.CJ4_MISSED_SLOTS),
             "deadline": ("cj-deadline", doc.CJ4_DEADLINE_S, 60 * doc.CJ4_MISSED_SLOTS),

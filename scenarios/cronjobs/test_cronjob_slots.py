@@ -23,6 +23,9 @@ from e2e.run.waiting import WAIT_SLACK_S
 from .test_cronjob_api import BASE
 from .test_cronjob_missed import SCHEDULED, jobs_of, rfc3339, slot_job
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 PARITY = "$(( $(date +%M) % 2 ))"
 
 

@@ -23,6 +23,9 @@ from e2e.run.scenario import Scenario
 from e2e.run.waiting import WAIT_SLACK_S
 from scenarios.termination.test_termination import app_stamp, follow, settle, since  # noqa: F401 (follow: a fixture)
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 
 def _event(sc: Scenario, reason: str, pod: str) -> dict:
     """The first recorded Event of ``reason`` about ``pod`` (its object), or {}."""

@@ -14,6 +14,9 @@ from e2e.record import pods
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 
 def _rules(rules: dict) -> str:
     policies = ",".join(f"{p['type']} {p['value']}/{p['periodSeconds']}" for p in rules.get("policies") or [])

@@ -23,6 +23,9 @@ from e2e.record.pods import container_status
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import WAIT_SLACK_S
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 # §3.2: a registry address inside the node's own network namespace where nothing listens
 LOOPBACK_REFUSED = "127.0.0.1:5999"
 

@@ -16,6 +16,9 @@ from e2e.run.waiting import PODS_SLACK_S
 
 from .job_helpers import deletion_requested, job_finished, job_pods
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 
 def restarts(pod: dict) -> int:
     return sum(cs.get("restartCount", 0) for cs in (pod.get("status") or {}).get("containerStatuses") or [])

@@ -22,6 +22,9 @@ from e2e.run.waiting import PODS_SLACK_S
 from .job_helpers import (by_creation, condition_seen, deleted_change, deletion_requested, finished_at, index_of, job,
                           job_finished, job_pods, status_history, terminated)
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 RECORD = ("Pod", "Event", "Job")
 
 

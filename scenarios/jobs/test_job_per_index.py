@@ -23,6 +23,9 @@ from e2e.run.waiting import PODS_SLACK_S
 
 from .job_helpers import by_creation, finished_at, index_of, job, job_finished, job_pods
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 FAIL_INDEX = {"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [42]}}]}
 BASE = dict(completion_mode="Indexed", per_index=doc.JB4_PER_INDEX, max_failed="null", policy=json.dumps(FAIL_INDEX),
             restart_policy="Never")

@@ -20,6 +20,9 @@ from e2e.run.waiting import PODS_SLACK_S
 
 from .job_helpers import by_creation, job_finished, job_pods, terminated
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 STANDARD_CONDITIONS = {"PodScheduled", "Initialized", "ContainersReady", "Ready", "PodReadyToStartContainers"}
 
 

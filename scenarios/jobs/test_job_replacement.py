@@ -18,6 +18,9 @@ from e2e.run.waiting import PODS_SLACK_S
 
 from .job_helpers import by_creation, job_pods
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 POLICIES = {"TerminatingOrFailed": "replace-early", "Failed": "replace-late"}
 
 

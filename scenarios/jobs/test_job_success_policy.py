@@ -17,6 +17,9 @@ from e2e.run.waiting import PODS_SLACK_S
 
 from .job_helpers import condition_seen, deletion_requested, finished_at, index_of, job, job_finished, job_pods, terminated
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 
 @pytest.mark.record("Pod", "Event", "Job")
 @pytest.mark.case("JB-5")

@@ -21,6 +21,9 @@ from e2e.run.waiting import PODS_SLACK_S
 
 from .job_helpers import deleted_change, deletion_requested, job, job_pods
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 TRACKING = "batch.kubernetes.io/job-tracking"
 GATE = "MutableSchedulingDirectivesForSuspendedJobs"
 

@@ -18,6 +18,9 @@ from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import WAIT_SLACK_S
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 RECORD = ("Pod", "Event")
 CHAIN = ("PodScheduled", "PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
 

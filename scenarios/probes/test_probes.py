@@ -21,6 +21,9 @@ from e2e.run.scenario import Scenario
 from e2e.run.waiting import WAIT_SLACK_S
 from scenarios.termination.test_termination import since
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 BARE = {"exec": {"command": ["true"]}}
 
 

@@ -21,6 +21,9 @@ from e2e.run.waiting import WAIT_SLACK_S
 
 from .resize_helpers import cgroup_limits, first_change, judge_cgroup, pod_cgroup_memory_limit, resize_conditions, status_limit
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 
 def _running_id(sc: Scenario, pod: str, container: str) -> str | None:
     cs = pods.container_status(sc.pod(pod), container)

@@ -16,6 +16,9 @@ from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import WAIT_SLACK_S
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 
 def _running_id(sc: Scenario, pod: str, container: str) -> str | None:
     cs = pods.container_status(sc.pod(pod), container)

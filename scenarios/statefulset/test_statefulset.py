@@ -17,6 +17,9 @@ from e2e.record import pods
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
 
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
+pytestmark = pytest.mark.workloads
+
 RECORD = ("Pod", "Event", "StatefulSet")
 
 
