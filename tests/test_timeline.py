@@ -135,6 +135,21 @@ def test_rows_show_status_changes_container_states_and_events(crashloop):
     assert [r.t for r in table] == sorted(r.t for r in table)
 
 
+def test_an_events_row_names_its_container_and_a_long_detail_is_cut():
+    """Trial 5: five "event Pod/msgs Container started" rows did not say which container, and a
+    2457-character termination message filled one row."""
+    started = [dict(event(f"e{i}", "Started", "Container started", involved="msgs"),
+                    involvedObject={"kind": "Pod", "name": "msgs", "fieldPath": path})
+               for i, path in enumerate(["spec.containers{file}", "spec.initContainers{init}", ""])]
+    long = event("e9", "Failed", "B" * 2457, involved="msgs", type_="Warning")
+    table = rows([change(i, e, "ADDED") for i, e in enumerate([*started, long])], epoch(0))
+    assert [r.subject for r in table if r.subject.startswith("event")][:3] == ["event Pod/msgs/file", "event Pod/msgs/init", "event Pod/msgs"]
+    text = format_table(table)
+    (line,) = [ln for ln in text.splitlines() if "Warning Failed" in ln]
+    assert line.endswith("BBBB… (2457 characters)") and len(line) < 450
+    assert "B" * 250 in line
+
+
 def test_rows_mark_deletion_and_endpoint_slices():
     p = pod("web", phase="Running", statuses=[cstatus("app", running(0), ready=True)], conditions={"Ready": "True"})
     slice_ = {

@@ -9,6 +9,7 @@ Times:
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence, cast
 
@@ -286,10 +287,12 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
             ev = ch.obj
             inv = ev.get("involvedObject") or {}
             count = ev.get("count") or 1
+            # the container an Event of a pod is about: involvedObject.fieldPath spec.containers{app}
+            container = re.fullmatch(r"spec\.(?:init|ephemeral)?[cC]ontainers\{(.+)\}", inv.get("fieldPath") or "")
             out.append(
                 Row(
                     ch.received_at - t0,
-                    f"event {inv.get('kind', '')}/{inv.get('name', '')}",
+                    f"event {inv.get('kind', '')}/{inv.get('name', '')}" + (f"/{container.group(1)}" if container else ""),
                     f"{ev.get('type', '')} {ev.get('reason', '')}",
                     f"{ev.get('message', '')}" + (f" (x{count})" if count > 1 else ""),
                 )
@@ -328,10 +331,16 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
     return out
 
 
+# Characters of a row's detail shown in the table; a longer one (a termination message of
+# kilobytes) is cut there with "… (N characters)": the whole text stays in the recording.
+DETAIL_MAX = 300
+
+
 def format_table(table: Sequence[Row]) -> str:
     """Fixed-width text: ``t+  12.345s  subject  what  detail``, a line per row (a detail's own
     line breaks — an Event's message often ends with one, a probe's output has several — read
-    `` ⏎ ``), ending with a line break."""
+    `` ⏎ ``; a detail longer than :data:`DETAIL_MAX` characters is cut, saying its length),
+    ending with a line break."""
     if not table:
         return "(nothing recorded)\n"
     w_subject = max(len(r.subject) for r in table)
@@ -339,6 +348,8 @@ def format_table(table: Sequence[Row]) -> str:
     lines = [f"{'t (s)':>9}  {'subject':<{w_subject}}  {'change':<{w_what}}  detail"]
     for r in table:
         detail = " ⏎ ".join(part.strip() for part in r.detail.strip().splitlines() if part.strip())
+        if len(detail) > DETAIL_MAX:
+            detail = f"{detail[:DETAIL_MAX]}… ({len(detail)} characters)"
         lines.append(f"{r.t:>+9.3f}  {r.subject:<{w_subject}}  {r.what:<{w_what}}  {detail}".rstrip())
     return "\n".join(lines) + "\n"
 
