@@ -23,8 +23,10 @@ from e2e.record.pods import container_status
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import WAIT_SLACK_S
 
-# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
-pytestmark = pytest.mark.workloads
+# a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`;
+# on a cluster of its own (profiles/image-pulls.yaml: a pulled preloaded image ID poisons the node
+# for every later test that runs it under imagePullPolicy Never)
+pytestmark = [pytest.mark.workloads, pytest.mark.profile("image-pulls")]
 
 # §3.2: a registry address inside the node's own network namespace where nothing listens
 LOOPBACK_REFUSED = "127.0.0.1:5999"
