@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
+import sys
+import time
 
 import pytest
 
@@ -107,3 +110,23 @@ def test_the_uplink_filter_counts_forwarded_and_non_public_packets_only(tmp_path
         out = subprocess.run(["tcpdump", "-r", str(pcap), "-n", "-tt", bpf], capture_output=True, text=True, check=True).stdout
         seen = {int(float(line.split()[0])) - 1_700_000_000 for line in out.splitlines() if line.strip()}
         assert [i in seen for i in range(len(packets))] == expected, (mode, list(packets), out)
+
+
+def test_a_sigterm_to_the_check_reaches_the_command_and_the_check_outlives_it(tmp_path):
+    """Session 9: a SIGTERM to the wire check killed it outright — its tcpdumps kept running and
+    no report was written. It now passes the signal on and returns the command's status."""
+    child = ("import signal, sys, time, pathlib\n"
+             f"signal.signal(signal.SIGTERM, lambda *_: (pathlib.Path({str(tmp_path / 'got')!r}).write_text('TERM'), sys.exit(143)))\n"
+             f"pathlib.Path({str(tmp_path / 'ready')!r}).write_text('')\n"
+             "time.sleep(30)\n")
+    check = ("import sys\nfrom e2e.cli import wirecheck\n"
+             f"status = wirecheck.run_command([sys.executable, '-c', {child!r}])\n"
+             f"open({str(tmp_path / 'status')!r}, 'w').write(str(status))\n")
+    proc = subprocess.Popen([sys.executable, "-c", check])
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "ready").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    assert (tmp_path / "got").read_text() == "TERM"
+    assert (tmp_path / "status").read_text() == "143"

@@ -126,6 +126,24 @@ def bridge_filter(subnets: list[str]) -> str:
     return " or ".join(f"dst net {s}" for s in subnets)
 
 
+def run_command(command: list[str]) -> int:
+    """Run ``command`` to its end and return its exit status. A Ctrl-C reaches it with this
+    process (same process group); a SIGTERM sent to this process alone is passed on to it (the
+    suite stops on SIGTERM as on Ctrl-C, with its cleanup and reports): either way the check
+    outlives the command, stops its captures and writes its report — killed outright, it left
+    tcpdump running and no report (session 9)."""
+    proc = subprocess.Popen(command)
+    previous = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:
+                continue  # the command got the same Ctrl-C: let it clean up and write its reports
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _start(capture: Capture, pcap: Path) -> subprocess.Popen:
     proc = subprocess.Popen(capture.args(pcap), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + TCPDUMP_START_S
@@ -213,13 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             for capture, pcap in zip(captures, pcaps, strict=True):
                 procs.append(_start(capture, pcap))
                 print(f"wire check: watching {capture.name} {capture.interface} ({capture.direction}): {capture.bpf}", file=sys.stderr)
-            proc = subprocess.Popen(command)
-            while True:
-                try:
-                    status = proc.wait()
-                    break
-                except KeyboardInterrupt:
-                    continue  # the command got the same Ctrl-C: let it clean up and write its reports
+            status = run_command(command)
         finally:
             for capture, proc, pcap in zip(captures, procs, pcaps, strict=False):
                 _stop(capture, proc, pcap)
