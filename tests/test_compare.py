@@ -213,3 +213,19 @@ def test_a_flake_gone_is_still_a_flake_and_a_failure_after_a_set_aside_is_unexpl
     rows = {r.name: r.change for r in compare(load_run(a), load_run(b))}
     assert rows == {"flaked": "flake", "flake_then_fail": "unexplained", "skipped_then_fail": "unexplained"}
     assert main([str(a), str(b)]) == 1
+
+
+def test_a_failed_value_of_an_expected_failure_is_not_unexplained(tmp_path):
+    """Session 9, `make compare` of two `make app` runs (v1.37.2, v1.34.4): the naive app's values
+    fail by design in its strict-xfail tests (app.yaml expect_to_fail) and read "unexplained"."""
+    naive = "test_delete_one_pod_under_load"
+    a = write_run(tmp_path / "a", [m("ra", "v1.37.2", "failed_requests", 2, 0, [0, 0], verdict="fail", test=f"scenarios/crashloop/test_crashloop.py::{naive}")],
+                  [(naive, '<skipped type="pytest.xfail" message="negative control"/>')])
+    b = write_run(tmp_path / "b", [m("rb", "v1.34.4", "failed_requests", 2, 0, [0, 0], verdict="fail", test=f"scenarios/crashloop/test_crashloop.py::{naive}")],
+                  [(naive, '<skipped type="pytest.xfail" message="negative control"/>')])
+    (row,) = [r for r in compare(load_run(a), load_run(b)) if r.name == "failed_requests"]
+    assert row.change == "expected failure"
+    assert main([str(a), str(b)]) == 0
+    b2 = write_run(tmp_path / "b2", [m("rb", "v1.34.4", "failed_requests", 2, 0, [0, 0], verdict="fail", test=f"scenarios/crashloop/test_crashloop.py::{naive}")],
+                   [(naive, '<failure message="x"/>')])
+    assert [r.change for r in compare(load_run(a), load_run(b2)) if r.name == "failed_requests"] == ["unexplained"]

@@ -16,6 +16,8 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   and the new value holds its own;
 - ``unexplained``: the new value fails its expectation, or a value disappeared/appeared while
   its test still ran, or a test's outcome went from passed to failed/error;
+- ``expected failure``: the new value fails inside a test B ran as an expected failure
+  (``xfailed``: a negative control such as ``make app``'s naive app) — never unexplained;
 - ``undocumented``: one side has no documented value for its version (shown, not judged);
 - ``known bug: <A> → <B>`` / ``known bug: <state>``: a known upstream bug's state (``present``,
   ``fixed``, or A's verdict) changed, or stayed (listed either way: its own class, never
@@ -73,6 +75,8 @@ FLAKY = "flaky"
 # the verdict of a timing value that failed under host overload, and the reason its test ends with
 # (e2e.judge.pressure INCONCLUSIVE, INCONCLUSIVE_PREFIX: repeated here to stay standard-library only)
 INCONCLUSIVE = "inconclusive"
+# a value that fails in B inside a test that B ran as an expected failure (xfailed)
+EXPECTED_FAILURE = "expected failure"
 INCONCLUSIVE_PREFIX = "inconclusive: host overloaded"
 # a value that held an expectation not read in its cluster's version (e2e.judge.measurements.UNVERIFIED)
 UNVERIFIED = "unverified-carried-forward"
@@ -261,6 +265,10 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = "holds now"
         elif mb["verdict"] == UNVERIFIED:
             change = "unverified (carried forward)"
+        elif mb["verdict"] == "fail" and b.outcomes.get(test) == "xfailed":
+            # a negative control (strict xfail: e.g. `make app`'s naive app, app.yaml expect_to_fail)
+            # failed as it must; had it held, its test would have failed (XPASS strict) instead
+            change = EXPECTED_FAILURE
         elif mb["verdict"] == "fail":
             change = "unexplained"
         elif _same_expectation(ma, mb):
