@@ -26,6 +26,7 @@ from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 from e2e.run.waiting import PODS_SLACK_S
+from scenarios.jobs.job_helpers import finished_at, job, job_finished, terminated
 
 from .disruption_helpers import name_of, pods, running
 
@@ -33,40 +34,9 @@ RECORD = ("Pod", "Event", "Job")
 IGNORE_DISRUPTIONS = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
 
 
-def job(sc: Scenario) -> dict:
-    return sc.get("Job", "job") or {}
-
-
-def job_finished(sc: Scenario) -> dict | None:
-    """The Job's Complete or Failed condition once it has one."""
-    for type_ in ("Complete", "Failed"):
-        found = condition(job(sc), type_)
-        if found and found.get("status") == "True":
-            return found
-    return None
-
-
 def phase_seen(sc: Scenario, pod: str, phase: str):
     """The first recorded change in which ``pod`` has ``phase``."""
     return next((ch for ch in sc.recorder.changes("Pod", pod) if (ch.obj.get("status") or {}).get("phase") == phase), None)
-
-
-def terminated(sc: Scenario, pod: str) -> dict | None:
-    """The ``terminated`` state of ``pod``'s container, first recorded."""
-    for ch in sc.recorder.changes("Pod", pod):
-        for cs in (ch.obj.get("status") or {}).get("containerStatuses") or []:
-            term = (cs.get("state") or {}).get("terminated")
-            if term:
-                return term
-    return None
-
-
-def exit_code(sc: Scenario, pod: str) -> int | None:
-    return (terminated(sc, pod) or {}).get("exitCode")
-
-
-def finished_time(sc: Scenario, pod: str) -> float | None:
-    return parse_time((terminated(sc, pod) or {}).get("finishedAt"))
 
 
 def disrupt(sc: Scenario, variant: str, pod: str, node: str) -> None:
@@ -120,7 +90,7 @@ def test_pod_failure_policy(scenario: Scenario, variant: str):
     target = condition(old.obj, "DisruptionTarget") or {}
     sc.expect("DR-5", f"disruption_target_reason[{variant}]", target.get("reason"), details={"condition": target})
     sc.expect("DR-5", f"disruption_target_message[{variant}]", target.get("message"), details={"condition": target})
-    sc.expect("DR-5", f"old_pod_exit_code[{variant}]", exit_code(sc, first))
+    sc.expect("DR-5", f"old_pod_exit_code[{variant}]", (terminated(sc, first) or {}).get("exitCode"))
     sc.expect("DR-5", f"succeeded[{variant}]", status.get("succeeded", 0), details=details)
     history = [ch.obj.get("status") or {} for ch in sc.recorder.changes("Job", "job")]
     sc.expect("DR-5", f"max_terminating[{variant}]", max(s.get("terminating", 0) for s in history),
@@ -131,9 +101,9 @@ def test_pod_failure_policy(scenario: Scenario, variant: str):
     replacement = next(ch for ch in sc.recorder.changes("Pod") if ch.name != first and ch.type == "ADDED")
     sc.expect("DR-5", f"replacement_after_old_failed_s[{variant}]", round(replacement.received_at - old.received_at, 3),
               around=old.received_at, details={"replacement": replacement.name})
-    finished_at = finished_time(sc, first)
+    finished = finished_at(sc, first)
     sc.expect("DR-5", f"replacement_gap_s[{variant}]",
-              None if finished_at is None else round(parse_time(replacement.obj["metadata"]["creationTimestamp"]) - finished_at, 3),
+              None if finished is None else round(parse_time(replacement.obj["metadata"]["creationTimestamp"]) - finished, 3),
               around=replacement.received_at, details={"replacement": replacement.name})
 
 

@@ -1,5 +1,5 @@
-"""Shared by the JB scenarios: a Job's conditions and pods as the recorder saw them (the DR-5/DR-6
-vocabulary of scenarios/disruption/test_job.py, for Jobs of any name)."""
+"""Shared by the Job scenarios (JB, and DR-5/DR-6 in scenarios/disruption/test_job.py): a Job's
+conditions and pods as the recorder saw them, for Jobs of any name."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from e2e.cluster import gates
 from e2e.documented import jobs as doc
 from e2e.record.pods import condition
 from e2e.record.timeline import parse_time
@@ -26,18 +27,6 @@ pytestmark = pytest.mark.workloads
 
 TRACKING = "batch.kubernetes.io/job-tracking"
 GATE = "MutableSchedulingDirectivesForSuspendedJobs"
-
-
-def live_gate(sc: Scenario, gate: str) -> str:
-    """The gate as the API server reports it (``kubernetes_feature_enabled`` on its /metrics: the same
-    defaults as the controller manager's, kind sets no gate): "1", "0", or "absent"."""
-    host = sc.kube.api_client.configuration.host
-    answer = sc.kube.api_client.call_api("GET", f"{host}/metrics", _request_timeout=10)
-    answer.read()
-    for line in (answer.data or b"").decode(errors="replace").splitlines():
-        if line.startswith("kubernetes_feature_enabled{") and f'name="{gate}"' in line:
-            return line.rsplit(" ", 1)[-1]
-    return "absent"
 
 
 @pytest.mark.record("Pod", "Event", "Job")
@@ -68,8 +57,8 @@ def test_suspend_and_resume(scenario: Scenario):
                                          and (e.obj.get("involvedObject") or {}).get("kind") == "Job"))
     sc.expect("JB-7", "pod_deleted_on_suspend", deletion_requested(sc, first) is not None)
     sc.expect("JB-7", "failed", status.get("failed", 0), details=details)
-    gate = live_gate(sc, GATE)
-    sc.note(f"gate {GATE} (API server /metrics)", gate)
+    gate = gates.api_server(sc.kube).describe(GATE)
+    sc.note(f"gate {GATE}", gate)
     sc.expect("JB-7", "start_time_while_suspended", "cleared" if not while_suspended.get("startTime") else "kept",
               details={**details, f"gate {GATE}": gate})
     started = parse_time(status.get("startTime"))
