@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..report import nights, summary
@@ -138,6 +139,16 @@ def build(reports: Path, results: Path | None = None, name: str | None = None, h
         return generate(shown, reports / "allure-report", reports / "allure-history.jsonl" if history else None, name)
 
 
+def _json_files(results: Path, pattern: str) -> Iterator[tuple[Path, dict]]:
+    """Each file of ``results`` matching ``pattern`` with its JSON (none when ``results`` is no
+    directory; a file that is not JSON is skipped)."""
+    for f in results.glob(pattern) if results.is_dir() else []:
+        try:
+            yield f, json.loads(f.read_text())
+        except ValueError:
+            continue
+
+
 def mark_flaky(results: Path) -> int:
     """Give each allure result the plugin tagged ``flaky`` (a test that failed, then passed on a
     rerun: e2e.plugin.outcomes) Allure's own flaky mark, ``statusDetails.flaky`` — allure-pytest
@@ -145,11 +156,7 @@ def mark_flaky(results: Path) -> int:
     In place (a result marked already is left as it is); returns how many were marked. A file that
     is not JSON is left alone."""
     marked = 0
-    for f in results.glob("*-result.json") if results.is_dir() else []:
-        try:
-            result = json.loads(f.read_text())
-        except ValueError:
-            continue
+    for f, result in _json_files(results, "*-result.json"):
         tagged = any(label.get("name") == "tag" and label.get("value") == "flaky" for label in result.get("labels", []))
         details = result.get("statusDetails") or {}
         if tagged and not details.get("flaky"):
@@ -166,11 +173,7 @@ def drop_unfinished_teardowns(results: Path) -> int:
     container: no status, no stop, Allure's "unknown", read as something gone wrong. The fixtures'
     own teardowns stay. In place; returns how many were removed. A file that is not JSON is left alone."""
     removed = 0
-    for f in results.glob("*-container.json") if results.is_dir() else []:
-        try:
-            container = json.loads(f.read_text())
-        except ValueError:
-            continue
+    for f, container in _json_files(results, "*-container.json"):
         afters = container.get("afters", [])
         finished = [a for a in afters if "status" in a]
         if len(finished) < len(afters):
