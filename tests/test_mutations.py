@@ -6,6 +6,11 @@ a known upstream bug's correct behaviour, reads "bug fixed?" (never a pass).
 
 NF, DR and KB have no recording in tests/data: their real data are the records of a real run's
 measurements.json, with the evidence the scenarios kept in ``details`` (tests/data/ci-s5/README.md).
+So have the workload families RS, RR, PB, HK, IM, JB, CJ, PC, ST and HP: records of three quiet
+runs on v1.37.2 (tests/data/real-workloads-v1.37.2/README.md). Where a record keeps the evidence
+(JB-8, JB-2, JB-3, PB-2, PC-3, RS-1, CJ-4, HK-4, IM-4), the mutation edits the evidence and the
+value is measured again as the scenario measures it; elsewhere (RR-1, ST-1, ST-5, HK-1, HP-1,
+IM-1) the mutation changes the measured value as the regression it names would.
 
 The table of mutations and what caught them is printed by ``test_mutation_table``
 (``make test`` shows it with ``-rA``); all must be caught.
@@ -24,7 +29,13 @@ from typing import Callable
 import pytest
 
 from e2e import documented  # noqa: F401  (registers every family)
+from e2e.documented import cronjobs as cj_doc
+from e2e.documented import hooks as hooks_doc
+from e2e.documented import hpa as hpa_doc
+from e2e.documented import jobs as jobs_doc
 from e2e.documented import known_bugs as kb_doc
+from e2e.documented import probes as probes_doc
+from e2e.documented import statefulset as sts_doc
 from e2e.evidence.ephemeral import eviction
 from e2e.evidence.kubectl import Line
 from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
@@ -301,6 +312,334 @@ def hook_ends_at_exit(times: dict[str, float]) -> dict[str, float]:
     return {name: t - saved if name != "container_exit_after_delete_s" else t for name, t in times.items()}
 
 
+# -- the workload families: records of three real runs' measurements.json (v1.37.2, cgroup v1;
+#    tests/data/real-workloads-v1.37.2) ----------------------------------------------------------
+
+WORKLOADS: dict[tuple[str, str], list[dict]] = {}
+for _path in sorted((DATA / "real-workloads-v1.37.2").glob("measurements-*.json")):
+    for _m in json.loads(_path.read_text())["measurements"]:
+        WORKLOADS.setdefault((_m["case"], _m["name"]), []).append(_m)
+
+
+def real(case: str, name: str) -> dict:
+    """The one real record of ``case``/``name`` (tests/data/real-workloads-v1.37.2)."""
+    (record,) = WORKLOADS[(case, name)]
+    return record
+
+
+def real_values(case: str, *names: str) -> dict[str, object]:
+    return {name: real(case, name)["value"] for name in names}
+
+
+def named(case: str, measured: list[tuple[str, object]] | dict[str, object]) -> Judging:
+    """A judging step of ``case``'s ``(name, value)`` pairs (or ``{name: value}``)."""
+    return values(*((case, name, value) for name, value in (measured.items() if isinstance(measured, dict) else measured)))
+
+
+# -- JB-8: the pod's restartCounts up to the Job's FailureTarget (OnFailure, backoffLimit 2) ------
+
+JB8 = real("JB-8", "restart_count_at_failure")["details"]["before_failure_target"]
+
+
+def jb8(before: list[int]) -> Judging:
+    """The highest restartCount recorded up to the FailureTarget, as test_on_failure_restarts_count measures it."""
+    return values(("JB-8", "restart_count_at_failure", max(before or [0])))
+
+
+def one_restart_more(before: list[int]) -> list[int]:
+    """The Job controller comparing the restarts with ``>`` instead of ``>=`` (pastBackoffLimitOnFailure):
+    the pod restarts once more before the FailureTarget."""
+    return [*before, before[-1] + 1]
+
+
+# -- JB-2: the Job's pods and status at its deadline (activeDeadlineSeconds 20, pods failing after 5 s)
+
+JB2 = real("JB-2", "pods_total")["details"]
+
+
+def _job_condition(status: dict, type_: str) -> dict:
+    return next(c for c in status.get("conditions") or [] if c.get("type") == type_)
+
+
+def jb2(details: dict) -> Judging:
+    """JB-2 (a)'s values as test_active_deadline measures them: FailureTarget − startTime, the pods,
+    and whether the last one was deleted running (a deletion request, the TERM trap's 143)."""
+    pods, status = details["pods"], details["job_status"]
+    last = pods[-1] if pods else None
+    return values(("JB-2", "failure_target_after_start_s",
+                   parse_time(_job_condition(status, "FailureTarget")["lastTransitionTime"]) - parse_time(status["startTime"])),
+                  ("JB-2", "pods_total", len(pods)),
+                  ("JB-2", "running_pod_deleted", bool(last) and last["deletionTimestamp"] is not None
+                   and (last["terminated"] or {}).get("exitCode") == 143))
+
+
+def job_backoff_doubled(details: dict) -> dict:
+    """The Job controller's pod-failure back-off doubled (20 s for the first failure instead of
+    DefaultJobPodFailureBackOff 10 s): the second pod is due 20 s after the first one's finishedAt,
+    past the deadline's FailureTarget, after which the controller creates no pod — the Job ends
+    with the first pod alone, and no running pod to delete."""
+    pods = details["pods"]
+    target = parse_time(_job_condition(details["job_status"], "FailureTarget")["lastTransitionTime"])
+    second_due = parse_time(pods[0]["terminated"]["finishedAt"]) + 2 * jobs_doc.JOB_BACKOFF_S
+    assert second_due > target, "the doubled back-off would still bring the second pod before the deadline"
+    return {**details, "pods": pods[:1]}
+
+
+# -- JB-3: the pod the kubelet failed at its own deadline (known bug kubernetes#115688) ------------
+
+JB3 = real("JB-3", "deadline_condition")["details"]["pod_status"]
+# the conditions every pod has (scenarios/jobs/test_job_pod_deadline.py STANDARD_CONDITIONS)
+STANDARD_CONDITIONS = {"PodScheduled", "Initialized", "ContainersReady", "Ready", "PodReadyToStartContainers"}
+
+
+def jb3(status: dict) -> Judging:
+    """The failed pod's phase, reason and conditions, as test_pod_deadline_in_a_job measures them."""
+    conditions = status.get("conditions") or []
+    extra = [c for c in conditions if c.get("type") not in STANDARD_CONDITIONS]
+    return values(("JB-3", "pod_phase", status.get("phase")), ("JB-3", "pod_reason", status.get("reason")),
+                  ("JB-3", "disruption_target", any(c.get("type") == "DisruptionTarget" for c in conditions)),
+                  ("JB-3", "deadline_condition", any("Deadline" in f"{c.get('type')} {c.get('reason')}" for c in extra)))
+
+
+def deadline_condition_added(status: dict) -> dict:
+    """kubernetes#115688 fixed as PR #117973 proposed: the kubelet adds a pod condition
+    ``ActiveDeadlineExceeded`` to the pod it fails at its deadline — a podFailurePolicy rule could match it."""
+    condition = {"type": "ActiveDeadlineExceeded", "status": "True", "reason": status["reason"], "message": status["message"]}
+    return {**status, "conditions": [*status["conditions"], condition]}
+
+
+# -- PB-2: the killed run's own stamps (liveness period 5 s, failureThreshold 3; /tmp/ok removed) ---
+
+PB2 = [(event, at) for event, at in real("PB-2", "sigterm_after_removal_s[slow]")["details"]["run"]]
+
+
+def pb2(run: list[tuple[str, float]]) -> Judging:
+    """SIGTERM after the file's removal and the preStop before it, as test_probe_arithmetic_kill_and_probe_grace
+    measures them: the removal is the exec's own stamp, the second ``file-rm`` line (the first went to
+    the container's stdout)."""
+    removed = [at for event, at in run if event == "file-rm"][-1]
+    sig = next(at for event, at in run if event == "sigterm")
+    prestop = next((at for event, at in run if event == "prestop"), None)
+    return values(("PB-2", "sigterm_after_removal_s[slow]", round(sig - removed, 3)),
+                  ("PB-2", "prestop_before_sigterm[slow]", prestop is not None and prestop <= sig))
+
+
+def killed_at_first_failure(run: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The liveness kill after the first failed probe instead of failureThreshold 3 (the prober's
+    failure count ignored): the preStop and SIGTERM (F − 1) × P = 2 × 5 s earlier."""
+    early = (probes_doc.PB2_SLOW_FAILURE_THRESHOLD - 1) * probes_doc.PB2_SLOW_PERIOD_S
+    return [(event, at - early if event in ("prestop", "sigterm") else at) for event, at in run]
+
+
+# -- PC-3: the 20 samples of each status latency (v1.37.2: PLEGOnDemandRelist on) ------------------
+
+PC3 = {name: real("PC-3", name)["details"]["samples_s"]
+       for name in ("start_to_watch_median_s", "exit_to_watch_median_s", "resize_to_watch_median_s")}
+
+
+def median(samples: list[float]) -> float:
+    """The median of ``samples``, as test_status_latency's ``_median_p95`` takes it."""
+    ordered, n = sorted(samples), len(samples)
+    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
+def pc3(samples: dict[str, list[float]]) -> Judging:
+    return values(*(("PC-3", name, median(s)) for name, s in samples.items()))
+
+
+def resize_waits_for_the_periodic_relist(samples: dict[str, list[float]]) -> dict[str, list[float]]:
+    """The relist the resize's SyncPod requests lost (PLEGOnDemandRelist's postSync RequestPodRelist,
+    1.36+; as on 1.35): each resize sample waits for the periodic 1 s relist as a container's exit
+    does — plus what the periodic relist added to the exit sample of the same index over the start
+    sample (relisted on demand; the status write in both)."""
+    extra = [e - s for s, e in zip(samples["start_to_watch_median_s"], samples["exit_to_watch_median_s"], strict=True)]
+    return {**samples, "resize_to_watch_median_s": [r + x for r, x in zip(samples["resize_to_watch_median_s"], extra, strict=True)]}
+
+
+# -- RS-1: the container's own cgroup read before and after the CPU resize (200m → 400m) -----------
+
+RS1 = {prefix: real("RS-1", f"{prefix}cpu_quota_us")["details"] for prefix in ("before:", "cpu-resized:")}
+
+
+def rs1(reads: dict[str, dict]) -> Judging:
+    """Each read's quota and shares, as test_cpu_resize_in_place_memory_resize_restarts judges them (judge_cgroup)."""
+    return values(*(("RS-1", f"{prefix}{key}", read[key]) for prefix, read in reads.items() for key in ("cpu_quota_us", "cpu_shares")))
+
+
+def cgroup_not_resized(reads: dict[str, dict]) -> dict[str, dict]:
+    """The CPU resize acknowledged (status 400m) but never written to the container's cgroup: the
+    read after it is the read before."""
+    return {**reads, "cpu-resized:": reads["before:"]}
+
+
+# -- RR-1: container restart rules (pod Never, rule Restart on exit 42; container `once` Never in a pod Always)
+
+RR1 = real_values("RR-1", "restart_gap[0]", "restart_gap[1]", "restarts[rules]", "final_phase[rules]", "restarts[once]", "phase[once]")
+
+
+def rule_ignored(measured: dict[str, object]) -> dict[str, object]:
+    """The rule "Restart on exit 42" ignored: the container's restartPolicy Never makes its first exit
+    (42) final — no restart, no gap, the pod Failed."""
+    kept = {name: value for name, value in measured.items() if not name.startswith("restart_gap[")}
+    return {**kept, "restarts[rules]": 0, "final_phase[rules]": "Failed"}
+
+
+def restarted_against_its_rule(measured: dict[str, object]) -> dict[str, object]:
+    """Container ``once`` restarted after its exit 7 although its own restartPolicy Never says not to
+    (the pod's Always applied)."""
+    return {**measured, "restarts[once]": 1}
+
+
+# -- ST-1, ST-5: StatefulSet ordering and a replaced ordinal -----------------------------------------
+
+ST1 = [(m["name"], m["value"]) for name in ("next_created_after_ready_s[OrderedReady]", "not_ready_at_once_max[OrderedReady]")
+       for m in WORKLOADS[("ST-1", name)]]
+ST1_PARALLEL_SPREAD = real("ST-1", "created_spread_s[Parallel]")["value"]
+ST1_REPLICAS = 3  # test_ordered_ready_and_parallel's StatefulSets
+ST5 = real_values("ST-5", "recreated_after_delete_s[statefulset]", "recreated_after_delete_s[deployment]")
+
+
+def created_in_parallel(measured: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    """OrderedReady pods created in parallel (one sync creating every ordinal, as under Parallel — the
+    real Parallel set's spread): all three not Ready at once, and each next ordinal created at least
+    the readiness delay (READY_AFTER_S) before the previous one is Ready."""
+    early = ST1_PARALLEL_SPREAD - sts_doc.READY_AFTER_S
+    return [(name, early if name.startswith("next_created_after_ready_s") else ST1_REPLICAS) for name, _ in measured]
+
+
+def ordinal_recreated_while_terminating(measured: dict[str, object]) -> dict[str, object]:
+    """The StatefulSet recreating an ordinal while its old pod still terminates (at most one pod per
+    ordinal broken): as fast as the Deployment's ReplicaSet replaced its pod in the same run."""
+    return {**measured, "recreated_after_delete_s[statefulset]": measured["recreated_after_delete_s[deployment]"]}
+
+
+# -- CJ-4: the Jobs a CronJob created at its resume, 3 slots after its lastScheduleTime --------------
+
+CJ4 = real("CJ-4", "jobs_at_resume[missed]")["details"]
+SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+
+
+def slot_job(cronjob: str, slot: float) -> str:
+    """The Job name of ``slot`` (epoch s): the CronJob's name and the slot in Unix minutes (test_cronjob_missed)."""
+    return f"{cronjob}-{int(slot // 60)}"
+
+
+def cj4(details: dict) -> Judging:
+    """(a)'s values as test_missed_slots measures them."""
+    jobs, slot = details["jobs"], parse_time(details["slot"])
+    job = jobs.get(slot_job("cj-missed", slot)) or next(iter(jobs.values()))
+
+    def run(j: Judge) -> None:
+        j.expect("CJ-4", "jobs_at_resume[missed]", len(jobs))
+        j.expect("CJ-4", "job_slot[missed]", "newest" if slot_job("cj-missed", slot) in jobs else "another")
+        j.expect("CJ-4", "scheduled_annotation[missed]", (job.get("annotations") or {}).get(SCHEDULED), slot=details["slot"])
+        j.expect("CJ-4", "job_after_resume_s[missed]", parse_time(job["created"]) - details["resumed_at"])
+    return run
+
+
+def every_missed_slot_run(details: dict) -> dict:
+    """The controller creating a Job for every slot missed since lastScheduleTime (3 back), instead of
+    only the most recent one (utils.go mostRecentScheduleTime): three Jobs at the resume."""
+    slot = parse_time(details["slot"])
+    newest = details["jobs"][slot_job("cj-missed", slot)]
+    older = {slot_job("cj-missed", slot - 60 * k): {"created": newest["created"], "annotations": {
+        SCHEDULED: dt.datetime.fromtimestamp(slot - 60 * k, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+        for k in range(1, cj_doc.CJ4_MISSED_SLOTS)}
+    return {**details, "jobs": {**older, **details["jobs"]}}
+
+
+# -- HK-1, HK-4: postStart hooks ----------------------------------------------------------------------
+
+HK1 = real_values("HK-1", "hook_start_after_entrypoint_s", "b_start_after_hook_end_s")
+HK4 = real("HK-4", "sigterm_before_hook_killed")["details"]
+HK4_GONE_AFTER_DELETE = HK4["hook_killed"] + real("HK-4", "gone_after_hook_killed_s")["value"] - HK4["delete"]
+
+
+def b_started_beside_the_hook(measured: dict[str, object]) -> dict[str, object]:
+    """Container b started while a's postStart hook still runs (the hook run beside startContainer, not
+    inside it): b as long after a's start as it came after the hook's end, the hook's end HK1_HOOK_S
+    after its start."""
+    hook_end = float(measured["hook_start_after_entrypoint_s"]) + hooks_doc.HK1_HOOK_S
+    return {**measured, "b_start_after_hook_end_s": round(float(measured["b_start_after_hook_end_s"]) - hook_end, 3)}
+
+
+def hk4(details: dict, gone_after_delete_s: float) -> Judging:
+    """HK-4's values as test_running_poststart_blocks_deletion measures them: the pod still there
+    HK4_WINDOW_S after the delete, SIGTERM (the container's stamp) before the hook's process was
+    killed — or with no kill needed —, the pod's removal after that kill, the exit code."""
+    sig = first(parse(details["terminated"]["message"]), "sigterm")
+    killed = details["hook_killed"]
+    triples = [("HK-4", "pod_present_after_window", gone_after_delete_s > hooks_doc.HK4_WINDOW_S),
+               ("HK-4", "sigterm_before_hook_killed", bool(sig) and (killed is None or sig.at < killed))]
+    if killed is not None:
+        triples.append(("HK-4", "gone_after_hook_killed_s", round(details["delete"] + gone_after_delete_s - killed, 3)))
+    return values(*triples, ("HK-4", "exit_code", details["terminated"]["exitCode"]))
+
+
+def hook_cancelled_at_delete(details: dict, gone_after_delete_s: float) -> tuple[dict, float]:
+    """kubernetes#116032 fixed: the delete cancels the running hook, so what followed the hook's kill
+    follows the delete — SIGTERM and the pod's removal as much earlier as the hook held them — and no
+    one has to kill the hook."""
+    held = details["hook_killed"] - details["delete"]
+    sig = first(parse(details["terminated"]["message"]), "sigterm")
+    message = details["terminated"]["message"].replace(f"{sig.at:.6f} sigterm", f"{sig.at - held:.6f} sigterm")
+    return ({**details, "hook_killed": None, "sigterm": sig.at - held, "terminated": {**details["terminated"], "message": message}},
+            gone_after_delete_s - held)
+
+
+# -- HP-1: an HPA with no metrics server ---------------------------------------------------------------
+
+HP1 = real_values("HP-1", "scaled_to_min_after_create_s", "metrics_failure_after_rescale_s", "replicas_after_failure")
+
+
+def first_sync_rate_limited(measured: dict[str, object]) -> dict[str, object]:
+    """A new HPA first synced only after the fixed 15 s rate limit (enqueueHPA's AddRateLimited of
+    v1.34.4–v1.36.3 back in v1.37.2 instead of queue.Add): the scale to minReplicas 15 s later."""
+    return {**measured, "scaled_to_min_after_create_s": float(measured["scaled_to_min_after_create_s"]) + hpa_doc.SYNC_PERIOD_S}
+
+
+# -- IM-1, IM-4: image pulls against the suite's registry ---------------------------------------------
+
+IM1 = [(m["name"], m["value"], m["details"]["backoff_s"]) for k in (1, 2) for m in WORKLOADS[("IM-1", f"pull_gap_s[{k}]")]]
+IM4 = real("IM-4", "b_first_request_after_a_pulled_s")["details"]
+_INCLUDING_WAITING = re.compile(r" in ([0-9.]+)(m?s) \(([0-9.]+)(m?s) including waiting\)")
+
+
+def im1(gaps: list[tuple[str, float, float]]) -> Judging:
+    return values(*(("IM-1", name, gap) for name, gap, _ in gaps))
+
+
+def image_backoff_doubled(gaps: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """The kubelet's image pull back-off doubled (20, 40 s instead of 10, 20 s): each start-to-start
+    gap longer by its back-off, the retry's phase the same. Caught by the second gap only: the first
+    gap's band [10, 27] s (the back-off + up to one pod-worker retry period of 15 s + 2 s) also holds
+    a 20 s first back-off (25.1 s here)."""
+    return [(name, gap + backoff, 2 * backoff) for name, gap, backoff in gaps]
+
+
+def im4(details: dict) -> Judging:
+    """IM-4's values as test_serial_pulls_behind_a_slow_one measures them (times from the details,
+    seconds after the test's start): B's first registry request after A's Pulled, B's Pulling before
+    it, and B's "(… including waiting)" less its pull time against its wait from Pulling to A's Pulled."""
+    a_end, b_pulling = details["a_pulled_event_s"], details["b_pulling_event_s"]
+    m = _INCLUDING_WAITING.search(details["b_pulled"])
+
+    def sec(v: str, unit: str) -> float:
+        return float(v) / (1000.0 if unit == "ms" else 1.0)
+    waited = sec(m.group(3), m.group(4)) - sec(m.group(1), m.group(2))
+    return values(("IM-4", "b_first_request_after_a_pulled_s", details["b_first_request_s"] - a_end),
+                  ("IM-4", "b_pulling_event_before_a_pulled", int(bool(b_pulling) and b_pulling[0] < a_end)),
+                  ("IM-4", "b_waited_minus_queue_time_s", waited - (a_end - b_pulling[0])))
+
+
+def pulls_in_parallel(details: dict) -> dict:
+    """Image pulls not serialized (serializeImagePulls ignored): B's pull starts at its Pulling event —
+    its first registry request then — and its Pulled message shows no wait."""
+    m = _INCLUDING_WAITING.search(details["b_pulled"])
+    pulled = details["b_pulled"].replace(m.group(0), f" in {m.group(1)}{m.group(2)} ({m.group(1)}{m.group(2)} including waiting)")
+    return {**details, "b_first_request_s": details["b_pulling_event_s"][0], "b_pulled": pulled}
+
+
 @dataclass(frozen=True)
 class Mutation:
     family: str
@@ -335,6 +674,38 @@ MUTATIONS = [
              tuple(f"DR-2 retry_interval_s[max-unavailable-1/1/{k}]" for k in range(1, 6))),
     Mutation("KB", "the pod gone at the container's exit", 37, lambda: kb1(hook_ends_at_exit(KB1)), (),
              ("KB-1 api_shows_exit_after_delete_s", "KB-1 pod_gone_after_delete_s")),
+    Mutation("JB", "JB-8: `>` for `>=`, one restart more", 37, lambda: jb8(one_restart_more(JB8)),
+             ("JB-8 restart_count_at_failure",)),
+    Mutation("JB", "JB-2: pod-failure back-off doubled", 37, lambda: jb2(job_backoff_doubled(JB2)),
+             ("JB-2 pods_total", "JB-2 running_pod_deleted")),
+    Mutation("JB", "JB-3: a deadline condition on the pod", 37, lambda: jb3(deadline_condition_added(JB3)), (),
+             ("JB-3 deadline_condition",)),
+    Mutation("PB", "PB-2: liveness kill at 1 failure, not 3", 37, lambda: pb2(killed_at_first_failure(PB2)),
+             ("PB-2 sigterm_after_removal_s[slow]",)),
+    Mutation("PC", "PC-3: resize waits for the periodic relist", 37, lambda: pc3(resize_waits_for_the_periodic_relist(PC3)),
+             ("PC-3 resize_to_watch_median_s",)),
+    Mutation("RS", "RS-1: CPU resize not written to the cgroup", 37, lambda: rs1(cgroup_not_resized(RS1)),
+             ("RS-1 cpu-resized:cpu_quota_us", "RS-1 cpu-resized:cpu_shares")),
+    Mutation("RR", "RR-1: restarted against its restart rule", 37, lambda: named("RR-1", restarted_against_its_rule(RR1)),
+             ("RR-1 restarts[once]",)),
+    Mutation("RR", "RR-1: rule Restart on exit 42 ignored", 37, lambda: named("RR-1", rule_ignored(RR1)),
+             ("RR-1 restarts[rules]", "RR-1 final_phase[rules]")),
+    Mutation("ST", "ST-1: created in parallel under OrderedReady", 37, lambda: named("ST-1", created_in_parallel(ST1)),
+             ("ST-1 next_created_after_ready_s[OrderedReady]", "ST-1 not_ready_at_once_max[OrderedReady]")),
+    Mutation("ST", "ST-5: ordinal recreated while terminating", 37,
+             lambda: named("ST-5", ordinal_recreated_while_terminating(ST5)), ("ST-5 recreated_after_delete_s[statefulset]",)),
+    Mutation("CJ", "CJ-4: a Job for every missed slot", 37, lambda: cj4(every_missed_slot_run(CJ4)),
+             ("CJ-4 jobs_at_resume[missed]",)),
+    Mutation("HK", "HK-1: b started beside a's postStart hook", 37, lambda: named("HK-1", b_started_beside_the_hook(HK1)),
+             ("HK-1 b_start_after_hook_end_s",)),
+    Mutation("HK", "HK-4: the hook cancelled at the delete", 37, lambda: hk4(*hook_cancelled_at_delete(HK4, HK4_GONE_AFTER_DELETE)),
+             (), ("HK-4 pod_present_after_window", "HK-4 sigterm_before_hook_killed")),
+    Mutation("HP", "HP-1: first sync after the 15 s rate limit", 37, lambda: named("HP-1", first_sync_rate_limited(HP1)),
+             ("HP-1 scaled_to_min_after_create_s",)),
+    Mutation("IM", "IM-4: image pulls not serialized", 37, lambda: im4(pulls_in_parallel(IM4)),
+             ("IM-4 b_first_request_after_a_pulled_s", "IM-4 b_waited_minus_queue_time_s")),
+    Mutation("IM", "IM-1: image pull back-off doubled", 37, lambda: im1(image_backoff_doubled(IM1)),
+             ("IM-1 pull_gap_s[2]",)),
 ]
 
 REAL_RUNS = [
@@ -348,7 +719,23 @@ REAL_RUNS = [
     ("NF", "NF-2 v1.37.2 renewal and Unknown (ci-s5)", 37, lambda: nf2(NF2["last_renew"], NF2["unknown"])),
     ("DR", "DR-2 v1.37.2 kubectl drain transcript (ci-s5)", 37, lambda: dr2(transcript_lines(DR2))),
     ("KB", "KB-1 v1.37.2 times after the delete (ci-s5)", 37, lambda: kb1(KB1)),
+    ("JB", "JB-8 v1.37.2 restart counts", 37, lambda: jb8(JB8)),
+    ("JB", "JB-2 v1.37.2 pods and status at the deadline", 37, lambda: jb2(JB2)),
+    ("JB", "JB-3 v1.37.2 pod failed at its own deadline", 37, lambda: jb3(JB3)),
+    ("PB", "PB-2 v1.37.2 killed run's stamps", 37, lambda: pb2(PB2)),
+    ("PC", "PC-3 v1.37.2 latency samples", 37, lambda: pc3(PC3)),
+    ("RS", "RS-1 v1.37.2 cgroup reads", 37, lambda: rs1(RS1)),
+    ("RR", "RR-1 v1.37.2 restart rules", 37, lambda: named("RR-1", RR1)),
+    ("ST", "ST-1 v1.37.2 OrderedReady creation", 37, lambda: named("ST-1", ST1)),
+    ("ST", "ST-5 v1.37.2 replaced ordinals", 37, lambda: named("ST-5", ST5)),
+    ("CJ", "CJ-4 v1.37.2 Jobs at the resume", 37, lambda: cj4(CJ4)),
+    ("HK", "HK-1 v1.37.2 hook and b's start", 37, lambda: named("HK-1", HK1)),
+    ("HK", "HK-4 v1.37.2 hook running at the delete", 37, lambda: hk4(HK4, HK4_GONE_AFTER_DELETE)),
+    ("HP", "HP-1 v1.37.2 HPA without metrics", 37, lambda: named("HP-1", HP1)),
+    ("IM", "IM-1 v1.37.2 pull gaps", 37, lambda: im1(IM1)),
+    ("IM", "IM-4 v1.37.2 serial pulls", 37, lambda: im4(IM4)),
 ]
+WORKLOAD_FAMILIES = {"RS", "RR", "PB", "HK", "IM", "JB", "CJ", "PC", "ST", "HP"}
 
 
 @pytest.mark.parametrize("family,name,minor,judging", REAL_RUNS, ids=[r[1] for r in REAL_RUNS])
@@ -364,6 +751,27 @@ def test_the_transcript_read_back_gives_the_run_its_own_intervals(tmp_path):
     dr2(transcript_lines(DR2))(j)
     judged = {k[1]: m["value"] for k, m in CI_S5.items() if k[1].startswith("retry_interval_s[")}
     assert {v.measurement.name: v.measurement.value for v in j.verdicts} == pytest.approx(judged, abs=0.002)
+
+
+WORKLOAD_RUNS = [r for r in REAL_RUNS if r[0] in WORKLOAD_FAMILIES]
+
+
+def _same(value: object, recorded: object) -> bool:
+    if isinstance(recorded, float) and isinstance(value, (int, float)):
+        return abs(value - recorded) <= 0.002  # the details keep times to the ms
+    return value == recorded
+
+
+@pytest.mark.parametrize("family,name,minor,judging", WORKLOAD_RUNS, ids=[r[1] for r in WORKLOAD_RUNS])
+def test_the_records_judged_again_give_the_run_its_own_values(family, name, minor, judging, tmp_path):
+    """What the workload mutations start from is what the run measured: each value judged again from
+    the records (their evidence in ``details``, measured as the scenario does) is the value the run recorded."""
+    j = Judge(MeasurementLog(tmp_path / "m.json"), "t", "r", "v1.37.2", minor=minor, cgroup=1)
+    judging()(j)
+    for v in j.verdicts:
+        recorded = [m["value"] for m in WORKLOADS[(v.measurement.case, v.measurement.name)]]
+        assert any(_same(v.measurement.value, r) for r in recorded), (v.measurement.case, v.measurement.name, v.measurement.value, recorded)
+    assert {(v.measurement.case, v.measurement.name) for v in j.verdicts} <= set(WORKLOADS)
 
 
 FAILING = [m for m in MUTATIONS if m.expected_failures]
@@ -408,3 +816,4 @@ def test_mutation_table(tmp_path, capsys):
         print("\n".join(rows))
     assert caught == len(MUTATIONS)
     assert set(families) >= {"CL", "SC", "PS", "ES", "OM", "PR", "NF", "DR", "KB"}  # issue 29 defect 7
+    assert set(families) >= WORKLOAD_FAMILIES  # issue 26: at least one mutation per workload family
