@@ -95,8 +95,17 @@ PC1 = [
 
 # -- PC-2 ------------------------------------------------------------------------------------
 PC2 = [
-    equal("PC-2", "ready_to_start_at_or_before_started", True, f"{S0_READY_TO_START}; {UP_READY_TO_START}",
-          why="the sandbox exists before any container starts; both timestamps truncated alike, so ≤ holds in whole seconds"),
+    # the catalogue expected True "at or before" the first container's start (the sandbox exists
+    # first); v1.34.4 read 1 s after it (13:18:04 against 13:18:03, 2026-12-02): the condition's time
+    # is the status write that first sees the sandbox, which comes after the start (below)
+    within("PC-2", "ready_to_start_after_started_s", 0, 0, READY_NO_PROBE_S + API_TIMESTAMP_RESOLUTION_S,
+           f"SyncPod writes the pod's status before it creates the sandbox and starts the containers, so True is "
+           f"first written by the next sync, after the relist that sees the container running (periodic "
+           f"{PLEG_RELIST_S:g} s on 1.34–1.35, on demand from 1.36) + the status write {STATUS_UPDATE_S:g} s — never "
+           f"before the start; two truncated API times: ≥ 0 (equal within one second), +{API_TIMESTAMP_RESOLUTION_S:g} s",
+           f"{S0_READY_TO_START}; {UP_READY_TO_START}; [UP] pkg/kubelet/kubelet.go SyncPod (generateAPIPodStatus and "
+           f"SetPodStatus before containerRuntime.SyncPod); pkg/kubelet/status/status_manager.go updateStatusInternal, "
+           f"updateLastTransitionTime (lastTransitionTime = the write's time when the status changes)"),
     equal("PC-2", "ready_to_start_status[bogus-handler]", "False", f"{S0_READY_TO_START}; {UP_READY_TO_START}"),
     equal("PC-2", "ready_to_start_status[control]", "True", UP_READY_TO_START),
     equal("PC-2", "ready_to_start_reason[bogus-handler]", "", f"{UP_READY_TO_START}: v1.34.4–v1.36.3 set no reason",
