@@ -57,6 +57,13 @@ _LINE = re.compile(r'^' + METRIC + r'\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)')
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
+def gate_key(on: bool) -> str:
+    """The qualifier of a documented value keyed by a gate the cluster runs, read here:
+    ``gate on`` / ``gate off`` (``sc.expect("ST-3", f"deleted_first[{gate_key(on)}][Parallel]", …)``
+    against the entry ``deleted_first[gate on]``). A gate the version does not know counts as off."""
+    return "gate on" if on else "gate off"
+
+
 class GatesUnreadable(RuntimeError):
     """A component's gates could not be read: the request failed, or its metrics hold no gate."""
 

@@ -13,11 +13,18 @@ Feature gates (pkg/features/kube_features.go of each version): ``ContainerRestar
 1.34, beta/on from 1.35 (still beta in 1.37.2); ``RestartAllContainersOnContainerExits`` absent in
 1.34, alpha/off in 1.35, beta/on from 1.36 — and it depends on ``ContainerRestartRules`` **and**
 ``NodeDeclaredFeatures`` (alpha/off 1.35, beta/on 1.36, GA 1.37: defaultKubernetesFeatureGateDependencies),
-so 1.35 needs both gates on, not only the one the catalogue's ``gates-1.35`` names.
+so 1.35 needs both gates on, not only the one the catalogue's ``gates-1.35`` names (profiles/gates-1.35.yaml
+turns on all three).
+
+RR-1 and RR-2 run on the gates as shipped and, where a minor ships the gate off, once more on a profile
+that turns it on (``gates-1.34``: RR-1 on 1.34; ``gates-1.35``: RR-2 on 1.35). What depends on the gate is
+keyed by the gate the cluster runs (read live, e2e.cluster.gates) in the measurement's first qualifier:
+``stored_rules[gate on]``, ``creation[gate off]``, ``last_exit_code[gate on][main]`` (:func:`e2e.cluster.gates.gate_key`).
 """
 
 from __future__ import annotations
 
+from ..cluster.gates import gate_key
 from ..judge.expectations import Band, equal, exact, register, within
 from .crashloop import gap_expectations
 from .kubelet import (
@@ -31,6 +38,8 @@ from .kubelet import (
 
 VERIFIED_IN = UPGRADE_PATH_READ
 CATALOGUE = "CASES-workloads.md"
+
+
 UP_ACTIONS = ("[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions (containerChanged → "
               "'Container %s definition changed', restart = true; liveness failure → 'Container %s failed liveness "
               "probe'; ', will be restarted' when restart)")
@@ -121,8 +130,11 @@ UP_RULES = ("[UP] pkg/kubelet/container/helpers.go ShouldContainerBeRestarted (c
 UP_PROBE_STOP = "[UP] pkg/kubelet/prober/worker.go doProbe (a terminated container that will not restart stops its worker)"
 register(
     [
-        equal("RR-1", "stored_rules", "dropped", f"{RR1}; {UP_RULES_GATE}", minors=(34, 34)),
-        equal("RR-1", "stored_rules", "kept", f"{RR1}; {UP_RULES_GATE}", minors=(35, None)),
+        # keyed by the live ContainerRestartRules of the API server (and the kubelet): off on 1.34 as shipped, on
+        # with gates-1.34 and from 1.35; pkg/api/pod/util.go dropDisabledPodFields drops the fields whenever the gate
+        # is off (and no old pod uses them), in v1.34.4 to v1.37.2 alike
+        equal("RR-1", "stored_rules[gate off]", "dropped", f"{RR1}; {UP_RULES_GATE}"),
+        equal("RR-1", "stored_rules[gate on]", "kept", f"{RR1}; {UP_RULES_GATE}"),
         *gap_expectations("RR-1", range(2), f"{RR1} (the restarts a rule asks for follow the crash-loop back-off, CL-1)"),
         exact("RR-1", "restarts[rules]", 2, f"{RR1}; {UP_RULES} (exit 42 matches Restart twice; exit 0 is final under Never)",
               "a count: exact", unit="restarts"),
@@ -140,7 +152,8 @@ register(
     ],
     VERIFIED_IN,
 )
-REASON_GATE_OFF = "environment: ContainerRestartRules is off on this cluster (alpha/off by default on 1.34: profile gates-1.34)"
+REASON_GATE_OFF = ("environment: ContainerRestartRules is off on this cluster (alpha/off as shipped on 1.34: the "
+                   "test's gates-1.34 variant runs it with the gate on)")
 
 # -- RR-2: RestartAllContainers ---------------------------------------------------------------------------
 RR2 = f"{CATALOGUE} RR-2; R28 (kubernetes#133216, #133240, #133243, #134631); KEP-5532"
@@ -152,39 +165,48 @@ UP_ALL = ("[UP] pkg/kubelet/kubelet.go SyncPod / kubelet_pods.go (RestartAllCont
 UP_LAST_STATE = ("[UP] pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses (RestartAllContainers in place: "
                  "state waiting RestartingAllContainers, lastState terminated ExitCode 137 reason RestartingAllContainers "
                  "'The container is removed because RestartAllContainers in place'; 1.36.3 and 1.37.2)")
+# Keyed by the live RestartAllContainersOnContainerExits (gate_key; unknown to 1.34: off). Gate off: 1.34 drops
+# the rules (ContainerRestartRules off as shipped), from 1.35 the action is refused. Gate on (1.35 with
+# gates-1.35, 1.36+ as shipped): the reset; what it leaves cannot be measured where the gate cannot be on (1.34:
+# documented absent).
+ON, ABSENT_34 = gate_key(True), "absent"
+UP_ALL_35 = ("[UP] pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses (v1.35.4: the running container's status is "
+             "built from the runtime's containers alone, and RestartAllContainers removed the old one: lastState empty; "
+             "v1.36.3 and v1.37.2 carry the old status's lastState over when the container ID changes)")
+NO_GATE_34 = f"{RR2}; {UP_ALL_GATE} (no such gate in 1.34: it cannot be on)"
 register(
     [
-        equal("RR-2", "creation", "dropped", f"{RR2}; {UP_RULES_GATE} (ContainerRestartRules off by default)",
+        equal("RR-2", "creation[gate off]", "dropped", f"{RR2}; {UP_RULES_GATE} (ContainerRestartRules off by default)",
               minors=(34, 34)),
-        equal("RR-2", "creation", "422", f"{RR2}; {UP_ALL_GATE} (action RestartAllContainers NotSupported)",
-              minors=(35, 35)),
-        equal("RR-2", "creation", "created", f"{RR2}; {UP_ALL_GATE}", minors=(36, None)),
-        exact("RR-2", "init_lines", 2, f"{RR2}; {UP_ALL} (init runs again)", "a count: exact", unit="lines",
-              minors=(36, None)),
-        equal("RR-2", "data_kept", True, f"{RR2} (same pod, same emptyDir)", minors=(36, None)),
-        equal("RR-2", "same_pod_uid", True, f"{RR2}", minors=(36, None)),
-        equal("RR-2", "same_pod_ip", True, f"{RR2} (same sandbox)", minors=(36, None)),
+        equal("RR-2", "creation[gate off]", "422", f"{RR2}; {UP_ALL_GATE} (action RestartAllContainers NotSupported)",
+              minors=(35, None)),
+        equal("RR-2", f"creation[{ON}]", "created", f"{RR2}; {UP_ALL_GATE}", minors=(35, None)),
+        exact("RR-2", f"init_lines[{ON}]", 2, f"{RR2}; {UP_ALL} (init runs again)", "a count: exact", unit="lines",
+              minors=(35, None)),
+        equal("RR-2", f"data_kept[{ON}]", True, f"{RR2} (same pod, same emptyDir)", minors=(35, None)),
+        equal("RR-2", f"same_pod_uid[{ON}]", True, f"{RR2}", minors=(35, None)),
+        equal("RR-2", f"same_pod_ip[{ON}]", True, f"{RR2} (same sandbox)", minors=(35, None)),
+        # 1.35.4 (alpha): no lastState after the reset — the catalogue's "lastState may be empty (pre-fix)"
+        equal("RR-2", f"last_exit_code[{ON}]", "empty", f"{RR2}; {UP_ALL_35}", minors=(35, 35)),
+        equal("RR-2", f"last_reason[{ON}]", "empty", f"{RR2}; {UP_ALL_35}", minors=(35, 35)),
         # measured on v1.37.2 (the catalogue expected main's own exit 88): the reset replaces every container's
         # lastState with a synthesized termination (exit 137, reason RestartingAllContainers) — main's 88 is not kept
-        equal("RR-2", "last_exit_code[main]", 137,
+        equal("RR-2", f"last_exit_code[{ON}]", 137,
               f"{RR2}; {UP_LAST_STATE}; measured on v1.37.2", minors=(36, None)),
-        equal("RR-2", "last_reason[main]", "RestartingAllContainers", f"{RR2}; {UP_LAST_STATE}; measured on v1.37.2",
+        equal("RR-2", f"last_reason[{ON}]", "RestartingAllContainers", f"{RR2}; {UP_LAST_STATE}; measured on v1.37.2",
               minors=(36, None)),
-        exact("RR-2", "restarts[main]", 1, f"{RR2}; {UP_ALL}", "a count: exact", unit="restarts", minors=(36, None)),
-        exact("RR-2", "restarts[side]", 1, f"{RR2}; {UP_ALL}", "a count: exact", unit="restarts", minors=(36, None)),
+        exact("RR-2", f"restarts[{ON}]", 1, f"{RR2}; {UP_ALL} (kubelet_pods.go convertToAPIContainerStatuses: the "
+              "reset's waiting status counts + 1, and the running one keeps the higher of it and the runtime's count)", "a count: exact",
+              unit="restarts", minors=(35, None)),
+        equal("RR-2", f"creation[{ON}]", ABSENT_34, NO_GATE_34, minors=(34, 34)),
+        *[equal("RR-2", f"{name}[{ON}]", ABSENT_34, NO_GATE_34, minors=(34, 34))
+          for name in ("init_lines", "data_kept", "same_pod_uid", "same_pod_ip", "last_exit_code", "last_reason", "restarts")],
     ],
     VERIFIED_IN,
 )
-# 1.34–1.35 with the gates as shipped: the pod never gets the rule (dropped / refused above), so none of
-# its behaviour exists to be measured. (1.35 with both gates on — no profile here — is not documented.)
-register(
-    [equal("RR-2", name, "absent", f"{RR2}; {UP_ALL_GATE} (off by default: no reset happens)", minors=(34, 35))
-     for name in ("init_lines", "data_kept", "same_pod_uid", "same_pod_ip", "last_exit_code[main]", "last_reason[main]", "restarts[main]",
-                  "restarts[side]")],
-    VERIFIED_IN,
-)
 REASON_ALL_OFF = ("environment: RestartAllContainersOnContainerExits is off on this cluster (1.34 absent, 1.35 alpha/off by "
-                  "default: it needs ContainerRestartRules and NodeDeclaredFeatures on)")
+                  "default: the test's gates-1.35 variant runs it with the gate on, and ContainerRestartRules and "
+                  "NodeDeclaredFeatures it needs)")
 
 # -- RR-5: a crashed container beside a probed sidecar, after a kubelet restart --------------------------
 RR5 = f"{CATALOGUE} RR-5 (R23: kubernetes#136910, #137146, #137885, #136969); CASES-faults NF-5"

@@ -5,6 +5,8 @@ control", §4 ST-1, ST-2, ST-5).
   down from the top, one pod gone before the next is deleted; Parallel creates and deletes all at once.
 - ST-2: a rolling update with ``partition: 2`` replaces only ordinals 3 then 2, each after the
   previous new pod is Ready; partition 0 then replaces 1 and 0 and the revisions meet.
+- ST-3: ``maxUnavailable: 2`` in a rolling update, keyed by the live MaxUnavailableStatefulSet gate
+  (on 1.34 also on the profile ``gates-1.34``, which turns it on).
 - ST-5: ``ordinals.start``, hostname and subdomain; a deleted pod's ordinal is recreated only once
   the old object is gone (a Deployment replaces at once); ``minReadySeconds`` delays availability.
 
@@ -133,17 +135,22 @@ UP_MAX_UNAVAILABLE = ("[UP] pkg/controller/statefulset/stateful_set_control.go u
                       "maxUnavailable replicas are unavailable, any podManagementPolicy)")
 UP_DROP = ("[UP] pkg/registry/apps/statefulset/strategy.go dropStatefulSetDisabledFields (gate off: maxUnavailable "
            "dropped on create); stateful_set_control.go updateStatefulSet (gate off: one pod at a time)")
+# Keyed by the MaxUnavailableStatefulSet gate the cluster runs, read live (the first qualifier: "gate on" /
+# "gate off"; the API server's for the stored field, the controller manager's for the update): off as
+# shipped on 1.34–1.36, on with profiles/gates-1.34.yaml and on 1.37. The functions are the same in
+# v1.34.4 … v1.37.2 (from 1.35 isUnavailable takes a `now`: minReadySeconds, none here).
 ST3 = [
-    equal("ST-3", "max_unavailable_field", "absent", f"{UP_DROP}; {UP_GATE} off 1.34–1.36", minors=(34, 36)),
-    equal("ST-3", "max_unavailable_field", "2", f"{UP_GATE} beta/on 1.37", minors=(37, None)),
-    exact("ST-3", "max_unavailable_seen", 1, f"[S2] L678; {UP_DROP}", "the field is dropped: one replica at a time",
-          minors=(34, 36)),
+    equal("ST-3", "max_unavailable_field[gate off]", "absent", f"{UP_DROP}; {UP_GATE} (alpha/off 1.34; beta/off 1.35.4, 1.36.3)"),
+    equal("ST-3", "max_unavailable_field[gate on]", "2",
+          f"[UP] pkg/registry/apps/statefulset/strategy.go dropStatefulSetDisabledFields (gate on: kept); {UP_GATE} "
+          "(beta/on 1.37; on with gates-1.34)"),
+    exact("ST-3", "max_unavailable_seen[gate off]", 1, f"[S2] L678; {UP_DROP}", "the field is dropped: one replica at a time"),
     # the catalogue's "(b) record": with the gate on the same function serves OrderedReady — the
-    # seed's "may have no effect under OrderedReady" does not hold in v1.37.2's source
-    exact("ST-3", "max_unavailable_seen", 2, f"[S2] L678; {UP_MAX_UNAVAILABLE}",
-          "two pods deleted at once, the next two once those are Ready again", minors=(37, None)),
-    equal("ST-3", "deleted_first", "4,3", f"{UP_MAX_UNAVAILABLE} (from the highest ordinal)", minors=(37, None)),
-    equal("ST-3", "deleted_first", "4", f"{UP_DROP} (from the highest ordinal, one at a time)", minors=(34, 36)),
+    # seed's "may have no effect under OrderedReady" does not hold in the source (v1.34.4 to v1.37.2)
+    exact("ST-3", "max_unavailable_seen[gate on]", 2, f"[S2] L678; {UP_MAX_UNAVAILABLE}",
+          "two pods deleted at once, the next two once those are Ready again"),
+    equal("ST-3", "deleted_first[gate on]", "4,3", f"{UP_MAX_UNAVAILABLE} (from the highest ordinal)"),
+    equal("ST-3", "deleted_first[gate off]", "4", f"{UP_DROP} (from the highest ordinal, one at a time)"),
 ]
 
 # -- ST-4 ------------------------------------------------------------------------------------

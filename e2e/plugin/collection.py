@@ -1,6 +1,7 @@
 """Which tests run, and in which order: case markers checked against the case-ID rule, case-ID
-labels and selection (``--case``, ``-k``), a clear usage error when selected scenarios have no
-cluster, each profile's tests together."""
+labels and selection (``--case``, ``-k``), tests for other Kubernetes minors skipped before any
+cluster is made (``k8s_minors``, e2e.run.minors), a clear usage error when selected scenarios have
+no cluster, each profile's tests together."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ..cluster.kind import PreflightError, profile_patches
+from ..run.minors import image_version, off_minor
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import check_declared, keyword_selection, label, select_cases
 from ..run.shards import SHARD_FILE, expected_s, parse_shard, split, write_record
@@ -32,17 +34,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     select_cases(config, items)
     with keyword_selection(config, items):
         result = yield
+    _skip_other_minors(config, items)
     _check_and_order(config, items)  # what -k, -m and the others left: nothing selected needs no cluster
     return result
 
 
+# why a test was skipped at collection for the node image's minor (e2e.run.minors)
+OFF_MINOR = pytest.StashKey[str]()
+
+
+def _skip_other_minors(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip each test whose ``k8s_minors`` leave out the minor of ``--node-image``'s tag (none
+    with ``--kubeconfig``, or a tag naming no version: then at setup, e2e.plugin.fixtures); such a
+    test needs no cluster (:func:`_costs`)."""
+    known = None if config.getoption("--kubeconfig", None) else image_version(config.getoption("--node-image", None))
+    if known is None:
+        return
+    version, minor = known
+    for item in items:
+        reason = off_minor(item, minor, version)
+        if reason is not None:
+            item.stash[OFF_MINOR] = reason
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 def _costs(config: pytest.Config, items: list[pytest.Item]) -> list[Cost]:
-    """What the plan knows of each test with a cluster (e2e.run.plan.Cost), durations learned."""
+    """What the plan knows of each test with a cluster (e2e.run.plan.Cost), durations learned; a
+    test skipped for its minor (:data:`OFF_MINOR`) has none: no cluster is made for it."""
     known = load_durations(SEED_DURATIONS, _reports(config) / DURATIONS_FILE)
     return [Cost(item.nodeid, profile_name(item), item.get_closest_marker("serial") is not None,
                  item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S),
                  item.get_closest_marker("traffic") is not None)
-            for item in items if "cluster" in getattr(item, "fixturenames", ())]
+            for item in items if "cluster" in getattr(item, "fixturenames", ()) and OFF_MINOR not in item.stash]
 
 
 def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -22,6 +22,7 @@ from ..judge.measurements import Judge, MeasurementLog
 from ..record.hostload import DurationLog, HostLoad, Pressure, Stopwatch, stall_counter
 from ..record.recorder import Recorder
 from ..report.artifacts import gather, slug, write
+from ..run.minors import off_minor
 from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
@@ -103,6 +104,9 @@ def scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, host_load: Ho
     for m in item.iter_markers("min_k8s"):
         if cluster.minor < m.args[0]:
             pytest.skip(f"needs Kubernetes 1.{m.args[0]}+, cluster is {cluster.kubernetes}")
+    off = off_minor(item, cluster.minor, cluster.kubernetes)  # k8s_minors when the image did not say (e2e.run.minors)
+    if off is not None:
+        pytest.skip(off)
     allure.dynamic.parameter("kubernetes", cluster.kubernetes)
     item.user_properties.append(("kubernetes", cluster.kubernetes))
     allure.dynamic.parameter("profile", cluster.profile)

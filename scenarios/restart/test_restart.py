@@ -126,28 +126,47 @@ def test_image_update_restarts_only_that_container(scenario: Scenario):
 # -- RR-1, RR-2: gated rules -------------------------------------------------------------------------
 
 
-def _gate(sc: Scenario, gate: str) -> bool | None:
-    """The gate as the API server and the pod's kubelet run it (noted on the test); None if unreadable."""
+def _gate(sc: Scenario, gate: str) -> str:
+    """The gate as the API server and the pod's kubelet run it (noted on the test), as the
+    qualifier of the values keyed by it (:func:`e2e.cluster.gates.gate_key`: a gate the version
+    does not know is off); skips the test (``environment: …``) when it cannot be read."""
     from e2e.cluster import gates
 
     try:
-        api = gates.api_server(sc.kube).enabled(gate)
+        api = gates.api_server(sc.kube)
         node = sc.kind.control_plane if sc.kind else None
-        kubelet = gates.kubelet(sc.kube, node).enabled(gate) if node else None
-    except (gates.GatesUnreadable, gates.GateUnknown) as e:
+        kubelet = gates.kubelet(sc.kube, node) if node else None
+    except gates.GatesUnreadable as e:
         sc.note(f"gate {gate}", f"unreadable: {e}")
-        return None
-    sc.note(f"gate {gate}", f"api-server {api}, kubelet {kubelet}")
-    return api and kubelet is not False
+        pytest.skip(f"environment: the feature gate {gate} cannot be read on this cluster, and the values are keyed by it: {e}")
+    sc.note(f"gate {gate}", "; ".join(g.describe(gate) for g in (api, kubelet) if g is not None))
+    on = gate in api and api.enabled(gate) and (kubelet is None or (gate in kubelet and kubelet.enabled(gate)))
+    return gates.gate_key(on)
+
+
+# the profiles that turn on, where a minor ships them off, the gates RR-1 and RR-2 need; each valid on
+# its minor only (a component refuses a gate its version does not know: e2e.run.minors)
+GATES_1_34 = pytest.param("gates-1.34", id="gates-1.34", marks=[
+    pytest.mark.profile("gates-1.34"),
+    pytest.mark.k8s_minors(34, reason="profile gates-1.34 turns on 1.34's alpha ContainerRestartRules and "
+                           "MaxUnavailableStatefulSet: the catalogue's gate-on run of 1.34"),
+])
+GATES_1_35 = pytest.param("gates-1.35", id="gates-1.35", marks=[
+    pytest.mark.profile("gates-1.35"),
+    pytest.mark.k8s_minors(35, reason="profile gates-1.35 turns on 1.35's alpha RestartAllContainersOnContainerExits "
+                           "and NodeDeclaredFeatures: unknown to 1.34, on as shipped from 1.36"),
+])
 
 
 @pytest.mark.case("RR-1")
-def test_exit_code_rules_and_probes_after_a_final_exit(scenario: Scenario):
+@pytest.mark.parametrize("profile", ["default", GATES_1_34])
+def test_exit_code_rules_and_probes_after_a_final_exit(scenario: Scenario, profile: str):
     """RR-1 (R28): (a) pod Never, container Never with a rule Restart on exit 42: it exits 42, 42, 0 —
     two restarts with the CL-1 gaps (0, then 10 s), then Succeeded. (b) pod Always, container `once`
     with its own restartPolicy Never exits 7 under a readiness probe: terminated exit 7 ``Error``, no
     restart, the pod Running, no probe event after the exit (one in flight allowed). (c) with
-    ContainerRestartRules off (1.34 default) the API drops the fields: recorded, then skipped."""
+    ContainerRestartRules off (1.34 as shipped) the API drops the fields: recorded, then skipped; on
+    1.34 the profile ``gates-1.34`` runs it once more with the gate on."""
     from e2e.documented.restart import REASON_GATE_OFF
     from e2e.record.timeline import restart_gaps
 
@@ -155,8 +174,8 @@ def test_exit_code_rules_and_probes_after_a_final_exit(scenario: Scenario):
     gate = _gate(sc, "ContainerRestartRules")
     stored = sc.apply("rules.yaml", name="rules")[0]
     app = stored["spec"]["containers"][0]
-    sc.expect("RR-1", "stored_rules", "kept" if app.get("restartPolicyRules") else "dropped",
-              details={"restartPolicy": app.get("restartPolicy"), "gate": gate})
+    sc.expect("RR-1", f"stored_rules[{gate}]", "kept" if app.get("restartPolicyRules") else "dropped",
+              details={"restartPolicy": app.get("restartPolicy")})
     if not app.get("restartPolicyRules"):
         pytest.skip(REASON_GATE_OFF)
     sc.apply("once.yaml", name="once")
@@ -189,12 +208,13 @@ def test_exit_code_rules_and_probes_after_a_final_exit(scenario: Scenario):
 
 
 @pytest.mark.case("RR-2")
-def test_restart_all_containers_on_an_exit_code(scenario: Scenario):
+@pytest.mark.parametrize("profile", ["default", GATES_1_35])
+def test_restart_all_containers_on_an_exit_code(scenario: Scenario, profile: str):
     """RR-2 (R28 c, KEP-5532): `main` exits 88 once and its rule restarts every container of the pod in
     place: `init` runs again (a second line in /data/log), the sidecar and `main` restart once, same pod
     UID and IP, the emptyDir kept; every lastState is the reset's own (exit 137, ``RestartingAllContainers``),
-    not `main`'s 88. 1.34: the rules are dropped (gate off);
-    1.35: refused (422, the action NotSupported while its gate is off)."""
+    not `main`'s 88 — on 1.35 (alpha, profile ``gates-1.35``) none at all. Gate off: 1.34 drops the rules
+    (ContainerRestartRules off), 1.35 refuses them (422, the action NotSupported)."""
     from e2e.documented.restart import REASON_ALL_OFF
 
     sc = scenario
@@ -205,7 +225,7 @@ def test_restart_all_containers_on_an_exit_code(scenario: Scenario):
     except ApiRefused as e:
         creation = str(e.status)
         sc.note("refusal", e.message)
-    sc.expect("RR-2", "creation", creation, details={"gate": gate})
+    sc.expect("RR-2", f"creation[{gate}]", creation)
     if creation != "created":
         pytest.skip(REASON_ALL_OFF)
     sc.wait_for("all/main running", lambda: _running_id(sc, "all", "main") or None, 2 * WAIT_SLACK_S)
@@ -216,15 +236,16 @@ def test_restart_all_containers_on_an_exit_code(scenario: Scenario):
     sc.wait_for("side running", lambda: _running_id(sc, "all", "side") or None, WAIT_SLACK_S)
     after = sc.pod("all")
     log = sc.exec("all", "main", "cat", "/data/log").stdout
-    sc.expect("RR-2", "init_lines", len(log.split()), details={"log": log})
-    sc.expect("RR-2", "data_kept", sc.exec("all", "main", "ls", "/data/marker").exit_code == 0)
-    sc.expect("RR-2", "same_pod_uid", after["metadata"]["uid"] == before["metadata"]["uid"])
-    sc.expect("RR-2", "same_pod_ip", after["status"].get("podIP") == before["status"].get("podIP"))
-    sc.expect("RR-2", "last_exit_code[main]", pods.last_termination(after, "main").get("exitCode"),
+    sc.expect("RR-2", f"init_lines[{gate}]", len(log.split()), details={"log": log})
+    sc.expect("RR-2", f"data_kept[{gate}]", sc.exec("all", "main", "ls", "/data/marker").exit_code == 0)
+    sc.expect("RR-2", f"same_pod_uid[{gate}]", after["metadata"]["uid"] == before["metadata"]["uid"])
+    sc.expect("RR-2", f"same_pod_ip[{gate}]", after["status"].get("podIP") == before["status"].get("podIP"))
+    last = pods.last_termination(after, "main")  # {} without a lastState: "empty"
+    sc.expect("RR-2", f"last_exit_code[{gate}][main]", last.get("exitCode", "empty"),
               details={"lastState": pods.container_status(after, "main").get("lastState")})
-    sc.expect("RR-2", "last_reason[main]", pods.last_termination(after, "main").get("reason"))
-    sc.expect("RR-2", "restarts[main]", pods.container_status(after, "main").get("restartCount"))
-    sc.expect("RR-2", "restarts[side]", pods.container_status(after, "side").get("restartCount"),
+    sc.expect("RR-2", f"last_reason[{gate}][main]", last.get("reason", "empty"))
+    sc.expect("RR-2", f"restarts[{gate}][main]", pods.container_status(after, "main").get("restartCount"))
+    sc.expect("RR-2", f"restarts[{gate}][side]", pods.container_status(after, "side").get("restartCount"),
               details={"init": pods.container_status(after, "init")})
 
 

@@ -1,4 +1,4 @@
-"""ST-1, ST-2, ST-5 — StatefulSet ordering, rolling updates with a partition, identity
+"""ST-1 … ST-5 — StatefulSet ordering, rolling updates with a partition or maxUnavailable, identity
 (docs/cases/CASES-workloads.md §4 ST). Documented values: :mod:`e2e.documented.statefulset`.
 
 Every time is a receive time of the recorder's watch (host clock), per pod *object* (its uid: a
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pytest
 
 from e2e.cluster import gates
+from e2e.cluster.gates import gate_key
 from e2e.documented import statefulset as doc
 from e2e.record import pods
 from e2e.run.scenario import Scenario
@@ -265,19 +266,34 @@ def max_unavailable(sc: Scenario, prefix: str, replicas: int, since: float, unti
     return most
 
 
+# the profile that turns MaxUnavailableStatefulSet on where it ships off, valid on 1.34 only (e2e.run.minors)
+GATES_1_34 = pytest.param("gates-1.34", id="gates-1.34", marks=[
+    pytest.mark.profile("gates-1.34"),
+    pytest.mark.k8s_minors(34, reason="profile gates-1.34 turns on 1.34's alpha MaxUnavailableStatefulSet and "
+                           "ContainerRestartRules: the catalogue's gate-on run of 1.34"),
+])
+
+
 @pytest.mark.case("ST-3")
 @pytest.mark.record(*RECORD)
-def test_max_unavailable_rolling_update(scenario: Scenario):
+@pytest.mark.parametrize("profile", ["default", GATES_1_34])
+def test_max_unavailable_rolling_update(scenario: Scenario, profile: str):
     """ST-3: 5 replicas, ``maxUnavailable: 2``, (a) Parallel and (b) OrderedReady, an env change
     rolled: the field as stored, the most replicas unavailable at once, the first deletions
-    (from the top) — keyed by the MaxUnavailableStatefulSet gate of each minor (read live)."""
+    (from the top) — keyed by the MaxUnavailableStatefulSet gate the cluster runs (read live: the
+    API server's for the field, the controller manager's for the update). On the gates as shipped,
+    and on 1.34 once more with the gate on (profile ``gates-1.34``)."""
     sc = scenario
-    sc.note("MaxUnavailableStatefulSet (controller manager)",
-            gates.controller_manager(sc.node_exec).describe("MaxUnavailableStatefulSet"))
+    api = gates.api_server(sc.kube)
+    controller = gates.controller_manager(sc.node_exec)
+    sc.note("MaxUnavailableStatefulSet", f"{api.describe('MaxUnavailableStatefulSet')}; "
+            f"{controller.describe('MaxUnavailableStatefulSet')}")
+    stored_key = gate_key(api.enabled("MaxUnavailableStatefulSet"))
+    update_key = gate_key(controller.enabled("MaxUnavailableStatefulSet"))
     for policy, name in (("Parallel", "pa"), ("OrderedReady", "or")):
         stored = sc.apply("rolling.yaml", name=name, policy=policy, ready_after_s=doc.READY_AFTER_S)[-1]
         field = ((stored["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("maxUnavailable")
-        sc.expect("ST-3", f"max_unavailable_field[{policy}]", "absent" if field is None else str(field))
+        sc.expect("ST-3", f"max_unavailable_field[{stored_key}][{policy}]", "absent" if field is None else str(field))
     for name in ("pa", "or"):
         sc.wait(ready_count(sc, name, 5), 5 * (doc.READY_AFTER_S + doc.CONTROLLER_S) + PODS_SLACK_S)
     since = time.time()
@@ -299,9 +315,9 @@ def test_max_unavailable_rolling_update(scenario: Scenario):
     for policy, name in (("Parallel", "pa"), ("OrderedReady", "or")):
         deleted = sorted((x for x in lives(sc, name) if x.deleting and x.deleting >= since and x.added < since), key=lambda x: x.deleting or 0)
         first_two = [x for x in deleted if (x.deleting or 0) - (deleted[0].deleting or 0) <= doc.CONTROLLER_S]
-        sc.expect("ST-3", f"max_unavailable_seen[{policy}]", max_unavailable(sc, name, 5, since, until),
+        sc.expect("ST-3", f"max_unavailable_seen[{update_key}][{policy}]", max_unavailable(sc, name, 5, since, until),
                   details={"deletion_order": [x.name for x in deleted]})
-        sc.expect("ST-3", f"deleted_first[{policy}]", ",".join(str(ordinal(x)) for x in first_two))
+        sc.expect("ST-3", f"deleted_first[{update_key}][{policy}]", ",".join(str(ordinal(x)) for x in first_two))
 
 
 # -- ST-4 ------------------------------------------------------------------------------------
