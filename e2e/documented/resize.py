@@ -264,7 +264,7 @@ RS5_RACE = ("the resize is applied only by a sync that finds the container runni
             "shows when every sync after the patch finds it exited or in its back-off, the correct outcome when one "
             "comes in the fraction of a second the restarted container runs before its dd is OOM-killed (1.36: the "
             "on-demand relist after the start, kubelet.go SyncPod postSync RequestPodRelist, syncs right then) — "
-            "seen correct in 1 of 3 runs on 1.34–1.36 (v1.36.3; v1.34.4 and v1.35.4 buggy, 2026-12-02)")
+            "seen (2026-12-02): correct in 2 of 2 runs on v1.36.3, buggy in 1 of 1 on v1.34.4 and on v1.35.4")
 _RS5_OLD = (34, 36)
 register(
     [
