@@ -69,6 +69,9 @@ def test_values_and_expectations_read_like_the_judge():
     assert expected(restarts) == "≥ 1 restarts"
     assert expected(m("ES-1", "x", 1.0, band=[0, 104857000.0], documented=0, unit="B")) == "0 B within [0, 104857000] B"
     assert value(m("CL-2", "visible", 0.127, unit="s")) == "0.127 s"
+    # a new user's sixth trial: a number judged by equality lost its unit ("documented 6")
+    assert expected(m("TR-1", "x", 6.0, documented=6, unit="s")) == "6 s"
+    assert expected(m("TR-1", "flag", True, documented=True)) == "True"
 
 
 def test_values_have_the_precision_and_bounds_of_their_documented_value():

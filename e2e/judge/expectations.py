@@ -72,6 +72,14 @@ def number(value: float | int) -> str:
     return str(value)
 
 
+def equal_to(documented: object, unit: str = "") -> str:
+    """A value judged by equality as a person reads it: a number with its unit (``"6 s"``), else
+    as written (``'Running'``, ``True``)."""
+    if isinstance(documented, (int, float)) and not isinstance(documented, bool):
+        return number(documented) + (f" {unit}" if unit else "")
+    return repr(documented)
+
+
 def decimals(value: float | int) -> int:
     """How many decimals (a count, no unit) :func:`number` writes ``value`` with."""
     return len(number(value).partition(".")[2])
@@ -338,7 +346,7 @@ class Expectation:
             return f"{number(cast(float, self.documented))}{unit} within {self.band}{unit}"  # a band: a number
         if self.pattern:
             return f"matching /{self.documented}/"
-        return repr(self.documented)
+        return equal_to(self.documented, self.unit)
 
     def versions(self) -> str:
         """The versions the entry covers, as a message shows them: ``"1.35–newer"``, ``"1.34"``,
