@@ -82,6 +82,9 @@ def test_describe():
     assert exp(documented=20.0, unit="s", band=Band(19, 23), why="test").describe() == "20 s within [19, 23] s"
     assert exp(documented="Running").describe() == "'Running'"
     assert exp(documented="a.*", pattern=True).describe() == "matching /a.*/"
+    # a new user's sixth trial: a number judged by equality read "documented 6" beside "measured 6 s"
+    assert exp(documented=6, unit="s").describe() == "6 s" and exp(documented=3).describe() == "3"
+    assert exp(documented=True).describe() == "True"
 
 
 def test_versions_text():

@@ -4,7 +4,8 @@ Kubernetes v1.37.2, see its README) opened from disk by headless Chromium; the r
 show the number of tests by status, the case families, and on the CL-1/CL-2 test's page its
 timeline picture and its measured ``restart_gap`` values with their bands and sources.
 
-Screenshots stay in ``reports/`` (``report-overview.png``, ``report-cl-test.png``). Skipped
+Screenshots (``report-overview.png``, ``report-cl-test.png``) go to pytest's temporary directory,
+never the user's ``reports/`` (which holds only the last run); the test prints where. Skipped
 where Chromium (Debian's ``chromium``, installed by ``.ci/run``) or Node.js/npm is missing.
 The browser resolves no host name: the report must not need the network.
 """
@@ -24,7 +25,6 @@ from e2e.cli.htmlreport import generate, have_node
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "data" / "report-cl" / "allure-results"
-SCREENSHOTS = HERE.parent / "reports"
 CHROMIUM = shutil.which("chromium")
 CL_TEST = "test_backoff_gaps_and_waiting_state"
 
@@ -93,6 +93,19 @@ def render(url: str, screenshot: Path, size: str) -> Dom:
 
 
 @pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the screenshots go: pytest's temporary directory (printed, for a person to look at)."""
+    out = tmp_path_factory.mktemp("screenshots")
+    print(f"screenshots of the report: {out}")
+    return out
+
+
+def test_screenshots_go_to_pytest_temp_not_reports(screenshots, tmp_path_factory):
+    assert screenshots.is_relative_to(tmp_path_factory.getbasetemp())
+    assert not screenshots.is_relative_to(HERE.parent / "reports")
+
+
+@pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report")
     shutil.copytree(FIXTURE, out / "allure-results")
@@ -103,8 +116,8 @@ def fixture_statuses() -> Counter:
     return Counter(json.loads(p.read_text())["status"] for p in FIXTURE.glob("*-result.json"))
 
 
-def test_overview_counts_tests_by_status_and_groups_by_family(report):
-    dom = render(report.as_uri(), SCREENSHOTS / "report-overview.png", "1400,1000")
+def test_overview_counts_tests_by_status_and_groups_by_family(report, screenshots):
+    dom = render(report.as_uri(), screenshots / "report-overview.png", "1400,1000")
     counts = {tid.removeprefix("metadata-item-"): int("".join(ch for ch in texts[0] if ch.isdigit()))
               for tid, texts in dom.by_testid.items() if tid.startswith("metadata-item-") and tid != "metadata-item-new"}
     statuses = fixture_statuses()
@@ -114,10 +127,10 @@ def test_overview_counts_tests_by_status_and_groups_by_family(report):
     assert "googletagmanager" not in report.read_text()
 
 
-def test_cl_test_page_shows_its_timeline_and_restart_gaps(report):
+def test_cl_test_page_shows_its_timeline_and_restart_gaps(report, screenshots):
     ids = json.loads((report.parent / "test-results.json").read_text())["byId"]
     (test_id,) = [i for i, t in ids.items() if t["name"] == CL_TEST]
-    dom = render(f"{report.as_uri()}#/{test_id}", SCREENSHOTS / "report-cl-test.png", "1400,2400")
+    dom = render(f"{report.as_uri()}#/{test_id}", screenshots / "report-cl-test.png", "1400,2400")
     pictures = [img for img in dom.images if img.get("alt") == "timeline.png"]
     assert pictures and pictures[0]["src"].startswith("data:image/png;base64,")
     text = " ".join(dom.text)

@@ -69,6 +69,9 @@ def test_values_and_expectations_read_like_the_judge():
     assert expected(restarts) == "≥ 1 restarts"
     assert expected(m("ES-1", "x", 1.0, band=[0, 104857000.0], documented=0, unit="B")) == "0 B within [0, 104857000] B"
     assert value(m("CL-2", "visible", 0.127, unit="s")) == "0.127 s"
+    # a new user's sixth trial: a number judged by equality lost its unit ("documented 6")
+    assert expected(m("TR-1", "x", 6.0, documented=6, unit="s")) == "6 s"
+    assert expected(m("TR-1", "flag", True, documented=True)) == "True"
 
 
 def test_values_have_the_precision_and_bounds_of_their_documented_value():
@@ -87,6 +90,11 @@ def test_values_have_the_precision_and_bounds_of_their_documented_value():
     # a value that is not zero never reads "0" (CL-2 on CI: 0.355 s against 0 within [0, 19])
     assert value(timing(0.355, 0.0, [0, 19])) == "0.4 s" and value(timing(0.0004, 0.0, [0, 3])) == "0.0004 s"
     assert value(timing(0.0, 0.0, [0, 3])) == "0 s"
+    # a new user's sixth trial: inside the band but read as its end (−0.806 s as "−1 s" against
+    # [−1, 1]); rounded up to twice itself (0.054 s as "0.1 s" against [0, 1])
+    assert value(timing(-0.806, 0.0, [-1, 1])) == "-0.8 s" and value(timing(0.054, 0.0, [0, 1])) == "0.05 s"
+    assert value(timing(0.996, 0.0, [-1, 1])) == "0.996 s" and value(timing(-1.0, 0.0, [-1, 1])) == "-1 s"
+    assert value(timing(0.14, 0.0, [0, 1])) == "0.1 s"  # rounded down: as before
     probes = m("PS-8", "readiness_probes_during_termination", 4, band=[1, None], documented=1, unit="probes")
     (s,) = build([probes], [Outcome(TEST, "passed", ["PS-8"])])
     assert key_values(s) == "readiness_probes_during_termination 4 probes vs ≥ 1"

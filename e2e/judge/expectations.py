@@ -72,6 +72,14 @@ def number(value: float | int) -> str:
     return str(value)
 
 
+def equal_to(documented: object, unit: str = "") -> str:
+    """A value judged by equality as a person reads it: a number with its unit (``"6 s"``), else
+    as written (``'Running'``, ``True``)."""
+    if isinstance(documented, (int, float)) and not isinstance(documented, bool):
+        return number(documented) + (f" {unit}" if unit else "")
+    return repr(documented)
+
+
 def decimals(value: float | int) -> int:
     """How many decimals (a count, no unit) :func:`number` writes ``value`` with."""
     return len(number(value).partition(".")[2])
@@ -83,7 +91,9 @@ def measured_number(value: float | int, documented: object = None, band: Sequenc
     24]``: ``20``; against ``[5.5, 6.5]``: ``20.2``), and more where fewer would carry it across a
     band end, or onto the documented value when it is judged by equality (``23.04`` against ``[9,
     23]``: ``23.04``, not ``23``), or would show a value that is not zero as ``0`` (``0.355``
-    against ``0 within [0, 19]``: ``0.4``). ``band`` as measurements.json writes it (``[low, high]``, ``None``
+    against ``0 within [0, 19]``: ``0.4``), or a value inside the band as a band end (``-0.806``
+    against ``[-1, 1]``: ``-0.8``), or round a value up to more than 1.5 times itself (``0.054``
+    against ``[0, 1]``: ``0.05``). ``band`` as measurements.json writes it (``[low, high]``, ``None``
     an open end). As :func:`number` when no number is documented, and for an integer."""
     if not isinstance(value, float) or not math.isfinite(value) \
             or not isinstance(documented, (int, float)) or isinstance(documented, bool):
@@ -94,7 +104,9 @@ def measured_number(value: float | int, documented: object = None, band: Sequenc
     holds = value >= low and value <= high
     for places in range(max(decimals(x) for x in (documented, low, high) if math.isfinite(x)), 7):
         text = f"{value:.{places}f}"
-        if (low <= float(text) <= high) == holds and (float(text) != 0 or value == 0):
+        shown = float(text)
+        if (low <= shown <= high) == holds and (shown != 0 or value == 0) \
+                and (shown not in (low, high) or shown == value) and abs(shown) <= 1.5 * abs(value):
             return text
     return number(value)
 
@@ -338,7 +350,7 @@ class Expectation:
             return f"{number(cast(float, self.documented))}{unit} within {self.band}{unit}"  # a band: a number
         if self.pattern:
             return f"matching /{self.documented}/"
-        return repr(self.documented)
+        return equal_to(self.documented, self.unit)
 
     def versions(self) -> str:
         """The versions the entry covers, as a message shows them: ``"1.35–newer"``, ``"1.34"``,

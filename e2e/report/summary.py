@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from ..judge.expectations import measured_number, number
+from ..judge.expectations import equal_to, measured_number, number
 from ..judge.measurements import UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
 from . import drift, history
@@ -125,7 +125,7 @@ def expected(m: dict) -> str:
     if m.get("documented") is None:
         return "-"
     doc = m["documented"]
-    return repr(doc if not isinstance(doc, str) or len(doc) <= 60 else doc[:57] + "...")
+    return equal_to(doc if not isinstance(doc, str) or len(doc) <= 60 else doc[:57] + "...", m.get("unit") or "")
 
 
 def settled(report: pytest.TestReport | pytest.CollectReport) -> tuple[str, str] | None:
