@@ -151,8 +151,8 @@ def size(n: int) -> str:
 def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None, folder: str) -> str:
     """``text`` (the test's docstring) as paragraphs (its ````literals```` as code), each PNG of
     ``files`` inline (data URI), then a table of ``judge``'s values: per value a row (case and
-    name, measured, documented, verdict) and a row with its band (why), source, versions and the
-    host's CPU pressure, in full; last, ``folder`` (the test's, relative to the reports
+    name, measured, documented, verdict) and a row with its band (why), a known bug's issue,
+    correct value and mechanism, source, versions and the host's CPU pressure, in full; last, ``folder`` (the test's, relative to the reports
     directory) with ``files`` and their sizes."""
     parts = ["<p>" + _LITERAL.sub(r"<code>\1</code>", html.escape(p.strip())) + "</p>"
              for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
@@ -164,7 +164,10 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     rows = []
     for v in judge.verdicts if judge else []:
         m, e = v.measurement, v.expectation
-        notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source),
+        bug = m.details.get("known_bug")
+        notes = [("band", e.why), ("reason", m.details.get("reason", "")),
+                 ("known bug", f"{bug['issue']}; correct: {bug['correct']}; mechanism: {bug['mechanism']}" if bug else ""),
+                 ("source", e.source),
                  ("versions", "" if e.versions() == "all versions" else e.versions()),
                  ("host", describe(m.details["host"]) if "host" in m.details else "")]
         rows.append((f"{m.case} {m.name}", measured(m), e.describe(), m.verdict, notes))
