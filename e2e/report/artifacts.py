@@ -152,8 +152,8 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     """``text`` (the test's docstring) as paragraphs (its ````literals```` as code), each PNG of
     ``files`` inline (data URI), then a table of ``judge``'s values: per value a row (case and
     name, measured, documented, verdict) and a row with its band (why), a known bug's issue,
-    correct value and mechanism, source, versions and the host's CPU pressure, in full; last, ``folder`` (the test's, relative to the reports
-    directory) with ``files`` and their sizes."""
+    correct value and mechanism, source, versions and the host's CPU pressure, in full; last,
+    ``folder`` (the test's, relative to the reports directory) with ``files`` and their sizes."""
     parts = ["<p>" + _LITERAL.sub(r"<code>\1</code>", html.escape(p.strip())) + "</p>"
              for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
     for name, content in files.items():
