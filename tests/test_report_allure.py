@@ -94,6 +94,47 @@ def test_the_head_step_is_never_green_over_a_value_that_did_not_pass(pytester: p
     assert head["status"] == "skipped"
 
 
+KNOWN_BUG_TEST = """
+from e2e.judge.expectations import Band, Expectation, KnownBug, Registry
+from e2e.judge.measurements import Judge, MeasurementLog
+from e2e.report.artifacts import publish
+
+def test_judged(tmp_path):
+    registry = Registry()
+    bug = KnownBug("kubernetes/kubernetes#134338 (open)", correct=6.0, correct_band=Band(5.5, 9.5),
+                   mechanism="runSleepHandler waits for the pod worker's context only")
+    registry.add(Expectation("CL-1", "restart_gap[1]", 10.0, "[S1]", unit="s", band=Band(9, 23), why="w",
+                             verified_in=("1.37.2",)),
+                 Expectation("KB-1", "pod_gone_after_delete_s", 20.0, "[UP]", unit="s", band=Band(20, 23), why="w",
+                             known_bug=bug, verified_in=("1.37.2",)))
+    judge = Judge(MeasurementLog(tmp_path / "m.json"), "t", "run", "v1.37.2", 37, registry=registry)
+    judge.expect("CL-1", "restart_gap[1]", 11.0)
+    judge.expect("KB-1", "pod_gone_after_delete_s", 20.0)
+    publish(judge, {}, "KB-1.", "run/t/")
+"""
+
+
+def test_a_known_bug_present_is_a_passed_step_marked_with_its_issue(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """Trial 6: a bug-present value (the documented behaviour: the test passes) was a skipped step
+    "Skipped: bug-present" under a skipped head, inside a passed test."""
+    monkeypatch.setenv("E2E_RUN_ID", "run-kb")
+    pytester.makepyfile(test_j=KNOWN_BUG_TEST)
+    results = tmp_path / "allure-results"
+    pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}").assert_outcomes(passed=1)
+    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    (head,) = result["steps"]
+    assert head["name"] == "judged values: 1 pass, 1 bug-present"
+    assert [s["status"] for s in head["steps"]] == ["passed", "passed"]
+    assert head["status"] == "passed"
+    bug = head["steps"][1]
+    assert bug["name"] == "KB-1 pod_gone_after_delete_s = 20 s (expected 20 s within [20, 23] s)"
+    assert {p["name"]: p["value"] for p in bug["parameters"]} == {
+        "known bug present": "kubernetes/kubernetes#134338 (open); correct: 6 s within [5.5, 9.5] s"}
+    # the description's row of the value names the issue, the correct value and the mechanism
+    assert ("<b>known bug</b>: kubernetes/kubernetes#134338 (open); correct: 6 s within [5.5, 9.5] s; "
+            "mechanism: runSleepHandler waits for the pod worker&#x27;s context only") in result["descriptionHtml"]
+
+
 def test_description_has_the_docstring_and_pictures_inline():
     png = b"\x89PNG\r\n\x1a\nfake"
     page = description_html("""CL-1 gaps 0, 10, 20, 40 s;

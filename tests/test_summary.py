@@ -54,6 +54,20 @@ def test_case_verdict_is_the_most_telling():
     assert summaries["SC-1"].notes() == ["test skipped: t::sc1 — needs Kubernetes 1.33+, cluster is v1.32.0"]
 
 
+def test_a_known_bugs_note_names_its_issue_and_correct_value():
+    """Trial 6: summary.md said only "bug-present: killed_after_first_delete_s = 20.0 s"."""
+    bug = {"issue": "kubernetes/kubernetes#134338 (open)", "buggy": "20 s within [20, 23] s",
+           "correct": "6 s within [5.5, 9.5] s", "mechanism": "runSleepHandler waits for the pod worker's context only"}
+    values = [m("KB-1", "pod_gone_after_delete_s", 20.0, verdict="bug-present", band=[20, 23], documented=20.0, unit="s",
+                known_bug=bug),
+              m("KB-1", "pod_gone_s", 7.0, verdict="bug-fixed", band=[20, 23], documented=20.0, unit="s", known_bug=bug)]
+    (s,) = build(values, [])
+    assert s.notes() == [
+        "bug-present: pod_gone_after_delete_s = 20 s — known bug kubernetes/kubernetes#134338 (open); "
+        "correct: 6 s within [5.5, 9.5] s",
+        "bug-fixed: pod_gone_s = 7 s — known bug kubernetes/kubernetes#134338 (open); correct: 6 s within [5.5, 9.5] s"]
+
+
 def test_rank_puts_unknown_verdicts_after_fail():
     assert sorted(["pass", "skipped", "odd", "fail", "flake", "undocumented"], key=rank) == \
         ["fail", "odd", "undocumented", "flake", "skipped", "pass"]

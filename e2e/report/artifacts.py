@@ -35,7 +35,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
-from ..judge.measurements import Judge, Verdict, measured
+from ..judge.measurements import BUG_PRESENT, Judge, Verdict, measured
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
 from ..record.recorder import Change, dump_changes
@@ -151,9 +151,9 @@ def size(n: int) -> str:
 def description_html(text: str, files: dict[str, str | bytes], judge: Judge | None, folder: str) -> str:
     """``text`` (the test's docstring) as paragraphs (its ````literals```` as code), each PNG of
     ``files`` inline (data URI), then a table of ``judge``'s values: per value a row (case and
-    name, measured, documented, verdict) and a row with its band (why), source, versions and the
-    host's CPU pressure, in full; last, ``folder`` (the test's, relative to the reports
-    directory) with ``files`` and their sizes."""
+    name, measured, documented, verdict) and a row with its band (why), a known bug's issue,
+    correct value and mechanism, source, versions and the host's CPU pressure, in full; last,
+    ``folder`` (the test's, relative to the reports directory) with ``files`` and their sizes."""
     parts = ["<p>" + _LITERAL.sub(r"<code>\1</code>", html.escape(p.strip())) + "</p>"
              for p in re.split(r"\n\s*\n", inspect.cleandoc(text)) if p.strip()]
     for name, content in files.items():
@@ -164,7 +164,10 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
     rows = []
     for v in judge.verdicts if judge else []:
         m, e = v.measurement, v.expectation
-        notes = [("band", e.why), ("reason", m.details.get("reason", "")), ("source", e.source),
+        bug = m.details.get("known_bug")
+        notes = [("band", e.why), ("reason", m.details.get("reason", "")),
+                 ("known bug", f"{bug['issue']}; correct: {bug['correct']}; mechanism: {bug['mechanism']}" if bug else ""),
+                 ("source", e.source),
                  ("versions", "" if e.versions() == "all versions" else e.versions()),
                  ("host", describe(m.details["host"]) if "host" in m.details else "")]
         rows.append((f"{m.case} {m.name}", measured(m), e.describe(), m.verdict, notes))
@@ -213,10 +216,11 @@ class _Flake(Exception):
 
 
 def _error(v: Verdict) -> BaseException | None:
-    """What ends the value's step: nothing (pass), an AssertionError with the explanation
-    (failed), a skip with the reason (skipped) or a :class:`_Flake` (broken)."""
+    """What ends the value's step: nothing (pass, and a known bug present: it holds its documented
+    value), an AssertionError with the explanation (failed), a skip with the reason (skipped) or a
+    :class:`_Flake` (broken)."""
     verdict = v.measurement.verdict
-    if verdict == "pass":
+    if verdict in ("pass", BUG_PRESENT):
         return None
     if verdict == "fail":
         return AssertionError(v.explain())
@@ -230,9 +234,11 @@ def judged_steps(judge: Judge) -> None:
     """One allure step per judged value of ``judge``, under a step ``judged values: 4 pass,
     1 fail``; each titled ``CL-1 restart_gap[2] = 41 s (expected 20 s within [19, 33] s)``
     with its status from the verdict and, as its one parameter, the reason of a value set aside
-    (an ``inconclusive`` value: a skipped step with its reason); band, why, source and the host's
-    CPU pressure are the description's (:func:`description_html`). Values with nothing documented
-    for the cluster's version are skipped steps with the registry's message (parameter ``why``)."""
+    (an ``inconclusive`` value: a skipped step with its reason) or, of a ``bug-present`` value (a
+    passed step: it holds its documented value), ``known bug present``: the issue and the correct
+    value; band, why, source and the host's CPU pressure are the description's
+    (:func:`description_html`). Values with nothing documented for the cluster's version are
+    skipped steps with the registry's message (parameter ``why``)."""
     counts = Counter(v.measurement.verdict for v in judge.verdicts)
     counts.update("undocumented" for _ in judge.undocumented)
     if not counts:
@@ -243,6 +249,9 @@ def judged_steps(judge: Judge) -> None:
     for v in judge.verdicts:
         m, e = v.measurement, v.expectation
         params = {"reason": m.details["reason"]} if "reason" in m.details else {}
+        if m.verdict == BUG_PRESENT:
+            kb = m.details["known_bug"]
+            params["known bug present"] = f"{kb['issue']}; correct: {kb['correct']}"
         step = _step(f"{m.case} {m.name} = {measured(m)} (expected {e.describe()})", params)
         error = _error(v)
         errors.append(error) if error is not None else None
@@ -257,8 +266,8 @@ def judged_steps(judge: Judge) -> None:
 
 def _worst(errors: list[BaseException], title: str) -> BaseException | None:
     """The status of the ``judged values`` step: its worst child's — failed over broken (a flake)
-    over skipped (inconclusive, undocumented, bug fixed?, set aside) over passed — so that a
-    green head never holds a value that did not pass."""
+    over skipped (inconclusive, undocumented, bug fixed?, set aside) over passed (also a known bug
+    present) — so that a green head never holds a value that did not pass."""
     for kind in (AssertionError, _Flake, pytest.skip.Exception):
         if any(isinstance(e, kind) for e in errors):
             return kind(title)

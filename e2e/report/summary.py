@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ..judge.expectations import equal_to, measured_number, number
-from ..judge.measurements import UNVERIFIED
+from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED
 from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
 from . import drift, history
 from .junit import mark_interrupted
@@ -78,7 +78,8 @@ class CaseSummary:
 
     def notes(self) -> list[str]:
         """Why a value or test is not a plain pass: failed, flake, skipped, undocumented,
-        unverified-carried-forward, with reasons."""
+        unverified-carried-forward, with reasons; a known bug's value (bug-present, bug-fixed)
+        with its issue and correct value."""
         out = []
         for m in self.values:
             if m["verdict"] == "pass":
@@ -86,6 +87,9 @@ class CaseSummary:
             reason = (m.get("details") or {}).get("reason") or (m["why"] if m["verdict"] == "undocumented" else "")
             if m["verdict"] == "fail":
                 reason = f"expected {expected(m)}"
+            elif m["verdict"] in KNOWN_BUG_VERDICTS and (m.get("details") or {}).get("known_bug"):
+                bug = m["details"]["known_bug"]
+                reason = f"known bug {bug['issue']}; correct: {bug['correct']}"
             out.append(f"{m['verdict']}: {m['name']} = {value(m)}" + (f" — {reason}" if reason else ""))
         for t in self.tests:
             if t.outcome != "passed":
