@@ -73,8 +73,8 @@ def number(value: float | int) -> str:
 
 
 def equal_to(documented: object, unit: str = "") -> str:
-    """A value judged by equality as a person reads it: a number with its unit (``"6 s"``), else
-    as written (``'Running'``, ``True``)."""
+    """Returns ``documented``, a value judged by equality, as a person reads it: a number with its
+    ``unit`` (``"6 s"``), else as written (``'Running'``, ``True``). Raises nothing."""
     if isinstance(documented, (int, float)) and not isinstance(documented, bool):
         return number(documented) + (f" {unit}" if unit else "")
     return repr(documented)
