@@ -164,6 +164,23 @@ def test_rows_mark_deletion_and_endpoint_slices():
     assert ep.detail == "ready=False serving=True terminating=True"
 
 
+def test_a_second_delete_that_only_shortens_the_grace_is_a_row():
+    """Trial 6, defect 5: a delete's metadata (deletionTimestamp, deletionGracePeriodSeconds) is a
+    row when it changes — also a second delete that shortens the grace and changes nothing else."""
+    running_pod = pod("web", phase="Running", statuses=[cstatus("app", running(0), ready=True)])
+
+    def deleting(at: str, grace: int) -> dict:
+        obj = pod("web", phase="Running", statuses=[cstatus("app", running(0), ready=True)], deletion=at)
+        obj["metadata"]["deletionGracePeriodSeconds"] = grace
+        return obj
+
+    table = rows([change(0, running_pod), change(1, deleting(ts(21), 20)), change(4, deleting(ts(7), 6)),
+                  change(5, deleting(ts(7), 6))], epoch(0))
+    deletion = [(r.t, r.detail) for r in table if r.subject == "pod/web" and r.what == "deletion"]
+    assert deletion == [(1.0, f"deletionTimestamp {ts(21)} deletionGracePeriodSeconds 20"),
+                        (4.0, f"deletionTimestamp {ts(7)} deletionGracePeriodSeconds 6")]
+
+
 def test_container_rows_name_their_pod():
     # issue 20 (7): with three pods, "container/app running restarts=1" was ambiguous
     changes = [change(i, pod(name, phase="Running", statuses=[cstatus("app", running(i), restarts=1)])) for i, name in enumerate("abc")]

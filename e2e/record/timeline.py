@@ -247,7 +247,8 @@ GAP_GRACE_S = 60.0
 
 
 def rows(changes: Sequence[Change], t0: float) -> list[Row]:
-    """The table of a recording, in receive order: pod STATUS/READY changes, pod conditions
+    """The table of a recording, in receive order: pod STATUS/READY changes, a pod's deletion
+    metadata (deletionTimestamp, deletionGracePeriodSeconds) when it changes, pod conditions
     (type=status, reason, message) when they change, container state changes (subject
     ``container <pod>/<container>``), events, EndpointSlice endpoints, node Lease renewals,
     declared fault windows (a recorder GAP inside one is marked expected), and of the further
@@ -255,6 +256,7 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
     out: list[Row] = []
     windows = [ch for ch in changes if ch.kind == "Fault"]
     last_pod: dict[str, tuple] = {}
+    last_deletion: dict[str, tuple] = {}
     last_container: dict[tuple[str, str], tuple] = {}
     last_condition: dict[tuple[str, str, str], tuple] = {}
     last_object: dict[tuple[str, str], tuple] = {}
@@ -267,6 +269,13 @@ def rows(changes: Sequence[Change], t0: float) -> list[Row]:
                 last_pod[ch.name] = key
                 what = "deleted" if ch.type == "DELETED" else f"STATUS {cols.status}"
                 out.append(Row(ch.received_at - t0, f"pod/{ch.name}", what, f"READY {cols.ready} phase {phase}"))
+            meta = ch.obj.get("metadata") or {}
+            deletion = (meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds"))
+            if deletion[0] and ch.type != "DELETED" and last_deletion.get(ch.name) != deletion:
+                # a delete's metadata: also a second delete that only shortens the grace
+                last_deletion[ch.name] = deletion
+                out.append(Row(ch.received_at - t0, f"pod/{ch.name}", "deletion",
+                               f"deletionTimestamp {deletion[0]} deletionGracePeriodSeconds {deletion[1]}"))
             status = ch.obj.get("status") or {}
             for key_name, init in (("initContainerStatuses", True), ("containerStatuses", False)):
                 for cs in status.get(key_name) or []:
