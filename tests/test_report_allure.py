@@ -32,12 +32,21 @@ def test_judged(tmp_path):
 """
 
 
+def _one_result(pytester: pytest.Pytester, tmp_path, source: str, **outcomes: int) -> dict:
+    """Runs the test module ``source`` with allure into ``tmp_path`` (its ``outcomes`` asserted when
+    given) and returns the one allure result it wrote."""
+    pytester.makepyfile(test_j=source)
+    results = tmp_path / "allure-results"
+    run = pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}")
+    if outcomes:
+        run.assert_outcomes(**outcomes)
+    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    return result
+
+
 def test_every_judged_value_is_a_step_and_a_row_with_band_and_source(pytester: pytest.Pytester, monkeypatch, tmp_path):
     monkeypatch.setenv("E2E_RUN_ID", "run-steps")
-    pytester.makepyfile(test_j=JUDGING_TEST)
-    results = tmp_path / "allure-results"
-    pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}").assert_outcomes(passed=1)
-    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    result = _one_result(pytester, tmp_path, JUDGING_TEST, passed=1)
     (head,) = result["steps"]
     assert head["name"] == "judged values: 1 pass, 1 fail, 1 flake, 1 undocumented"
     assert head["status"] == "failed"
@@ -85,10 +94,7 @@ def test_judged(tmp_path):
 def test_the_head_step_is_never_green_over_a_value_that_did_not_pass(pytester: pytest.Pytester, monkeypatch, tmp_path):
     """Trial 5: "judged values: 3 pass, 1 inconclusive" showed green over its skipped child."""
     monkeypatch.setenv("E2E_RUN_ID", "run-head")
-    pytester.makepyfile(test_j=SKIPPED_CHILD_TEST)
-    results = tmp_path / "allure-results"
-    pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}")
-    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    result = _one_result(pytester, tmp_path, SKIPPED_CHILD_TEST)
     (head,) = result["steps"]
     assert [s["status"] for s in head["steps"]] == ["passed", "skipped"]
     assert head["status"] == "skipped"
@@ -118,10 +124,7 @@ def test_a_known_bug_present_is_a_passed_step_marked_with_its_issue(pytester: py
     """Trial 6: a bug-present value (the documented behaviour: the test passes) was a skipped step
     "Skipped: bug-present" under a skipped head, inside a passed test."""
     monkeypatch.setenv("E2E_RUN_ID", "run-kb")
-    pytester.makepyfile(test_j=KNOWN_BUG_TEST)
-    results = tmp_path / "allure-results"
-    pytester.runpytest(f"--alluredir={results}", f"--reports-dir={tmp_path}").assert_outcomes(passed=1)
-    (result,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]
+    result = _one_result(pytester, tmp_path, KNOWN_BUG_TEST, passed=1)
     (head,) = result["steps"]
     assert head["name"] == "judged values: 1 pass, 1 bug-present"
     assert [s["status"] for s in head["steps"]] == ["passed", "passed"]
