@@ -23,9 +23,11 @@ import re
 
 import pytest
 
+from ..judge.expectations import version_minor
+
 MARKER = "k8s_minors"
 # the version in a kind node image's tag: v1.<minor>.<patch>, maybe followed by -<anything>
-_TAG_VERSION = re.compile(r"(v1\.(\d+)\.\d+)(?:[-+].*)?")
+_TAG_VERSION = re.compile(r"(v1\.\d+\.\d+)(?:[-+].*)?")
 
 
 def image_version(node_image: str | None) -> tuple[str, int] | None:
@@ -38,7 +40,7 @@ def image_version(node_image: str | None) -> tuple[str, int] | None:
     if name.rfind(":") <= name.rfind("/"):
         return None
     m = _TAG_VERSION.fullmatch(name.rsplit(":", 1)[1])
-    return (m.group(1), int(m.group(2))) if m else None
+    return (m.group(1), version_minor(m.group(1))) if m else None
 
 
 def minors_of(item: pytest.Item) -> tuple[tuple[int, ...], str] | None:
