@@ -448,6 +448,14 @@ def _known_bug_details(exp: Expectation) -> dict:
     return {**out, "race": kb.race} if kb.race else out
 
 
+def known_bug_note(known_bug: dict, mechanism: bool = False) -> str:
+    """``details.known_bug`` of a measurement as the reports name it: ``"kubernetes/kubernetes#134338
+    (open); correct: 6 s within [5.5, 9.5] s"``, with ``; mechanism: …`` when ``mechanism``.
+    ``KeyError`` for a dict that is no ``details.known_bug``."""
+    note = f"{known_bug['issue']}; correct: {known_bug['correct']}"
+    return f"{note}; mechanism: {known_bug['mechanism']}" if mechanism else note
+
+
 def _known_bug_item(v: Verdict) -> str:
     """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``; a
     race's value says so: ``(a race, this run buggy: …; correct: …; …)``."""

@@ -35,7 +35,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
-from ..judge.measurements import BUG_PRESENT, Judge, Verdict, measured
+from ..judge.measurements import BUG_PRESENT, Judge, Verdict, known_bug_note, measured
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
 from ..record.recorder import Change, dump_changes
@@ -166,7 +166,7 @@ def description_html(text: str, files: dict[str, str | bytes], judge: Judge | No
         m, e = v.measurement, v.expectation
         bug = m.details.get("known_bug")
         notes = [("band", e.why), ("reason", m.details.get("reason", "")),
-                 ("known bug", f"{bug['issue']}; correct: {bug['correct']}; mechanism: {bug['mechanism']}" if bug else ""),
+                 ("known bug", known_bug_note(bug, mechanism=True) if bug else ""),
                  ("source", e.source),
                  ("versions", "" if e.versions() == "all versions" else e.versions()),
                  ("host", describe(m.details["host"]) if "host" in m.details else "")]
@@ -250,8 +250,7 @@ def judged_steps(judge: Judge) -> None:
         m, e = v.measurement, v.expectation
         params = {"reason": m.details["reason"]} if "reason" in m.details else {}
         if m.verdict == BUG_PRESENT:
-            kb = m.details["known_bug"]
-            params["known bug present"] = f"{kb['issue']}; correct: {kb['correct']}"
+            params["known bug present"] = known_bug_note(m.details["known_bug"])
         step = _step(f"{m.case} {m.name} = {measured(m)} (expected {e.describe()})", params)
         error = _error(v)
         errors.append(error) if error is not None else None

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ..judge.expectations import equal_to, measured_number, number
-from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED
+from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED, known_bug_note
 from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
 from . import drift, history
 from .junit import mark_interrupted
@@ -88,8 +88,7 @@ class CaseSummary:
             if m["verdict"] == "fail":
                 reason = f"expected {expected(m)}"
             elif m["verdict"] in KNOWN_BUG_VERDICTS and (m.get("details") or {}).get("known_bug"):
-                bug = m["details"]["known_bug"]
-                reason = f"known bug {bug['issue']}; correct: {bug['correct']}"
+                reason = f"known bug {known_bug_note(m['details']['known_bug'])}"
             out.append(f"{m['verdict']}: {m['name']} = {value(m)}" + (f" — {reason}" if reason else ""))
         for t in self.tests:
             if t.outcome != "passed":
