@@ -15,6 +15,7 @@ from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import WAIT_SLACK_S
+from scenarios.gate_profiles import GATES_1_34, GATES_1_35
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
 pytestmark = pytest.mark.workloads
@@ -142,20 +143,6 @@ def _gate(sc: Scenario, gate: str) -> str:
     sc.note(f"gate {gate}", "; ".join(g.describe(gate) for g in (api, kubelet) if g is not None))
     on = gate in api and api.enabled(gate) and (kubelet is None or (gate in kubelet and kubelet.enabled(gate)))
     return gates.gate_key(on)
-
-
-# the profiles that turn on, where a minor ships them off, the gates RR-1 and RR-2 need; each valid on
-# its minor only (a component refuses a gate its version does not know: e2e.run.minors)
-GATES_1_34 = pytest.param("gates-1.34", id="gates-1.34", marks=[
-    pytest.mark.profile("gates-1.34"),
-    pytest.mark.k8s_minors(34, reason="profile gates-1.34 turns on 1.34's alpha ContainerRestartRules and "
-                           "MaxUnavailableStatefulSet: the catalogue's gate-on run of 1.34"),
-])
-GATES_1_35 = pytest.param("gates-1.35", id="gates-1.35", marks=[
-    pytest.mark.profile("gates-1.35"),
-    pytest.mark.k8s_minors(35, reason="profile gates-1.35 turns on 1.35's alpha RestartAllContainersOnContainerExits "
-                           "and NodeDeclaredFeatures: unknown to 1.34, on as shipped from 1.36"),
-])
 
 
 @pytest.mark.case("RR-1")

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import pytest
 
 from e2e.cluster import gates
-from e2e.cluster.gates import gate_key
 from e2e.documented import statefulset as doc
 from e2e.record import pods
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
+from scenarios.gate_profiles import GATES_1_34
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
 pytestmark = pytest.mark.workloads
@@ -266,14 +266,6 @@ def max_unavailable(sc: Scenario, prefix: str, replicas: int, since: float, unti
     return most
 
 
-# the profile that turns MaxUnavailableStatefulSet on where it ships off, valid on 1.34 only (e2e.run.minors)
-GATES_1_34 = pytest.param("gates-1.34", id="gates-1.34", marks=[
-    pytest.mark.profile("gates-1.34"),
-    pytest.mark.k8s_minors(34, reason="profile gates-1.34 turns on 1.34's alpha MaxUnavailableStatefulSet and "
-                           "ContainerRestartRules: the catalogue's gate-on run of 1.34"),
-])
-
-
 @pytest.mark.case("ST-3")
 @pytest.mark.record(*RECORD)
 @pytest.mark.parametrize("profile", ["default", GATES_1_34])
@@ -288,8 +280,8 @@ def test_max_unavailable_rolling_update(scenario: Scenario, profile: str):
     controller = gates.controller_manager(sc.node_exec)
     sc.note("MaxUnavailableStatefulSet", f"{api.describe('MaxUnavailableStatefulSet')}; "
             f"{controller.describe('MaxUnavailableStatefulSet')}")
-    stored_key = gate_key(api.enabled("MaxUnavailableStatefulSet"))
-    update_key = gate_key(controller.enabled("MaxUnavailableStatefulSet"))
+    stored_key = gates.gate_key(api.enabled("MaxUnavailableStatefulSet"))
+    update_key = gates.gate_key(controller.enabled("MaxUnavailableStatefulSet"))
     for policy, name in (("Parallel", "pa"), ("OrderedReady", "or")):
         stored = sc.apply("rolling.yaml", name=name, policy=policy, ready_after_s=doc.READY_AFTER_S)[-1]
         field = ((stored["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("maxUnavailable")
