@@ -22,4 +22,4 @@ echo 'root:x:0:' > "$work/etc/group"
 chmod 1777 "$work/tmp"
 tar --numeric-owner -C "$work" -c . | docker import \
   --change 'ENV PATH=/bin' --change 'CMD ["sh"]' - "$tag" >/dev/null
-step "busybox: $tag ($("$bb" 2>&1 | head -1 | cut -d' ' -f1-2))"
+step "busybox: $tag ($("$bb" 2>&1 | sed -n 1p | cut -d' ' -f1-2))"
