@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.axes
+import matplotlib.text
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from helpers import change, cstatus, epoch, pod, running, terminated
 
@@ -117,3 +118,51 @@ def test_close_marks_labels_do_not_overprint(tmp_path, monkeypatch):
     boxes = [t.get_window_extent(renderer) for t in texts]
     assert len(boxes) == 3
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def _texts_of(tmp_path, monkeypatch, marks) -> tuple[list, list, object]:
+    """Render with ``marks``; the texts laid out in the drawn picture, those of ``ax.text``, the figure."""
+    texts: list = []
+    real = matplotlib.axes.Axes.text
+
+    def spy(self, x, y, s, *args, **kw):
+        t = real(self, x, y, s, *args, **kw)
+        texts.append(t)
+        return t
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "text", spy)
+    picture.render(_five_back_to_back_runs(), epoch(0), tmp_path / "t.png", marks=marks)
+    fig = texts[0].figure
+    FigureCanvasAgg(fig).draw()
+    shown = [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+    return shown, texts, fig
+
+
+def _overlapping(shown) -> list[tuple[str, str]]:
+    boxes = [t.get_window_extent() for t in shown]
+    return [(shown[i].get_text(), shown[j].get_text()) for i, a in enumerate(boxes) for j, b in enumerate(boxes)
+            if i < j and a.overlaps(b)]
+
+
+def test_crowded_marks_are_numbered_with_a_key_under_the_picture(tmp_path, monkeypatch):
+    """Trial 6 (defect 6): eight marks within a second needed more rows than there are, so their
+    labels were printed over each other. Now each mark shows its number and the key lists them."""
+    marks = [(epoch(2) + 0.1 * k, f"patch resize memory to {k}00Mi") for k in range(8)]
+    shown, _, fig = _texts_of(tmp_path, monkeypatch, marks)
+    assert not _overlapping(shown)
+    ours = [t for t in shown if t.get_color() == picture.MARK_COLOUR]  # the marks' numbers and the key
+    assert all(0 <= b.x0 and b.x1 <= fig.bbox.width and 0 <= b.y0 and b.y1 <= fig.bbox.height
+               for b in (t.get_window_extent() for t in ours))
+    words = " ".join(t.get_text() for t in ours)
+    assert all(f"[{n}] {label}" in words for n, (_, label) in enumerate(marks, start=1))
+
+
+def test_a_mark_label_at_the_right_edge_ends_at_its_line(tmp_path, monkeypatch):
+    """Trial 6 (defect 6): the label of a mark near the axis' right end ran past the frame."""
+    label = "delete --grace-period=5 crash: a second delete that only shortens the grace"
+    shown, texts, _ = _texts_of(tmp_path, monkeypatch, [(epoch(5) + 0.9, label)])
+    (text,) = [t for t in texts if label in t.get_text()]
+    frame = text.axes.bbox
+    box = text.get_window_extent()
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1, f"label {box.x0:.0f}–{box.x1:.0f} px, frame {frame.x0:.0f}–{frame.x1:.0f} px"
+    assert not _overlapping(shown)

@@ -131,16 +131,72 @@ def _draw_node_lane(ax, y: int, lane: dict, t0: float, end: float) -> None:
 MARK_ROWS_Y = (-0.55, -0.38, -0.21, -0.04)
 
 
-def stagger(labels: Sequence[Text]) -> None:
-    """Put each of the marks' ``labels`` (in time order, laid out in their figure) on the lowest
-    row of :data:`MARK_ROWS_Y` where it overprints no earlier label; with every row taken there, on
-    the row whose last label ends first."""
+def stagger(labels: Sequence[Text]) -> list[tuple[int, str]]:
+    """Lay out the marks' ``labels`` (in time order, in their figure, each text starting at its
+    mark's line) so that none overprints another or leaves the axes' frame.
+
+    A label that would run past the frame's right edge ends at its line instead (right-aligned).
+    Each label goes on the lowest row of :data:`MARK_ROWS_Y` where it overprints no earlier label.
+    When some label finds no row with room, every label is replaced by its number ``[n]`` (n from
+    1, in time order) and the ``(n, label)`` pairs are returned for a key under the picture
+    (:func:`render`); otherwise ``[]``. Numbers that still find no room (marks closer than a
+    number's width, four deep) go on the row whose last label ends first."""
+    texts = [label.get_text().strip() for label in labels]
+    if _place(labels, texts):
+        return []
+    numbers = [f"[{n}]" for n in range(1, len(texts) + 1)]
+    _place(labels, numbers)
+    return list(enumerate(texts, start=1))
+
+
+def _place(labels: Sequence[Text], texts: Sequence[str]) -> bool:
+    """Put each label, showing its text, on the lowest free row; False when one found none."""
     ends = [float("-inf")] * len(MARK_ROWS_Y)
-    for label in labels:
+    fitted = True
+    for label, text in zip(labels, texts, strict=True):
+        _fit_in_frame(label, text)
         box = label.get_window_extent()
-        row = next((i for i, e in enumerate(ends) if e < box.x0), min(range(len(ends)), key=ends.__getitem__))
+        row = next((i for i, e in enumerate(ends) if e < box.x0), None)
+        if row is None:
+            fitted = False
+            row = min(range(len(ends)), key=ends.__getitem__)
         label.set_y(MARK_ROWS_Y[row])
         ends[row] = box.x1
+    return fitted
+
+
+def _fit_in_frame(label: Text, text: str) -> None:
+    """Show ``text`` to the right of the label's line, or to its left when it would run past
+    the right edge of the axes' frame."""
+    label.set_text(f" {text}")
+    label.set_horizontalalignment("left")
+    axes = label.axes
+    if axes is not None and label.get_window_extent().x1 > axes.bbox.x1:
+        label.set_text(f"{text} ")
+        label.set_horizontalalignment("right")
+
+
+def _mark_key(ax, key: list[tuple[int, str]]) -> int:
+    """The key of the marks :func:`stagger` numbered, under the x axis' label (wrapped); returns
+    its number of lines."""
+    entries = [f"[{n}] {text}" for n, text in key]
+    lines, line = [], ""
+    for entry in entries:
+        if line and len(line) + 3 + len(entry) > KEY_LINE_CHARS:
+            lines.append(line)
+            line = ""
+        line = f"{line}   {entry}" if line else entry
+    lines.append(line)
+    ax.annotate("\n".join(lines), xy=(0, 0), xycoords=("axes fraction", ax.xaxis.label), xytext=(0, -4),
+                textcoords="offset points", va="top", ha="left", fontsize=8, color=MARK_COLOUR)
+    return len(lines)
+
+
+# characters of the marks' key per line (fontsize 8 on the 12-inch-wide picture)
+KEY_LINE_CHARS = 170
+# the height (inches) a line of the key adds to the picture
+KEY_LINE_IN = 0.2
+MARK_COLOUR = "#1565c0"
 
 
 def render(
@@ -188,8 +244,8 @@ def render(
     mark_labels = []
     for when, label in sorted(marks):
         x = when - t0
-        ax.axvline(x, color="#1565c0", linestyle="--", linewidth=1)
-        mark_labels.append(ax.text(x, MARK_ROWS_Y[0], " " + label, va="bottom", ha="left", fontsize=8, color="#1565c0"))
+        ax.axvline(x, color=MARK_COLOUR, linestyle="--", linewidth=1)
+        mark_labels.append(ax.text(x, MARK_ROWS_Y[0], " " + label, va="bottom", ha="left", fontsize=8, color=MARK_COLOUR))
     ax.set_yticks(range(len(lanes) + len(nodes)))
     ax.set_yticklabels([f"{pod}\n{c}" if len({p for p, _ in lanes}) > 1 else c for pod, c in lanes]
                        + [f"node {n}\nReady, lease, taints" for n in nodes], fontsize=8)
@@ -210,7 +266,12 @@ def render(
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    stagger(mark_labels)
+    key = stagger(mark_labels)
+    if key:
+        added_in = KEY_LINE_IN * _mark_key(ax, key)
+        fig.set_figheight(fig.get_figheight() + added_in)
+        fig.tight_layout()  # it leaves the key out: room for it below
+        fig.subplots_adjust(bottom=fig.subplotpars.bottom + added_in / fig.get_figheight())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png(fig))
     return path
