@@ -229,3 +229,15 @@ def test_a_failed_value_of_an_expected_failure_is_not_unexplained(tmp_path):
     b2 = write_run(tmp_path / "b2", [m("rb", "v1.34.4", "failed_requests", 2, 0, [0, 0], verdict="fail", test=f"scenarios/crashloop/test_crashloop.py::{naive}")],
                    [(naive, '<failure message="x"/>')])
     assert [r.change for r in compare(load_run(a), load_run(b2)) if r.name == "failed_requests"] == ["unexplained"]
+
+
+def test_a_number_judged_by_equality_keeps_its_unit(tmp_path):
+    """Trial 6: `make compare` showed an equality-judged number without its unit ("0" for "0
+    restarts") while a banded one had it ("10 s in [9, 18]")."""
+    a = write_run(tmp_path / "a", [dict(m("ra", "v1.34.4", "restart_count", 0, 0, None), unit="restarts"),
+                                   dict(m("ra", "v1.34.4", "reason", "Error", "Error", None), unit="")])
+    b = write_run(tmp_path / "b", [dict(m("rb", "v1.37.2", "restart_count", 1, 0, None, verdict="fail"), unit="restarts"),
+                                   dict(m("rb", "v1.37.2", "reason", "Error", "Error", None), unit="")])
+    rows = {r.name: r for r in compare(load_run(a), load_run(b))}
+    assert rows["restart_count"].expected_a == rows["restart_count"].expected_b == "0 restarts"
+    assert rows["reason"].expected_a == "'Error'"

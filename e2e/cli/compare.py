@@ -222,6 +222,8 @@ def _expected(m: dict | None) -> str:
     if m.get("band"):
         low, high = m["band"]
         return f"{m['documented']}{unit} in [{low:g}, {'∞)' if high is None else f'{high:g}]'}"
+    if isinstance(m["documented"], (int, float)) and not isinstance(m["documented"], bool):
+        return f"{m['documented']:g}{unit}"  # judged by equality: a number still has its unit
     return repr(m["documented"])
 
 
