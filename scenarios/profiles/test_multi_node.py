@@ -19,9 +19,15 @@ from e2e.run.scenario import Scenario
 from e2e.run.waiting import PODS_SLACK_S
 
 # Slack for waits: scheduling, container start, the client's requests (3 s timeout each).
-# Service requests per client: with two endpoints picked at random by kube-proxy, both are
-# hit with probability 1 − 2 × 0.5^n (n = 20: 1 − 2e-6).
-SERVICE_REQUESTS = 20
+# Service requests per client: one every SERVICE_INTERVAL_S s until both web pods have answered,
+# at most SERVICE_REQUESTS. kube-proxy picks one of two endpoints at random for each connection
+# (20 requests miss one with probability 2 × 0.5^20 = 2e-6), but it programs a node's rules
+# asynchronously, after the EndpointSlice changes: a client started just after the API shows both
+# endpoints ready may find only one in its node's rules for a while (CI of stop 36: 20 requests
+# back to back from the worker, all answered by the worker's own pod, none failed). Up to 60
+# requests over ~30 s outlast that lag; a failure quotes the node's kube-proxy rules.
+SERVICE_REQUESTS = 60
+SERVICE_INTERVAL_S = 0.5
 APP_PORT = 8080
 # An address of the pod subnet that no node's share covers (nodes get 10.244.0.0/24,
 # 10.244.1.0/24, …: e2e.cluster.kind.node_pod_subnets).
@@ -51,6 +57,17 @@ def _lines(text: str, kind: str) -> list[str]:
     return [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith(kind + " ")]
 
 
+def _proxy_rules(sc: Scenario, node: str) -> list[str]:
+    """kube-proxy's rules on ``node`` that name the Service web (iptables' nat table or the nftables
+    kube-proxy table, whichever mode runs), to show which endpoints the node knew; read inside the
+    node container, nothing sent."""
+    if sc.kind is None:
+        return ["(not readable with --kubeconfig)"]
+    key = f"{sc.namespace}/web"
+    rules = sc.node_exec("sh", "-c", "iptables-save -t nat 2>/dev/null; nft list table ip kube-proxy 2>/dev/null; true", node=node)
+    return [line.strip() for line in rules.splitlines() if key in line][:12]
+
+
 @pytest.mark.profile("multi-node")
 @pytest.mark.record("Pod", "Event", "EndpointSlice")
 def test_pods_services_and_dns_across_nodes(scenario: Scenario):
@@ -75,9 +92,10 @@ def test_pods_services_and_dns_across_nodes(scenario: Scenario):
     assert endpoint_nodes == nodes, f"Service web should have a ready endpoint on each node, has {endpoint_nodes}"
 
     targets = " ".join(f"{ip}:{APP_PORT}" for ip in ips.values())
-    clients = _pods_on_nodes(sc, "client-on-node.yaml", "client", nodes, pod_targets=targets, service_requests=SERVICE_REQUESTS)
+    clients = _pods_on_nodes(sc, "client-on-node.yaml", "client", nodes, pod_targets=targets, web_pods=" ".join(web.values()),
+                             service_requests=SERVICE_REQUESTS, service_interval_s=SERVICE_INTERVAL_S)
     sc.wait_for("both clients done", lambda: all(_phase(sc, p) in ("Succeeded", "Failed") for p in clients.values()),
-                PODS_SLACK_S + 3 * (len(nodes) + SERVICE_REQUESTS + 1))
+                PODS_SLACK_S + (3 + SERVICE_INTERVAL_S) * (len(nodes) + SERVICE_REQUESTS + 1))
 
     cluster_ip = sc.kube.core.read_namespaced_service("web", sc.namespace).spec.cluster_ip
     problems = []
@@ -97,10 +115,14 @@ def test_pods_services_and_dns_across_nodes(scenario: Scenario):
         dns = _lines(log, "DNS")
         if dns != [f"OK {cluster_ip}"]:
             problems.append(f"client on {node}: the Service name web should resolve to its ClusterIP {cluster_ip}: {dns}")
-        answered = {body.split()[1] for body in _lines(log, "SVC") if body.startswith("OK ")}
+        svc = _lines(log, "SVC")
+        answered = {body.split()[1] for body in svc if body.startswith("OK ")}
         if answered != set(web.values()):
             problems.append(f"client on {node}: the Service web was answered by {sorted(answered)}, expected {sorted(web.values())}"
-                            f" ({len(_lines(log, 'SVC'))} requests; failures: {[b for b in _lines(log, 'SVC') if not b.startswith('OK')][:3]})")
+                            f" ({len(svc)} requests {SERVICE_INTERVAL_S} s apart; failures: {[b for b in svc if not b.startswith('OK')][:3]});"
+                            f" kube-proxy's rules for it on {node}: {_proxy_rules(sc, node)}")
+        else:
+            sc.note(f"service_requests_until_both_answered[{node}]", len(svc))
         # pod traffic keeps its source address across nodes (no masquerading inside the pod subnet)
         for target, web_pod in web.items():
             remotes = {w.split("remote=")[1].rsplit(":", 1)[0] for w in sc.kube.logs(sc.namespace, web_pod, "app").splitlines()
