@@ -85,7 +85,7 @@ if [ -n "$image" ] && [ "$offline" != 1 ]; then
 fi
 # -- the suite's own workload image (no registry copy): tagged by a hash of its source --------------
 app_dir=$here/images/lifecycle-app
-app=pod-lifecycle-e2e/lifecycle-app:src-$(cat "$app_dir"/go.mod "$app_dir"/main.go "$app_dir"/build.sh | sha256sum | cut -c1-10)
+app=pod-lifecycle-e2e/lifecycle-app:src-$(cat "$app_dir"/go.mod "$app_dir"/go.sum "$app_dir"/*.go "$app_dir"/build.sh | sha256sum | cut -c1-10)
 if ! docker image inspect "$app" >/dev/null 2>&1; then
   need go "Go is needed to build the suite's HTTP workload (hack/images/lifecycle-app)"
   "$app_dir/build.sh" "$app"

@@ -14,8 +14,9 @@
 - PB-3: what each handler counts as success: 2xx and a followed same-host redirect; 4xx/5xx fail
   ("HTTP probe failed with statuscode: N"); a 3xx that is not followed (another host, or 399)
   *succeeds* with a ProbeWarning "Probe terminated redirects, Response body: …"; TCP; the
-  kubelet's User-Agent ``kube-probe/1.<minor>`` and Accept ``*/*``. gRPC is not judged (no gRPC
-  health server in the preloaded images).
+  kubelet's User-Agent ``kube-probe/1.<minor>`` and Accept ``*/*``; (e) a grpc probe on the standard
+  health service: Ready while it answers SERVING, not Ready within one period of NOT_SERVING with
+  "service unhealthy (responded with "NOT_SERVING")", User-Agent ``kube-probe/1.<minor> grpc-go/…``.
 - PB-4: timeoutSeconds bounds an HTTP probe (Go client timeout) and an exec probe ("command timed
   out"), but an exec probe whose background child keeps its stdout open is held by containerd's
   output drain until the child exits or the kubelet's CRI deadline (2 min + timeoutSeconds) — R17.
@@ -186,6 +187,32 @@ register(
         equal("PB-3", "accept_header", "*/*", f"{UP_REQUEST} (Accept not given: «*/*»)"),
         *[equal("PB-3", "user_agent", f"kube-probe/1.{m}",
                 f"[S1] L218 (kube-probe/1.36 on 1.36); {UP_REQUEST}; the kubelet's minor", minors=(m, m)) for m in (34, 35, 36, 37)],
+    ],
+    VERIFIED_IN,
+)
+
+# PB-3 (e) gRPC: pkg/probe/grpc/grpc.go Probe (v1.34.4 … v1.36.3 identical; v1.37.2 adds only the
+# TLS mode behind the GRPCContainerProbeTLS gate, plain by default): it dials the pod IP with
+# grpc.WithUserAgent("kube-probe/<major>.<minor>") (grpc-go appends " grpc-go/<its version>") and
+# calls grpc.health.v1.Health/Check for the probe's service ("" here); a status other than SERVING
+# is a Failure with output «service unhealthy (responded with "<STATUS>")», and err is always nil,
+# so runProbeWithRetries never retries it (pkg/kubelet/prober/prober.go). The event is Unhealthy
+# "Readiness probe failed: <output>". The readiness arithmetic is PB-2's (F 1, P 2 s): the ticker's
+# phase against the switch is arbitrary (seen 0.03 s and 2.02 s). A probe before the server
+# listens fails too ("timeout: failed to connect service …": grpc.WithBlock): the message judged is
+# the first one after the switch.
+PB3_GRPC_NOT_SERVING_AFTER_S = 20
+UP_GRPC = "[UP] pkg/probe/grpc/grpc.go Probe (v1.34.4 … v1.37.2: same outcome and texts; 1.37 adds a TLS mode, off here)"
+register(
+    [
+        equal("PB-3", "ready_while_serving[grpc]", True, f"[S1] L218 (grpc on the standard health protocol); {UP_GRPC}"),
+        within("PB-3", "not_ready_after_not_serving_s[grpc]", PB3_PERIOD_S, *_ready_band(PB3_PERIOD_S, 1),
+               f"CASES-workloads.md PB-3 (e); {UP_GRPC}; {UP_WORKER}"),
+        equal("PB-3", "unhealthy_message[grpc]", 'Readiness probe failed: service unhealthy (responded with "NOT_SERVING")',
+              f"CASES-workloads.md PB-3 (e) (verify text); {UP_GRPC}; {UP_PROBER}"),
+        *[equal("PB-3", "user_agent[grpc]", rf"kube-probe/1\.{m} grpc-go/[0-9][0-9.]*(-dev)?",
+                f"{UP_GRPC} (grpc.WithUserAgent «kube-probe/%s.%s», component-base version.Get(); grpc-go appends its own); the kubelet's minor",
+                pattern=True, minors=(m, m)) for m in (34, 35, 36, 37)],
     ],
     VERIFIED_IN,
 )

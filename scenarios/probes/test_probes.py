@@ -212,11 +212,38 @@ def test_http_and_tcp_handler_semantics(scenario: Scenario):
 
 
 @pytest.mark.case("PB-3")
-def test_grpc_probe():
-    """PB-3 (e): a grpc probe on a health server answering SERVING, then NOT_SERVING."""
-    pytest.skip("PB-3 (e) gRPC: needs a gRPC health server in a preloaded image — the suite's lifecycle-app is "
-                "standard library only (no grpc module offline) and no agnhost with grpc-health-checking is "
-                "preloaded; images are never pulled")
+@pytest.mark.record("Pod", "Event")
+def test_grpc_probe(scenario: Scenario):
+    """PB-3 (e): a grpc readiness probe (P 2 s, F 1) on the lifecycle-app's standard gRPC health
+    service: Ready while it answers SERVING; after it switches to NOT_SERVING, not Ready within one
+    period, with the Unhealthy message naming NOT_SERVING; the kubelet's gRPC User-Agent."""
+    sc = scenario
+    pod = "grpc"
+    sc.apply("grpc.yaml", name=pod, period_s=doc.PB3_PERIOD_S, not_serving_after_s=doc.PB3_GRPC_NOT_SERVING_AFTER_S)
+
+    def log() -> list[stamps.Stamp]:
+        return stamps.parse(sc.kube.logs(sc.namespace, pod, "app"))
+
+    sc.wait(pods.container_running(pod, "app"), WAIT_SLACK_S)
+    switched = sc.wait_for("grpc: the app's NOT_SERVING stamp", lambda: stamps.first(log(), "GRPC", status="NOT_SERVING"),
+                           doc.PB3_GRPC_NOT_SERVING_AFTER_S + WAIT_SLACK_S, interval_s=1)
+    sc.mark(switched.at, "health: NOT_SERVING")
+    ready = _ever_ready(sc, pod, "app")
+    sc.expect("PB-3", "ready_while_serving[grpc]", ready is not None and ready < switched.at,
+              details={"ready_at": ready, "not_serving_at": switched.at})
+    not_ready = sc.wait_for("grpc: not ready after NOT_SERVING",
+                            lambda: next((ch.received_at for ch in sc.recorder.changes("Pod", pod)
+                                          if ch.received_at > switched.at and not pods.container_status(ch.obj, "app").get("ready")), None),
+                            sc.judge.wait_budget_s("PB-3", "not_ready_after_not_serving_s[grpc]") + WAIT_SLACK_S,
+                            case="PB-3", measurement="not_ready_after_not_serving_s[grpc]")
+    sc.expect("PB-3", "not_ready_after_not_serving_s[grpc]", since(switched.at, not_ready), around=not_ready)
+    unhealthy = sc.first_within(WAIT_SLACK_S, "grpc: an Unhealthy event after NOT_SERVING",
+                                lambda: [ch.obj.get("message") for ch in sc.events("Unhealthy", pod) if ch.received_at > switched.at])
+    sc.expect("PB-3", "unhealthy_message[grpc]", (unhealthy or [None])[0],
+              details={"after_the_switch": unhealthy, "all": _container_events(sc, "Unhealthy", pod).get("app")})
+    checks = [s for s in log() if s.event == "PROBE" and s.get("kind") == "grpc"]
+    first = sc.require(checks[0] if checks else None, "grpc: a Check in the app's log")
+    sc.expect("PB-3", "user_agent[grpc]", first.get("agent"), details={"agents": sorted({s.get("agent") for s in checks})})
 
 
 # -- PB-4 -------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// lifecycle-app: the pod-lifecycle-e2e test workload (standard library only).
+// lifecycle-app: the pod-lifecycle-e2e test workload (standard library, and gRPC for its health server).
 //
 // An HTTP server with probe endpoints and a configurable reaction to SIGTERM, which logs every
 // fact that a scenario measures to stdout (the container log), one line each:
@@ -12,7 +12,7 @@
 //
 //	/app [--listen :8080] [--sigterm drain|exit|ignore|default] [--drain-delay D]
 //	     [--shutdown-timeout D] [--request-delay D] [--startup-delay D] [--heartbeat D]
-//	     [--log-requests]
+//	     [--log-requests] [--grpc-listen :9090 [--grpc-not-serving-after D]]
 //
 // Every flag can also be set by the environment: APP_SIGTERM, APP_DRAIN_DELAY, ... (a flag given
 // on the command line wins). Durations use Go's syntax (500ms, 5s).
@@ -29,6 +29,9 @@
 // Probe endpoints log "PROBE path=/readyz status=200 agent="kube-probe/1.37" accept="*/*"" on every
 // hit (the kubelet's probes identify themselves by their User-Agent; a redirect adds location=...);
 // "/" requests are logged with --log-requests.
+//
+// With --grpc-listen the app also serves the standard gRPC health service (grpc.go): SERVING,
+// then NOT_SERVING from --grpc-not-serving-after on, each Check logged as a PROBE line.
 //
 // SIGTERM behaviour (--sigterm):
 //
@@ -215,6 +218,8 @@ func serve(args []string) int {
 	startupDelay := durationFlag(fs, "startup-delay", "0s", "/startupz fails this long after the start")
 	heartbeat := durationFlag(fs, "heartbeat", "0s", "log TICK at this interval (0: never)")
 	logRequests := fs.Bool("log-requests", envDefault("log-requests", "false") == "true", "log every / request")
+	grpcListen := fs.String("grpc-listen", envDefault("grpc-listen", ""), "serve the gRPC health service on this address too (empty: not)")
+	grpcNotServingAfter := durationFlag(fs, "grpc-not-serving-after", "0s", "the gRPC health service answers NOT_SERVING from this long after the start (0: never)")
 	fs.Parse(args)
 
 	switch *mode {
@@ -244,6 +249,9 @@ func serve(args []string) int {
 	logf("START", "pid=%d mode=%s listen=%s drain_delay=%s request_delay=%s startup_delay=%s host=%s",
 		os.Getpid(), *mode, *listen, *drainDelay, *requestDelay, *startupDelay, hostname)
 
+	if *grpcListen != "" {
+		go serveGRPC(*grpcListen, *grpcNotServingAfter)
+	}
 	if *heartbeat > 0 {
 		go func() {
 			for range time.Tick(*heartbeat) {
