@@ -17,7 +17,10 @@ What the kubelet writes into a pod's ``status.conditions`` and how fast:
   finalizer is removed.
 - PC-5: ``metadata.generation`` counts accepted spec changes, the kubelet reports it back in
   ``status.observedGeneration`` and each condition's ``observedGeneration``.
-
+- PC-6: the readiness of pods a graceful node shutdown kills (R42; the NF-9 profile): they stay
+  Ready (and ready in their EndpointSlice) until their containers have exited — their own probe
+  never runs after the SIGTERM (the probe worker exits on the shutdown's phase Failed) and the node
+  lifecycle controller does not mark the pods of a node that reports NotReady itself.
 Source read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (``$(go env GOMODCACHE)/k8s.io/kubernetes@v…``):
 ``pkg/kubelet/status/generate.go`` (identical texts in the four for ContainersNotReady,
 ContainersNotInitialized, ReadinessGatesNotReady; ``GeneratePodReadyToStartContainersCondition``
@@ -33,6 +36,8 @@ set or lowered, tolerations added are the mutable fields).
 from __future__ import annotations
 
 from ..judge.expectations import equal, exact, register, within
+from .faults_node import (EMIT_S, ENDPOINT_S, FAST, KILL_PATH_S, LOADED_S, UP_ENDPOINTS, UP_MARK, UP_SHUTDOWN_READY,
+                          UP_SHUTDOWN_STATUS)
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, PLEG_RELIST_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
 
 VERIFIED_IN = UPGRADE_PATH_READ
@@ -205,4 +210,67 @@ PC3 = [
           minors=(36, None)),
 ]
 
-register([*PC1, *PC2, *PC3, *PC4, *PC5], VERIFIED_IN)
+# -- PC-6 ------------------------------------------------------------------------------------
+# A graceful node shutdown (NF-9's spoofed PrepareForShutdown(true) on the worker of the
+# multi-node-fast-lifecycle profile) kills two Deployments' pods on the worker: "probe" (its SIGTERM
+# trap removes the readiness file, as the case asks) and "control" (the file stays); both sleep
+# PC6_TERM_S in the trap and exit 0. No writer makes them Ready=False before their containers end:
+# - their own readiness probe never runs after the SIGTERM: SyncTerminatingPod (pkg/kubelet/kubelet.go)
+#   applies the shutdown's status function (phase Failed: nodeshutdown_manager.go killPods) and hands
+#   the status to the status manager *before* killPod sends SIGTERM, and the readiness worker's next
+#   tick reads the cached terminal phase and exits (pkg/kubelet/prober/worker.go doProbe "Pod is
+#   terminated, exiting probe worker"). The trap's removal of the file is never seen (CASES-workloads.md
+#   PC-6 expects the opposite: "only through their own readiness probe");
+# - the status manager holds the terminal phase back while containers may run (status_manager.go
+#   mergePodStatus) and keeps the Ready=True it generated;
+# - the node lifecycle controller marks a node's pods not ready (MarkPodsNotReady) only on a Ready
+#   transition it sees from True (monitorNodeHealth: observedReadyCondition, the node's condition as
+#   posted, must be True — its own Unknown after a silent kubelet) or on a pod update of a pod on a
+#   not-ready node (processPod); the kubelet posting Ready=False "node is shutting down" itself is
+#   neither, and the pods are not updated while they terminate.
+# So Ready=False comes with the terminal status once the container has exited (GeneratePodReadyCondition
+# for a terminal phase: reason PodCompleted for Succeeded, PodFailed for Failed), and the EndpointSlice
+# keeps the pod ready=True serving=True until then (R42, the behaviour users ask about).
+# The terminal phase of an exit 0: killPods' status function keeps a successful terminal phase and
+# mergePodStatus holds its Failed back until the containers stopped — KB-2's race (kubernetes#141483):
+# Succeeded (seen 4 of 4 on v1.37.2) or Failed.
+# Read in v1.34.4 … v1.37.2: MarkPodsNotReady and its two callers, doProbe's terminal-phase exit,
+# SyncTerminatingPod's order, GenerateContainersReadyCondition, killPods' status function.
+PC6_PROFILE = FAST
+PC6_REPLICAS = 2
+PC6_PERIOD_S = 2
+PC6_TERM_S = 15
+PC6_GRACE_S = 30
+_SIGTERM_S = EMIT_S + KILL_PATH_S + LOADED_S
+UP_PC6_PROBE = ("[UP] pkg/kubelet/kubelet.go SyncTerminatingPod (podStatusFn → statusManager.SetPodStatus, then killPod); "
+                "pkg/kubelet/prober/worker.go doProbe (cached phase Failed → the worker exits) (v1.34.4 … v1.37.2)")
+UP_PC6_NLC = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth (MarkPodsNotReady only when "
+              "the posted Ready was True), processPod (only on a pod event) (v1.34.4 … v1.37.2)")
+UP_PC6_TERMINAL = "[UP] pkg/kubelet/status/generate.go generateContainersReadyConditionForTerminalPhase (PodCompleted, PodFailed)"
+S_PC6 = "CASES-workloads.md PC-6 (R42: #112443, #110755, #105780)"
+PC6 = [
+    *[within("PC-6", f"not_ready_after_signal_s[{v}]", PC6_TERM_S + EMIT_S + KILL_PATH_S / 2, PC6_TERM_S,
+             PC6_TERM_S + _SIGTERM_S + PLEG_RELIST_S + STATUS_UPDATE_S,
+             f"host time just before the PrepareForShutdown emit → receive time of the pod's first Ready=False: the "
+             f"pod stays Ready until its container ends — SIGTERM within {_SIGTERM_S:g} s of the signal (NF-9), the "
+             f"trap's {PC6_TERM_S} s, +{PLEG_RELIST_S:g} s relist +{STATUS_UPDATE_S:g} s the terminal status write and "
+             f"our watch",
+             f"{S_PC6} (expects [0, 4] s through the probe); {UP_PC6_PROBE}; {UP_PC6_NLC}; {UP_SHUTDOWN_READY}")
+      for v in ("probe", "control")],
+    *[equal("PC-6", f"not_ready_reason[{v}]", "PodCompleted|PodFailed",
+            f"{S_PC6}; {UP_PC6_TERMINAL} (the Ready=False of the terminal status; never MarkPodsNotReady's: {UP_MARK})",
+            pattern=True) for v in ("probe", "control")],
+    *[exact("PC-6", f"probe_runs_after_sigterm[{v}]", 0, f"{S_PC6}; {UP_PC6_PROBE}",
+            "the readiness worker exits at its first tick after the shutdown's status (phase Failed) reached the status "
+            "manager, which is before the SIGTERM: only a probe already running then could still stamp", unit="runs")
+      for v in ("probe", "control")],
+    *[within("PC-6", f"endpoint_not_ready_after_pod_not_ready_s[{v}]", 0, 0, ENDPOINT_S,
+             f"the EndpointSlice follows the pod's Ready within {ENDPOINT_S:g} s (CASES.md PS-3): not ready, or gone "
+             "with the terminal pod; until then the endpoint stays ready=True serving=True", f"{S_PC6}; {UP_ENDPOINTS}") for v in ("probe", "control")],
+    equal("PC-6", "phase_after_shutdown", "Succeeded|Failed",
+          f"{S_PC6}; {UP_SHUTDOWN_STATUS} ('unless it was already in a successful terminal phase'); KB-2's race "
+          "(kubernetes#141483: mergePodStatus holds the status function's Failed back until the containers stopped)",
+          pattern=True),
+]
+
+register([*PC1, *PC2, *PC3, *PC4, *PC5, *PC6], VERIFIED_IN)

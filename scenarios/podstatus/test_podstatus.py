@@ -1,4 +1,4 @@
-"""PC-1…PC-5 — pod conditions and what the kubelet reports back
+"""PC-1…PC-6 — pod conditions and what the kubelet reports back
 (docs/cases/CASES-workloads.md §4 PC). Documented values: :mod:`e2e.documented.podstatus`."""
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from e2e.cluster import gates
 from e2e.cluster.kube import ApiRefused
 from e2e.documented import podstatus as doc
 from e2e.evidence.kubectl import server_columns
+from e2e.evidence import endpoints
 from e2e.evidence.stamps import first, parse, stamps_from_pod
+from e2e.faults.node import node_shutdown, shutdown_capability
 from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
@@ -331,3 +333,72 @@ def test_ready_to_start_while_pull_stalls(scenario: Scenario):
     finally:
         if pid.isdigit():
             sc.node_exec("sh", "-c", f"kill {pid} 2>/dev/null; true")
+
+
+# -- PC-6 ------------------------------------------------------------------------------------
+
+PC6_VARIANTS = {"probe": "rm -f /tmp/ready", "control": ":"}
+
+
+@pytest.mark.case("PC-6")
+@pytest.mark.serial
+@pytest.mark.profile(doc.PC6_PROFILE)
+@pytest.mark.record("Pod", "Event", "EndpointSlice", "Node")
+def test_readiness_of_pods_killed_by_graceful_node_shutdown(scenario: Scenario):
+    """PC-6: a graceful node shutdown of the worker (NF-9's PrepareForShutdown(true)) kills two
+    Deployments' pods there, each trapping SIGTERM for 15 s; the "probe" pods' trap also removes
+    their readiness file, the "control" pods keep it. Per pod: its first Ready=False after the signal
+    (when, and its reason: who wrote it), readiness probe runs after its SIGTERM, its EndpointSlice
+    endpoint following, its terminal phase."""
+    sc = scenario
+    if sc.kind is None:
+        pytest.skip("a node shutdown needs the kind node containers (not available with --kubeconfig)")
+    worker = next(n for n in sc.kind.nodes() if n != sc.kind.control_plane)
+    reason = shutdown_capability(sc, worker)
+    if reason:
+        pytest.skip(f"environment: graceful node shutdown is not available: {reason}")
+    for variant, on_term in PC6_VARIANTS.items():
+        sc.apply("shutdown.yaml", name=f"pc6-{variant}", worker=worker, replicas=doc.PC6_REPLICAS, period_s=doc.PC6_PERIOD_S,
+                 term_s=doc.PC6_TERM_S, grace_s=doc.PC6_GRACE_S, on_term=on_term)
+
+    def ready_pods(variant: str) -> list[str]:
+        names = {ch.name for ch in sc.recorder.changes("Pod") if ch.name.startswith(f"pc6-{variant}-")}
+        return sorted(n for n in names if _cond(sc.pod(n), "Ready").get("status") == "True")
+
+    sc.wait_for(f"{doc.PC6_REPLICAS} Ready pods of each Deployment on {worker}",
+                lambda: all(len(ready_pods(v)) == doc.PC6_REPLICAS for v in PC6_VARIANTS), WAIT_SLACK_S + 60)
+    originals = {v: ready_pods(v) for v in PC6_VARIANTS}
+    signal_at = time.time()  # the emit command starts right after (NF-9)
+    with node_shutdown(sc, worker):
+        sc.mark(signal_at, "PrepareForShutdown(true)")
+        sc.wait_for("every shut-down pod terminal",
+                    lambda: all(((sc.pod(p) or {}).get("status") or {}).get("phase") in ("Succeeded", "Failed")
+                                for names in originals.values() for p in names),
+                    doc.PC6_GRACE_S + WAIT_SLACK_S)
+    for variant, names in originals.items():
+        for pod in names:
+            _judge_shutdown_readiness(sc, variant, pod, signal_at)
+
+
+def _judge_shutdown_readiness(sc: Scenario, variant: str, pod: str, signal_at: float) -> None:
+    changes = [ch for ch in sc.recorder.changes("Pod", pod) if ch.received_at >= signal_at]
+    first_false = next((ch for ch in changes if _cond(ch.obj, "Ready").get("status") == "False"), None)
+    sc.expect("PC-6", f"not_ready_after_signal_s[{variant}]", None if first_false is None else round(first_false.received_at - signal_at, 3),
+              around=first_false.received_at if first_false else None, details={"pod": pod})
+    cond = _cond(first_false.obj if first_false else None, "Ready")
+    sc.expect("PC-6", f"not_ready_reason[{variant}]", None if first_false is None else cond.get("reason") or "",
+              details={"pod": pod, "condition": cond})
+    if first_false is not None:
+        # not ready, or removed from the slice (a terminal pod's endpoint goes)
+        gone = next((e for e in endpoints.endpoint_states(sc.recorder.changes("EndpointSlice"))
+                     if e.pod == pod and e.received_at >= signal_at and not (e.present and e.ready)), None)
+        sc.expect("PC-6", f"endpoint_not_ready_after_pod_not_ready_s[{variant}]",
+                  None if gone is None else round(gone.received_at - first_false.received_at, 3), details={"pod": pod})
+    log = parse(sc.kube.logs(sc.namespace, pod, "app"))
+    sigterm = first(log, "sigterm")
+    runs = [s for s in log if s.event.startswith("probe:readiness:")]
+    after = [s for s in runs if sigterm is not None and s.at > sigterm.at]
+    sc.expect("PC-6", f"probe_runs_after_sigterm[{variant}]", None if sigterm is None else len(after),
+              details={"pod": pod, "sigterm": sigterm.at if sigterm else None, "last_runs": [(s.event, s.at) for s in runs[-3:]],
+                       "exit": getattr(first(log, "exit"), "at", None)})
+    sc.expect("PC-6", "phase_after_shutdown", ((sc.pod(pod) or {}).get("status") or {}).get("phase"), details={"pod": pod})
