@@ -180,6 +180,17 @@ register(
 
 # -- RS-3: a resize beyond the node; one beyond what is free ---------------------------------------
 RS3 = f"{CATALOGUE} RS-3 (R19, R40), open point 13"
+# (ii): B, applied at 400m in (i) with nothing left free, is resized to RS3_DEFER_AGAIN_M (+300m:
+# Deferred again); then X is lowered by RS3_SHRINK_M, which frees more than B needs.
+RS3_DEFER_AGAIN_M = 700
+RS3_SHRINK_M = 400
+# allocation_manager.go retryDelay: the periodic retry of pending resizes (a wait's budget: a value
+# after the trigger missed is measured, not lost)
+RETRY_DELAY_S = 180
+UP_SHRINK = ("[UP] pkg/kubelet/kubelet.go HandlePodUpdates (a resize of X: PushPendingResize, "
+             "RetryPendingResizes(TriggerReasonPodUpdated); and 'If cpu or memory requests shrank, then retry the pending "
+             "resizes'); pkg/kubelet/allocation/allocation_manager.go sortPendingResizes ('First, prioritizing resizes that do "
+             "not increase requests'), retryPendingResizes, retryDelay 3 min (v1.34.4 … v1.37.2)")
 register(
     [
         # (a) beyond allocatable: 1.34–1.35 the kubelet's Infeasible; 1.36+ the API's 403
@@ -208,6 +219,15 @@ register(
                "actuated resources +1 s status write",
                f"{RS3}; {UP_RETRY}"),
         equal("RS-3", "deferred_applied_cpu_limit", "400m", f"{RS3}; {UP_ACTUATE}"),
+        # (ii) Deferred again (B → RS3_DEFER_AGAIN_M), then X lowered by RS3_SHRINK_M
+        equal("RS-3", "deferred_again_reason", "Deferred", f"{RS3} (ii); {UP_ALLOC}"),
+        within("RS-3", "deferred_cleared_after_shrink_s", 1.5, 0, KUBELET_HANDOFF_S + PLEG_RELIST_S + STATUS_UPDATE_S,
+               "host time of X's resize request → the receive time of B's pod without PodResizePending at its new CPU: "
+               "X's spec change reaches HandlePodUpdates, PushPendingResize sorts X's decrease before B's increase and "
+               "RetryPendingResizes(TriggerReasonPodUpdated) allocates both in one pass (never the 3-min retry tick); "
+               "+1 s hand-off +1 s relist of the actuated resources +1 s status write",
+               f"{RS3} (ii) ([0, 3] s where the trigger exists, else the 3-min tick); {UP_SHRINK}"),
+        equal("RS-3", "deferred_applied_cpu_limit[shrink]", f"{RS3_DEFER_AGAIN_M}m", f"{RS3} (ii); {UP_ACTUATE}"),
     ],
     VERIFIED_IN,
 )

@@ -14,6 +14,7 @@ import pytest
 from kubernetes.utils import parse_quantity
 
 from e2e.cluster.kube import ApiRefused
+from e2e.documented import resize as doc
 from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
@@ -179,7 +180,8 @@ def test_resize_beyond_the_node_and_beyond_what_is_free(scenario: Scenario):
     PodResizeValidator: "node didn't have enough allocatable resources: cpu, requested: 1000000,
     allocatable: A"). Either way it never leaks: after ``kill 1`` the container restarts once (exit 3)
     with quota 20000 and status 200m. (b) a resize that fits the node but not what is free waits
-    ``Deferred`` and is applied within one hand-off of another pod's removal (R40)."""
+    ``Deferred`` and is applied within one hand-off of (i) another pod's removal, (ii) another pod's
+    CPU decrease, allocated first in the same pass (R40; never the 3-min retry tick)."""
     sc = scenario
     sc.apply("infeasible.yaml", name="huge")
     sc.wait_for("huge/app running", lambda: _running_id(sc, "huge", "app") or None, 2 * WAIT_SLACK_S)
@@ -231,6 +233,28 @@ def test_resize_beyond_the_node_and_beyond_what_is_free(scenario: Scenario):
                           budget, case="RS-3", measurement="deferred_cleared_after_removal_s")
     sc.expect("RS-3", "deferred_cleared_after_removal_s", cleared.received_at - gone.received_at, around=cleared.received_at)
     sc.expect("RS-3", "deferred_applied_cpu_limit", status_limit(cleared.obj, "app", "cpu"))
+
+    # (ii) B deferred again; X lowered: the decrease is allocated first, then B in the same pass
+    x_low = sc.require(x_m - doc.RS3_SHRINK_M if x_m - doc.RS3_SHRINK_M >= 100 else None,
+                       f"X ({x_m}m) can give up {doc.RS3_SHRINK_M}m and keep 100m")
+    again = f"{doc.RS3_DEFER_AGAIN_M}m"
+    asked_b = time.time()
+    sc.resize("b", "app", requests={"cpu": again}, limits={"cpu": again})
+    deferred = sc.wait_for("b's PodResizePending again",
+                           lambda: first_change(sc, "b", lambda p: pods.condition(p, "PodResizePending"), asked_b - 1), WAIT_SLACK_S)
+    sc.expect("RS-3", "deferred_again_reason", pods.condition(deferred.obj, "PodResizePending").get("reason"))
+    shrunk_at = time.time()
+    sc.resize("x", "app", requests={"cpu": f"{x_low}m"}, limits={"cpu": f"{x_low}m"})
+    sc.mark(shrunk_at, f"x → {x_low}m")
+    budget = sc.judge.wait_budget_s("RS-3", "deferred_cleared_after_shrink_s") + doc.RETRY_DELAY_S + WAIT_SLACK_S
+    cleared = sc.wait_for("b's second resize applied",
+                          lambda: first_change(sc, "b", lambda p: pods.condition(p, "PodResizePending") is None
+                                               and status_limit(p, "app", "cpu") == again, shrunk_at),
+                          budget, case="RS-3", measurement="deferred_cleared_after_shrink_s")
+    x_done = first_change(sc, "x", lambda p: status_limit(p, "app", "cpu") == f"{x_low}m", shrunk_at)
+    sc.expect("RS-3", "deferred_cleared_after_shrink_s", cleared.received_at - shrunk_at, around=cleared.received_at,
+              details={"x_actuated_after_s": round(x_done.received_at - shrunk_at, 3) if x_done else None})
+    sc.expect("RS-3", "deferred_applied_cpu_limit[shrink]", status_limit(cleared.obj, "app", "cpu"))
 
 
 # -- RS-4 ------------------------------------------------------------------------------------------
