@@ -128,21 +128,35 @@ def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario):
     for pod in pods:
         sc.apply("evicted-exit0.yaml", name=pod, limit=doc.KB2_LIMIT, write_mi=doc.KB2_WRITE_MI)
 
+    def ended(p: str, changes) -> bool:
+        obj = sc.pod(p)
+        return phase(obj) in TERMINAL_PHASES and (eviction(changes, p) is not None or _start_error(obj) is not None)
+
     def all_ended() -> bool:
         changes = sc.recorder.changes()
-        return all(phase(sc.pod(p)) in TERMINAL_PHASES and eviction(changes, p) is not None for p in pods)
+        return all(ended(p, changes) for p in pods)
 
     def not_ended() -> str:
         changes = sc.recorder.changes()
         return "not ended: " + "; ".join(
             f"{p} phase {phase(sc.pod(p))}, Evicted event {'seen' if eviction(changes, p) else 'not seen'}, "
             f"container {container_status(sc.pod(p) or {}, 'app').get('state')}"
-            for p in pods if not (phase(sc.pod(p)) in TERMINAL_PHASES and eviction(changes, p) is not None))
+            for p in pods if not ended(p, changes))
 
     sc.wait_for(f"{len(pods)} pods evicted and terminal", all_ended, KB2_WAIT_S, explain=not_ended)
+    # a run whose container the runtime never started (StartError: runc's "unable to freeze" on this
+    # cgroup v1 host under the ten parallel starts, CI of 2026-12-02) wrote nothing and was never
+    # evicted: not a run of KB-2, said in a note and left out of the count
+    not_started = {p: _start_error(sc.pod(p)) for p in pods if _start_error(sc.pod(p)) is not None}
+    if not_started:
+        sc.note("kb2_not_started_by_the_runtime", "; ".join(f"{p}: {m}" for p, m in not_started.items()))
+    pods = [p for p in pods if p not in not_started]
+    sc.require(pods if len(pods) * 2 >= doc.KB2_RUNS else None,
+               f"at least {doc.KB2_RUNS // 2} of {doc.KB2_RUNS} runs started by the runtime (not started: {not_started})")
     changes = sc.recorder.changes()
     outcomes: dict[str, str] = {}
-    for i, pod in enumerate(pods, start=1):
+    for pod in pods:
+        i = int(pod.rsplit("-", 1)[1])
         ev = eviction(changes, pod)
         obj = sc.pod(pod)
         outcomes[pod] = kb2_outcome(sc, pod)
@@ -161,6 +175,13 @@ def test_evicted_pod_exiting_0_on_sigterm(scenario: Scenario):
     sc.note("kb2_frequency", "; ".join(f"{o}: {n}/{len(pods)}" for o, n in frequency.most_common()))
     sc.expect("KB-2", "runs_ended_succeeded", succeeded,
               details={"runs": len(pods), "concurrent": True, "frequency": dict(frequency), "per_run": outcomes})
+
+
+def _start_error(obj: dict | None) -> str | None:
+    """The runtime's message when the container ``app`` of ``obj`` ended in ``StartError`` (it never
+    ran: the runtime failed to create or start it), else None."""
+    term = (container_status(obj or {}, "app").get("state") or {}).get("terminated") or {}
+    return (term.get("message") or "StartError") if term.get("reason") == "StartError" else None
 
 
 # -- KB-3 -------------------------------------------------------------------------------------
