@@ -32,16 +32,19 @@ def empty(dirs: list[Path]) -> list[Path]:
     return [d for d in dirs if not d.is_dir() or not any(d.rglob("*.py"))]
 
 
+def shown(path: Path) -> str:
+    """``path`` as a message shows it: relative to the checkout, or as given when it lies outside
+    (a case folder of one's own, ``CASES="../my-cases"``)."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def header() -> str:
     """The last line ``make test`` prints: which case folders it checked."""
     dirs = case_dirs()
-    shown = []
-    for d in dirs:
-        try:
-            shown.append(str(d.relative_to(ROOT)))
-        except ValueError:
-            shown.append(str(d))
-    return (f"case folders checked (make test CASES=..., or E2E_CASES for pytest tests): {' '.join(shown)} "
+    return (f"case folders checked (make test CASES=..., or E2E_CASES for pytest tests): {' '.join(map(shown, dirs))} "
             f"({len([p for p in case_sources(dirs) if p.name != '__init__.py'])} modules)")
 
 
@@ -85,11 +88,7 @@ def _import(path: Path) -> str | None:
             sys.modules[name] = module
             spec.loader.exec_module(module)
     except Exception as e:  # noqa: BLE001  (any error of a user's module is reported, by file)
-        try:
-            shown = path.relative_to(ROOT)
-        except ValueError:
-            shown = path
-        return f"{shown}: {type(e).__name__}: {e}"
+        return f"{shown(path)}: {type(e).__name__}: {e}"
     finally:
         sys.path[:] = saved
     return None

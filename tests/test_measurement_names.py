@@ -13,7 +13,7 @@ import ast
 import re
 from pathlib import Path
 
-from case_dirs import case_dirs, case_sources, import_cases
+from case_dirs import case_dirs, case_sources, import_cases, shown
 from e2e import documented  # noqa: F401  (registers every family)
 from e2e.judge.expectations import CASE_ID, REGISTRY, Registry
 
@@ -75,13 +75,27 @@ def test_the_scan_finds_the_scenarios_judging_calls():
     assert {p.parent.name for p, _ in calls} >= {"crashloop", "sidecar", "termination", "storage", "memory", "api"}
 
 
-def test_every_judged_name_is_known_to_the_registry():
-    unknown = [
-        f"{path.relative_to(ROOT)}:{line}: {case or '<computed case>'} {pattern!r} is not a measurement the registry knows; "
+def unknown_names(calls: list[tuple[Path, int, str | None, str]]) -> list[str]:
+    """One message per call of ``calls`` whose name the registry does not know, naming its file and line."""
+    return [
+        f"{shown(path)}:{line}: {case or '<computed case>'} {pattern!r} is not a measurement the registry knows; "
         f"{case} documents: {', '.join(REGISTRY.names(case)) if case else '...'}"
-        for path, line, case, pattern in CALLS if not known(case, pattern)
+        for path, line, case, pattern in calls if not known(case, pattern)
     ]
+
+
+def test_every_judged_name_is_known_to_the_registry():
+    unknown = unknown_names(CALLS)
     assert not unknown, "\n".join(unknown)
+
+
+def test_a_misspelt_name_in_a_folder_outside_the_checkout_is_named(tmp_path):
+    """Trial 7: with CASES="../cases-typo" the check died with ValueError (path.relative_to(ROOT))
+    instead of naming the misspelt measurement."""
+    src = tmp_path / "test_x.py"
+    src.write_text('def test(sc):\n    sc.expect("CL-1", "restart_gpa", 1)\n')
+    (message,) = unknown_names([(src, line, case, pattern) for line, case, pattern in judged_names(src)])
+    assert message.startswith(f"{src}:2: CL-1 'restart_gpa' is not a measurement the registry knows")
 
 
 def test_a_misspelt_name_is_caught(tmp_path):
