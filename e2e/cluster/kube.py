@@ -1,8 +1,9 @@
 """Access to one cluster through the ``kubernetes`` client: version, manifests, namespaces, logs.
 
 Manifests are YAML files next to the scenario. ``${name}`` placeholders (a lower-case
-identifier in braces; ``$${`` for a literal ``${``) are filled from the caller's values and the
-pinned workload images (``e2e.cluster.images``); any other ``$`` is left alone, so shell scripts in
+identifier in braces; ``$${`` for a literal ``${``) are filled from the caller's values (the
+pinned workload images of ``e2e.cluster.images`` and ``${stamp_sh}`` are added by
+:meth:`e2e.run.scenario.Scenario.manifests`, not here); any other ``$`` is left alone, so shell scripts in
 manifests keep ``$var`` and ``$(cmd)``. A missing value or a YAML error is a
 :class:`ManifestError` that names the file.
 """
