@@ -19,8 +19,9 @@ What the kubelet writes into a pod's ``status.conditions`` and how fast:
   ``status.observedGeneration`` and each condition's ``observedGeneration``.
 - PC-6: the readiness of pods a graceful node shutdown kills (R42; the NF-9 profile): they stay
   Ready (and ready in their EndpointSlice) until their containers have exited — their own probe
-  never runs after the SIGTERM (the probe worker exits on the shutdown's phase Failed) and the node
-  lifecycle controller does not mark the pods of a node that reports NotReady itself.
+  does not run after the SIGTERM (the probe worker exits on the shutdown's phase Failed; a race: an
+  exec in flight at the SIGTERM) and the node lifecycle controller does not mark the pods of a node
+  that reports NotReady itself.
 Source read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (``$(go env GOMODCACHE)/k8s.io/kubernetes@v…``):
 ``pkg/kubelet/status/generate.go`` (identical texts in the four for ContainersNotReady,
 ContainersNotInitialized, ReadinessGatesNotReady; ``GeneratePodReadyToStartContainersCondition``
@@ -35,7 +36,8 @@ set or lowered, tolerations added are the mutable fields).
 
 from __future__ import annotations
 
-from ..judge.expectations import equal, exact, register, within
+from ..judge.expectations import Band, Race, equal, exact, register, within
+from .probes import PROBE_EXEC_S
 from .faults_node import (EMIT_S, ENDPOINT_S, FAST, KILL_PATH_S, LOADED_S, UP_ENDPOINTS, UP_MARK, UP_SHUTDOWN_READY,
                           UP_SHUTDOWN_STATUS)
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, PLEG_RELIST_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
@@ -234,6 +236,12 @@ PC3 = [
 # The terminal phase of an exit 0: killPods' status function keeps a successful terminal phase and
 # mergePodStatus holds its Failed back until the containers stopped — KB-2's race (kubernetes#141483):
 # Succeeded (seen 4 of 4 on v1.37.2) or Failed.
+# The race: a probe tick whose check of the cached phase came just before the shutdown's status did
+# still runs its exec, which starts tens of ms later — after the SIGTERM. In a "probe" pod it then
+# sees the file gone: the kubelet writes Ready=False (reason PodFailed: SetContainerReadiness
+# regenerates the condition with the cached phase Failed) within a second of the SIGTERM. Seen on
+# v1.34.4 in 5 of 8 pods of 2 runs (runs ~40 ms after the SIGTERM), on v1.37.2 in 1 of 16 pods of
+# 4 runs (a "control", 6 ms after it: the run succeeded).
 # Read in v1.34.4 … v1.37.2: MarkPodsNotReady and its two callers, doProbe's terminal-phase exit,
 # SyncTerminatingPod's order, GenerateContainersReadyCondition, killPods' status function.
 PC6_PROFILE = FAST
@@ -242,6 +250,9 @@ PC6_PERIOD_S = 2
 PC6_TERM_S = 15
 PC6_GRACE_S = 30
 _SIGTERM_S = EMIT_S + KILL_PATH_S + LOADED_S
+# how much earlier one watch stream's event can be received than the event of another stream that
+# caused it (the recorder reads each kind on a thread of its own)
+WATCH_ORDER_S = 0.1
 UP_PC6_PROBE = ("[UP] pkg/kubelet/kubelet.go SyncTerminatingPod (podStatusFn → statusManager.SetPodStatus, then killPod); "
                 "pkg/kubelet/prober/worker.go doProbe (cached phase Failed → the worker exits) (v1.34.4 … v1.37.2)")
 UP_PC6_NLC = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth (MarkPodsNotReady only when "
@@ -255,18 +266,31 @@ PC6 = [
              f"pod stays Ready until its container ends — SIGTERM within {_SIGTERM_S:g} s of the signal (NF-9), the "
              f"trap's {PC6_TERM_S} s, +{PLEG_RELIST_S:g} s relist +{STATUS_UPDATE_S:g} s the terminal status write and "
              f"our watch",
-             f"{S_PC6} (expects [0, 4] s through the probe); {UP_PC6_PROBE}; {UP_PC6_NLC}; {UP_SHUTDOWN_READY}")
+             f"{S_PC6} (expects [0, 4] s through the probe); {UP_PC6_PROBE}; {UP_PC6_NLC}; {UP_SHUTDOWN_READY}",
+             race=None if v == "control" else Race(
+                 EMIT_S + KILL_PATH_S, band=Band(0, _SIGTERM_S + PROBE_EXEC_S + STATUS_UPDATE_S),
+                 why=f"a probe exec in flight at the SIGTERM sees the file gone (module doc, 'The race'): SIGTERM within "
+                     f"{_SIGTERM_S:g} s, that exec within {PROBE_EXEC_S:g} s, the kubelet's status write and our watch "
+                     f"{STATUS_UPDATE_S:g} s ({UP_PC6_PROBE})",
+                 seen="v1.34.4: 3 of 4 probe pods in 2 runs (1.79, 1.80, 1.93 s); v1.37.2: 0 of 8 in 4 runs (2026-12-02)"))
       for v in ("probe", "control")],
     *[equal("PC-6", f"not_ready_reason[{v}]", "PodCompleted|PodFailed",
             f"{S_PC6}; {UP_PC6_TERMINAL} (the Ready=False of the terminal status; never MarkPodsNotReady's: {UP_MARK})",
             pattern=True) for v in ("probe", "control")],
     *[exact("PC-6", f"probe_runs_after_sigterm[{v}]", 0, f"{S_PC6}; {UP_PC6_PROBE}",
             "the readiness worker exits at its first tick after the shutdown's status (phase Failed) reached the status "
-            "manager, which is before the SIGTERM: only a probe already running then could still stamp", unit="runs")
+            "manager, which is before the SIGTERM", unit="runs",
+            race=Race(1, band=Band(1, 1),
+                      why="a tick that read the cached phase just before the shutdown's status arrived runs its exec tens "
+                          f"of ms later, after the SIGTERM (module doc, 'The race'); the next tick exits ({UP_PC6_PROBE})",
+                      seen="v1.34.4: 5 of 8 pods in 2 runs (40 ms after the SIGTERM); v1.37.2: 1 of 16 pods in 4 runs (6 ms) (2026-12-02)"))
       for v in ("probe", "control")],
-    *[within("PC-6", f"endpoint_not_ready_after_pod_not_ready_s[{v}]", 0, 0, ENDPOINT_S,
+    *[within("PC-6", f"endpoint_not_ready_after_pod_not_ready_s[{v}]", 0, -WATCH_ORDER_S, ENDPOINT_S,
              f"the EndpointSlice follows the pod's Ready within {ENDPOINT_S:g} s (CASES.md PS-3): not ready, or gone "
-             "with the terminal pod; until then the endpoint stays ready=True serving=True", f"{S_PC6}; {UP_ENDPOINTS}") for v in ("probe", "control")],
+             "with the terminal pod; until then the endpoint stays ready=True serving=True. Both are receive times of "
+             f"two watch streams (Pod, EndpointSlice), each on a recorder thread of its own: the slice's event, caused by "
+             f"the pod's, can be received first by up to {WATCH_ORDER_S:g} s (seen −0.001 s on v1.37.2)",
+             f"{S_PC6}; {UP_ENDPOINTS}") for v in ("probe", "control")],
     equal("PC-6", "phase_after_shutdown", "Succeeded|Failed",
           f"{S_PC6}; {UP_SHUTDOWN_STATUS} ('unless it was already in a successful terminal phase'); KB-2's race "
           "(kubernetes#141483: mergePodStatus holds the status function's Failed back until the containers stopped)",
