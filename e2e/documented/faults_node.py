@@ -231,7 +231,8 @@ _ORD = SHUTDOWN_ORDINARY_S
 # The signal's moment is the host time just before ``docker exec … busctl emit`` started: the
 # signal leaves within EMIT_S of it. Then the kubelet's kill: its D-Bus watch, the pod worker's
 # hand-off and CRI StopContainer → the process gets SIGTERM within KILL_PATH_S.
-_SIGTERM_S = EMIT_S + KILL_PATH_S + LOADED_S
+# the signal → a killed pod's SIGTERM (also PC-6)
+SIGTERM_AFTER_SIGNAL_S = EMIT_S + KILL_PATH_S + LOADED_S
 _SIGTERM_WHY = (f"the emit command's start (+{EMIT_S:g} s until the signal leaves) + the kubelet's kill path "
                 f"(D-Bus → pod worker → CRI stop → signal, {KILL_PATH_S:g} s) + {LOADED_S:g} s on the loaded host")
 NF9 = [
@@ -242,22 +243,22 @@ NF9 = [
        f"+{LOADED_S:g} s on the loaded host", UP_SHUTDOWN),
     equal("NF-9", "not_ready_reason", "KubeletNotReady", UP_SHUTDOWN_READY),
     equal("NF-9", "not_ready_message", ".*node is shutting down.*", UP_SHUTDOWN_READY, pattern=True),
-    within("NF-9", "sigterm_after_signal_s[long]", 0, 0, _SIGTERM_S,
+    within("NF-9", "sigterm_after_signal_s[long]", 0, 0, SIGTERM_AFTER_SIGNAL_S,
        "ordinary group first: killPods signals every pod of the group at once; " + _SIGTERM_WHY, UP_SHUTDOWN),
-    within("NF-9", "sigterm_after_signal_s[short]", 0, 0, _SIGTERM_S,
+    within("NF-9", "sigterm_after_signal_s[short]", 0, 0, SIGTERM_AFTER_SIGNAL_S,
        "ordinary group first: killPods signals every pod of the group at once; " + _SIGTERM_WHY, UP_SHUTDOWN),
-    within("NF-9", "sigterm_after_signal_s[critical]", _ORD, _ORD, _ORD + _SIGTERM_S,
+    within("NF-9", "sigterm_after_signal_s[critical]", _ORD, _ORD, _ORD + SIGTERM_AFTER_SIGNAL_S,
        f"the critical group starts when the ordinary group's {_ORD} s are up (its 120 s pod ignores SIGTERM and lives "
        f"them out): shutdownGracePeriod {SHUTDOWN_GRACE_S} − critical {SHUTDOWN_CRITICAL_S}; " + _SIGTERM_WHY, UP_SHUTDOWN),
-    within("NF-9", "killed_after_signal_s[long]", _ORD, _ORD - API_RESOLUTION_S, _ORD + _SIGTERM_S + KILL_S,
+    within("NF-9", "killed_after_signal_s[long]", _ORD, _ORD - API_RESOLUTION_S, _ORD + SIGTERM_AFTER_SIGNAL_S + KILL_S,
        f"grace min(own 120, group {_ORD}) = {_ORD} s after the SIGTERM, then SIGKILL (it ignores SIGTERM; {KILL_S:g} s "
        f"to the runtime's exit); finishedAt truncated (−{API_RESOLUTION_S:g} s); " + _SIGTERM_WHY, UP_SHUTDOWN),
     within("NF-9", "killed_after_signal_s[short]", NF9_GRACE_S["short"], NF9_GRACE_S["short"] - API_RESOLUTION_S,
-       NF9_GRACE_S["short"] + _SIGTERM_S + KILL_S,
+       NF9_GRACE_S["short"] + SIGTERM_AFTER_SIGNAL_S + KILL_S,
        f"grace min(own {NF9_GRACE_S['short']}, group {_ORD}) = own, then SIGKILL; finishedAt truncated; " + _SIGTERM_WHY,
        UP_SHUTDOWN),
     within("NF-9", "killed_after_signal_s[critical]", SHUTDOWN_GRACE_S, SHUTDOWN_GRACE_S - API_RESOLUTION_S,
-       SHUTDOWN_GRACE_S + _SIGTERM_S + KILL_S,
+       SHUTDOWN_GRACE_S + SIGTERM_AFTER_SIGNAL_S + KILL_S,
        f"SIGTERM at {_ORD} s + grace min(own 120, critical {SHUTDOWN_CRITICAL_S}) = {SHUTDOWN_CRITICAL_S} s, then SIGKILL; "
        f"finishedAt truncated; " + _SIGTERM_WHY, f"{UP_SHUTDOWN}; {UP_E2E_SHUTDOWN}"),
     equal("NF-9", "pod_phase", "Failed", UP_SHUTDOWN_STATUS),

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from ..judge.expectations import Band, Race, equal, exact, register, within
 from .probes import PROBE_EXEC_S
-from .faults_node import (EMIT_S, ENDPOINT_S, FAST, KILL_PATH_S, LOADED_S, UP_ENDPOINTS, UP_MARK, UP_SHUTDOWN_READY,
+from .faults_node import (EMIT_S, ENDPOINT_S, FAST, KILL_PATH_S, SIGTERM_AFTER_SIGNAL_S, UP_ENDPOINTS, UP_MARK, UP_SHUTDOWN_READY,
                           UP_SHUTDOWN_STATUS)
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, PLEG_RELIST_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
 
@@ -249,7 +249,6 @@ PC6_REPLICAS = 2
 PC6_PERIOD_S = 2
 PC6_TERM_S = 15
 PC6_GRACE_S = 30
-_SIGTERM_S = EMIT_S + KILL_PATH_S + LOADED_S
 # how much earlier one watch stream's event can be received than the event of another stream that
 # caused it (the recorder reads each kind on a thread of its own)
 WATCH_ORDER_S = 0.1
@@ -261,16 +260,16 @@ UP_PC6_TERMINAL = "[UP] pkg/kubelet/status/generate.go generateContainersReadyCo
 S_PC6 = "CASES-workloads.md PC-6 (R42: #112443, #110755, #105780)"
 PC6 = [
     *[within("PC-6", f"not_ready_after_signal_s[{v}]", PC6_TERM_S + EMIT_S + KILL_PATH_S / 2, PC6_TERM_S,
-             PC6_TERM_S + _SIGTERM_S + PLEG_RELIST_S + STATUS_UPDATE_S,
+             PC6_TERM_S + SIGTERM_AFTER_SIGNAL_S + PLEG_RELIST_S + STATUS_UPDATE_S,
              f"host time just before the PrepareForShutdown emit → receive time of the pod's first Ready=False: the "
-             f"pod stays Ready until its container ends — SIGTERM within {_SIGTERM_S:g} s of the signal (NF-9), the "
+             f"pod stays Ready until its container ends — SIGTERM within {SIGTERM_AFTER_SIGNAL_S:g} s of the signal (NF-9), the "
              f"trap's {PC6_TERM_S} s, +{PLEG_RELIST_S:g} s relist +{STATUS_UPDATE_S:g} s the terminal status write and "
              f"our watch",
              f"{S_PC6} (expects [0, 4] s through the probe); {UP_PC6_PROBE}; {UP_PC6_NLC}; {UP_SHUTDOWN_READY}",
              race=None if v == "control" else Race(
-                 EMIT_S + KILL_PATH_S, band=Band(0, _SIGTERM_S + PROBE_EXEC_S + STATUS_UPDATE_S),
+                 EMIT_S + KILL_PATH_S, band=Band(0, SIGTERM_AFTER_SIGNAL_S + PROBE_EXEC_S + STATUS_UPDATE_S),
                  why=f"a probe exec in flight at the SIGTERM sees the file gone (module doc, 'The race'): SIGTERM within "
-                     f"{_SIGTERM_S:g} s, that exec within {PROBE_EXEC_S:g} s, the kubelet's status write and our watch "
+                     f"{SIGTERM_AFTER_SIGNAL_S:g} s, that exec within {PROBE_EXEC_S:g} s, the kubelet's status write and our watch "
                      f"{STATUS_UPDATE_S:g} s ({UP_PC6_PROBE})",
                  seen="v1.34.4: 3 of 4 probe pods in 2 runs (1.79, 1.80, 1.93 s); v1.37.2: 0 of 8 in 4 runs (2026-12-02)"))
       for v in ("probe", "control")],
