@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -19,6 +20,20 @@ def pytest_terminal_summary(terminalreporter) -> None:
     from case_dirs import header
 
     terminalreporter.write_line(header())
+
+
+@pytest.fixture(autouse=True)
+def _sigint_reaches_children():
+    """Tests here stop real child processes with SIGINT (Ctrl-C). `make test` started in the
+    background (`nohup make test &`, a non-interactive shell's `&`) ignores SIGINT, and an ignored
+    signal stays ignored in every child across exec: no Ctrl-C would arrive. A handler of our own
+    is reset to the default in each child, so Python's KeyboardInterrupt and bash's traps work there."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        yield
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    else:
+        yield
 
 
 @pytest.fixture(autouse=True)
