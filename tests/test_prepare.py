@@ -9,9 +9,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _e2e_setup_line(reports: Path) -> str:
-    """The recipe line of `make e2e` that runs hack/prepare.sh (`make -n`: printed, not run)."""
-    recipe = subprocess.run(["make", "-n", "-s", "e2e", f"REPORTS={reports}"], cwd=ROOT, check=True,
+def _e2e_setup_line(reports: Path, k8s_version: str = "") -> str:
+    """The recipe line of `make e2e K8S_VERSION=...` that runs hack/prepare.sh (`make -n`: printed,
+    not run); the version is given, so the caller's own K8S_VERSION does not leak in."""
+    recipe = subprocess.run(["make", "-n", "-s", "e2e", f"REPORTS={reports}", f"K8S_VERSION={k8s_version}"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     (line,) = [line for line in recipe.splitlines() if "hack/prepare.sh" in line]
     return line
@@ -38,12 +39,15 @@ def test_a_failed_setup_leaves_the_profile_as_it_was(tmp_path):
     assert sorted(p.name for p in reports.iterdir()) == ["profile.env"]  # no temporary file left
 
 
-def test_a_setup_that_succeeds_replaces_the_profile(tmp_path):
+def test_a_setup_that_succeeds_replaces_the_profile(tmp_path, monkeypatch):
+    """Also with the caller's K8S_VERSION in the environment (trial 8: `make test K8S_VERSION=1.35`
+    made this read 'K8S=1.371.35')."""
+    monkeypatch.setenv("K8S_VERSION", "1.35")
     reports = tmp_path / "reports"
     reports.mkdir()
     (reports / "profile.env").write_text("E2E_KIND=/old/kind\n")
     passing = _fake(tmp_path / "prepare.sh", 'echo "E2E_KIND=/new/kind K8S=$K8S_VERSION"\n')
-    line = _e2e_setup_line(reports).replace("hack/prepare.sh", passing).replace("K8S_VERSION=", "K8S_VERSION=1.37", 1)
+    line = _e2e_setup_line(reports, "1.37").replace("hack/prepare.sh", passing)
     subprocess.run(["bash", "-c", line], cwd=ROOT, check=True)
     assert (reports / "profile.env").read_text() == "E2E_KIND=/new/kind K8S=1.37\n"
     assert sorted(p.name for p in reports.iterdir()) == ["profile.env"]
