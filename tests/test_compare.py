@@ -103,6 +103,22 @@ def test_a_value_gone_from_a_passing_test_is_unexplained(tmp_path):
     assert rows == {"x": "same", "y": "unexplained"}
 
 
+def test_a_value_keyed_by_a_gate_gone_when_the_gate_flipped_is_a_gate_change(tmp_path):
+    # RR-2 from 1.35 to 1.36: RestartAllContainersOnContainerExits off as shipped, then on
+    a = write_run(tmp_path / "a", [m("r1", "v1.35.4", "creation[gate off]", "422", "422", None, case="RR-2"),
+                                   m("r1", "v1.35.4", "other[gate off]", 1.0, 1.0, [0, 2], case="RR-2")],
+                  [("test_backoff_gaps_and_waiting_state", "")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.36.3", "creation[gate on]", "created", "created", None, case="RR-2"),
+                                   m("r2", "v1.36.3", "other[gate on]", 9.0, 1.0, [0, 2], verdict="fail", case="RR-2")],
+                  [("test_backoff_gaps_and_waiting_state", "")])
+    rows = {r.name: r for r in compare(load_run(a), load_run(b))}
+    assert rows["creation[gate off]"].change == "gate changed"
+    assert "'creation[gate on]'" in rows["creation[gate off]"].note
+    assert rows["creation[gate on]"].change == "new"
+    # the counterpart failed: the flip explains nothing
+    assert rows["other[gate off]"].change == "unexplained"
+
+
 def test_set_aside_values_are_not_hidden_as_same(tmp_path):
     a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "x", 0, -997, None), m("r1", "v1.37.2", "y", 0, -998, None, verdict="skipped")])
     b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 0, -997, None, verdict="skipped"),

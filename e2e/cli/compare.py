@@ -12,6 +12,10 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   no measurement) — e.g. a full run compared with a run of one test;
 - ``new``: measured only in B; ``skipped in B`` / ``missing (test failed)``: gone from B because
   its test was skipped or failed (the failure is its own ``unexplained`` outcome row);
+- ``gate changed``: a value keyed by a feature gate's state (``[gate off]``/``[gate on]``,
+  e2e.cluster.gates.gate_key) gone from B because B's cluster ran the gate the other way — the
+  same test measured the same name under the other state, and that value held (e.g. RR-2's
+  ``creation[gate off]`` on 1.35, ``creation[gate on]`` on 1.36, whose gate is on as shipped);
 - ``documented change``: the expectation itself differs (keyed by another version or cgroup)
   and the new value holds its own;
 - ``unexplained``: the new value fails its expectation, or a value disappeared/appeared while
@@ -80,6 +84,10 @@ EXPECTED_FAILURE = "expected failure"
 INCONCLUSIVE_PREFIX = "inconclusive: host overloaded"
 # a value that held an expectation not read in its cluster's version (e2e.judge.measurements.UNVERIFIED)
 UNVERIFIED = "unverified-carried-forward"
+# the qualifiers of a value keyed by a gate's state (e2e.cluster.gates.gate_key), and the class of
+# such a value gone from B because B ran the gate the other way
+GATE_STATES = ("[gate on]", "[gate off]")
+GATE_CHANGED = "gate changed"
 
 
 class RunNotFound(ValueError):
@@ -227,6 +235,21 @@ def _expected(m: dict | None) -> str:
     return repr(m["documented"])
 
 
+def _other_gate_state(b: Run, key: tuple[str, str, str]) -> tuple[str, str, str, str] | None:
+    """B's value of ``key`` measured under the gate's other state (same test and case, the name with
+    ``[gate on]`` and ``[gate off]`` swapped) when it held (not failed): ``(test, case, name,
+    verdict)``; None when the name carries no gate state or B has no such value that held."""
+    test, case, name = key
+    on, off = GATE_STATES
+    if on not in name and off not in name:
+        return None
+    swapped = name.replace(on, "\0").replace(off, on).replace("\0", off)
+    m = b.measurements.get((test, case, swapped))
+    if m is None or m["verdict"] in ("fail", INCONCLUSIVE):
+        return None
+    return test, case, swapped, m["verdict"]
+
+
 def _same_expectation(a: dict, b: dict) -> bool:
     def ident(m: dict) -> tuple:
         return (m.get("template", m["documented"]), m["band"], m.get("versions"))
@@ -248,6 +271,9 @@ def compare(a: Run, b: Run) -> list[Row]:
         elif mb is None:
             change = {"skipped": "skipped in B", "failed": "missing (test failed)", "error": "missing (test error)"}.get(
                 b.outcomes.get(test, "passed"), "unexplained")
+            other = _other_gate_state(b, key)
+            if change == "unexplained" and other is not None:
+                change, note = GATE_CHANGED, f"B measured {other[2]!r} instead (verdict {other[3]})"
         elif (_is_race(ma) or _is_race(mb)) and race_a is not None and race_b is not None:
             change, note = _race_change(race_a, race_b, {**a.races.get(key, {}), **b.races.get(key, {})})
         elif mb["verdict"] in KNOWN_BUG_VERDICTS:

@@ -11,6 +11,8 @@ followed along the path, and the report names the **first upgrade that changed i
 - ``known bug: A → B``: a known upstream bug appeared or went away;
 - ``unexplained``: a value failed its expectation, or appeared/disappeared while its test ran, or
   a test failed — in any run of the path, the first one included;
+- ``gate changed``: a value keyed by a feature gate's state gone because the newer version runs the
+  gate the other way (its counterpart under the other state held);
 - ``outcome changed``: a test's outcome moved (e.g. passed → skipped) without a failure;
 - ``undocumented``: a value with nothing documented on one side (the suite's aim is none);
 - ``unverified (carried forward)``: the newer version's value holds an expectation whose source
