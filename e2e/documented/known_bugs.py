@@ -68,7 +68,8 @@ OM-3's (137, ``OOMKilled``, dd and sh killed), the sandbox is stopped, the pod e
 from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, KnownBug, register
-from .kubelet import KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, STATUS_UPDATE_S, SYNC_TICKER_S, UPGRADE_PATH_READ
+from .kubelet import (KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S, STATUS_UPDATE_S,
+                      SYNC_TICKER_S, UPGRADE_PATH_READ)
 from .storage import POD_MSG
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc; 5e3f063 "KB read in v1.34.4–v1.37.2").
@@ -91,9 +92,6 @@ KB1_EXIT_AFTER_DELETE_S = KB1_RUN_S - KB1_DELETE_AT_S
 # up to 0.5 s late; the container's own exit stamp comes after busybox `sleep 8` (+ the stamp's
 # fork of adjtimex and awk): up to 0.5 s late.
 KB1_STAMP_S = 0.5
-# killPod after the last container stopped: StopPodSandbox (pause stop, CNI DEL of the static ptp
-# plugin) on a busy 2-core node (kuberuntime_manager.go killPodWithSyncResult).
-SANDBOX_STOP_S = 1.0
 # After SyncTerminatingPod: SyncTerminatedPod waits for the volume manager to unmount the
 # projected token volume (reconciler every 100 ms), status_manager.go TerminatePod → syncPod →
 # canBeDeleted → Delete with grace 0, and the recorder's watch (kubelet.go SyncTerminatedPod).

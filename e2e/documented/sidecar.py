@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from ..judge.expectations import Band, Expectation, equal, register
 from .crashloop import SINCE_MIN_BACKOFF_EXPIRATION, first_backoff, resync_late_s, resync_why
-from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, UPGRADE_PATH_READ
+from .kubelet import CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, SANDBOX_START_S, UPGRADE_PATH_READ
 
 # Read in the kubelet of v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc; fb61d9e, 975f36d: SC-5's back-off).
 VERIFIED_IN = UPGRADE_PATH_READ
@@ -84,8 +84,6 @@ TICK_S = 0.1
 # signal → the shell's trap runs between commands (the scenarios wait on `sleep & wait`) →
 # `now` forks adjtimex + awk (measured 2.4 ms per stamp on this node, idle). Budget 0.1 s.
 STAMP_LAG_S = 0.1
-# Creating the pod sandbox (pause container + CNI) on kind: budget 2 s.
-SANDBOX_START_S = 2.0
 # The Job controller batches syncs caused by pod updates (pkg/controller/job/job_controller.go
 # SyncJobBatchPeriod = 1 s); one sync counts the Succeeded pod and writes Complete.
 SYNC_JOB_BATCH_PERIOD_S = 1.0
