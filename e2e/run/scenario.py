@@ -318,7 +318,13 @@ class Scenario:
         """Patch ``kind``/``name`` with ``body`` (``patch_type``: ``strategic``, ``merge`` or ``json``; a
         ``subresource`` such as ``status``; ``dry_run``: only validated and admitted, nothing changes);
         returns the patched object; :class:`e2e.cluster.kube.ApiRefused` on a refusal. See
-        :meth:`e2e.cluster.kube.Kube.patch`."""
+        :meth:`e2e.cluster.kube.Kube.patch`.
+
+        A namespaced kind is patched in the test's namespace; a cluster-scoped one (``Node``,
+        ``PersistentVolume``…) by its name alone, e.g. ``sc.patch("Node", sc.kind.control_plane,
+        {"metadata": {"labels": {"disk": "ssd"}}})``. Such a change outlives the test's namespace
+        and every test on the cluster sees it: undo it in a ``finally`` (a label: patch it to
+        ``None``) and mark the test ``serial``."""
         if not dry_run:
             self.mark(time.time(), f"patch {kind.lower()}/{name}" + (f"/{subresource}" if subresource else ""))
         return self.kube.patch(kind, name, self.namespace, body, patch_type, subresource, api_version, dry_run)
