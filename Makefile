@@ -22,7 +22,7 @@ PYTEST_ARGS ?=
 # a command the scenarios' pytest runs under (make wire-check sets it)
 E2E_WRAP ?=
 
-.PHONY: app e2e e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
+.PHONY: app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
 
 # the venv: exactly the versions of uv.lock (every dependency with its hashes, for every Python
 # from 3.10 on), the dev tools of `make lint` included, and this project editable. uv, pinned
@@ -60,11 +60,16 @@ docs: $(BIN)/.installed
 	rm -rf $(DOCS)
 	$(BIN)/pdoc --no-show-source -o $(DOCS) $(DOCS_MODULES)
 
-# pytest's exit status is the target's; the run builds its own HTML report at its end (also when
-# tests failed; one that cannot be made fails only a passing run: e2e.plugin.options)
-e2e: $(BIN)/.installed
+# the set-up of make e2e alone: Docker engine, kind, the node image of K8S_VERSION (reused when
+# built or pulled before; built offline only when missing and no registry answers), the workload
+# images; writes $(REPORTS)/profile.env for a direct pytest run (README "Write your own case")
+prepare: $(BIN)/.installed
 	@mkdir -p $(REPORTS)
 	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
+
+# pytest's exit status is the target's; the run builds its own HTML report at its end (also when
+# tests failed; one that cannot be made fails only a passing run: e2e.plugin.options)
+e2e: prepare
 	set -a; . $(REPORTS)/profile.env; set +a; \
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
@@ -73,9 +78,7 @@ e2e: $(BIN)/.installed
 # two embedded examples/apps (graceful: every contract holds; naive: a negative control). Same
 # set-up and reports as make e2e.
 APP ?=
-app: $(BIN)/.installed
-	@mkdir -p $(REPORTS)
-	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
+app: prepare
 	set -a; . $(REPORTS)/profile.env; set +a; \
 	$(E2E_WRAP) $(BIN)/pytest apps $(foreach a,$(APP),--app $(a)) -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
