@@ -19,15 +19,16 @@ class FakeNetwork:
     """The suite's Docker network as e2e.cli.clean sees it (no docker, no iptables)."""
 
     def __init__(self, monkeypatch, exists: bool = False, nodes: tuple[str, ...] = (), root: bool = False):
-        self.exists, self.nodes, self.released = exists, list(nodes), 0
+        self.exists, self.nodes, self.released, self.guarded = exists, list(nodes), 0, exists and root
         monkeypatch.setattr(egress, "network_exists", lambda: self.exists)
         monkeypatch.setattr(egress, "nodes_on_network", lambda: self.nodes)
         monkeypatch.setattr(egress, "can_guard_host", lambda: root)
+        monkeypatch.setattr(egress, "host_guard_installed", lambda: self.guarded)
         monkeypatch.setattr(egress, "release", self.release)
 
     def release(self) -> bool:
         self.released += 1
-        self.exists = False
+        self.exists = self.guarded = False
         return True
 
 
@@ -48,6 +49,9 @@ def test_clean_removes_the_network_and_guard_once_no_node_is_on_it(state, monkey
     assert f"would remove Docker network {egress.NETWORK}" in capsys.readouterr().out
     assert clean._clean_egress(dry_run=False) == 0 and net.released == 1
     assert f"removing Docker network {egress.NETWORK} and the host egress guard" in capsys.readouterr().out
+    # nothing left: a second clean (or its dry run) says nothing of them (trial 9: it said so each time)
+    assert clean._clean_egress(dry_run=True) == 0 and clean._clean_egress(dry_run=False) == 0 and net.released == 1
+    assert capsys.readouterr().out == ""
 
 
 def holder(code: str) -> subprocess.Popen:

@@ -130,9 +130,10 @@ def clean(dry_run: bool = False) -> int:
 
 
 def _clean_egress(dry_run: bool) -> int:
-    """The suite's Docker network and the host guard, once no node is on it and no run holds it."""
+    """The suite's Docker network and the host guard, once no node is on it and no run holds it;
+    says nothing when neither is there."""
     try:
-        if egress.nodes_on_network() or not (egress.network_exists() or egress.can_guard_host()):
+        if egress.nodes_on_network() or not (egress.network_exists() or egress.host_guard_installed()):
             return 0
         if dry_run:
             _say(dry_run, f"Docker network {egress.NETWORK} and the host egress guard (no node on it), unless a run uses them")

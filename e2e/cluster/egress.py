@@ -307,6 +307,14 @@ def can_guard_host() -> bool:
     return os.geteuid() == 0 and all(shutil.which(c) for c in IPTABLES.values())
 
 
+def host_guard_installed() -> bool:
+    """Whether the host layer's :data:`HOST_CHAIN` exists (either family); False where this
+    process cannot guard the host (:func:`can_guard_host`), as it could not remove it either."""
+    if not can_guard_host():
+        return False
+    return any(_run([ipt, "-w", "-S", HOST_CHAIN], check=False).returncode == 0 for ipt in IPTABLES.values())
+
+
 _use_fd: list[int] = []  # this process's shared lock on network.use, while it holds it
 _prepared: list[bool] = []
 
