@@ -79,3 +79,24 @@ def test_bad_input(tmp_path, capsys):
     assert main([str(tmp_path / "nothing"), str(tmp_path / "neither")]) == 2
     assert "no measurements.json" in capsys.readouterr().err
     assert main([str(tmp_path)]) == 2
+
+
+def test_a_long_templated_change_shows_its_template_and_where_the_texts_part(tmp_path):
+    """IM-3's message on 1.34 → 1.37: the documented text is a template filled with the run's own
+    registry address, and the two templates part after 52 equal characters. The report shows the
+    templates (the contract), each cut to where they part, not two renderings cut to the same
+    first 57 characters."""
+    old = 'Container image "{image}" already present on machine'
+    new = old + " and can be accessed by the pod"
+    runs = []
+    for k8s, template, host in (("v1.34.4", old, "ple2e-registry-898723"), ("v1.37.2", new, "ple2e-registry-af3442")):
+        text = template.format(image=f"{host}:5000/suite/present:1")
+        item = m(k8s, k8s, "ifnotpresent_pulled_message", text, text, None, case="IM-3")
+        item["template"] = template
+        runs.append(write_run(tmp_path / k8s, [item], [OK]))
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 0
+    row = next(line for line in (tmp_path / "m" / "upgrade.md").read_text().splitlines()
+               if "ifnotpresent_pulled_message" in line)
+    assert "| …already present on machine' | …already present on machine and can be accessed by the pod' |" in row
+    assert "…image \"ple2e-registry-898723:5000/suite/present:1\" alrea..." in row  # the values part there
+    assert row.endswith("| documented change |")

@@ -22,7 +22,8 @@ A race that went the other way at an upgrade (compare's ``race: …``, either ou
 is no change of the contract: not listed.
 
 Outputs ``upgrade.md`` (tables for people) and ``upgrade.json`` (the same, for tools) in the
-output directory. Standard library only, like :mod:`e2e.cli.compare`.
+output directory. A documented text filled with a run's own names (IM's registry address) is shown
+as its template; two long texts that differ are shown from shortly before they part. Standard library only, like :mod:`e2e.cli.compare`.
 
 Usage: ``python -m e2e.cli.upgrade RUN RUN [RUN …] [--out reports-matrix]``; exit 0 when nothing is
 unexplained, 1 when something is (or a run failed tests), 2 on bad input.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
@@ -109,6 +111,13 @@ def _contract_changed(row: Row, a: Run, b: Run) -> str | None:
     return row.change
 
 
+def _contract(m: dict | None, expected: str) -> str:
+    """What a run was judged against, as the report shows it: the template of a text filled with the
+    run's own names (e.g. IM-3's registry address), else compare's ``expected``."""
+    template = m.get("template") if m else None
+    return repr(template) if m and isinstance(template, str) and template != m["documented"] else expected
+
+
 def upgrade_path(runs: list[Run]) -> tuple[list[Change], list[list[Row]]]:
     """Along ``runs`` (oldest first): each contract's first change, plus every unexplained one
     (at whichever upgrade it happens), and every step's rows."""
@@ -125,16 +134,37 @@ def upgrade_path(runs: list[Run]) -> tuple[list[Change], list[list[Row]]]:
                 continue
             seen.add(key)
             changes.append(Change(row.test, row.case, row.name, a.kubernetes, b.kubernetes, row.a, row.b,
-                                  row.expected_a, row.expected_b, kind))
+                                  _contract(a.measurements.get(key), row.expected_a),
+                                  _contract(b.measurements.get(key), row.expected_b), kind))
     return changes, steps
 
 
-def _fmt(v: object) -> str:
+WIDTH = 60  # characters of a value in a table cell
+
+
+def _text(v: object) -> str:
     if isinstance(v, float):
         return f"{v:g}"
-    text = "—" if v is None else str(v)
-    text = text.replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= 60 else text[:57] + "..."
+    return ("—" if v is None else str(v)).replace("|", "\\|").replace("\n", " ")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= WIDTH else text[:WIDTH - 3] + "..."
+
+
+def _fmt(v: object) -> str:
+    return _cut(_text(v))
+
+
+def _fmt_pair(old: object, new: object) -> tuple[str, str]:
+    """``old`` and ``new`` for two cells: two long texts that differ start at the word 20 or more
+    characters before they part (after "…"), so the cut never hides the difference."""
+    a, b = _text(old), _text(new)
+    if a != b and max(len(a), len(b)) > WIDTH:
+        start = a.rfind(" ", 0, max(0, len(os.path.commonprefix([a, b])) - 20)) + 1
+        if start:
+            a, b = "…" + a[start:], "…" + b[start:]
+    return _cut(a), _cut(b)
 
 
 def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
@@ -170,8 +200,8 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
         lines += ["| case | measurement | old value | new value | documented before | documented after | change |",
                   "|---|---|---|---|---|---|---|"]
         lines += [f"| {c.case or '—'} | " + (f"outcome of `{c.test.split('::')[-1]}`" if c.name == "outcome" else f"`{c.name}`")
-                  + f" | {_fmt(c.old)} | {_fmt(c.new)} | {_fmt(c.expected_old)} | {_fmt(c.expected_new)} | {c.change} |"
-                  for c in mine]
+                  + " | {} | {} | {} | {} | ".format(*_fmt_pair(c.old, c.new), *_fmt_pair(c.expected_old, c.expected_new))
+                  + f"{c.change} |" for c in mine]
         lines.append("")
     return "\n".join(lines) + "\n"
 
