@@ -257,3 +257,28 @@ def test_a_number_judged_by_equality_keeps_its_unit(tmp_path):
     rows = {r.name: r for r in compare(load_run(a), load_run(b))}
     assert rows["restart_count"].expected_a == rows["restart_count"].expected_b == "0 restarts"
     assert rows["reason"].expected_a == "'Error'"
+
+
+def test_a_value_that_moved_to_another_variant_of_its_test_is_compared_there(tmp_path):
+    # RR-1 from 1.34 to 1.37: on 1.34 the gate-on values come from the gates-1.34 variant (the
+    # default one is skipped); on 1.37 the gate is on by default and gates-1.34 is skipped
+    base = "scenarios/restart/test_restart.py::test_exit_code_rules_and_probes_after_a_final_exit"
+    old, new = f"{base}[gates-1.34]", f"{base}[default]"
+    a = write_run(tmp_path / "a", [m("r1", "v1.34.4", "restarts[rules]", 2, 2, [2, 2], test=old, case="RR-1"),
+                                   m("r1", "v1.34.4", "restart_gap[1]", 13.0, 10.0, [9, 20], test=old, case="RR-1")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "restarts[rules]", 2, 2, [2, 2], test=new, case="RR-1"),
+                                   m("r2", "v1.37.2", "restart_gap[1]", 14.0, 10.0, [9, 18], test=new, case="RR-1")])
+    for run, skipped in ((a, new), (b, old)):
+        (run / "junit.xml").write_text(
+            '<testsuites><testsuite name="pytest">'
+            + "".join(f'<testcase classname="scenarios.restart.test_restart" name="{t.split("::")[1]}">'
+                      + ("<skipped/>" if t == skipped else "") + "</testcase>" for t in (old, new))
+            + "</testsuite></testsuites>")
+    rows = compare(load_run(a), load_run(b))
+    values = {r.name: r for r in rows if r.name != "outcome"}
+    assert set(values) == {"restarts[rules]", "restart_gap[1]"}  # no "new" + "skipped in B" pairs
+    assert values["restarts[rules]"].change == "same"
+    assert values["restart_gap[1]"].change == "documented change"  # its band changed: judged across the move
+    assert values["restart_gap[1]"].test == new and "[gates-1.34] → [default]" in values["restart_gap[1]"].note
+    outcomes = {r.test: r.change for r in rows if r.name == "outcome"}
+    assert outcomes == {old: "variant moved", new: "variant moved"}

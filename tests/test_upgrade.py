@@ -100,3 +100,22 @@ def test_a_long_templated_change_shows_its_template_and_where_the_texts_part(tmp
     assert "| …already present on machine' | …already present on machine and can be accessed by the pod' |" in row
     assert "…image \"ple2e-registry-898723:5000/suite/present:1\" alrea..." in row  # the values part there
     assert row.endswith("| documented change |")
+
+
+def test_a_value_that_moved_to_another_variant_is_one_row_of_the_report(tmp_path):
+    """ST-1 on 1.34 (gate on only in the gates-1.34 variant) → 1.37 (on by default): the documented
+    change is listed once, under the variant that ran on 1.37; the variants' passed/skipped swap and
+    the moved values are not listed as new, skipped or outcome changes."""
+    base = "scenarios/statefulset/test_statefulset.py::test_max_unavailable_rolling_update"
+    runs = []
+    for k8s, ran, skipped, doc in (("v1.34.4", "[gates-1.34]", "[default]", 1.0), ("v1.37.2", "[default]", "[gates-1.34]", 2.0)):
+        runs.append(write_run(tmp_path / k8s, [m(k8s, k8s, "max_unavailable_seen", doc, doc, [doc, doc], test=base + ran, case="ST-3")]))
+        (tmp_path / k8s / "junit.xml").write_text(
+            '<testsuites><testsuite name="pytest">'
+            f'<testcase classname="scenarios.statefulset.test_statefulset" name="test_max_unavailable_rolling_update{ran}"/>'
+            f'<testcase classname="scenarios.statefulset.test_statefulset" name="test_max_unavailable_rolling_update{skipped}">'
+            "<skipped/></testcase></testsuite></testsuites>")
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 0
+    [change] = json.loads((tmp_path / "m" / "upgrade.json").read_text())["changes"]
+    assert (change["name"], change["test"], change["change"]) == ("max_unavailable_seen", base + "[default]", "documented change")
+    assert (change["old"], change["new"]) == (1.0, 2.0)

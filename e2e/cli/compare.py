@@ -23,6 +23,10 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``expected failure``: the new value fails inside a test B ran as an expected failure
   (``xfailed``: a negative control such as ``make app``'s naive app) — never unexplained;
 - ``undocumented``: one side has no documented value for its version (shown, not judged);
+- a value that B measured in another variant of the same test because B skipped A's (RR-1's
+  ``[gates-1.34]`` on 1.34, ``[default]`` once the gate is on by default) is compared across the
+  move, classified as any other, its ``note`` naming the move (``variant moved: [gates-1.34] →
+  [default]``); the two tests' passed/skipped swap is ``variant moved``, never a change;
 - ``known bug: <A> → <B>`` / ``known bug: <state>``: a known upstream bug's state (``present``,
   ``fixed``, or A's verdict) changed, or stayed (listed either way: its own class, never
   unexplained);
@@ -88,6 +92,9 @@ UNVERIFIED = "unverified-carried-forward"
 # such a value gone from B because B ran the gate the other way
 GATE_STATES = ("[gate on]", "[gate off]")
 GATE_CHANGED = "gate changed"
+# the class of a test's outcome that went passed <-> skipped because its values moved to another
+# variant of the test (:func:`_moved`), and the note on each such value
+VARIANT_MOVED = "variant moved"
 
 
 class RunNotFound(ValueError):
@@ -219,6 +226,7 @@ class Row:
     verdict_b: str
     change: str
     note: str = ""  # what the change class adds (a race: how often it happened)
+    test_a: str = ""  # A's test when the value moved to another variant of it (``VARIANT_MOVED``)
 
 
 def _expected(m: dict | None) -> str:
@@ -250,6 +258,30 @@ def _other_gate_state(b: Run, key: tuple[str, str, str]) -> tuple[str, str, str,
     return test, case, swapped, m["verdict"]
 
 
+def _variant(test: str) -> str:
+    """``[gates-1.34]`` of ``…::test_x[gates-1.34]``; ``""`` for a test without parameters."""
+    return test[test.index("["):] if test.endswith("]") and "[" in test else ""
+
+
+def _moved(a: Run, b: Run) -> dict[tuple[str, str, str], tuple[str, str, str]]:
+    """A's keys whose value B measured in another variant of the same test (the same test
+    function, case and name, other parameters: e.g. a gate's profile ``[gates-1.34]`` on 1.34,
+    ``[default]`` once the gate is on by default), because B skipped A's variant: A's key -> B's.
+    Only one-to-one matches; a value B still measured under A's key stays there."""
+    def base(test: str) -> str:
+        return test[: len(test) - len(_variant(test))]
+
+    Key = tuple[str, str, str]
+    gone: dict[Key, list[Key]] = {}
+    for key in a.measurements.keys() - b.measurements.keys():
+        if b.outcomes.get(key[0]) == "skipped":
+            gone.setdefault((base(key[0]), *key[1:]), []).append(key)
+    came: dict[Key, list[Key]] = {}
+    for key in b.measurements.keys() - a.measurements.keys():
+        came.setdefault((base(key[0]), *key[1:]), []).append(key)
+    return {ka[0]: kb[0] for k, ka in gone.items() if len(ka) == 1 and len(kb := came.get(k, [])) == 1}
+
+
 def _same_expectation(a: dict, b: dict) -> bool:
     def ident(m: dict) -> tuple:
         return (m.get("template", m["documented"]), m["band"], m.get("versions"))
@@ -260,11 +292,18 @@ def _same_expectation(a: dict, b: dict) -> bool:
 def compare(a: Run, b: Run) -> list[Row]:
     """Every measurement and changed test outcome of ``a`` and ``b``, classified (module doc)."""
     rows: list[Row] = []
+    moved = _moved(a, b)
+    into = set(moved.values())
     for key in sorted(set(a.measurements) | set(b.measurements)):
-        ma, mb = a.measurements.get(key), b.measurements.get(key)
-        test, case, name = key
+        if key in into:
+            continue  # compared with A's value, under A's key
+        key_b = moved.get(key, key)
+        ma, mb = a.measurements.get(key), b.measurements.get(key_b)
+        test, case, name = key_b
         note, race_a, race_b = "", race_outcome(ma), race_outcome(mb)
-        if not (a.ran(test) and b.ran(test)):
+        if key_b != key:
+            note = f"{VARIANT_MOVED}: {_variant(key[0])} → {_variant(test)}"
+        if not (a.ran(key[0]) and b.ran(test)):
             change = "not run"
         elif ma is None:
             change = "new"
@@ -275,7 +314,7 @@ def compare(a: Run, b: Run) -> list[Row]:
             if change == "unexplained" and other is not None:
                 change, note = GATE_CHANGED, f"B measured {other[2]!r} instead (verdict {other[3]})"
         elif (_is_race(ma) or _is_race(mb)) and race_a is not None and race_b is not None:
-            change, note = _race_change(race_a, race_b, {**a.races.get(key, {}), **b.races.get(key, {})})
+            change, note = _race_change(race_a, race_b, {**a.races.get(key, {}), **b.races.get(key_b, {})})
         elif mb["verdict"] in KNOWN_BUG_VERDICTS:
             change = _known_bug_change(ma["verdict"], mb["verdict"])
         elif "undocumented" in (ma["verdict"], mb["verdict"]):
@@ -305,8 +344,10 @@ def compare(a: Run, b: Run) -> list[Row]:
             change = "documented change"
         rows.append(
             Row(test, case, name, ma and ma["value"], mb and mb["value"], _expected(ma), _expected(mb),
-                ma["verdict"] if ma else "—", mb["verdict"] if mb else "—", change, note)
+                ma["verdict"] if ma else "—", mb["verdict"] if mb else "—", change, note,
+                key[0] if key_b != key else "")
         )
+    moved_tests = {k[0] for pair in moved.items() for k in pair}
     for test in sorted(set(a.outcomes) | set(b.outcomes)):
         oa, ob = a.outcomes.get(test, "—"), b.outcomes.get(test, "—")
         if oa != ob or ob in ("failed", "error"):
@@ -320,6 +361,8 @@ def compare(a: Run, b: Run) -> list[Row]:
                 change = INCONCLUSIVE
             elif ob == FLAKY:
                 change = FLAKY  # failed, then passed on a rerun: counted apart, never a pass
+            elif {oa, ob} == {"passed", "skipped"} and test in moved_tests:
+                change = VARIANT_MOVED  # its values are compared in the variant that ran
             else:
                 change = "outcome changed"
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))
