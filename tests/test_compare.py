@@ -282,3 +282,13 @@ def test_a_value_that_moved_to_another_variant_of_its_test_is_compared_there(tmp
     assert values["restart_gap[1]"].test == new and "[gates-1.34] → [default]" in values["restart_gap[1]"].note
     outcomes = {r.test: r.change for r in rows if r.name == "outcome"}
     assert outcomes == {old: "variant moved", new: "variant moved"}
+
+
+def test_a_name_measured_twice_in_a_test_is_compared_twice(tmp_path):
+    # PC-6 measures not_ready_after_signal_s[probe] for each of its two "probe" pods
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "x", 17.0, 16.75, [15, 20.5]), m("r1", "v1.37.2", "x", 17.5, 16.75, [15, 20.5])])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 17.2, 16.75, [15, 20.5]),
+                                   m("r2", "v1.37.2", "x", 30.0, 16.75, [15, 20.5], verdict="fail")])
+    rows = {r.name: r.change for r in compare(load_run(a), load_run(b))}
+    assert rows == {"x": "same", "x #2": "unexplained"}  # before: only the last, as "x"
+    assert len(load_run(a).measurements) == 2

@@ -180,7 +180,8 @@ def load_run(path: str | Path, run_id: str | None = None) -> Run:
     chosen = run_id or run_ids[-1]
     if chosen not in run_ids:
         raise RunNotFound(f"{file}: no run {chosen} (runs: {', '.join(run_ids)})")
-    ms = {(m["test"], m["case"], m["name"]): m for m in items if m["run_id"] == chosen}
+    keyed = _keyed(items)
+    ms = {key: m for key, m in keyed if m["run_id"] == chosen}
     junit = file.parent / "junit.xml"
     try:
         outcomes = _outcomes(junit) if junit.exists() else {}
@@ -188,11 +189,23 @@ def load_run(path: str | Path, run_id: str | None = None) -> Run:
         raise RunNotFound(f"{junit}: not a JUnit XML file ({e})") from None
     kubernetes = next(iter(ms.values()))["kubernetes"]
     races: dict[tuple[str, str, str], dict[str, str]] = {}
-    for m in items:
+    for key, m in keyed:
         outcome = race_outcome(m)
         if outcome is not None:
-            races.setdefault((m["test"], m["case"], m["name"]), {})[m["run_id"]] = outcome
+            races.setdefault(key, {})[m["run_id"]] = outcome
     return Run(str(file), chosen, kubernetes, ms, outcomes, races)
+
+
+def _keyed(items: list[dict]) -> list[tuple[tuple[str, str, str], dict]]:
+    """Each measurement with its key (test, case, name); a name a test measured more than once in a
+    run (PC-6's two "probe" pods, ST-4's two claims) gets ``#2``, ``#3`` … after its first, in the
+    order measured, so every value is compared, not only the last."""
+    seen: dict[tuple[str, str, str, str], int] = {}
+    out = []
+    for m in items:
+        n = seen[m["run_id"], m["test"], m["case"], m["name"]] = seen.get((m["run_id"], m["test"], m["case"], m["name"]), 0) + 1
+        out.append(((m["test"], m["case"], m["name"] if n == 1 else f"{m['name']} #{n}"), m))
+    return out
 
 
 def race_outcome(m: dict | None) -> str | None:
