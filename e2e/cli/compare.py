@@ -197,13 +197,15 @@ def load_run(path: str | Path, run_id: str | None = None) -> Run:
 
 
 def _keyed(items: list[dict]) -> list[tuple[tuple[str, str, str], dict]]:
-    """Each measurement with its key (test, case, name); a name a test measured more than once in a
-    run (PC-6's two "probe" pods, ST-4's two claims) gets ``#2``, ``#3`` … after its first, in the
-    order measured, so every value is compared, not only the last."""
-    seen: dict[tuple[str, str, str, str], int] = {}
+    """Each measurement with its key (test, case, name); a name a test measured more than once in an
+    attempt of a run (PC-6's two "probe" pods, ST-4's two claims) gets ``#2``, ``#3`` … after its
+    first, in the order measured, so every value is compared, not only the last. A rerun's values
+    (``details.attempt``) take the same keys again: the last attempt's are the run's."""
+    seen: dict[tuple, int] = {}
     out = []
     for m in items:
-        n = seen[m["run_id"], m["test"], m["case"], m["name"]] = seen.get((m["run_id"], m["test"], m["case"], m["name"]), 0) + 1
+        of = (m["run_id"], m["test"], m["case"], m["name"], (m.get("details") or {}).get("attempt", 1))
+        n = seen[of] = seen.get(of, 0) + 1
         out.append(((m["test"], m["case"], m["name"] if n == 1 else f"{m['name']} #{n}"), m))
     return out
 
