@@ -255,7 +255,9 @@ def _expected(m: dict | None) -> str:
         return f"{m['documented']}{unit} in [{low:g}, {'∞)' if high is None else f'{high:g}]'}"
     if isinstance(m["documented"], (int, float)) and not isinstance(m["documented"], bool):
         return f"{m['documented']:g}{unit}"  # judged by equality: a number still has its unit
-    return repr(m["documented"])
+    # a text filled with the run's own names (IM's registry address): its template is the contract
+    template = m.get("template")
+    return repr(template if isinstance(template, str) else m["documented"])
 
 
 def _other_gate_state(b: Run, key: tuple[str, str, str]) -> tuple[str, str, str, str] | None:

@@ -23,7 +23,8 @@ is no change of the contract: not listed.
 
 Outputs ``upgrade.md`` (tables for people) and ``upgrade.json`` (the same, for tools) in the
 output directory. A documented text filled with a run's own names (IM's registry address) is shown
-as its template; two long texts that differ are shown from shortly before they part. Standard library only, like :mod:`e2e.cli.compare`.
+as its template (:mod:`e2e.cli.compare`); two long texts that differ are shown from shortly before
+they part. Standard library only, like :mod:`e2e.cli.compare`.
 
 Usage: ``python -m e2e.cli.upgrade RUN RUN [RUN …] [--out reports-matrix]``; exit 0 when nothing is
 unexplained, 1 when something is (or a run failed tests), 2 on bad input.
@@ -112,13 +113,6 @@ def _contract_changed(row: Row, a: Run, b: Run) -> str | None:
     return row.change
 
 
-def _contract(m: dict | None, expected: str) -> str:
-    """What a run was judged against, as the report shows it: the template of a text filled with the
-    run's own names (e.g. IM-3's registry address), else compare's ``expected``."""
-    template = m.get("template") if m else None
-    return repr(template) if m and isinstance(template, str) and template != m["documented"] else expected
-
-
 def upgrade_path(runs: list[Run]) -> tuple[list[Change], list[list[Row]]]:
     """Along ``runs`` (oldest first): each contract's first change, plus every unexplained one
     (at whichever upgrade it happens), and every step's rows."""
@@ -135,8 +129,7 @@ def upgrade_path(runs: list[Run]) -> tuple[list[Change], list[list[Row]]]:
                 continue
             seen.add(key)
             changes.append(Change(row.test, row.case, row.name, a.kubernetes, b.kubernetes, row.a, row.b,
-                                  _contract(a.measurements.get((row.test_a or row.test, *key[1:])), row.expected_a),
-                                  _contract(b.measurements.get(key), row.expected_b), kind))
+                                  row.expected_a, row.expected_b, kind))
     return changes, steps
 
 
