@@ -75,9 +75,12 @@ register(
           for pod in HK2_VARIANTS],
         *[within("HK-2", f"sigterm_after_start_s[{pod}]", 0, 0, _HK2_KILL_HIGH,
                  f"the hook fails at once: +{EXEC_START_S:g} s its exec or request +{KUBELET_HANDOFF_S:g} s kill hand-off "
-                 f"+{SIGNAL_DELIVERY_S:g} s signal delivery (both the container's own stamps)", f"{S1_POSTSTART}; {UP_START}")
+                 f"+{SIGNAL_DELIVERY_S:g} s signal delivery (the container's own stamps; when the SIGTERM comes before the "
+                 "script's first line, which writes no stamp, API startedAt → finishedAt in whole seconds)",
+                 f"{S1_POSTSTART}; {UP_START}")
           for pod in HK2_VARIANTS],
-        *[equal("HK-2", f"exit_code[{pod}]", 143, f"{UP_START} → {UP_KILL} (the container traps TERM and exits 143)")
+        *[equal("HK-2", f"exit_code[{pod}]", 143, f"{UP_START} → {UP_KILL} (the container traps TERM and exits 143; a SIGTERM "
+                "before the trap ends sh, not PID 1 under shareProcessNamespace, by its default action: 143 too)")
           for pod in HK2_VARIANTS],
         *[equal("HK-2", f"waiting_reason_seen[{pod}]", True, f"CASES-workloads.md HK-2 (a); {UP_START}; {UP_WAITING}")
           for pod, (policy, _) in HK2_VARIANTS.items() if policy == "Always"],
