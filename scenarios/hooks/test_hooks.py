@@ -71,7 +71,7 @@ def _sigterm_after_start(sc: Scenario, pod: str, term: dict) -> tuple[float, flo
     sc.require(started and finished, f"{pod}: the killed run's stamps, or else its startedAt and finishedAt: {term}")
     assert started and finished  # for mypy: require raised otherwise
     return (finished.earliest - started.earliest, finished.earliest,
-            "API startedAt → finishedAt (1 s resolution): the SIGTERM came before the script's first line")
+            "API startedAt → finishedAt (1 s resolution): no stamp, the run ended before the script's first line")
 
 
 def _poststart_hook(kind: str) -> str:
