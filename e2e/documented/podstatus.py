@@ -40,7 +40,8 @@ from ..judge.expectations import Band, Race, equal, exact, register, within
 from .probes import PROBE_EXEC_S
 from .faults_node import (EMIT_S, ENDPOINT_S, FAST, KILL_PATH_S, SIGTERM_AFTER_SIGNAL_S, UP_ENDPOINTS, UP_MARK, UP_SHUTDOWN_READY,
                           UP_SHUTDOWN_STATUS)
-from .kubelet import API_TIMESTAMP_RESOLUTION_S, KUBELET_HANDOFF_S, PLEG_RELIST_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
+from .kubelet import (API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_HANDOFF_S, PLEG_RELIST_S, STATUS_UPDATE_S,
+                      UPGRADE_PATH_READ)
 
 VERIFIED_IN = UPGRADE_PATH_READ
 
@@ -103,16 +104,33 @@ PC1 = [
 # -- PC-2 ------------------------------------------------------------------------------------
 PC2 = [
     # the catalogue expected True "at or before" the first container's start (the sandbox exists
-    # first); v1.34.4 read 1 s after it (13:18:04 against 13:18:03, 2026-12-02): the condition's time
-    # is the status write that first sees the sandbox, which comes after the start (below)
+    # first); v1.34.4 read 1 s after it (13:18:04 against 13:18:03, 2026-12-02): on 1.34–1.35 the
+    # condition's time is the status write that first sees the sandbox, which comes after the start
     within("PC-2", "ready_to_start_after_started_s", 0, 0, READY_NO_PROBE_S + API_TIMESTAMP_RESOLUTION_S,
            f"SyncPod writes the pod's status before it creates the sandbox and starts the containers, so True is "
            f"first written by the next sync, after the relist that sees the container running (periodic "
-           f"{PLEG_RELIST_S:g} s on 1.34–1.35, on demand from 1.36) + the status write {STATUS_UPDATE_S:g} s — never "
-           f"before the start; two truncated API times: ≥ 0 (equal within one second), +{API_TIMESTAMP_RESOLUTION_S:g} s",
+           f"{PLEG_RELIST_S:g} s) + the status write {STATUS_UPDATE_S:g} s — never before the start; two truncated "
+           f"API times: ≥ 0 (equal within one second), +{API_TIMESTAMP_RESOLUTION_S:g} s",
            f"{S0_READY_TO_START}; {UP_READY_TO_START}; [UP] pkg/kubelet/kubelet.go SyncPod (generateAPIPodStatus and "
            f"SetPodStatus before containerRuntime.SyncPod); pkg/kubelet/status/status_manager.go updateStatusInternal, "
-           f"updateLastTransitionTime (lastTransitionTime = the write's time when the status changes)"),
+           f"updateLastTransitionTime (lastTransitionTime = the write's time when the status changes)",
+           minors=(34, 35)),
+    # from 1.36 the runtime calls back as soon as the sandbox is ready, before the image check and
+    # the container's create and start: v1.36.3 read −1 s (11:00:50 against 11:00:51, 2026-12-03;
+    # the condition reached the watch 0.03 s before the Created event, 0.17 s before Started), 0 in
+    # the runs before; v1.37.2 0
+    within("PC-2", "ready_to_start_after_started_s", 0, -(CONTAINER_START_S + API_TIMESTAMP_RESOLUTION_S),
+           API_TIMESTAMP_RESOLUTION_S,
+           f"OnPodSandboxReady writes True in its own goroutine once the sandbox and network are ready, while the pod "
+           f"worker goes on to create and start the container (≤ {CONTAINER_START_S:g} s): the write comes before the "
+           f"start or beside it; two truncated API times: −{CONTAINER_START_S:g} s create and start "
+           f"−{API_TIMESTAMP_RESOLUTION_S:g} s truncation; +{API_TIMESTAMP_RESOLUTION_S:g} s truncation when the "
+           f"goroutine's write lands just after the start",
+           f"{S0_READY_TO_START}; CASES-workloads.md W18, open point 9 (R43); [UP] pkg/kubelet/kuberuntime/"
+           f"kuberuntime_manager.go SyncPod (step 5: runtimeHelper.OnPodSandboxReady after createPodSandbox, before the "
+           f"image pull and the containers); pkg/kubelet/kubelet.go OnPodSandboxReady (SetPodStatus with the condition "
+           f"True in a goroutine, kubernetes#134460); pkg/kubelet/status/status_manager.go updateLastTransitionTime",
+           minors=(36, None)),
     equal("PC-2", "ready_to_start_status[bogus-handler]", "False", f"{S0_READY_TO_START}; {UP_READY_TO_START}"),
     equal("PC-2", "ready_to_start_status[control]", "True", UP_READY_TO_START),
     equal("PC-2", "ready_to_start_reason[bogus-handler]", "", f"{UP_READY_TO_START}: v1.34.4–v1.36.3 set no reason",

@@ -104,7 +104,8 @@ def test_condition_chain_and_texts(scenario: Scenario):
 @pytest.mark.record(*RECORD)
 def test_ready_to_start_containers(scenario: Scenario):
     """PC-2 (b): PodReadyToStartContainers True, its lastTransitionTime against the container's
-    start (the status write after the start: never before it, whole seconds); (c) a
+    start, whole seconds (1.34–1.35: the status write after the start, never before it; from 1.36
+    the sandbox-ready callback's write, before the start or beside it); (c) a
     RuntimeClass whose handler containerd lacks: False, its reason and message per minor, the
     FailedCreatePodSandBox event naming the handler; control: kind's ``runc`` handler, True.
     (a), the stalled pull: :func:`test_ready_to_start_while_pull_stalls`."""
