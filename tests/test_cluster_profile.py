@@ -98,6 +98,18 @@ def test_every_node_mounts_the_node_guard_read_only(tmp_path, monkeypatch):
         assert egress.NODE_SCRIPT in files[Path(guard[egress.NODE_DROPIN]["hostPath"])]
 
 
+def test_the_node_guard_follows_the_profile_s_own_service_and_pod_ranges(tmp_path, monkeypatch):
+    """Issue 41 read the node rule as fixed to 10.96.0.0/16: it is made from the profile's own
+    ``networking`` (kind's defaults only where it gives none); the wire check compares it with
+    what kubeadm ran with in each node (e2e.cli.wirecheck.check_ranges)."""
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path / "state")
+    own = write(tmp_path, "own.yaml", "networking:\n  podSubnet: 10.245.0.0/16\n  serviceSubnet: 10.97.0.0/16\n")
+    prof = Profile(write(tmp_path, "kind.yaml", "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n"), IMAGE, (own,))
+    script = next(text for path, text in prof.files().items() if path.suffix == ".sh")
+    assert script == egress.node_guard_script(["10.245.0.0/16"], ["10.97.0.0/16"])
+    assert "10.96." not in script and "10.244." not in script
+
+
 def test_patch_deep_merges_maps_and_appends_lists(base, patch):
     cfg = Profile(base, IMAGE, (patch,)).config()
     assert cfg["kind"] == "Cluster" and cfg["apiVersion"] == "kind.x-k8s.io/v1alpha4"

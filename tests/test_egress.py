@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import fcntl
+import ipaddress
 import os
+import random
+import shutil
 import subprocess
 
 import pytest
@@ -132,11 +135,16 @@ class FakeIptables:
 def test_host_guard_offline_rejects_everything_the_bridge_forwards_elsewhere():
     fake = FakeIptables()
     HostGuard(egress.EGRESS_NONE, runner=fake).install()
-    for ipt in ("iptables", "ip6tables"):
+    for ipt, family in (("iptables", 4), ("ip6tables", 6)):
         assert (ipt, "DOCKER-USER", "-i", BRIDGE, "-j", HOST_CHAIN) in fake.rules
-        assert (ipt, HOST_CHAIN, "-o", BRIDGE, "-j", "RETURN") in fake.rules
-    assert ("iptables", HOST_CHAIN, "-j", "REJECT", "--reject-with", "icmp-admin-prohibited") in fake.rules
-    assert ("ip6tables", HOST_CHAIN, "-j", "REJECT", "--reject-with", "icmp6-adm-prohibited") in fake.rules
+        chain = fake.chains[(ipt, HOST_CHAIN)]
+        assert chain[0][:2] == ("-o", BRIDGE) and chain[0][-2:] == ("-j", "RETURN")
+        # the last rule refuses whatever is left; every rule before it but the first refuses a non-public range
+        assert chain[-1] == ("-m", "comment", "--comment", "any other destination, refused offline",
+                             "-j", "REJECT", "--reject-with", egress.REJECT_WITH[family])
+        assert [r[1] for r in chain[1:-1]] == [r.network for r in egress.NON_PUBLIC[family]]
+        assert all(r[-4:] == ("-j", "REJECT", "--reject-with", egress.REJECT_WITH[family]) for r in chain[1:])
+    assert all(r.denied for r in HostGuard(egress.EGRESS_NONE).rules(4)[1:])  # every refusal counts as a leak
     jumps = [c for c in fake.calls if c[2] == "-I" and c[3] != HOST_CHAIN]
     assert jumps and all(c[3:5] == ["DOCKER-USER", "1"] for c in jumps)  # first thing Docker evaluates
 
@@ -151,13 +159,87 @@ def test_resolvers_read_resolv_conf_without_loopback(tmp_path):
 def test_host_guard_online_rejects_only_non_public_destinations_but_dns_to_the_resolvers():
     guard = HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.53", "fd00::53"])
     rules = guard.rules(4)
-    assert rules[0] == ["-o", BRIDGE, "-j", "RETURN"]
-    assert rules[1:3] == [["-d", "10.255.255.53", "-p", p, "--dport", "53", "-j", "RETURN"] for p in ("udp", "tcp")]
-    assert [r[1] for r in rules[3:]] == list(egress.NON_PUBLIC[4])
-    assert ["-d", "fd00::53", "-p", "udp", "--dport", "53", "-j", "RETURN"] in guard.rules(6)
-    assert not any("53" in r for r in HostGuard(egress.EGRESS_NONE, dns=["10.255.255.53"]).rules(4))  # offline: no DNS either
-    assert "10.0.0.0/8" in egress.NON_PUBLIC[4] and "fc00::/7" in egress.NON_PUBLIC[6]
-    assert not any(r == ["-j", "REJECT", "--reject-with", "icmp-admin-prohibited"] for r in rules)
+    assert rules[0].words == ("-o", BRIDGE, "-m", "comment", "--comment", f"to {BRIDGE}: between the suite containers", "-j", "RETURN")
+    assert [r.words for r in rules[1:3]] == [
+        ("-d", "10.255.255.53", "-p", p, "--dport", "53", "-m", "comment", "--comment", f"DNS ({p}) to the host resolver 10.255.255.53",
+         "-j", "RETURN") for p in ("udp", "tcp")]
+    assert [r.words[1] for r in rules[3:]] == [r.network for r in egress.NON_PUBLIC[4]]
+    assert [r.denied for r in rules] == [False] * 3 + [True] * len(egress.NON_PUBLIC[4])
+    assert ("-d", "fd00::53", "-p", "udp", "--dport", "53") == guard.rules(6)[1].words[:6]
+    offline = HostGuard(egress.EGRESS_NONE, dns=["10.255.255.53"]).rules(4)
+    assert all("RETURN" not in r.words for r in offline[1:]) and not any(r.denied for r in offline[1:3])  # DNS refused, not a leak
+    assert rules[-1].words[:2] == ("-d", "240.0.0.0/4")  # online: no catch-all
+
+
+def test_online_the_special_purpose_ranges_are_refused_too():
+    """Issue 41: online, forwarded packets to 198.18.0.0/15, the TEST-NETs, 192.0.0.0/24,
+    240.0.0.0/4, multicast, 255.255.255.255, NAT64, 6to4, documentation and the rest of the IANA
+    special-purpose registries passed the host guard (it refused RFC 1918, CGNAT, link-local, 0/8,
+    127/8 and ULA only)."""
+    guard = HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.53"])
+    refused = {family: [ipaddress.ip_network(r.words[1]) for r in guard.rules(family) if r.denied] for family in (4, 6)}
+    for address in ("198.18.0.1", "198.19.255.254", "192.0.2.1", "198.51.100.1", "203.0.113.1", "192.0.0.1", "240.0.0.1",
+                    "239.255.255.250", "224.0.1.1", "255.255.255.255", "192.88.99.1", "64:ff9b::a00:1", "64:ff9b:1::1", "2002::1",
+                    "2001:db8::1", "2001::1", "ff0e::1", "::", "::1", "::ffff:10.0.0.1", "3fff::1", "100::1", "4000::1", "fec0::1"):
+        a = ipaddress.ip_address(address)
+        assert any(a in n for n in refused[a.version]), address
+    for address in ("151.101.0.223", "8.8.8.8", "192.31.196.1", "2a04:4e42::223", "2620:4f:8000::1"):  # public unicast passes
+        a = ipaddress.ip_address(address)
+        assert not any(a in n for n in refused[a.version]), address
+
+
+# Where the table refuses an address that Python's ipaddress calls global, and why: it is stricter
+# than IANA's "Globally Reachable" on purpose, or newer than the Python that runs the test.
+STRICTER = {
+    "224.0.0.0/4": "multicast: not unicast",
+    "ff00::/8": "multicast: not unicast",
+    "192.0.0.0/24": "192.0.0.9 PCP and 192.0.0.10 TURN anycast are globally reachable; a node needs neither",
+    "192.88.99.0/24": "deprecated 6to4 relay anycast (RFC 7526): N/A in the registry",
+    "64:ff9b::/96": "NAT64 carries an IPv4 address, which may be private; a node reaches public IPv4 over IPv4",
+    "2001::/23": "its globally reachable entries (AMT, AS112-v6, ORCHIDv2, anycasts) are none a node needs",
+    "2002::/16": "6to4: N/A in the registry; carries an IPv4 address, which may be private",
+    "64:ff9b:1::/48": "RFC 8215 (2017): newer than Python 3.11's table",
+    "::ffff:0:0/96": "IPv4-mapped: Python before 3.13 judges by the mapped address",
+    "100:0:0:1::/64": "RFC 9780 (2025): newer than Python's table",
+    "3fff::/20": "RFC 9637 (2024): newer than Python's table",
+    "5f00::/16": "RFC 9602 (2024): newer than Python's table",
+    "::/3": "outside 2000::/3: reserved by the IETF, not global unicast",
+    "4000::/2": "outside 2000::/3: reserved by the IETF, not global unicast",
+    "8000::/1": "outside 2000::/3: reserved by the IETF, not global unicast",
+}
+
+
+def _samples() -> list:
+    """Addresses to judge: both ends of every range of the table and their neighbours, and 10000
+    pseudo-random ones of each family (seeded), half of IPv6 in global unicast 2000::/3."""
+    rng = random.Random(41)
+    out = []
+    for family in (4, 6):
+        for r in egress.NON_PUBLIC[family]:
+            n = ipaddress.ip_network(r.network)
+            top = 2 ** n.max_prefixlen - 1
+            out += [ipaddress.ip_address(max(0, min(top, int(a) + d))) if family == 4 else
+                    ipaddress.IPv6Address(max(0, min(top, int(a) + d))) for a in (n.network_address, n.broadcast_address) for d in (-1, 0, 1)]
+    out += [ipaddress.IPv4Address(rng.getrandbits(32)) for _ in range(10000)]
+    out += [ipaddress.IPv6Address(rng.getrandbits(128)) for _ in range(5000)]
+    out += [ipaddress.IPv6Address((1 << 125) | rng.getrandbits(125)) for _ in range(5000)]
+    return out
+
+
+def test_the_non_public_table_holds_everything_ipaddress_calls_non_global():
+    """The table is transcribed from IANA's special-purpose registries; Python's ipaddress
+    (``is_global``) is a second reading of them: every address it calls non-global is refused,
+    and every refused address it calls global is in a range refused on purpose (STRICTER)."""
+    for r in (*egress.NON_PUBLIC[4], *egress.NON_PUBLIC[6]):
+        assert str(ipaddress.ip_network(r.network)) == r.network and r.label.isascii()
+    for a in _samples():
+        found = egress.reserved(str(a))
+        if not a.is_global:
+            assert found is not None, f"{a}: ipaddress calls it non-global, the table lets it through"
+        elif found is not None:
+            assert found.network in STRICTER, f"{a}: ipaddress calls it global, the table refuses it ({found.label})"
+    assert egress.reserved("10.96.0.0/16").network == "10.0.0.0/8" and egress.reserved("0.0.0.0/0") is None
+    assert egress.reserved("8.8.8.8") is None and egress.reserved("2a04:4e42::223") is None
 
 
 def test_host_guard_is_idempotent_and_removed_whole():
@@ -181,9 +263,9 @@ def test_a_reinstall_never_leaves_the_chain_open_while_nodes_may_be_live():
     HostGuard(egress.EGRESS_NONE, runner=fake).install()
     before = len(fake.states)
     HostGuard(egress.EGRESS_NONE, runner=fake).install()
-    reject = ("-j", "REJECT", "--reject-with", "icmp-admin-prohibited")
+    reject = HostGuard(egress.EGRESS_NONE).rules(4)[-1].words
     assert all(reject in state["iptables"] for state in fake.states[before:])
-    assert fake.chains[("iptables", HOST_CHAIN)] == [tuple(r) for r in HostGuard(egress.EGRESS_NONE).rules(4)]
+    assert fake.chains[("iptables", HOST_CHAIN)] == [r.words for r in HostGuard(egress.EGRESS_NONE).rules(4)]
 
     fake = FakeIptables()
     online = HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.53"], runner=fake)
@@ -191,8 +273,51 @@ def test_a_reinstall_never_leaves_the_chain_open_while_nodes_may_be_live():
     before = len(fake.states)
     HostGuard(egress.EGRESS_NONE, runner=fake).install()
     assert all(state["iptables"] and state["ip6tables"] for state in fake.states[before:])
-    assert fake.chains[("iptables", HOST_CHAIN)] == [tuple(r) for r in HostGuard(egress.EGRESS_NONE).rules(4)]
-    assert fake.chains[("ip6tables", HOST_CHAIN)] == [tuple(r) for r in HostGuard(egress.EGRESS_NONE).rules(6)]
+    assert fake.chains[("iptables", HOST_CHAIN)] == [r.words for r in HostGuard(egress.EGRESS_NONE).rules(4)]
+    assert fake.chains[("ip6tables", HOST_CHAIN)] == [r.words for r in HostGuard(egress.EGRESS_NONE).rules(6)]
+
+
+def test_an_install_over_the_same_rules_leaves_the_chain_and_its_counters_alone():
+    """Every cluster a run makes installs the guard again; a rewrite zeroed the counters the
+    wire check reads at the end of the run."""
+    fake = FakeIptables()
+    HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.53"], runner=fake).install()
+    before = len(fake.calls)
+    HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.53"], runner=fake).install()
+    assert not [c for c in fake.calls[before:] if c[2] in ("-I", "-D", "-A", "-F")]
+    HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.54"], runner=fake).install()  # another resolver: rewritten
+    assert fake.chains[("iptables", HOST_CHAIN)] == [r.words for r in HostGuard(egress.EGRESS_PUBLIC, dns=["10.255.255.54"]).rules(4)]
+
+
+def test_the_counters_are_read_by_rule_label():
+    listing = (f"-N {HOST_CHAIN}\n"
+               f"-A {HOST_CHAIN} -o ple2e0 -m comment --comment \"to ple2e0: between the suite containers\" -c 0 0 -j RETURN\n"
+               f"-A {HOST_CHAIN} -d 198.18.0.0/15 -m comment --comment \"198.18.0.0/15 benchmarking (RFC 2544)\" -c 3 252 "
+               "-j REJECT --reject-with icmp-admin-prohibited\n"
+               f"-A {HOST_CHAIN} -d 10.0.0.0/8 -c 5 300 -j REJECT\n")  # no comment: not the guard's
+    assert egress.parse_counts(listing) == [("to ple2e0: between the suite containers", 0), ("198.18.0.0/15 benchmarking (RFC 2544)", 3)]
+    with pytest.raises(EgressError, match="no counter"):
+        egress.parse_counts(f"-A {HOST_CHAIN} -d 10.0.0.0/8 -j REJECT\n")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(c) for c in egress.IPTABLES.values()), reason="needs root and iptables")
+def test_the_rules_and_their_counters_round_trip_through_the_real_iptables():
+    """In a chain of its own that nothing jumps to (so no packet meets it): every rule is
+    accepted, found again by ``-C`` (the idempotent install) and its counter read by label."""
+    chain = f"PLE2E-T{os.getpid()}"
+    for mode in egress.EGRESS_MODES:
+        guard = HostGuard(mode, dns=["10.255.255.53", "fd00::53"])
+        for family, ipt in egress.IPTABLES.items():
+            subprocess.run([ipt, "-w", "-N", chain], check=True)
+            try:
+                for r in guard.rules(family):
+                    subprocess.run([ipt, "-w", "-A", chain, *r.words], check=True)
+                assert all(subprocess.run([ipt, "-w", "-C", chain, *r.words]).returncode == 0 for r in guard.rules(family))
+                listing = subprocess.run([ipt, "-w", "-v", "-S", chain], capture_output=True, text=True, check=True).stdout
+                assert egress.parse_counts(listing) == [(r.label, 0) for r in guard.rules(family)]
+            finally:
+                subprocess.run([ipt, "-w", "-F", chain])
+                subprocess.run([ipt, "-w", "-X", chain])
 
 
 def test_egress_mode_from_the_environment(monkeypatch):

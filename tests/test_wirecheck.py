@@ -22,13 +22,13 @@ def test_uplink_filter_offline_counts_forwarded_packets_and_non_public_destinati
     assert "dst net ff02::/16" in bpf  # MLD reports: link scope, never routed
     assert "not (dst host 10.255.255.53 and port 53 and not ((ip and ip[8] < 64) or (ip6 and ip6[7] < 64)))" in bpf
     # forwarded (TTL decremented below the host's own): a node's or pod's packet, whatever its address after masquerade
-    assert "((ip and ip[8] < 64) or (ip6 and ip6[7] < 64)) or (dst net 10.0.0.0/8" in bpf
+    assert "((ip and ip[8] < 64) or (ip6 and ip6[7] < 64)) or (dst net 0.0.0.0/8 or dst net 10.0.0.0/8" in bpf
 
 
 def test_uplink_filter_online_counts_non_public_destinations_only():
     bpf = wirecheck.uplink_filter([], egress.EGRESS_PUBLIC, (64, 64))
-    for net in (*egress.NON_PUBLIC[4], *egress.NON_PUBLIC[6]):
-        assert f"dst net {net}" in bpf
+    for r in (*egress.NON_PUBLIC[4], *egress.NON_PUBLIC[6]):
+        assert f"dst net {r.network}" in bpf
     assert "ip[8]" not in bpf  # an online node may pull from a public registry
 
 
@@ -96,9 +96,9 @@ def test_the_uplink_filter_counts_forwarded_and_non_public_packets_only(tmp_path
     """tcpdump itself applies the filter to packets as they would leave the uplink."""
     packets = {
         "a node's SYN to the Service address, masqueraded (TTL 63)": (_ipv4_tcp("192.0.2.2", "10.96.0.1", 63), True),
-        "a pod's packet to a public address, forwarded twice (TTL 62)": (_ipv4_tcp("192.0.2.2", "203.0.113.80", 62), True),
+        "a pod's packet to a public address, forwarded twice (TTL 62)": (_ipv4_tcp("192.0.2.2", "151.101.0.223", 62), True),
         "the host itself to a pod address (TTL 64)": (_ipv4_tcp("192.0.2.2", "10.244.0.7", 64), True),
-        "the host's own pip install (TTL 64, public)": (_ipv4_tcp("192.0.2.2", "203.0.113.80", 64), False),
+        "the host's own pip install (TTL 64, public)": (_ipv4_tcp("192.0.2.2", "151.101.0.223", 64), False),
         "the host's DNS to its resolver": (_ipv4_tcp("192.0.2.2", "10.255.255.53", 64, dport=53), False),
         "a node's DNS query forwarded to the resolver (TTL 63)": (_ipv4_tcp("192.0.2.2", "10.255.255.53", 63, dport=53), True),
     }

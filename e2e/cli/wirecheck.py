@@ -108,7 +108,7 @@ def uplink_filter(dns: list[str], mode: str, hop_limits: tuple[int, int] = (64, 
     housekeeping, the host's own DNS to ``dns`` (offline, a node's query that Docker's embedded
     DNS forwards to them counts: it is forwarded; online, nodes may resolve through them). The host's own traffic to public addresses (a package
     registry, a person's browser) is not the suite's and does not count."""
-    non_public = "(" + " or ".join(f"dst net {n}" for family in (4, 6) for n in egress.NON_PUBLIC[family]) + ")"
+    non_public = "(" + " or ".join(f"dst net {r.network}" for family in (4, 6) for r in egress.NON_PUBLIC[family]) + ")"
     ttl, hops = hop_limits
     forwarded = f"((ip and ip[8] < {ttl}) or (ip6 and ip6[7] < {hops}))"
     parts = ["(ip or ip6)", f"not ({LINK_FILTER})"]

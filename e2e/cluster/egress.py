@@ -28,10 +28,14 @@ Two layers, each installed before the first packet can exist:
   forwarding rules; ``FORWARD`` where Docker does not manage that family) rejects what the bridge
   forwards to any other interface: everything with :data:`EGRESS_NONE` (the offline image: nodes
   need nothing outside; their DNS queries that Docker's embedded DNS forwards from the node's
-  namespace included), private, shared and link-local ranges but DNS to the host's resolvers
-  with :data:`EGRESS_PUBLIC` (an online node image may pull from public registries). IPv4 and IPv6 (kind's network is
-  dual-stack). It stays while any node is on the network (a kept cluster stays guarded) and is
-  removed with the network by the last run that used it (:func:`release`) or ``make clean``.
+  namespace included); with :data:`EGRESS_PUBLIC` (an online node image may pull from public
+  registries) public unicast only — every range of :data:`NON_PUBLIC` (IANA's special-purpose
+  registries, multicast, IPv6 outside 2000::/3) is refused, DNS to the host's resolvers stays
+  open. Each rule keeps its iptables counter under its label (:meth:`HostGuard.counts`): a
+  refused packet is one that tried to leave, and the wire check (:mod:`e2e.cli.wirecheck`) fails
+  on it. IPv4 and IPv6 (kind's network is dual-stack). It stays while any node is on the network
+  (a kept cluster stays guarded) and is removed with the network by the last run that used it
+  (:func:`release`) or ``make clean``.
 
 Errors: :class:`EgressError` when the guard cannot be installed although it should be (root,
 but iptables failing); a host without root gets the node guard only, with a warning.
@@ -44,17 +48,34 @@ import hashlib
 import ipaddress
 import logging
 import os
+import shlex
 import shutil
 import struct
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from filelock import FileLock
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reserved:
+    """One range of :data:`NON_PUBLIC`: ``network`` (CIDR), its ``name`` in the IANA registry and
+    the ``source`` that reserves it."""
+
+    network: str
+    name: str
+    source: str
+
+    @property
+    def label(self) -> str:
+        """``"198.18.0.0/15 benchmarking (RFC 2544)"``: how the guard's rule and the report name it."""
+        return f"{self.network} {self.name} ({self.source})"
 
 # The suite's Docker network (every cluster of every profile) and its bridge's fixed name.
 NETWORK = "ple2e"
@@ -71,12 +92,58 @@ NODE_DROPIN = "/etc/systemd/system/kubelet.service.d/05-ple2e-node-guard.conf"
 EGRESS_NONE = "none"      # nothing (offline image: hack/prepare.sh writes it into profile.env)
 EGRESS_PUBLIC = "public"  # public addresses only (default: an online image may pull)
 EGRESS_MODES = (EGRESS_NONE, EGRESS_PUBLIC)
-# Never reached from the bridge with EGRESS_PUBLIC: RFC 1918, shared (RFC 6598), link-local,
-# loopback-range and "this network" (RFC 1122); IPv6 unique-local (RFC 4193) and link-local.
-NON_PUBLIC = {
-    4: ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "0.0.0.0/8", "127.0.0.0/8"),
-    6: ("fc00::/7", "fe80::/10"),
+# Never reached from the bridge (E2E_EGRESS=public allows public unicast only), and counted by
+# the wire check on the uplink and the bridge: every special-purpose range of IANA's IPv4 and IPv6
+# Special-Purpose Address Registries (RFC 6890; iana.org/assignments/iana-ipv4-special-registry,
+# iana-ipv6-special-registry, read 2026-12) whose "Globally Reachable" is False or N/A, IPv4 and
+# IPv6 multicast, and on IPv6 everything outside global unicast 2000::/3 (RFC 4291 §2.4; IANA's
+# IPv6 Address Space registry: "Reserved by IETF"). Stricter than the registries, where an entry
+# holds a globally reachable anycast or prefix a node never needs: all of 192.0.0.0/24 (192.0.0.9
+# PCP and 192.0.0.10 TURN anycast), all of 2001::/23 (AMT, AS112-v6, ORCHIDv2, DNS-SD anycast) and
+# NAT64's 64:ff9b::/96 (RFC 6052: it carries an IPv4 address, which may be private — a node
+# reaches public IPv4 over the bridge's own IPv4). Order: the more specific first (the counts
+# name the first match). tests/test_egress.py checks the table against ipaddress.is_global.
+NON_PUBLIC: dict[int, tuple[Reserved, ...]] = {
+    4: (
+        Reserved("0.0.0.0/8", "this network", "RFC 791, RFC 1122 sec. 3.2.1.3"),
+        Reserved("10.0.0.0/8", "private-use", "RFC 1918"),
+        Reserved("100.64.0.0/10", "shared address space (CGNAT)", "RFC 6598"),
+        Reserved("127.0.0.0/8", "loopback", "RFC 1122 sec. 3.2.1.3"),
+        Reserved("169.254.0.0/16", "link local", "RFC 3927"),
+        Reserved("172.16.0.0/12", "private-use", "RFC 1918"),
+        Reserved("192.0.0.0/24", "IETF protocol assignments", "RFC 6890 sec. 2.1"),
+        Reserved("192.0.2.0/24", "documentation (TEST-NET-1)", "RFC 5737"),
+        Reserved("192.88.99.0/24", "deprecated 6to4 relay anycast", "RFC 7526"),
+        Reserved("192.168.0.0/16", "private-use", "RFC 1918"),
+        Reserved("198.18.0.0/15", "benchmarking", "RFC 2544"),
+        Reserved("198.51.100.0/24", "documentation (TEST-NET-2)", "RFC 5737"),
+        Reserved("203.0.113.0/24", "documentation (TEST-NET-3)", "RFC 5737"),
+        Reserved("224.0.0.0/4", "multicast", "RFC 5771"),
+        Reserved("255.255.255.255/32", "limited broadcast", "RFC 8190, RFC 919"),
+        Reserved("240.0.0.0/4", "reserved", "RFC 1112 sec. 4"),
+    ),
+    6: (
+        Reserved("::/128", "unspecified", "RFC 4291"),
+        Reserved("::1/128", "loopback", "RFC 4291"),
+        Reserved("::ffff:0:0/96", "IPv4-mapped", "RFC 4291"),
+        Reserved("64:ff9b::/96", "IPv4-IPv6 translation (NAT64)", "RFC 6052"),
+        Reserved("64:ff9b:1::/48", "local-use IPv4/IPv6 translation", "RFC 8215"),
+        Reserved("100::/64", "discard-only", "RFC 6666"),
+        Reserved("100:0:0:1::/64", "dummy prefix", "RFC 9780"),
+        Reserved("2001:db8::/32", "documentation", "RFC 3849"),
+        Reserved("2001::/23", "IETF protocol assignments (Teredo, benchmarking, ORCHIDv2 and more)", "RFC 2928"),
+        Reserved("2002::/16", "6to4", "RFC 3056, RFC 7526"),
+        Reserved("3fff::/20", "documentation", "RFC 9637"),
+        Reserved("5f00::/16", "segment routing SIDs", "RFC 9602"),
+        Reserved("fc00::/7", "unique-local", "RFC 4193"),
+        Reserved("fe80::/10", "link-local unicast", "RFC 4291"),
+        Reserved("ff00::/8", "multicast", "RFC 4291"),
+        Reserved("::/3", "reserved by the IETF (outside global unicast 2000::/3)", "RFC 4291 sec. 2.4"),
+        Reserved("4000::/2", "reserved by the IETF (outside global unicast 2000::/3)", "RFC 4291 sec. 2.4"),
+        Reserved("8000::/1", "reserved by the IETF (outside global unicast 2000::/3)", "RFC 4291 sec. 2.4"),
+    ),
 }
+_NON_PUBLIC_NETWORKS = {f: [(r, ipaddress.ip_network(r.network)) for r in rs] for f, rs in NON_PUBLIC.items()}
 IPTABLES = {4: "iptables", 6: "ip6tables"}
 REJECT_WITH = {4: "icmp-admin-prohibited", 6: "icmp6-adm-prohibited"}
 # Seconds the end of a run waits for its exiting xdist workers to let go of the network.
@@ -113,6 +180,17 @@ def subnets(value: str) -> list[str]:
 def service_subnets(cfg: dict) -> list[str]:
     """The kind config's Service subnet(s) (``networking.serviceSubnet``, kind's default otherwise)."""
     return subnets((cfg.get("networking") or {}).get("serviceSubnet") or KIND_SERVICE_SUBNET)
+
+
+def reserved(address: str) -> Reserved | None:
+    """The first range of :data:`NON_PUBLIC` that holds ``address`` (an IP address, or a network:
+    then the range must hold all of it); None for a public unicast address. ``ValueError`` on a
+    malformed one."""
+    net = ipaddress.ip_network(address, strict=False)
+    for r, reserved_net in _NON_PUBLIC_NETWORKS[net.version]:
+        if net.subnet_of(reserved_net):  # type: ignore[arg-type]
+            return r
+    return None
 
 
 def _family(subnet: str) -> int:
@@ -227,13 +305,24 @@ def resolvers(resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
     return sorted({a for a in found if not a.startswith("127.") and a != "::1"})
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One rule of :data:`HOST_CHAIN`: ``words`` (its match and target for ``iptables -A``, the
+    comment ``label`` included: it names the rule's counter), and whether a packet it counts is
+    one that tried to leave (``denied``: the wire check fails on it)."""
+
+    words: tuple[str, ...]
+    label: str
+    denied: bool
+
+
 class HostGuard:
     """The host layer (module doc): :meth:`install` and :meth:`remove` the :data:`HOST_CHAIN`
-    rules of ``mode`` for both families. With :data:`EGRESS_PUBLIC`, DNS to ``dns`` (the
-    host's resolvers, often a private address) stays open: Docker's embedded DNS (20.10)
-    forwards a node's queries from the node's own namespace, through the bridge, and an online
-    node resolves its registries that way. ``runner(cmd, check=True)`` runs a command list and
-    returns a CompletedProcess (tests pass a fake)."""
+    rules of ``mode`` for both families; :meth:`counts` reads their counters. With
+    :data:`EGRESS_PUBLIC`, DNS to ``dns`` (the host's resolvers, often a private address) stays
+    open: Docker's embedded DNS (20.10) forwards a node's queries from the node's own namespace,
+    through the bridge, and an online node resolves its registries that way. ``runner(cmd,
+    check=True)`` runs a command list and returns a CompletedProcess (tests pass a fake)."""
 
     def __init__(self, mode: str = EGRESS_PUBLIC, dns: Iterable[str] = (), runner=None):
         if mode not in EGRESS_MODES:
@@ -242,16 +331,32 @@ class HostGuard:
         self.dns = list(dns)
         self._run = runner or _run
 
-    def rules(self, family: int) -> list[list[str]]:
-        """The rules of :data:`HOST_CHAIN` for ``family`` (4 or 6), in order (without ``-A chain``)."""
-        reject = ["-j", "REJECT", "--reject-with", REJECT_WITH[family]]
-        out = [["-o", BRIDGE, "-j", "RETURN"]]
-        if self.mode == EGRESS_NONE:
-            out.append(reject)
-        else:
-            out += [["-d", a, "-p", proto, "--dport", "53", "-j", "RETURN"]
-                    for a in self.dns if ipaddress.ip_address(a).version == family for proto in ("udp", "tcp")]
-            out += [["-d", net, *reject] for net in NON_PUBLIC[family]]
+    def rules(self, family: int) -> list[Rule]:
+        """The rules of :data:`HOST_CHAIN` for ``family`` (4 or 6), in order; the first match
+        decides, and a packet no rule matches returns to Docker's forwarding (allowed).
+
+        - to the bridge itself (``-o`` :data:`BRIDGE`): between the suite's containers, allowed;
+        - DNS to each resolver of ``dns``: allowed with :data:`EGRESS_PUBLIC`; refused offline,
+          but not counted as a leak (the embedded DNS forwarding a node's query, above);
+        - every range of :data:`NON_PUBLIC`: refused and counted as a leak, in both modes;
+        - offline, any other destination: refused and counted as a leak.
+
+        Each rule carries its label as an iptables comment (``-m comment``; ASCII without quotes,
+        which iptables would escape), which keys its counter (:meth:`counts`)."""
+        reject = ("-j", "REJECT", "--reject-with", REJECT_WITH[family])
+        online = self.mode == EGRESS_PUBLIC
+
+        def rule(match: tuple[str, ...], label: str, target: tuple[str, ...], denied: bool) -> Rule:
+            return Rule((*match, "-m", "comment", "--comment", label, *target), label, denied)
+
+        out = [rule(("-o", BRIDGE), f"to {BRIDGE}: between the suite containers", ("-j", "RETURN"), False)]
+        out += [rule(("-d", a, "-p", proto, "--dport", "53"),
+                     f"DNS ({proto}) to the host resolver {a}" + ("" if online else ", refused offline"),
+                     ("-j", "RETURN") if online else reject, False)
+                for a in self.dns if ipaddress.ip_address(a).version == family for proto in ("udp", "tcp")]
+        out += [rule(("-d", r.network), r.label, reject, True) for r in NON_PUBLIC[family]]
+        if not online:
+            out.append(rule((), "any other destination, refused offline", reject, True))
         return out
 
     def _parent(self, ipt: str) -> str:
@@ -261,6 +366,8 @@ class HostGuard:
         """Write the chain for IPv4 and IPv6 and jump to it from the bridge's forwarded traffic
         first thing (idempotent; a mode change rewrites the chain). ``EgressError`` on failure.
 
+        A chain that holds these rules already is left alone, counters and all: every cluster a
+        run makes calls this, and a rewrite would zero the counts the wire check reads at the end.
         Another run's nodes may be live on the bridge (another state dir, a kept cluster): the
         chain is never empty meanwhile. The new rules go in above the old ones, then the old ones
         are deleted — the first match decides, so a packet meets the new rules, or the new over the
@@ -272,10 +379,12 @@ class HostGuard:
                 created = self._run([ipt, "-w", "-N", HOST_CHAIN], check=False).returncode == 0
                 old = 0 if created else self._count(ipt)
                 rules = self.rules(family)
-                for position, rule in enumerate(rules, 1):
-                    self._run([ipt, "-w", "-I", HOST_CHAIN, str(position), *rule])
-                for _ in range(old):
-                    self._run([ipt, "-w", "-D", HOST_CHAIN, str(len(rules) + 1)])
+                if old != len(rules) or not all(self._run([ipt, "-w", "-C", HOST_CHAIN, *r.words], check=False).returncode == 0
+                                                for r in rules):
+                    for position, r in enumerate(rules, 1):
+                        self._run([ipt, "-w", "-I", HOST_CHAIN, str(position), *r.words])
+                    for _ in range(old):
+                        self._run([ipt, "-w", "-D", HOST_CHAIN, str(len(rules) + 1)])
                 parent = self._parent(ipt)
                 jump = ["-i", BRIDGE, "-j", HOST_CHAIN]
                 if self._run([ipt, "-w", "-C", parent, *jump], check=False).returncode != 0:
@@ -286,6 +395,16 @@ class HostGuard:
         ``-A`` line per rule)."""
         listing = self._run([ipt, "-w", "-S", HOST_CHAIN]).stdout or ""
         return sum(1 for line in listing.splitlines() if line.startswith("-A "))
+
+    def counts(self) -> dict[tuple[int, str], int]:
+        """``{(family, label): packets}``: the packet counter of every labelled rule of
+        :data:`HOST_CHAIN` now (``iptables -v -S``, which prints ``-c packets bytes``); a family
+        whose chain does not exist gives none."""
+        out = {}
+        for family, ipt in IPTABLES.items():
+            r = self._run([ipt, "-w", "-v", "-S", HOST_CHAIN], check=False)
+            out.update({(family, label): packets for label, packets in parse_counts(r.stdout or "") if r.returncode == 0})
+        return out
 
     def remove(self) -> None:
         """Remove the jumps (from DOCKER-USER and FORWARD) and the chain, both families (under
@@ -300,6 +419,23 @@ class HostGuard:
                     pass
             self._run([ipt, "-w", "-F", HOST_CHAIN], check=False)
             self._run([ipt, "-w", "-X", HOST_CHAIN], check=False)
+
+
+def parse_counts(listing: str) -> list[tuple[str, int]]:
+    """``[(comment, packets)]`` of each rule of an ``iptables -v -S CHAIN`` listing, in order:
+    ``-A CHAIN -d 198.18.0.0/15 -m comment --comment "…" -c 3 180 -j REJECT …`` → ``("…", 3)``.
+    Rules without a comment are left out; ``EgressError`` on a rule line without its counter."""
+    out = []
+    for line in listing.splitlines():
+        if not line.startswith("-A "):
+            continue
+        words = shlex.split(line)
+        if "-c" not in words:
+            raise EgressError(f"no counter in iptables rule: {line}")
+        packets = int(words[words.index("-c") + 1])
+        if "--comment" in words:
+            out.append((words[words.index("--comment") + 1], packets))
+    return out
 
 
 def can_guard_host() -> bool:
