@@ -105,8 +105,9 @@ offline:
 clean-reports:
 	rm -rf $(REPORTS)/allure-results $(REPORTS)/.incoming-* $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
 
-# make e2e while tcpdump watches the host's uplink and the suite's Docker bridge
-# (e2e/cli/wirecheck.py): exit 3 when a packet leaves the machine although every test passed.
+# make e2e while tcpdump watches every interface of the host that can carry a packet off and the
+# suite's Docker bridge, and the host guard counts what it refuses (e2e/cli/wirecheck.py): exit 3
+# when a packet left or tried to, or a capture did not see the whole run, although every test passed.
 # Root; tcpdump from Debian (installed here when missing).
 wire-check: $(BIN)/.installed
 	@command -v tcpdump >/dev/null || [ "$$(id -u)" != 0 ] || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tcpdump; }
