@@ -71,8 +71,8 @@ def test_a_capture_that_lost_packets_or_gave_no_figure_fails_the_check():
             Capture("uplink", "eth0", "f", "out", status=0),
         "tcpdump on eth0 (uplink) exited with status 1 when stopped: tcpdump: pcap_loop: error":
             Capture("uplink", "eth0", "f", "out", status=1, dropped=0, stderr="tcpdump: pcap_loop: error"),
-        "tcpdump on eth0 (uplink) ended before the command did: killed by SIGKILL 3 s into the run (no message)":
-            Capture("uplink", "eth0", "f", "out", status=-9, dropped=0, died="killed by SIGKILL 3 s into the run (no message)"),
+        "tcpdump on eth0 (uplink) ended before the command did: killed by SIGKILL, 3 s into the run (no message)":
+            Capture("uplink", "eth0", "f", "out", status=-9, dropped=0, died="killed by SIGKILL, 3 s into the run (no message)"),
     }
     for message, capture in cases.items():
         data, text = wirecheck.report([capture], ["pytest"], 0, 1.0)
@@ -384,8 +384,8 @@ def test_a_real_tcpdump_killed_mid_run_is_noticed(tmp_path):
         assert wirecheck.run_command(command, watch) == 0
         wirecheck._stop(capture, proc, pcap, watch.started)
         if kill:
-            assert capture.status == 0 and capture.died.startswith("exit status 0 ")
-            assert capture.problems()[0].startswith("tcpdump on lo (uplink) ended before the command did: exit status 0")
+            assert capture.status == 0 and capture.died.startswith("exit status 0, ")
+            assert capture.problems()[0].startswith("tcpdump on lo (uplink) ended before the command did: exit status 0, ")
             assert "dropped by kernel" in capture.died  # its statistics, in the message
         else:
             assert (capture.status, capture.dropped, capture.died, capture.problems()) == (0, 0, "", [])

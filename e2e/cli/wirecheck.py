@@ -403,7 +403,7 @@ def note_death(capture: Capture, proc: subprocess.Popen, after_s: float) -> None
     _, err = proc.communicate()
     capture.status = proc.returncode
     capture.stderr = _tail(err)
-    capture.died = f"{_status(proc.returncode)} {after_s:.0f} s into the run ({capture.stderr or 'no message'})"
+    capture.died = f"{_status(proc.returncode)}, {after_s:.0f} s into the run ({capture.stderr or 'no message'})"
 
 
 def _tail(err: str | None) -> str:
