@@ -97,10 +97,10 @@ KUBEADM_CONF = "/kind/kubeadm.conf"
 
 @dataclass
 class Capture:
-    """One tcpdump: its interface, direction, filter; after :meth:`stop` the packets seen
-    (tcpdump's one-line text each), tcpdump's exit status and its "dropped by kernel" figure
-    (None: tcpdump printed none), and ``died``: how it ended before it was stopped ("" when it
-    ran for the whole command)."""
+    """One tcpdump: its interface, direction, filter; once stopped, the packets seen (tcpdump's
+    one-line text each), tcpdump's exit status, its stderr and its "dropped by kernel" figure
+    (None: tcpdump printed none), ``died``: how it ended before it was stopped ("" when it ran
+    for the whole command), and ``unread``: why its capture file could not be read whole."""
 
     name: str
     interface: str
