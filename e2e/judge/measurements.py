@@ -183,14 +183,19 @@ def shown(value: object, unit: str = "", documented: object = None, band: list[f
     return repr(value)
 
 
+def measured_none(details: dict | None) -> str:
+    """What a measured ``None`` with these ``details`` is, as every message and report shows it:
+    ``nothing`` for a wait that timed out (:meth:`e2e.run.scenario.Scenario.wait_for` with
+    ``case``/``measurement`` records ``None`` with ``details.timed_out_after_s``), else
+    ``None (a value read as None, not a timeout)`` (a field not set, a condition without a reason)."""
+    return "nothing" if "timed_out_after_s" in (details or {}) else "None (a value read as None, not a timeout)"
+
+
 def measured(m: Measurement) -> str:
-    """The measured value of ``m`` as a message shows it (:func:`shown`), where ``None`` is two
-    things: ``nothing`` for a wait that timed out (:meth:`e2e.run.scenario.Scenario.wait_for` with
-    ``case``/``measurement`` records ``None`` with ``details.timed_out_after_s``), and
-    ``None (a value read as None, not a timeout)`` for a value the test read as None (a field
-    not set, a condition without a reason)."""
+    """The measured value of ``m`` as a message shows it (:func:`shown`); ``None`` as
+    :func:`measured_none` says."""
     if m.value is None:
-        return "nothing" if "timed_out_after_s" in m.details else "None (a value read as None, not a timeout)"
+        return measured_none(m.details)
     return shown(m.value, m.unit, m.documented, m.band)
 
 
