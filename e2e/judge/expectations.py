@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence, cast
 
@@ -388,10 +389,13 @@ class Registry:
     version (:meth:`lookup`). The suite's is :data:`REGISTRY` (:func:`register` adds to it)."""
 
     entries: list[Expectation] = field(default_factory=list)
+    # per entry (by id: entries are never removed), the module that registered it (module_of)
+    _modules: dict[int, str] = field(default_factory=dict, repr=False, init=False)
 
-    def add(self, *expectations: Expectation) -> None:
-        """Add ``expectations``; raises ``ValueError`` when one overlaps an entry of the same case,
-        name and cgroup version in its ``minors``."""
+    def add(self, *expectations: Expectation, module: str | None = None) -> None:
+        """Add ``expectations``, registered by the module named ``module`` (:func:`register`
+        passes its caller's; :meth:`module_of`); raises ``ValueError`` when one overlaps an entry
+        of the same case, name and cgroup version in its ``minors``."""
         for new in expectations:
             for old in self.entries:
                 if (old.case, old.name, old.cgroup) == (new.case, new.name, new.cgroup) and _overlap(
@@ -399,6 +403,14 @@ class Registry:
                 ):
                     raise ValueError(f"{new.case} {new.name}: versions {new.versions()} overlap {old.versions()}")
             self.entries.append(new)
+            if module is not None:
+                self._modules[id(new)] = module
+
+    def module_of(self, entry: Expectation) -> str | None:
+        """The name of the module whose :func:`register` call added ``entry`` (as ``sys.modules``
+        holds it, e.g. ``"e2e.documented.crashloop"``); None for an entry added otherwise. ``make
+        test`` reads that module's claim of minors (README "Write your own case")."""
+        return self._modules.get(id(entry))
 
     def _candidates(self, case: str, name: str) -> list[Expectation]:
         candidates = [e for e in self.entries if e.case == case and e.name == name]
@@ -456,11 +468,14 @@ REGISTRY = Registry()
 def register(expectations: Iterable[Expectation], verified_in: tuple[str, ...]) -> None:
     """Add ``expectations`` to :data:`REGISTRY`; ``verified_in`` are the Kubernetes versions
     (``"1.37.2"``) whose source was read for this family's entries. An entry gets those of them
-    its ``minors`` cover, unless it names its own ``verified_in``. ``ValueError`` as
-    :meth:`Registry.add`, or for a version that is no ``1.<minor>.<patch>``."""
+    its ``minors`` cover, unless it names its own ``verified_in``. The calling module is noted
+    (:meth:`Registry.module_of`): ``make test`` holds a case's entries to every minor of the
+    upgrade path, or to the minors its module claims outside the catalogue (a module-level
+    ``pytestmark = pytest.mark.k8s_minors(37, reason=…)``; README "Write your own case").
+    ``ValueError`` as :meth:`Registry.add`, or for a version that is no ``1.<minor>.<patch>``."""
     minors = {v: version_minor(v) for v in verified_in}
     REGISTRY.add(*(e if e.verified_in else replace(e, verified_in=tuple(v for v in verified_in if e.applies_to(minors[v])))
-                   for e in expectations))
+                   for e in expectations), module=sys._getframe(1).f_globals.get("__name__"))
 
 
 # -- builders: the four shapes of a documented value, one name each (the module doc) -------------
