@@ -483,7 +483,15 @@ def register(expectations: Iterable[Expectation], verified_in: tuple[str, ...]) 
 def equal(case: str, name: str, value: float | str | bool, source: str, **kw) -> Expectation:
     """Returns a value judged by equality, no band: ``value`` a string (a status, reason or
     message; a regex matched whole with ``pattern=True``), a flag, or a number that must be exactly
-    it (an exit code, a configured setting). ``ValueError`` for a bad entry, as :class:`Expectation`."""
+    it (an exit code, a configured setting). ``ValueError`` for a bad entry, as :class:`Expectation`.
+
+    ``"absent"`` documents a behaviour a minor lacks, beside the value of the minors that have it
+    (NF-5 ``not_ready_s``: a band up to 1.34, ``"absent"`` from 1.35: no Ready flip, nothing to
+    time). The test passes ``"absent"`` when it saw nothing; on that minor ``"absent"`` passes and a
+    measured number fails (``measured 3.2 s, expected 'absent'`` with ``unit="s"`` given here), and
+    on a minor with a band ``"absent"`` fails against it. A judged wait
+    that timed out measures ``None`` ("measured nothing"), which fails against ``"absent"`` too:
+    look with ``Scenario.first_within`` where the behaviour may be absent."""
     return Expectation(case, name, value, source, **kw)
 
 
