@@ -147,9 +147,13 @@ class KnownBug:
     function).
 
     ``race``: set when the bug shows only when a race goes its way, so one attempt may see either
-    outcome: what decides the race and how often each outcome was seen (``"seen in 1 of 2 runs on
-    v1.37.2"``). Both outcomes are accepted — the buggy one ``bug-present``, the correct one a pass,
-    never ``bug-fixed`` — and recorded (``details.race``, e2e.judge.measurements)."""
+    outcome. The text says what decides the race (file and function), and how often each of the two
+    outcomes was seen: the **buggy** one, the expectation's own documented value (the race went the
+    bug's way), and the **correct** one, ``correct`` (e.g. NF-2: "the taint stuck in 6 of the 8
+    runs": buggy 6, correct 2). Both are accepted and recorded in the value's ``details.race``
+    (e2e.judge.measurements): the buggy value is ``bug-present`` with ``details.race.outcome =
+    "happened"`` (the race the bug needs happened), the correct value a pass — never ``bug-fixed``
+    — with ``"did not happen"``; ``details.race.about`` is this text. Any other value fails."""
 
     issue: str
     correct: float | str | bool
@@ -167,8 +171,12 @@ class Race:
     """The other outcome of a race upstream tolerates, where no bug is filed (a late informer, a
     token spent on a stale read): ``documented`` with ``band`` in the expectation's unit, ``why``
     the mechanism — what decides the race, file and function — and how wide the band is, ``seen``
-    how often it was seen (``"2 of 31 values on v1.37.2"``). The expectation's own value is the
-    usual outcome; a value holding either passes (Expectation.race)."""
+    how often it was seen (``"2 of 31 values on v1.37.2"``) — all of this text about the other
+    outcome, this ``documented``. The expectation's own value is the usual outcome; a value
+    holding either passes (Expectation.race) and is recorded in ``details.race``: holding this
+    ``documented``, ``details.race.outcome = "happened"`` (the race happened; judged against this
+    band, ``details.race.about`` this ``why``), holding the expectation's own value ``"did not
+    happen"``."""
 
     documented: float | str | bool
     why: str
