@@ -57,13 +57,15 @@ test: $(BIN)/.installed ## the framework's own tests, no cluster (CASES: the cas
 
 # the API reference: pdoc (dev group of uv.lock) renders the docstrings of e2e/ into $(DOCS)/
 # (generated, not committed: .gitignore); the fault modules are named as well, as e2e.faults'
-# __all__ hides them. `make test` checks that every public name a case author uses states its
-# arguments, return value, units and errors (tests/test_api_reference.py).
+# __all__ hides them; docs/pdoc's templates put each page's navigation after its content (read as
+# text, a page opens with its module, not ~50 sidebar bullets). `make test` checks that every
+# public name a case author uses states its arguments, return value, units and errors
+# (tests/test_api_reference.py).
 DOCS ?= docs/api
 DOCS_MODULES := e2e e2e.faults.core e2e.faults.components e2e.faults.taints e2e.faults.node
 docs: $(BIN)/.installed ## the API reference from the docstrings: docs/api/index.html (DOCS=dir)
 	rm -rf $(DOCS)
-	$(BIN)/pdoc --no-show-source -o $(DOCS) $(DOCS_MODULES)
+	$(BIN)/pdoc --no-show-source -t docs/pdoc -o $(DOCS) $(DOCS_MODULES)
 
 # the set-up of make e2e alone: Docker engine, kind, the node image of K8S_VERSION (reused when
 # built or pulled before; built offline only when missing and no registry answers), the workload
