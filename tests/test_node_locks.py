@@ -166,3 +166,35 @@ def test_a_test_waits_for_creations_in_progress_also_between_two(tmp_path, monke
     _start(a, b, t, gap=0.05)
     # b waited for the one slot while a created: the test still waited for b
     assert order == ["a creates", "b creates", "test starts"]
+
+
+@pytest.mark.parametrize("kubeconfig", [None, "kept.kubeconfig"])
+def test_the_end_of_a_run_removes_the_lock_files_it_made_unless_someone_holds_them(tmp_path, monkeypatch, kubeconfig):
+    """issue 41 (6): a run left its liveness lock, a --kubeconfig run its node lock and turnstile, and
+    the creation marker and slots stayed, all until a `make clean`."""
+    import fcntl
+    import os
+    from types import SimpleNamespace
+
+    from e2e.cluster import kind
+    from e2e.cluster.lockfiles import take
+
+    monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)
+    config = SimpleNamespace(getoption=lambda name: kubeconfig if name == "--kubeconfig" else None)
+    kind.hold_run("run-1")
+    with clusters.hold_node(config, "default", [0], False), kind.creating():
+        pass
+    made = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert "runs/run-1.lock" in made and "creating.lock" in made and "default-0.node.turn" in made
+    other = take(tmp_path / "create.0.lock", fcntl.LOCK_EX)  # another run creating a cluster now
+    try:
+        clusters._remove_lock_files(config)
+    finally:
+        os.close(other)
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    if kubeconfig:  # its node's locks are named by the run; it creates no cluster: the creation locks are not its own
+        assert left == ["create.0.lock", "creating.lock"]
+    else:  # a kind cluster's node locks go with the cluster (Kind.delete), or stay with a kept one
+        assert left == ["create.0.lock", "default-0.node.lock", "default-0.node.turn"]
+    assert not kind.run_alive("run-1")
