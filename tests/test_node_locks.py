@@ -198,3 +198,29 @@ def test_the_end_of_a_run_removes_the_lock_files_it_made_unless_someone_holds_th
     else:  # a kind cluster's node locks go with the cluster (Kind.delete), or stay with a kept one
         assert left == ["create.0.lock", "default-0.node.lock", "default-0.node.turn"]
     assert not kind.run_alive("run-1")
+
+
+def test_the_lock_files_of_a_cluster_whose_creation_was_stopped_go_at_the_end_of_the_run(state, monkeypatch):
+    """make interrupt-check run 5 (v4: SIGINT 11.3 s into kind create): the cluster and its state
+    files went, but its node's lock and turnstile (taken before the cluster is made) stayed."""
+    import fcntl
+    import os
+    from types import SimpleNamespace
+
+    from e2e.cluster.lockfiles import take
+    from e2e.record.jsonfile import update_json
+
+    monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)
+    update_json(clusters._used_file(), lambda names: ["ple2e-gone", "ple2e-held", "ple2e-kept"], list)
+    for name in ("ple2e-gone", "ple2e-held", "ple2e-kept"):
+        for suffix in (".use", ".lock", ".node.lock", ".node.turn"):
+            (state / f"{name}{suffix}").write_text("")
+    (state / "ple2e-kept.json").write_text("{}")  # a cluster that exists: its files are its own
+    held = take(state / "ple2e-held.node.lock", fcntl.LOCK_SH)  # another run about to make it
+    try:
+        clusters._sweep_used(SimpleNamespace(getoption=lambda name: None), set())
+    finally:
+        os.close(held)
+    assert sorted(p.name for p in state.iterdir() if p.is_file()) == [
+        "ple2e-held.node.lock", "ple2e-kept.json", "ple2e-kept.lock", "ple2e-kept.node.lock", "ple2e-kept.node.turn",
+        "ple2e-kept.use"]

@@ -353,11 +353,11 @@ class Clusters:
         else:
             check_docker()
             kind = Kind.of(profile)
+            used = {kind.name}  # before it is made: one whose creation fails leaves lock files to remove (_sweep_used)
+            update_json(_used_file(), lambda names: sorted({*names, *used}), list)
             started = time.monotonic()
             kubeconfig, context = str(kind.ensure(profile, run_id(), list(workload_images().values()))), None
             log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
-            used = {kind.name}
-            update_json(_used_file(), lambda names: sorted({*names, *used}), list)
         kube = Kube(kubeconfig, context)
         version = kube.version()
         return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name, replica)
@@ -496,13 +496,18 @@ def _finish_run(session: pytest.Session, exitstatus: int) -> None:
 def _sweep_used(config: pytest.Config, owned: set[str]) -> None:
     """Sweep this run's namespaces on the clusters it used without creating them (a kept cluster of
     an earlier run): a test whose xdist worker was stopped before its teardown (a Ctrl-C or SIGTERM
-    to the group) left its namespace there."""
+    to the group) left its namespace there. Of a cluster it meant to use that does not exist (its
+    creation failed or was stopped: no state file), the lock files go unless someone holds them:
+    its use and creation locks, its node's lock and turnstile (taken before the cluster was made)."""
     used = _used_file()
     try:
         names = read_json(used, list)
     except (OSError, ValueError):
         names = []
     for name in names:
+        if not (STATE_DIR / f"{name}.json").exists():
+            for suffix in (".use", ".lock", ".node.lock", ".node.turn"):
+                remove_unused(STATE_DIR / f"{name}{suffix}", WORKERS_EXIT_S)
         kubeconfig = STATE_DIR / f"{name}.kubeconfig"
         if name in owned or not kubeconfig.exists():
             continue
