@@ -224,3 +224,13 @@ def test_the_lock_files_of_a_cluster_whose_creation_was_stopped_go_at_the_end_of
     assert sorted(p.name for p in state.iterdir() if p.is_file()) == [
         "ple2e-held.node.lock", "ple2e-kept.json", "ple2e-kept.lock", "ple2e-kept.node.lock", "ple2e-kept.node.turn",
         "ple2e-kept.use"]
+
+
+def test_waiting_for_creations_makes_no_lock_file(tmp_path, monkeypatch):
+    """make interrupt-check (INTERRUPTS=10, row 9): a --kubeconfig run, which creates no cluster,
+    left ``creating.lock``: its test's wait for creations in progress had made it."""
+    from e2e.cluster import kind
+
+    monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
+    assert kind.wait_for_creations(5) < 0.5
+    assert list(tmp_path.iterdir()) == []

@@ -581,13 +581,9 @@ def creation_locks() -> list[Path]:
 def wait_for_creations(timeout_s: float = CREATION_WAIT_S) -> float:
     """Wait until no cluster creation is in progress (see :func:`creating`), at most
     ``timeout_s``; return the seconds waited."""
-    STATE_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    while time.monotonic() - started < timeout_s:
-        fd = try_take(STATE_DIR / "creating.lock", fcntl.LOCK_EX)
-        if fd is not None:
-            os.close(fd)
-            break
+    # a probe: it makes no lock file (a --kubeconfig run left creating.lock behind, make interrupt-check)
+    while time.monotonic() - started < timeout_s and not unused(STATE_DIR / "creating.lock"):
         time.sleep(0.5)
     return time.monotonic() - started
 
