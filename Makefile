@@ -22,7 +22,12 @@ PYTEST_ARGS ?=
 # a command the scenarios' pytest runs under (make wire-check sets it)
 E2E_WRAP ?=
 
-.PHONY: app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
+.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
+
+# `make help` (and plain `make`): every target with the line after its `## `
+.DEFAULT_GOAL := help
+help: ## every target and what it does
+	@awk -F ':[^#]*## ' '/^[a-z][a-z0-9-]*:[^=]*## / {printf "make %-16s %s\n", $$1, $$2}' $(firstword $(MAKEFILE_LIST))
 
 # the venv: exactly the versions of uv.lock (every dependency with its hashes, for every Python
 # from 3.10 on), the dev tools of `make lint` included, and this project editable. uv, pinned
@@ -40,36 +45,38 @@ $(BIN)/.installed: pyproject.toml uv.lock $(BIN)/.uv-$(UV_VERSION)
 # after changing a dependency in pyproject.toml: resolve again, write uv.lock (commit it);
 # `make lock LOCK_ARGS=--upgrade` takes the newest versions the bounds allow
 LOCK_ARGS ?=
-lock: $(BIN)/.uv-$(UV_VERSION)
+lock: $(BIN)/.uv-$(UV_VERSION) ## resolve pyproject.toml again into uv.lock (LOCK_ARGS=--upgrade: the newest allowed)
 	$(UV) lock $(LOCK_ARGS)
 
 # no cluster: the framework's tests write no junit.xml/allure-results over a scenario run's.
 # CASES: the folders of cases whose modules it imports and checks (every judged measurement name
 # registered, no version hole on the upgrade path): add your own, e.g. CASES="scenarios examples apps ../my-cases"
 CASES ?= scenarios examples apps
-test: $(BIN)/.installed
+test: $(BIN)/.installed ## the framework's own tests, no cluster (CASES: the case folders it checks)
 	env -u E2E_NODE_IMAGE E2E_CASES="$(CASES)" $(BIN)/pytest tests -q
 
 # the API reference: pdoc (dev group of uv.lock) renders the docstrings of e2e/ into $(DOCS)/
 # (generated, not committed: .gitignore); the fault modules are named as well, as e2e.faults'
-# __all__ hides them. `make test` checks that every public name a case author uses states its
-# arguments, return value, units and errors (tests/test_api_reference.py).
+# __all__ hides them; docs/pdoc's templates put each page's navigation after its content (read as
+# text, a page opens with its module, not ~50 sidebar bullets). `make test` checks that every
+# public name a case author uses states its arguments, return value, units and errors
+# (tests/test_api_reference.py).
 DOCS ?= docs/api
 DOCS_MODULES := e2e e2e.faults.core e2e.faults.components e2e.faults.taints e2e.faults.node
-docs: $(BIN)/.installed
+docs: $(BIN)/.installed ## the API reference from the docstrings: docs/api/index.html (DOCS=dir)
 	rm -rf $(DOCS)
-	$(BIN)/pdoc --no-show-source -o $(DOCS) $(DOCS_MODULES)
+	$(BIN)/pdoc --no-show-source -t docs/pdoc -o $(DOCS) $(DOCS_MODULES)
 
 # the set-up of make e2e alone: Docker engine, kind, the node image of K8S_VERSION (reused when
 # built or pulled before; built offline only when missing and no registry answers), the workload
 # images; writes $(REPORTS)/profile.env for a direct pytest run (README "Write your own case")
-prepare: $(BIN)/.installed
+prepare: $(BIN)/.installed ## the set-up of make e2e alone: Docker, kind, node and workload images, REPORTS/profile.env
 	@mkdir -p $(REPORTS)
 	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
 
 # pytest's exit status is the target's; the run builds its own HTML report at its end (also when
 # tests failed; one that cannot be made fails only a passing run: e2e.plugin.options)
-e2e: prepare
+e2e: prepare ## the main job: set-up, a kind cluster, the scenarios (E2E_MARKERS), reports in REPORTS
 	set -a; . $(REPORTS)/profile.env; set +a; \
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
@@ -78,55 +85,55 @@ e2e: prepare
 # two embedded examples/apps (graceful: every contract holds; naive: a negative control). Same
 # set-up and reports as make e2e.
 APP ?=
-app: prepare
+app: prepare ## your own app under the lifecycle contracts (APP=dir; default: examples/apps)
 	set -a; . $(REPORTS)/profile.env; set +a; \
 	$(E2E_WRAP) $(BIN)/pytest apps $(foreach a,$(APP),--app $(a)) -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
 # the HTML report of $(REPORTS)/allure-results, again (a run with a cluster builds it at its end):
 # Allure 3 (pinned in hack/report, npm ci into ~/.cache/pod-lifecycle-e2e) in
 # $(REPORTS)/allure-report/index.html; without Node.js/npm the plain page $(REPORTS)/summary.html
-report: $(BIN)/.installed
+report: $(BIN)/.installed ## the HTML report of REPORTS/allure-results again
 	$(BIN)/python -m e2e.cli.htmlreport $(REPORTS)
 
 # the slow cases: the tail of CL-1 (back-off up to the 300 s cap) and the CL-7 reset after
 # 600 s (on its own profile cluster): about 11 minutes each
-e2e-slow:
+e2e-slow: ## the slow cases: the CL-1 tail and the CL-7 reset (~11 min each)
 	$(MAKE) e2e E2E_MARKERS="slow and not workloads"
 
 # the workload families of docs/cases/CASES-workloads.md (RS, RR, PB, HK, IM, JB, CJ, PC, ST, HP),
 # their slow tests (CJ-2, CJ-3, IM-1's back-off tail) left out: ~30 minutes
-e2e-workloads:
+e2e-workloads: ## the workload families of CASES-workloads.md, their slow tails left out (~30 min)
 	$(MAKE) e2e E2E_MARKERS="workloads and not slow"
 
 # build the offline node image (and kind, workload images) without running anything
-offline:
+offline: ## build the offline node image, kind and workload images only
 	hack/offline/build.sh $(K8S_VERSION)
 
-clean-reports:
+clean-reports: ## remove a run's reports from REPORTS (profile.env and the values history stay)
 	rm -rf $(REPORTS)/allure-results $(REPORTS)/.incoming-* $(REPORTS)/junit.xml $(REPORTS)/measurements.json* $(REPORTS)/summary.* $(REPORTS)/*/
 
 # make e2e while tcpdump watches every interface of the host that can carry a packet off and the
 # suite's Docker bridge, and the host guard counts what it refuses (e2e/cli/wirecheck.py): exit 3
 # when a packet left or tried to, or a capture did not see the whole run, although every test passed.
 # Root; tcpdump from Debian (installed here when missing).
-wire-check: $(BIN)/.installed
+wire-check: $(BIN)/.installed ## make e2e under tcpdump: fails when a packet leaves the machine (root)
 	@command -v tcpdump >/dev/null || [ "$$(id -u)" != 0 ] || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tcpdump; }
 	$(MAKE) e2e E2E_WRAP="$(BIN)/python -m e2e.cli.wirecheck --reports $(REPORTS) --"
 
 # the fast API-level cases (smoke marker): under a minute once the cluster is up
-smoke:
+smoke: ## the fast API-level cases (smoke marker)
 	$(MAKE) e2e E2E_MARKERS=smoke
 
 # smoke runs stopped by Ctrl-C (once, twice) or SIGTERM at chosen moments, on owned, kept and
 # --kubeconfig clusters, with and without xdist (hack/interrupt_check.py; 20: every variant twice):
 # nothing leaks, reports are written and agree (after make e2e)
 INTERRUPTS ?= 20
-interrupt-check: $(BIN)/.installed
+interrupt-check: $(BIN)/.installed ## INTERRUPTS smoke runs stopped by Ctrl-C or SIGTERM, and what they left (after make e2e)
 	set -a; . $(REPORTS)/profile.env; set +a; $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) --out $(REPORTS)/interrupts.md
 
 # compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes);
 # e2e.cli.compare needs only the standard library: no venv is built or rebuilt for it
-compare:
+compare: ## what changed between two runs: make compare A=<reports> B=<reports> (exit 1: unexplained)
 	$(PYTHON) -m e2e.cli.compare $(A) $(B) $(if $(OUT),--json $(OUT))
 
 # the upgrade path: build what is missing (one version at a time), run the suite on each minor
@@ -135,7 +142,7 @@ compare:
 # or a failed test in any run (a run's own failure does not stop the others).
 MATRIX ?= 1.34 1.35 1.36 1.37
 MATRIX_JOBS ?= 1
-matrix: $(BIN)/.installed
+matrix: $(BIN)/.installed ## the suite on every minor of MATRIX, compared along the upgrade path into reports-matrix/
 	for v in $(MATRIX); do K8S_VERSION=$$v hack/prepare.sh > /dev/null || exit 1; done
 	$(MAKE) -j$(MATRIX_JOBS) $(addprefix matrix-run-,$(MATRIX))
 	$(BIN)/python -m e2e.cli.upgrade $(addprefix reports-,$(MATRIX)) --out reports-matrix
@@ -149,7 +156,7 @@ matrix-run-%:
 ACTIONLINT := $(HOME)/.cache/pod-lifecycle-e2e/bin/actionlint-v1.7.12
 $(ACTIONLINT):
 	mkdir -p $(dir $@) && GOBIN=$(dir $@)tmp go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 && mv $(dir $@)tmp/actionlint $@
-lint: $(BIN)/.installed $(ACTIONLINT)
+lint: $(BIN)/.installed $(ACTIONLINT) ## ruff on the tree, mypy on e2e/, actionlint on the workflows
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(ACTIONLINT) -color=false .github/workflows/*.yml
@@ -157,7 +164,7 @@ lint: $(BIN)/.installed $(ACTIONLINT)
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
 # files (DRY_RUN=1: only list them). kind: the run's (REPORTS/profile.env), else the one on PATH,
 # else the pinned one make e2e installed (whatever REPORTS the run used)
-clean: $(BIN)/.installed
+clean: $(BIN)/.installed ## remove what dead runs left: clusters no process uses, namespaces, lock files (DRY_RUN=1: list)
 	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
 	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
 	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi; \

@@ -29,11 +29,11 @@ runs in all. After each run, from outside the suite:
   must still be there); the check deletes a leaked one before the next run;
 - **leaked namespaces**: labelled with the run id and not being deleted, on every cluster of the
   check still there (the kept one, which the kubeconfig runs use too, and any leaked one);
-- **state files left** in the check's own ``E2E_STATE_DIR``: the run's files (``runs/<run id>.*``,
-  ``<run id>.node.*``) and, for an owned run, its clusters' files (``<cluster>.json``,
-  ``.kubeconfig``, ``.kind-config.yaml``, …). Empty lock files (``*.lock``, ``*.use``, ``*.turn``:
-  liveness and turn locks) are counted apart: `make clean` removes those of dead runs and gone
-  clusters;
+- **state files left** in the check's own ``E2E_STATE_DIR``: every file there that the run made and
+  left — any file that was not there before it, its lock files (``*.lock``, ``*.use``, ``*.turn``)
+  included: a run removes those it made once nobody holds them (e2e.cluster.lockfiles). Only what
+  :data:`STAYS` names may stay, each with why that is safe (said under the table, with the
+  host's own lock files outside the state directory, :data:`HOST_LOCKS`);
 - **reports**: ``junit.xml`` readable and agreeing with ``summary.md`` (testcases, tests, failures,
   errors, skipped; an interrupted test is a testcase that pytest counts in no outcome), no staged
   ``.incoming-<run id>/`` left; or, for a run that says no test ran, neither file.
@@ -72,6 +72,7 @@ from typing import Callable
 
 import yaml
 
+from e2e.cluster.egress import HOST_LOCK_DIR
 from e2e.cluster.kube import RUN_LABEL, Kube
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +126,23 @@ SECOND_SIGNAL_AFTER_S = (1.0, 3.0)  # the second Ctrl-C: this many seconds after
 EXIT_TIMEOUT_S = 240  # a stopped run must be gone (cleanup included) within this; then SIGKILL
 KEPT_SETUP_TIMEOUT_S = 900  # the run that makes the kept cluster
 INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED, after Ctrl-C and SIGTERM alike
-LOCK_SUFFIXES = (".lock", ".use", ".turn")  # empty lock files: `make clean` removes those of dead runs
+# What a run may leave in the state directory (a path's first part), and why that is safe
+STAYS = {
+    "guard/": "the node guard every node of a cluster mounts (e2e.cluster.egress), one file per guard text, shared by "
+              "every cluster of the state directory: a run that deletes its cluster cannot know whether another run "
+              "is about to mount the same file (Docker mounts an empty directory in place of a missing one); "
+              "`make clean` removes those no remaining cluster mounts",
+    "cni/": "a multi-node cluster's static CNI config per node, mounted like the node guard and kept for the same reason",
+}
+# Outside the state directory: the host's lock files of the suite's network and host guard (e2e.cluster.egress)
+HOST_LOCKS = {
+    "egress.lock": "one host guard change at a time",
+    "network.lock": "one network creation or removal at a time",
+    "network.use": "held shared by every run with a cluster on the network",
+}
+HOST_LOCKS_WHY = ("a fixed set of three empty files in {dir}, shared by every run on the host whatever its state directory "
+                  "(runs of other checkouts too, which do not lock a removed file again): never more of them, and "
+                  "/run/lock is emptied at boot")
 SKIPPED_LIKE = ("skipped", "undocumented", "inconclusive", "xfailed")  # summary.md outcomes junit.xml counts as skipped
 # pytest's last line (-q): "2 passed, 93 deselected in 6.13s", "no tests ran in 0.01s (0:00:00)"
 PYTEST_LAST_LINE = re.compile(r" in \d+(\.\d+)?s( \(\d+:\d\d:\d\d\))?$")
@@ -146,16 +163,23 @@ def planned(runs: int, variants: tuple[Variant, ...] = VARIANTS) -> Counter:
 # -- what is left of a run -------------------------------------------------------------------
 
 
-def leftovers(state_dir: Path, run_id: str, owned: list[str]) -> tuple[list[str], list[str]]:
-    """Files of run ``run_id`` in ``state_dir`` — its own (``runs/<run id>.*``, ``<run id>.*``) and
-    those of the clusters ``owned`` (with their copies ``<cluster>-<n>``) — as ``(left, locks)``:
-    paths relative to ``state_dir``, the empty lock files (`make clean`'s) apart."""
-    of_cluster = re.compile("(" + "|".join(re.escape(c) for c in owned) + r")(-\d+)?\.") if owned else None
-    files = []
-    for path in sorted(p for p in state_dir.rglob("*") if p.is_file()) if state_dir.is_dir() else []:
-        if path.name.startswith(run_id + ".") or (of_cluster and path.parent == state_dir and of_cluster.match(path.name)):
-            files.append(str(path.relative_to(state_dir)))
-    return [f for f in files if not f.endswith(LOCK_SUFFIXES)], [f for f in files if f.endswith(LOCK_SUFFIXES)]
+def files(directory: Path) -> set[str]:
+    """Every file under ``directory``, relative to it (none when it does not exist)."""
+    return {str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file()} if directory.is_dir() else set()
+
+
+def leftovers(state_dir: Path, before: set[str]) -> tuple[list[str], list[str]]:
+    """The files of ``state_dir`` that were not there ``before`` the run (:func:`files`), as
+    ``(left, stays)``: those a run may leave (:data:`STAYS`) apart, sorted."""
+    new = sorted(files(state_dir) - before)
+    stays = [f for f in new if f.startswith(tuple(STAYS))]
+    return [f for f in new if f not in stays], stays
+
+
+def host_locks(lock_dir: Path) -> list[str]:
+    """The files of the host's lock directory (e2e.cluster.egress ``HOST_LOCK_DIR``) that are not
+    its :data:`HOST_LOCKS`: what a run left there."""
+    return sorted(files(lock_dir) - set(HOST_LOCKS))
 
 
 def junit_counts(path: Path) -> dict[str, int]:
@@ -241,7 +265,8 @@ class Row:
     namespaces: list[str] = field(default_factory=list)  # leaked: <cluster>/<namespace>, not being deleted
     deleting: int = 0  # the run's namespaces still Terminating (deleted by the run)
     state_left: list[str] = field(default_factory=list)
-    locks_left: list[str] = field(default_factory=list)
+    stays: list[str] = field(default_factory=list)  # made by the run, allowed to stay (STAYS)
+    host_left: list[str] = field(default_factory=list)  # in the host's lock directory, not its HOST_LOCKS
     reports: str = ""
 
     def expected_exit(self) -> tuple[int, ...]:
@@ -270,6 +295,8 @@ class Row:
             out.append(f"leaked namespaces {', '.join(self.namespaces)}")
         if self.state_left:
             out.append(f"state files left {', '.join(self.state_left)}")
+        if self.host_left:
+            out.append(f"files left in the host's lock directory {', '.join(self.host_left)}")
         if not self.reports.startswith("ok"):
             out.append(self.reports)
         return out
@@ -284,7 +311,8 @@ class Row:
                 "-" if self.exit_after_s is None else f"{self.exit_after_s:.1f}",
                 ", ".join(self.clusters) + (" · kept cluster gone" if self.kept_lost else "") or "none",
                 namespaces + (f" ({self.deleting} Terminating)" if self.deleting else ""),
-                (", ".join(self.state_left) or "none") + f" ({len(self.locks_left)} lock files for make clean)",
+                (", ".join(self.state_left + self.host_left) or "none")
+                + (f" (stays: {', '.join(self.stays)})" if self.stays else ""),
                 self.reports, self.verdict()]
 
 
@@ -296,7 +324,8 @@ def table_line(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def report(rows: list[Row], runs: int, variants: tuple[Variant, ...] = VARIANTS) -> tuple[str, bool]:
+def report(rows: list[Row], runs: int, variants: tuple[Variant, ...] = VARIANTS,
+           host_lock_dir: Path | None = None) -> tuple[str, bool]:
     """The table of ``rows`` and its summary; whether the check passed (no row with a problem,
     every variant stopped at its moment as often as planned)."""
     lines = [table_line(list(COLUMNS)), "|" + "---|" * len(COLUMNS)] + [table_line(r.cells()) for r in rows]
@@ -308,13 +337,26 @@ def report(rows: list[Row], runs: int, variants: tuple[Variant, ...] = VARIANTS)
     lines += ["", f"{len(rows)} runs, {sum(got.values())} stopped at their moment ({runs} planned), "
                   f"{sum(not r.hit for r in rows)} missed it (run again); {len(bad)} with a problem",
               "leaked: " + f"{sum(len(r.clusters) for r in rows)} clusters/containers, {sum(r.kept_lost for r in rows)} kept "
-              f"clusters lost, {sum(len(r.namespaces) for r in rows)} namespaces, {sum(len(r.state_left) for r in rows)} state "
-              f"files; {sum(not r.reports.startswith('ok') for r in rows)} runs without agreeing reports",
+              f"clusters lost, {sum(len(r.namespaces) for r in rows)} namespaces, {sum(len(r.state_left) + len(r.host_left) for r in rows)} "
+              f"files (lock files included; {sum(len(r.stays) for r in rows)} that stay by design, below); "
+              f"{sum(not r.reports.startswith('ok') for r in rows)} runs without agreeing reports",
               "exit codes: " + ", ".join(f"{code} ×{n}" for code, n in sorted(codes.items()))
               + (f"; exit after the first signal: median {statistics.median(after):.1f} s, max {max(after):.1f} s" if after else ""),
               "", "| variant | stopped at its moment | planned | with a problem |", "|---|---|---|---|"]
     lines += [f"| {v.label} | {got[v.id]} | {want[v.id]} | {sum(1 for r in bad if r.variant.id == v.id)} |" for v in variants]
-    return "\n".join(lines), not bad and not short
+    return "\n".join(lines + [""] + what_stays(rows, host_lock_dir or HOST_LOCK_DIR)), not bad and not short
+
+
+def what_stays(rows: list[Row], host_lock_dir: Path) -> list[str]:
+    """The section under the table: what a run made and left by design, how often, and why that is
+    safe (:data:`STAYS`, :data:`HOST_LOCKS`); every other file a run left is a problem of its row."""
+    lines = ["What stays after a run, and why that is safe:", "", "| what | left by runs | why it is safe |", "|---|---|---|"]
+    for prefix, why in STAYS.items():
+        left = sorted({f for r in rows for f in r.stays if f.startswith(prefix)})
+        lines.append(f"| `{prefix}*` in the state directory | {len(left)} file(s){': ' + ', '.join(left) if left else ''} | {why} |")
+    names = ", ".join(f"`{name}` ({what})" for name, what in HOST_LOCKS.items())
+    lines.append(f"| {names} | the host's, not a run's | {HOST_LOCKS_WHY.format(dir=host_lock_dir)} |")
+    return lines
 
 
 # -- Docker, kind, the API, processes --------------------------------------------------------------
@@ -397,6 +439,8 @@ class Check:
     rng: random.Random
     stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
     kept_setups: int = 0
+    # the host's lock files (HOST_LOCKS), outside the state directory
+    host_lock_dir: Path = field(default_factory=lambda: HOST_LOCK_DIR)
 
     @property
     def state(self) -> Path:
@@ -552,6 +596,7 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
     reports, log = check.work / f"run-{i:03d}", check.work / f"run-{i:03d}.log"
     row = Row(i, variant, run_id, str(log))
     kept_before = check.names[KEPT] in check.host.clusters()
+    before = Before(files(check.state), files(check.host_lock_dir))
     started = time.monotonic()
     proc = check.host.start(command(variant, check, reports), {**check.env, "E2E_RUN_ID": run_id}, log)
     try:
@@ -584,12 +629,21 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
     row.exit = code if code >= 0 else f"{code} ({signal.Signals(-code).name})"
     if row.signalled:
         row.exit_after_s = round(time.monotonic() - first_at, 1)
-    look_after(check, row, reports, log, kept_before)
+    look_after(check, row, reports, log, kept_before, before)
     return row
 
 
-def look_after(check: Check, row: Row, reports: Path, log: Path, kept_before: bool) -> None:
-    """Fill in what run ``row`` left: clusters, containers, namespaces, state files, reports."""
+@dataclass
+class Before:
+    """The files of the state directory and of the host's lock directory before a run (:func:`files`)."""
+
+    state: set[str]
+    host_locks: set[str]
+
+
+def look_after(check: Check, row: Row, reports: Path, log: Path, kept_before: bool, before: Before) -> None:
+    """Fill in what run ``row`` left: clusters, containers, namespaces, state files (any file it
+    made: ``before``), reports."""
     kept = check.names[KEPT]
     present = check.our_clusters()
     row.kept_lost = kept_before and kept not in present
@@ -608,7 +662,8 @@ def look_after(check: Check, row: Row, reports: Path, log: Path, kept_before: bo
             continue
         row.namespaces += [f"{cluster}/{name}" for name, phase in namespaces if phase != "Terminating"]
         row.deleting += sum(phase == "Terminating" for _, phase in namespaces)
-    row.state_left, row.locks_left = leftovers(check.state, row.run_id, [check.names[OWNED]] if row.variant.cluster == OWNED else [])
+    row.state_left, row.stays = leftovers(check.state, before.state)
+    row.host_left = sorted(set(host_locks(check.host_lock_dir)) - before.host_locks)
     row.reports = reports_verdict(reports, log.read_text(errors="replace") if log.exists() else "", row.run_id)
     for cluster in leaked:  # the next run starts without it (a cluster of this check's own state directory)
         check.host.delete_cluster(cluster)
@@ -673,7 +728,7 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         return 2
     finally:
         remove_clusters(check)
-    text, ok = report(rows, args.runs, VARIANTS)
+    text, ok = report(rows, args.runs, VARIANTS, check.host_lock_dir)
     text += f"\n\nwork directory {work}: each run's log and reports; the state directory {check.state}"
     print(text)
     if args.out:

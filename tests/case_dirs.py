@@ -7,7 +7,12 @@ Their documented values are registered when their modules are imported (``regist
 module level, as ``examples/job_deadline`` does), so :func:`import_cases` imports every module of
 those folders the way pytest's default import mode does: a module inside packages (folders with
 ``__init__.py``) by its dotted name from the first folder above them, any other by its path with
-its own folder on ``sys.path`` (for the import only)."""
+its own folder on ``sys.path`` (for the import only).
+
+The catalogue (``scenarios/``, ``e2e/``) documents every minor of the upgrade path. A case of
+one's own may claim fewer, the ones whose source was read: the module that registers its
+values says so at module level, ``pytestmark = pytest.mark.k8s_minors(37, reason="…")``
+(:func:`claimed_minors`); its tests then also run on those minors only (e2e.run.minors)."""
 
 from __future__ import annotations
 
@@ -17,8 +22,15 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
+from e2e.judge.expectations import Expectation, Registry
+from e2e.run.minors import MARKER
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CASES = "scenarios examples apps"
+# held to every minor of the upgrade path, whatever their modules' k8s_minors say
+CATALOGUE = (ROOT / "scenarios", ROOT / "e2e")
 
 
 def case_dirs() -> list[Path]:
@@ -91,4 +103,24 @@ def _import(path: Path) -> str | None:
         return f"{shown(path)}: {type(e).__name__}: {e}"
     finally:
         sys.path[:] = saved
+    return None
+
+
+def claimed_minors(entry: Expectation, registry: Registry) -> tuple[int, ...] | None:
+    """The minors the module that registered ``entry`` claims (the module doc), ascending; None
+    when it claims none, or lies in the :data:`CATALOGUE`: then every minor of the upgrade path.
+    ``ValueError`` for a claim that names no minor or one that is not a number (pytest refuses
+    the marker so at collection too, e2e.run.minors)."""
+    module = sys.modules.get(registry.module_of(entry) or "")
+    file = getattr(module, "__file__", None)
+    if module is None or file is None or any(Path(file).resolve().is_relative_to(c) for c in CATALOGUE):
+        return None
+    marks = getattr(module, "pytestmark", [])
+    for mark in marks if isinstance(marks, list) else [marks]:
+        mark = mark.mark if isinstance(mark, pytest.MarkDecorator) else mark
+        if isinstance(mark, pytest.Mark) and mark.name == MARKER:
+            if not mark.args or not all(isinstance(m, int) and not isinstance(m, bool) for m in mark.args):
+                raise ValueError(f"{shown(Path(file))}: pytestmark {MARKER} takes the minors the module claims "
+                                 f"(37, or 36, 37), got {mark.args!r}")
+            return tuple(sorted(mark.args))
     return None

@@ -33,6 +33,7 @@ import inspect
 import re
 import subprocess
 import textwrap
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pdoc
@@ -232,3 +233,36 @@ def test_the_registry_reads_short_in_the_reference():
     from e2e.judge.expectations import REGISTRY
 
     assert len(repr(REGISTRY)) < 60 and "entries" in repr(REGISTRY)
+
+
+class _Reading(HTMLParser):
+    """A page read as text, top to bottom (as ``lynx -dump`` or a screen reader does): how many
+    list items (``<li>``) come before the first text containing ``first``."""
+
+    def __init__(self, page: str, first: str):
+        super().__init__()
+        self.first, self.items, self.found = first, 0, False
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.items += tag == "li" and not self.found
+
+    def handle_data(self, data):
+        self.found = self.found or self.first in data
+
+
+def test_the_reference_read_as_text_opens_with_the_module_not_its_navigation(tmp_path):
+    # issue 41 (7): read as text, each module's page opened with about 50 navigation bullets (pdoc's
+    # sidebar: every member of the module) before the module's own first line
+    plan = subprocess.run(["make", "-s", "-n", "docs"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    (line,) = [ln for ln in plan.splitlines() if "pdoc " in ln]
+    templates = re.search(r" (?:-t|--template-directory)[ =](\S+)", line)
+    try:
+        pdoc.render.configure(show_source=False, template_directory=ROOT / templates.group(1) if templates else None)
+        pdoc.pdoc("e2e.faults.core", output_directory=tmp_path)
+    finally:
+        pdoc.render.configure()
+    page = (tmp_path / "e2e" / "faults" / "core.html").read_text()
+    assert page.count("<li") > 40  # the navigation is still there, every member of the module ...
+    assert _Reading(page, "The fault protocol: inject, yield").items == 0  # ... after the module's text
+    assert page.index('<main class="pdoc">') < page.index('<nav class="pdoc">')

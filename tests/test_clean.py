@@ -174,9 +174,46 @@ def test_a_run_deletes_its_cluster_only_when_no_other_process_uses_it(state, fak
     finally:
         stop(other)
     assert deletions(fake_kind) == []
+    assert (state / "ple2e-shared.use").exists()  # in use: its use lock stays with it
     kind._hold_use()
     assert kind.delete_unless_used() is True
     assert deletions(fake_kind) == ["delete cluster --name ple2e-shared"]
+    # issue 41 (6): its lock files went with it, removed while held (e2e.cluster.lockfiles)
+    assert sorted(p.name for p in state.iterdir() if p.is_file()) == []
+
+
+def test_a_cluster_whose_creation_failed_leaves_no_lock_file_nobody_holds(state, fake_kind, monkeypatch):
+    profile = cluster.Profile(Path(__file__).resolve().parent.parent / "kind-config.yaml", "kindest/node:v1.37.2")
+    kind = cluster.Kind.of(profile)
+
+    def create_fails(*args, timeout=None, detached=False):
+        if args[0] == "create":
+            raise cluster.PreflightError("`kind create cluster` failed (1): no space left")
+        return ""
+
+    monkeypatch.setattr(kind, "_kind", create_fails)
+    monkeypatch.setattr(egress, "prepare", lambda: "egress guard: none here")
+    other = holder(f"import fcntl; fd = c.take(c.STATE_DIR / '{kind.name}.use', fcntl.LOCK_SH)")
+    try:  # another run about to use it: its use lock stays
+        with pytest.raises(cluster.PreflightError, match="no space left"):
+            kind.ensure(profile, "run-1")
+        assert sorted(p.name for p in state.glob(f"{kind.name}.*")) == [f"{kind.name}.use"]
+    finally:
+        stop(other)
+    with pytest.raises(cluster.PreflightError, match="no space left"):
+        kind.ensure(profile, "run-1")
+    assert sorted(p.name for p in state.glob(f"{kind.name}.*")) == []
+
+
+def test_a_run_removes_its_liveness_lock_at_its_end_once_its_other_processes_let_go(state):
+    cluster.hold_run("r5")
+    worker = holder("c.hold_run('r5')")  # an xdist worker of the same run, still exiting
+    try:
+        assert cluster.release_run("r5") is False and cluster.run_alive("r5")
+    finally:
+        stop(worker)
+    assert cluster.release_run("r5") is True
+    assert not (state / "runs" / "r5.lock").exists() and not cluster.run_alive("r5")
 
 
 def deletions(log: Path) -> list[str]:

@@ -370,3 +370,57 @@ def test_the_registry_modules_use_the_shared_builders():
     root = Path(__file__).resolve().parents[1] / "e2e" / "documented"
     own = {p.name: re.findall(r"^def (_exact|_text|_n|_count|_zero)\(", p.read_text(), re.M) for p in root.glob("*.py")}
     assert {k: v for k, v in own.items() if v} == {}
+
+
+# -- a behaviour a minor lacks: "absent" (README "Write your own case", equal) --------------
+
+WHY, SOURCE = "kubelet start + the first probe + the status write", "[UP] pkg/kubelet/prober (v1.34.4, v1.35.4)"
+
+
+@pytest.mark.parametrize("minor, flip_after_s, verdict, message", [
+    (34, 0.05, "pass", None),
+    (34, None, "fail", "XX-1 not_ready_s: measured 'absent', expected 5 s within [0.001, 15] s"),
+    (35, None, "pass", None),
+    (35, 0.05, "fail", "XX-1 not_ready_s: measured 0.05 s, expected 'absent'"),
+])
+def test_a_timing_documented_absent_on_a_minor_is_judged_there(tmp_path, minor, flip_after_s, verdict, message):
+    """issue 41 (7): README's worked example of a timing "absent" on a minor, judged on both sides."""
+    import json
+    import time
+    from dataclasses import replace
+
+    from e2e.judge.expectations import equal, within
+    from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+    from e2e.run.scenario import Scenario
+
+    class QuietRecorder:
+        started_at = 0.0
+
+        def check(self, since=None):
+            pass
+
+    entries = [
+        within("XX-1", "not_ready_s", 5, 0.001, 15, WHY, SOURCE, minors=(None, 34)),  # 1.34: Ready flips False, then back
+        equal("XX-1", "not_ready_s", "absent", SOURCE, unit="s", minors=(35, None)),  # 1.35+: no flip, nothing to time
+    ]
+    r = Registry()  # as register(entries, verified_in=("1.34.4", "1.35.4")) would
+    r.add(*(replace(e, verified_in=tuple(v for v in ("1.34.4", "1.35.4") if e.applies_to(int(v.split(".")[1]))))
+            for e in entries))
+    judge = Judge(MeasurementLog(tmp_path / "m.json"), "t", "r", f"v1.{minor}.0", minor=minor, registry=r)
+    sc = Scenario(None, "ns", QuietRecorder(), judge, tmp_path, minor, 1)
+    start = time.time()
+
+    def not_ready():
+        return start if flip_after_s is not None and time.time() - start >= flip_after_s else None
+
+    flipped = sc.first_within(0.3, "Ready False", not_ready, interval_s=0.02)  # None: it never came
+    back = None if flipped is None else flipped + flip_after_s
+    sc.expect("XX-1", "not_ready_s", "absent" if flipped is None else back - flipped)
+    (m,) = json.loads((tmp_path / "m.json").read_text())["measurements"]
+    assert m["verdict"] == verdict
+    if message is None:
+        judge.verify()
+    else:
+        with pytest.raises(ExpectationFailed) as err:
+            judge.verify()
+        assert message in str(err.value)

@@ -65,18 +65,29 @@ def test_a_run_gets_the_pytest_command_of_its_cluster(tmp_path):
 # -- what a run left --------------------------------------------------------------------------------
 
 
-def test_leftovers_are_the_runs_files_and_its_clusters_lock_files_apart(tmp_path):
+def test_leftovers_are_every_file_the_run_made_lock_files_included(tmp_path):
+    """issue 41 (6): the check counted clean only because lock files were counted apart; now every
+    file a run made and left is a leftover, but for what may stay by design (STAYS)."""
     state = tmp_path / "state"
-    for name in ("runs/run-1.lock", "runs/run-1.left.json", "runs/run-10.left.json", "run-1.node.lock", "run-1.node.turn",
-                 f"{OWNED}.json", f"{OWNED}.use", f"{OWNED}.lock", f"{OWNED}-1.kubeconfig", f"{OWNED}1.json",
-                 f"{KEPT}.json", f"{KEPT}.node.turn", "guard/abc.sh", "guard/network.use", "creating.lock"):
-        (state / name).parent.mkdir(parents=True, exist_ok=True)
-        (state / name).write_text("")
-    left, locks = ic.leftovers(state, "run-1", [OWNED])
-    assert left == [f"{OWNED}-1.kubeconfig", f"{OWNED}.json", "runs/run-1.left.json"]
-    assert locks == [f"{OWNED}.lock", f"{OWNED}.use", "run-1.node.lock", "run-1.node.turn", "runs/run-1.lock"]
-    assert ic.leftovers(state, "run-1", []) == (["runs/run-1.left.json"], ["run-1.node.lock", "run-1.node.turn", "runs/run-1.lock"])
-    assert ic.leftovers(tmp_path / "none", "run-1", [OWNED]) == ([], [])
+
+    def make(*names):
+        for name in names:
+            (state / name).parent.mkdir(parents=True, exist_ok=True)
+            (state / name).write_text("")
+
+    make(f"{KEPT}.json", f"{KEPT}.use", f"{KEPT}.node.turn", "guard/old.sh")  # the kept cluster's, there before
+    before = ic.files(state)
+    make("runs/run-1.lock", "runs/run-1.left.json", "run-1.node.lock", "run-1.node.turn", f"{OWNED}.use", f"{OWNED}.lock",
+         "creating.lock", "create.0.lock", "guard/abc.sh", "cni/def.conflist")
+    left, stays = ic.leftovers(state, before)
+    assert left == ["create.0.lock", "creating.lock", f"{OWNED}.lock", f"{OWNED}.use", "run-1.node.lock", "run-1.node.turn",
+                    "runs/run-1.left.json", "runs/run-1.lock"]
+    assert stays == ["cni/def.conflist", "guard/abc.sh"]
+    assert ic.leftovers(tmp_path / "none", set()) == ([], [])
+    locks = tmp_path / "locks"
+    for name in ("egress.lock", "network.use", "network.lock", "other.lock"):
+        make(f"../locks/{name}")
+    assert ic.host_locks(locks) == ["other.lock"]  # the host's three are the host's
 
 
 JUNIT = ('<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="{errors}" '
@@ -139,7 +150,9 @@ def row(**kw) -> ic.Row:
     ({"namespaces": [f"{KEPT}/e2e-x"]}, f"leaked namespaces {KEPT}/e2e-x"),
     ({"deleting": 2}, None),  # deleted by the run, still Terminating
     ({"state_left": ["runs/r.left.json"]}, "state files left runs/r.left.json"),
-    ({"locks_left": ["runs/r.lock"]}, None),  # make clean's
+    ({"state_left": ["runs/r.lock"]}, "state files left runs/r.lock"),  # a lock file too (issue 41, 6)
+    ({"stays": ["guard/abc.sh"]}, None),  # by design: said under the table
+    ({"host_left": ["other.lock"]}, "files left in the host's lock directory other.lock"),
     ({"reports": "no junit.xml"}, "no junit.xml"),
 ])
 def test_a_rows_verdict(kw, problem):
@@ -203,6 +216,8 @@ class Behaviour:
     """What the fake runs leak, and runs that end early (the i-th run started ends at ``ends_s[i]``)."""
 
     ends_s: tuple[float, ...] = ()
+    leave_lock: bool = False  # the run lock stays (a run before issue 41, 6)
+    leave_host_file: bool = False
     exit_s: float = 4.0  # after the first signal
     hang: bool = False  # a stopped run never ends
     leak_namespace: bool = False
@@ -252,8 +267,13 @@ class FakeRun:
         if self.owned and self._due("node"):
             self.host.nodes.add(f"{OWNED}-control-plane")
             self.host.cluster_set.add(OWNED)
+            for name in ("creating.lock", "create.0.lock", f"{OWNED}.use", f"{OWNED}.lock", "guard/g1.sh"):
+                (self.state / name).parent.mkdir(parents=True, exist_ok=True)
+                (self.state / name).write_text("")
+            self.host.lock_dir.mkdir(parents=True, exist_ok=True)
+            (self.host.lock_dir / "network.use").write_text("")
         if self.owned and self._due("created"):
-            for suffix in (".json", ".kubeconfig", ".use", ".lock"):
+            for suffix in (".json", ".kubeconfig"):
                 (self.state / f"{OWNED}{suffix}").write_text("")
         if not self.setup and self._due("namespace"):
             self.host.ns[(self.cluster, self.run_id)] = [(f"e2e-{self.run_id}", "Active")]
@@ -278,10 +298,16 @@ class FakeRun:
         if self.owned and not self.b.leak_cluster:
             self.host.cluster_set.discard(OWNED)
             self.host.nodes.discard(f"{OWNED}-control-plane")
-            for suffix in (".json", ".kubeconfig", ".kind-config.yaml"):
+            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".use", ".lock"):
                 (self.state / f"{OWNED}{suffix}").unlink(missing_ok=True)
+        for name in ("creating.lock", "create.0.lock"):  # nobody holds them: they go (e2e.plugin.clusters)
+            (self.state / name).unlink(missing_ok=True)
         if not self.b.leave_file:
             (self.state / "runs" / f"{self.run_id}.left.json").unlink(missing_ok=True)
+        if not self.b.leave_lock:
+            (self.state / "runs" / f"{self.run_id}.lock").unlink(missing_ok=True)
+        if self.b.leave_host_file:
+            (self.host.lock_dir / "network.use.stale").write_text("")
         self.returncode = ic.INTERRUPTED if interrupted else 0
 
     def got(self, signum: int) -> None:
@@ -305,6 +331,7 @@ class FakeHost:
 
     def __init__(self, b: Behaviour | None = None, clock: Clock | None = None):
         self.b, self.clock = b or Behaviour(), clock or Clock()
+        self.lock_dir = ic.HOST_LOCK_DIR  # the host's lock files: the clock fixture's directory
         self.cluster_set = {"ple2e-someone"}
         self.nodes = {"ple2e-someone-control-plane", "registry"}
         self.ns: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -347,9 +374,10 @@ class FakeHost:
 
 
 @pytest.fixture
-def clock(monkeypatch) -> Clock:
+def clock(monkeypatch, tmp_path) -> Clock:
     clock = Clock()
     monkeypatch.setattr(ic, "time", clock)
+    monkeypatch.setattr(ic, "HOST_LOCK_DIR", tmp_path / "host-locks")  # never the host's own
     monkeypatch.setenv("E2E_NODE_IMAGE", "kindest/node:v1.37.2")
     return clock
 
@@ -378,7 +406,10 @@ def test_twenty_runs_stopped_at_every_moment_leave_nothing(clock, tmp_path):
     assert f"as namespace e2e-{by['v7'].run_id} appeared" in by["v7"].moment
     assert "; SIGINT again +" in by["v2"].moment and "during the cleanup" in by["v8"].moment
     assert by["v1"].reports == "ok: 2 tests (1 interrupted, 1 passed)" and by["v1"].exit_after_s == 4.0
-    assert by["v1"].locks_left and by["v1"].state_left == []  # its run lock and its cluster's: make clean's
+    # the first run's node guard stays (every later run finds it there): said why, under the table
+    assert rows[0].state_left == [] and rows[0].stays == ["guard/g1.sh"] and by["v1"].stays == []
+    assert "| `guard/*` in the state directory | 1 file(s): guard/g1.sh | the node guard" in text
+    assert "`network.use` (held shared by every run with a cluster on the network)" in text
     assert sent_to(host, by["v9"]) == [("SIGTERM", False)] and sent_to(host, by["v3"]) == [("SIGTERM", True)]
     assert sent_to(host, by["v8"]) == [("SIGINT", True), ("SIGINT", True)]
     assert sum(r.setup for r in host.runs) == 1  # one kept cluster for every kept and kubeconfig run
@@ -392,6 +423,10 @@ def test_twenty_runs_stopped_at_every_moment_leave_nothing(clock, tmp_path):
     (Behaviour(leak_namespace=True), "v10", f"leaked namespaces {KEPT}/e2e-"),
     (Behaviour(leak_cluster=True), "v1", f"leaked {OWNED}; state files left {OWNED}.kind-config.yaml"),
     (Behaviour(leave_file=True), "v9", "state files left runs/"),
+    # issue 41 (6): a lock file left behind fails the check (it was counted apart, as make clean's)
+    (Behaviour(leave_lock=True), "v1", "state files left runs/interrupt-check-20260101-000000-001.lock"),
+    (Behaviour(leave_lock=True), "v10", "state files left runs/interrupt-check-20260101-000000-"),
+    (Behaviour(leave_host_file=True), "v4", "files left in the host's lock directory network.use.stale"),
     (Behaviour(interrupted_as_passed=True), "v7", "junit.xml disagrees with summary.md (tests 1 vs 2)"),
     (Behaviour(hang=True), "v2", "exit -9 (SIGKILL), expected"),
 ])

@@ -166,3 +166,71 @@ def test_a_test_waits_for_creations_in_progress_also_between_two(tmp_path, monke
     _start(a, b, t, gap=0.05)
     # b waited for the one slot while a created: the test still waited for b
     assert order == ["a creates", "b creates", "test starts"]
+
+
+@pytest.mark.parametrize("kubeconfig", [None, "kept.kubeconfig"])
+def test_the_end_of_a_run_removes_the_lock_files_it_made_unless_someone_holds_them(tmp_path, monkeypatch, kubeconfig):
+    """issue 41 (6): a run left its liveness lock, a --kubeconfig run its node lock and turnstile, and
+    the creation marker and slots stayed, all until a `make clean`."""
+    import fcntl
+    import os
+    from types import SimpleNamespace
+
+    from e2e.cluster import kind
+    from e2e.cluster.lockfiles import take
+
+    monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)
+    config = SimpleNamespace(getoption=lambda name: kubeconfig if name == "--kubeconfig" else None)
+    kind.hold_run("run-1")
+    with clusters.hold_node(config, "default", [0], False), kind.creating():
+        pass
+    made = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert "runs/run-1.lock" in made and "creating.lock" in made and "default-0.node.turn" in made
+    other = take(tmp_path / "create.0.lock", fcntl.LOCK_EX)  # another run creating a cluster now
+    try:
+        clusters._remove_lock_files(config)
+    finally:
+        os.close(other)
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    if kubeconfig:  # its node's locks are named by the run; it creates no cluster: the creation locks are not its own
+        assert left == ["create.0.lock", "creating.lock"]
+    else:  # a kind cluster's node locks go with the cluster (Kind.delete), or stay with a kept one
+        assert left == ["create.0.lock", "default-0.node.lock", "default-0.node.turn"]
+    assert not kind.run_alive("run-1")
+
+
+def test_the_lock_files_of_a_cluster_whose_creation_was_stopped_go_at_the_end_of_the_run(state, monkeypatch):
+    """make interrupt-check run 5 (v4: SIGINT 11.3 s into kind create): the cluster and its state
+    files went, but its node's lock and turnstile (taken before the cluster is made) stayed."""
+    import fcntl
+    import os
+    from types import SimpleNamespace
+
+    from e2e.cluster.lockfiles import take
+    from e2e.record.jsonfile import update_json
+
+    monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)
+    update_json(clusters._used_file(), lambda names: ["ple2e-gone", "ple2e-held", "ple2e-kept"], list)
+    for name in ("ple2e-gone", "ple2e-held", "ple2e-kept"):
+        for suffix in (".use", ".lock", ".node.lock", ".node.turn"):
+            (state / f"{name}{suffix}").write_text("")
+    (state / "ple2e-kept.json").write_text("{}")  # a cluster that exists: its files are its own
+    held = take(state / "ple2e-held.node.lock", fcntl.LOCK_SH)  # another run about to make it
+    try:
+        clusters._sweep_used(SimpleNamespace(getoption=lambda name: None), set())
+    finally:
+        os.close(held)
+    assert sorted(p.name for p in state.iterdir() if p.is_file()) == [
+        "ple2e-held.node.lock", "ple2e-kept.json", "ple2e-kept.lock", "ple2e-kept.node.lock", "ple2e-kept.node.turn",
+        "ple2e-kept.use"]
+
+
+def test_waiting_for_creations_makes_no_lock_file(tmp_path, monkeypatch):
+    """make interrupt-check (INTERRUPTS=10, row 9): a --kubeconfig run, which creates no cluster,
+    left ``creating.lock``: its test's wait for creations in progress had made it."""
+    from e2e.cluster import kind
+
+    monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
+    assert kind.wait_for_creations(5) < 0.5
+    assert list(tmp_path.iterdir()) == []

@@ -249,3 +249,35 @@ def test_a_malformed_race_is_refused_where_it_is_declared(race, problem):
 def test_a_race_beside_a_known_bug_is_refused():
     with pytest.raises(ValueError, match="KnownBug.race"):
         Expectation("XX-1", "n", 1, "[UP]", known_bug=KnownBug("k/k#1", correct=0, mechanism="m"), race=Race(2, "m"))
+
+
+def test_the_reference_says_which_outcome_a_race_text_describes_and_what_happened_means(tmp_path):
+    """issue 41 (7): the reference did not say which outcome ``KnownBug.race`` describes, nor what
+    ``details.race.outcome = happened`` refers to; it says so now, and the judge does what it says."""
+    def said(doc: str | None) -> str:
+        return " ".join((doc or "").split())
+
+    bug = said(KnownBug.__doc__)
+    assert "the **buggy** one, the expectation's own documented value" in bug and "the **correct** one, ``correct``" in bug
+    assert 'the buggy value is ``bug-present`` with ``details.race.outcome = "happened"``' in bug
+    assert 'the correct value a pass — never ``bug-fixed`` — with ``"did not happen"``' in bug
+    # ... as the judge records it: NF-2's buggy value (the documented one) happened, the correct one did not
+    for outcome, race in (("present", RACE_HAPPENED), ("absent", RACE_ABSENT)):
+        judge_nf2(tmp_path / f"{outcome}.json", "r", outcome)
+        (m, _) = json.loads((tmp_path / f"{outcome}.json").read_text())["measurements"]
+        entry = REGISTRY.lookup("NF-2", NAMES[0], 37, 1)
+        assert m["details"]["race"]["outcome"] == race
+        assert (m["value"] == entry.documented) == (race == RACE_HAPPENED)
+        assert (m["value"] == entry.known_bug.correct) == (race == RACE_ABSENT)
+
+    other = said(Race.__doc__)
+    assert 'holding this ``documented``, ``details.race.outcome = "happened"``' in other
+    assert 'holding the expectation\'s own value ``"did not happen"``' in other
+    r = Registry()
+    r.add(Expectation("ZZ-1", "gap_s", 0.0, "[UP] t", unit="s", band=Band(0, 2), why="w",
+                      race=Race(10.0, band=Band(9, 12), why="a late informer")))
+    j = Judge(MeasurementLog(tmp_path / "race.json"), "t", "r", "v1.37.2", minor=37, registry=r)
+    j.expect("ZZ-1", "gap_s", 10.5)
+    j.expect("ZZ-1", "gap_s", 1.0)
+    happened, usual = json.loads((tmp_path / "race.json").read_text())["measurements"]
+    assert (happened["details"]["race"]["outcome"], usual["details"]["race"]["outcome"]) == (RACE_HAPPENED, RACE_ABSENT)

@@ -53,6 +53,23 @@ def test_the_worked_example_is_the_file_it_quotes():
         assert line in section and line in example, line
 
 
+def test_the_guide_says_how_a_value_absent_on_a_minor_is_judged():
+    # issue 41 (7): nothing said a timing may be documented "absent" on a minor, nor how it is judged
+    # there; the guide's example is the one tests/test_expectations.py judges on both minors
+    section = _section("Write your own case")
+    judged = (ROOT / "tests" / "test_expectations.py").read_text()
+    for line in ('within("XX-1", "not_ready_s", 5, 0.001, 15, WHY, SOURCE, minors=(None, 34)),',
+                 'equal("XX-1", "not_ready_s", "absent", SOURCE, unit="s", minors=(35, None)),',
+                 'flipped = sc.first_within(',
+                 'sc.expect("XX-1", "not_ready_s", "absent" if flipped is None else back - flipped)',
+                 "XX-1 not_ready_s: measured 'absent', expected 5 s within [0.001, 15] s"):
+        assert line in section, line
+        assert line in judged, line
+    assert "measured 0.05 s, expected 'absent'" in judged and "measured 3.2 s, expected 'absent'" in section
+    from e2e.judge.expectations import equal  # and the API reference says it where the value is given
+    assert "``\"absent\"`` documents a behaviour a minor lacks" in (equal.__doc__ or "")
+
+
 def test_the_code_map_names_every_module_of_e2e():
     # issue 13: README's map named 11 of 23 modules; every module is named under its package's entry
     # issue 25: one entry per package of the tree (the layers), and no entry names a module that is not there

@@ -399,3 +399,45 @@ def test_a_test_stopped_in_its_set_up_is_named_interrupted(pytester: pytest.Pyte
         "         test interrupted: test_x.py::test_needs_a_cluster — *",
         "tests: 1 interrupted, 1 passed",
     ])
+
+
+def test_a_wait_that_timed_out_reads_measured_nothing_as_the_failure_message_does(tmp_path):
+    """issue 41 (7): a timed-out wait showed as ``None s`` in summary.md and the terminal case table,
+    where its failure message and measurements.txt say "measured nothing"."""
+    from e2e.judge.expectations import Band, Expectation, Registry
+    from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+    from e2e.report.summary import read_measurements
+    from e2e.run.scenario import Scenario
+
+    class QuietRecorder:
+        started_at = 0.0
+
+        def changes(self, kind=None, name=None):
+            return []
+
+        def check(self, since=None):
+            pass
+
+    r = Registry()
+    r.add(Expectation("ZZ-1", "job_complete_after_s", 5.0, "[UP] test", unit="s", band=Band(4, 8), why="mechanism"))
+    r.add(Expectation("ZZ-1", "reason", "DeadlineExceeded", "[UP] test"))
+    judge = Judge(MeasurementLog(tmp_path / "measurements.json"), TEST, "run-1", "v1.37.2", minor=37, registry=r)
+    sc = Scenario(None, "ns", QuietRecorder(), judge, tmp_path, 37, 1)
+    with pytest.raises(ExpectationFailed, match="job_complete_after_s: measured nothing"):
+        sc.wait_for("job z complete", lambda: None, 0.2, interval_s=0.05, case="ZZ-1", measurement="job_complete_after_s")
+    sc.expect("ZZ-1", "reason", None)  # a value read as None: not a timeout, and not "nothing"
+    assert "measured nothing  expected 5 s within [4, 8] s" in judge.summary()  # measurements.txt
+
+    values = read_measurements(tmp_path / "measurements.json", "run-1")
+    timed_out, read_none = values
+    assert value(timed_out) == "nothing"
+    assert value(read_none) == "None (a value read as None, not a timeout)"
+    outcomes = [Outcome(TEST, "failed", ["ZZ-1"], "ExpectationFailed: 1 of 1 measured values")]
+    summaries = build(values, outcomes)
+    lines = terminal_lines(summaries, outcomes)
+    md = markdown(summaries, outcomes, "Run run-1")
+    for text in ("\n".join(lines), md):
+        assert "None s" not in text
+        assert "job_complete_after_s nothing vs 5 [4, 8]" in text  # the case table's key values
+        assert "fail: job_complete_after_s = nothing — expected 5 s within [4, 8] s" in text
+    assert "| job_complete_after_s | nothing | 5 s within [4, 8] s | fail |" in md

@@ -27,7 +27,8 @@ import sys
 from typing import Any
 
 from ..cluster import kind as cluster, egress
-from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive, unused
+from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
+from ..cluster.lockfiles import remove_unused, unused
 from ..cluster.kube import RUN_LABEL, Kube
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,17 @@ STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".n
 NODE_LOCKS = (".node.lock", ".node.turn")
 # cluster creations' marker and slots (e2e.cluster.kind.creating): creating.lock, create.<i>.lock
 CREATION_LOCKS = ("creating.lock", "create.*.lock")
+# lock files: removed only while held exclusively (e2e.cluster.lockfiles), so a process that
+# takes one meanwhile keeps it
+LOCK_SUFFIXES = (".lock", ".use", ".turn")
+
+
+def _remove(path) -> None:
+    """Remove ``path``; a lock file only if nobody holds it (then it stays: it is in use again)."""
+    if path.name.endswith(LOCK_SUFFIXES):
+        remove_unused(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _say(dry_run: bool, what: str) -> None:
@@ -97,7 +109,7 @@ def clean(dry_run: bool = False) -> int:
         else:
             continue
         if not dry_run:
-            path.unlink(missing_ok=True)
+            _remove(path)
     if state_dir.is_dir():
         runs = state_dir / "runs"
         run_locks = sorted(runs.glob("*.lock")) if runs.is_dir() else []
@@ -106,14 +118,15 @@ def clean(dry_run: bool = False) -> int:
             if path not in alive:
                 _say(dry_run, f"lock of dead run {path}")
                 if not dry_run:
-                    path.unlink(missing_ok=True)
+                    _remove(path)
         # the creation marker and slots (e2e.cluster.kind.creating) are shared by every run: they
-        # go only when no run is alive, so that none waits on a file removed under it
+        # go when nobody holds them and no run is alive (an older checkout's run, which does not
+        # lock a removed file again, may share the state directory)
         for path in [] if alive else sorted(p for g in CREATION_LOCKS for p in state_dir.glob(g)):
             if unused(path):
                 _say(dry_run, f"cluster creation lock {path}")
                 if not dry_run:
-                    path.unlink(missing_ok=True)
+                    _remove(path)
         mounted = "".join(
             (state_dir / f"{n}.kind-config.yaml").read_text() for n in remaining if (state_dir / f"{n}.kind-config.yaml").is_file()
         )

@@ -49,6 +49,7 @@ import yaml
 from filelock import FileLock
 
 from . import egress
+from .lockfiles import first_free, remove_unused, take, try_take, unused
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +258,8 @@ def kind_binary() -> str:
 class Kind:
     """The kind CLI for one cluster (by name) and the suite's state of it in ``STATE_DIR``:
     ``<name>.json`` (owner run, profile, node image, host ports), ``<name>.kubeconfig``,
-    ``<name>.lock`` (creation), ``<name>.use`` (held shared by every process using it)."""
+    ``<name>.lock`` (creation), ``<name>.use`` (held shared by every process using it): the two
+    lock files go with the cluster (:meth:`delete_unless_used`), or when its creation failed."""
 
     def __init__(self, name: str, kind: str | None = None):
         self.kind = kind or kind_binary()
@@ -298,6 +300,15 @@ class Kind:
         if profile.cluster_name != self.name:
             raise ValueError(f"profile {profile.name} is cluster {profile.cluster_name}, not {self.name}")
         self._hold_use()
+        try:
+            self._ensure(profile, run_id, images)
+        except BaseException:
+            if not self.state_file.exists():  # not created (failed, or stopped): this process no longer uses it
+                self._let_go()
+            raise
+        return self.kubeconfig
+
+    def _ensure(self, profile: Profile, run_id: str, images: Iterable[str]) -> None:
         with self._lock:
             if self.exists() and not self._nodes_running():
                 # e.g. after a reboot or a Docker restart: kind does not restart its nodes
@@ -314,7 +325,6 @@ class Kind:
                 with creating():
                     self._create(profile, run_id)
                     self._set_up(profile, images)
-        return self.kubeconfig
 
     def _set_up(self, profile: Profile, images: Iterable[str]) -> None:
         self.write_kubeconfig()
@@ -457,9 +467,16 @@ class Kind:
         :meth:`delete_unless_used`): ``make clean`` and the end of a run delete only clusters
         nobody else holds it on (a dead process holds nothing)."""
         if self.name not in _use_fds:
-            fd = os.open(STATE_DIR / f"{self.name}.use", os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            _use_fds[self.name] = fd
+            _use_fds[self.name] = take(STATE_DIR / f"{self.name}.use", fcntl.LOCK_SH)
+
+    def _let_go(self) -> None:
+        """This process stops using the cluster, which does not exist: its lock files go unless
+        another process holds them (lockfiles.remove_unused)."""
+        fd = _use_fds.pop(self.name, None)
+        if fd is not None:
+            os.close(fd)
+        for suffix in (".use", ".lock"):
+            remove_unused(STATE_DIR / f"{self.name}{suffix}")
 
     def delete_unless_used(self, export_logs_to: Path | None = None) -> bool:
         """Delete the cluster unless another process uses it (another worker of this run, or a
@@ -468,20 +485,20 @@ class Kind:
         fd = _use_fds.pop(self.name, None)
         if fd is not None:
             os.close(fd)
-        fd = os.open(STATE_DIR / f"{self.name}.use", os.O_RDWR | os.O_CREAT, 0o644)
+        use = STATE_DIR / f"{self.name}.use"
+        fd = try_take(use, fcntl.LOCK_EX)
+        if fd is None:
+            log.info("kind cluster %s is in use by another process: leaving it to the last user "
+                     "(or `make clean` once unused)", self.name)
+            return False
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                log.info("kind cluster %s is in use by another process: leaving it to the last user "
-                         "(or `make clean` once unused)", self.name)
-                return False
             if export_logs_to is not None:
                 try:
                     self.export_logs(export_logs_to)
                 except PreflightError as e:
                     log.warning("kind export logs of %s failed: %s", self.name, e)
             self.delete()  # a process about to use it waits in _hold_use meanwhile
+            use.unlink()  # held exclusively: one waiting in _hold_use locks the path again (e2e.cluster.lockfiles)
             return True
         finally:
             os.close(fd)
@@ -501,12 +518,13 @@ class Kind:
         self._kind("export", "logs", str(dest), "--name", self.name, timeout=300, detached=True)
 
     def delete(self) -> None:
-        """Delete the cluster and its state files (kubeconfig, state, kind config). ``kind delete``
-        runs in a session of its own: a Ctrl-C to the run's process group does not cut it."""
+        """Delete the cluster and its state files (kubeconfig, state, kind config, its node's lock
+        files, and its creation lock while this process holds it: e2e.cluster.lockfiles).
+        ``kind delete`` runs in a session of its own: a Ctrl-C to the run's process group does not
+        cut it. Its use lock goes in :meth:`delete_unless_used`, which holds it exclusively."""
         with self._lock:
             self._kind("delete", "cluster", "--name", self.name, timeout=300, detached=True)
-            # not .use: a process waiting on it must lock the same file a later user locks
-            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".node.turn"):
+            for suffix in (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".node.turn", ".lock"):
                 (STATE_DIR / f"{self.name}{suffix}").unlink(missing_ok=True)
 
     def copy_from_node(self, src: str, dest: Path) -> None:
@@ -536,57 +554,37 @@ CREATE_SLOTS = int(os.environ.get("E2E_CREATE_SLOTS", "2"))
 CREATION_WAIT_S = 600.0
 
 
-def lock_first_free(paths: list[Path], mode: int) -> tuple[int, list]:
-    """Open every path and lock the first one free with ``mode`` (``fcntl.LOCK_SH`` or
-    ``LOCK_EX``), polling every 0.5 s until one is; the index and every open file (closing a
-    file drops its lock)."""
-    files = [open(path, "a") for path in paths]  # the caller closes them
-    try:
-        while True:
-            for i, f in enumerate(files):
-                try:
-                    fcntl.flock(f, mode | fcntl.LOCK_NB)
-                    return i, files
-                except BlockingIOError:
-                    continue
-            time.sleep(0.5)
-    except BaseException:
-        for f in files:
-            f.close()
-        raise
-
-
 @contextmanager
 def creating():
     """Mark a creation in progress (a shared lock on ``creating.lock``; also while waiting for a
     slot, so that no test starts between two creations) and hold one of the CREATE_SLOTS
     creation slots (waiting for one) until the block ends."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
-    with open(STATE_DIR / "creating.lock", "a") as marker:
-        fcntl.flock(marker, fcntl.LOCK_SH)
-        _, slots = lock_first_free([STATE_DIR / f"create.{i}.lock" for i in range(max(1, CREATE_SLOTS))], fcntl.LOCK_EX)
+    marker = take(STATE_DIR / "creating.lock", fcntl.LOCK_SH)
+    try:
+        _, slot = first_free(creation_locks()[1:], fcntl.LOCK_EX)
         try:
             yield
         finally:
-            for f in slots:
-                f.close()  # closing drops this process's locks on them
+            os.close(slot)  # closing drops this process's lock on it
+    finally:
+        os.close(marker)
+
+
+def creation_locks() -> list[Path]:
+    """The creations' marker ``creating.lock`` and their slots ``create.<i>.lock`` (:func:`creating`):
+    files of the state directory, which every run of it shares; a run removes those nobody holds
+    at its end (e2e.plugin.clusters)."""
+    return [STATE_DIR / "creating.lock", *(STATE_DIR / f"create.{i}.lock" for i in range(max(1, CREATE_SLOTS)))]
 
 
 def wait_for_creations(timeout_s: float = CREATION_WAIT_S) -> float:
     """Wait until no cluster creation is in progress (see :func:`creating`), at most
     ``timeout_s``; return the seconds waited."""
-    STATE_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    fd = os.open(STATE_DIR / "creating.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        while time.monotonic() - started < timeout_s:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                time.sleep(0.5)
-    finally:
-        os.close(fd)
+    # a probe: it makes no lock file (a --kubeconfig run left creating.lock behind, make interrupt-check)
+    while time.monotonic() - started < timeout_s and not unused(STATE_DIR / "creating.lock"):
+        time.sleep(0.5)
     return time.monotonic() - started
 
 
@@ -626,8 +624,7 @@ def owned_clusters(run_id: str) -> list[str]:
 # A process that runs tests holds a shared flock on its run's lock file, and one on the use
 # file of every cluster it uses, for as long as it lives; the kernel drops them when it dies
 # (SIGKILL included). Whoever gets an exclusive lock knows that nobody holds them.
-_held: list[int] = []
-_runs_held: set[str] = set()
+_held: dict[str, int] = {}  # run id -> this process's open, shared-locked runs/<run id>.lock
 _use_fds: dict[str, int] = {}  # cluster name -> this process's open, shared-locked <name>.use
 
 
@@ -637,28 +634,19 @@ def _runs_dir() -> Path:
 
 def hold_run(run_id: str) -> None:
     """Mark run ``run_id`` alive for the life of this process (every worker of it calls this)."""
-    if run_id in _runs_held:
-        return
-    _runs_held.add(run_id)
-    _runs_dir().mkdir(parents=True, exist_ok=True)
-    fd = os.open(_runs_dir() / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_SH)
-    _held.append(fd)
+    if run_id not in _held:
+        _runs_dir().mkdir(parents=True, exist_ok=True)
+        _held[run_id] = take(_runs_dir() / f"{run_id}.lock", fcntl.LOCK_SH)
 
 
-def unused(path: Path) -> bool:
-    """True when no process holds a lock on ``path`` (a missing file: nobody ever did)."""
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)  # closing drops the probe's lock
+def release_run(run_id: str, wait_s: float = 0.0) -> bool:
+    """At the end of run ``run_id``: this process lets go of its liveness lock (:func:`hold_run`),
+    and the run's lock file goes once no other process of the run holds it, waiting at most
+    ``wait_s`` seconds for them (exiting xdist workers); True when it is gone."""
+    fd = _held.pop(run_id, None)
+    if fd is not None:
+        os.close(fd)
+    return remove_unused(_runs_dir() / f"{run_id}.lock", wait_s)
 
 
 def run_alive(run_id: str) -> bool:

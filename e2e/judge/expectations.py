@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence, cast
 
@@ -146,9 +147,13 @@ class KnownBug:
     function).
 
     ``race``: set when the bug shows only when a race goes its way, so one attempt may see either
-    outcome: what decides the race and how often each outcome was seen (``"seen in 1 of 2 runs on
-    v1.37.2"``). Both outcomes are accepted — the buggy one ``bug-present``, the correct one a pass,
-    never ``bug-fixed`` — and recorded (``details.race``, e2e.judge.measurements)."""
+    outcome. The text says what decides the race (file and function), and how often each of the two
+    outcomes was seen: the **buggy** one, the expectation's own documented value (the race went the
+    bug's way), and the **correct** one, ``correct`` (e.g. NF-2: "the taint stuck in 6 of the 8
+    runs": buggy 6, correct 2). Both are accepted and recorded in the value's ``details.race``
+    (e2e.judge.measurements): the buggy value is ``bug-present`` with ``details.race.outcome =
+    "happened"`` (the race the bug needs happened), the correct value a pass — never ``bug-fixed``
+    — with ``"did not happen"``; ``details.race.about`` is this text. Any other value fails."""
 
     issue: str
     correct: float | str | bool
@@ -166,8 +171,12 @@ class Race:
     """The other outcome of a race upstream tolerates, where no bug is filed (a late informer, a
     token spent on a stale read): ``documented`` with ``band`` in the expectation's unit, ``why``
     the mechanism — what decides the race, file and function — and how wide the band is, ``seen``
-    how often it was seen (``"2 of 31 values on v1.37.2"``). The expectation's own value is the
-    usual outcome; a value holding either passes (Expectation.race)."""
+    how often it was seen (``"2 of 31 values on v1.37.2"``) — all of this text about the other
+    outcome, this ``documented``. The expectation's own value is the usual outcome; a value
+    holding either passes (Expectation.race) and is recorded in ``details.race``: holding this
+    ``documented``, ``details.race.outcome = "happened"`` (the race happened; judged against this
+    band, ``details.race.about`` this ``why``), holding the expectation's own value ``"did not
+    happen"``."""
 
     documented: float | str | bool
     why: str
@@ -388,10 +397,13 @@ class Registry:
     version (:meth:`lookup`). The suite's is :data:`REGISTRY` (:func:`register` adds to it)."""
 
     entries: list[Expectation] = field(default_factory=list)
+    # per entry (by id: entries are never removed), the module that registered it (module_of)
+    _modules: dict[int, str] = field(default_factory=dict, repr=False, init=False)
 
-    def add(self, *expectations: Expectation) -> None:
-        """Add ``expectations``; raises ``ValueError`` when one overlaps an entry of the same case,
-        name and cgroup version in its ``minors``."""
+    def add(self, *expectations: Expectation, module: str | None = None) -> None:
+        """Add ``expectations``, registered by the module named ``module`` (:func:`register`
+        passes its caller's; :meth:`module_of`); raises ``ValueError`` when one overlaps an entry
+        of the same case, name and cgroup version in its ``minors``."""
         for new in expectations:
             for old in self.entries:
                 if (old.case, old.name, old.cgroup) == (new.case, new.name, new.cgroup) and _overlap(
@@ -399,6 +411,14 @@ class Registry:
                 ):
                     raise ValueError(f"{new.case} {new.name}: versions {new.versions()} overlap {old.versions()}")
             self.entries.append(new)
+            if module is not None:
+                self._modules[id(new)] = module
+
+    def module_of(self, entry: Expectation) -> str | None:
+        """The name of the module whose :func:`register` call added ``entry`` (as ``sys.modules``
+        holds it, e.g. ``"e2e.documented.crashloop"``); None for an entry added otherwise. ``make
+        test`` reads that module's claim of minors (README "Write your own case")."""
+        return self._modules.get(id(entry))
 
     def _candidates(self, case: str, name: str) -> list[Expectation]:
         candidates = [e for e in self.entries if e.case == case and e.name == name]
@@ -456,11 +476,14 @@ REGISTRY = Registry()
 def register(expectations: Iterable[Expectation], verified_in: tuple[str, ...]) -> None:
     """Add ``expectations`` to :data:`REGISTRY`; ``verified_in`` are the Kubernetes versions
     (``"1.37.2"``) whose source was read for this family's entries. An entry gets those of them
-    its ``minors`` cover, unless it names its own ``verified_in``. ``ValueError`` as
-    :meth:`Registry.add`, or for a version that is no ``1.<minor>.<patch>``."""
+    its ``minors`` cover, unless it names its own ``verified_in``. The calling module is noted
+    (:meth:`Registry.module_of`): ``make test`` holds a case's entries to every minor of the
+    upgrade path, or to the minors its module claims outside the catalogue (a module-level
+    ``pytestmark = pytest.mark.k8s_minors(37, reason=…)``; README "Write your own case").
+    ``ValueError`` as :meth:`Registry.add`, or for a version that is no ``1.<minor>.<patch>``."""
     minors = {v: version_minor(v) for v in verified_in}
     REGISTRY.add(*(e if e.verified_in else replace(e, verified_in=tuple(v for v in verified_in if e.applies_to(minors[v])))
-                   for e in expectations))
+                   for e in expectations), module=sys._getframe(1).f_globals.get("__name__"))
 
 
 # -- builders: the four shapes of a documented value, one name each (the module doc) -------------
@@ -468,7 +491,15 @@ def register(expectations: Iterable[Expectation], verified_in: tuple[str, ...]) 
 def equal(case: str, name: str, value: float | str | bool, source: str, **kw) -> Expectation:
     """Returns a value judged by equality, no band: ``value`` a string (a status, reason or
     message; a regex matched whole with ``pattern=True``), a flag, or a number that must be exactly
-    it (an exit code, a configured setting). ``ValueError`` for a bad entry, as :class:`Expectation`."""
+    it (an exit code, a configured setting). ``ValueError`` for a bad entry, as :class:`Expectation`.
+
+    ``"absent"`` documents a behaviour a minor lacks, beside the value of the minors that have it
+    (NF-5 ``not_ready_s``: a band up to 1.34, ``"absent"`` from 1.35: no Ready flip, nothing to
+    time). The test passes ``"absent"`` when it saw nothing; on that minor ``"absent"`` passes and a
+    measured number fails (``measured 3.2 s, expected 'absent'`` with ``unit="s"`` given here), and
+    on a minor with a band ``"absent"`` fails against it. A judged wait
+    that timed out measures ``None`` ("measured nothing"), which fails against ``"absent"`` too:
+    look with ``Scenario.first_within`` where the behaviour may be absent."""
     return Expectation(case, name, value, source, **kw)
 
 

@@ -36,9 +36,11 @@ BUG_PRESENT, BUG_FIXED = "bug-present", "bug-fixed"
 KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
 BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
 BUG_PRESENT_PREFIX = "known bug present:"
-# What ``details.race.outcome`` of a race's value says: the race went the bug's way (KnownBug.race:
-# verdict bug-present) or its other way (Expectation.race: verdict pass, judged against the race's
-# outcome), or not (verdict pass); e2e.cli.compare counts them over runs.
+# What ``details.race.outcome`` of a race's value says (e2e.cli.compare counts them over runs):
+# "happened" — the value holds the outcome that needs the race: KnownBug.race, the buggy one, the
+# expectation's documented value (verdict bug-present); Expectation.race, the race's other outcome,
+# Race.documented (verdict pass, judged against Race.band). "did not happen" — the value holds the
+# other one: KnownBug.correct, or the expectation's own usual value (verdict pass).
 RACE_HAPPENED, RACE_ABSENT = "happened", "did not happen"
 # The verdict of a value that holds an expectation applying to the cluster's minor by its range
 # (Expectation.minors) whose source was not read in any release of that minor
@@ -66,10 +68,11 @@ class Measurement:
     ``bug-fixed`` (it holds the correct value instead: not a failure, never a silent pass — the
     test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
     in ``details.known_bug``; any other value fails. A race's value (``KnownBug.race``: the bug shows
-    only when a race goes its way) is ``bug-present`` or, holding the correct value, ``pass`` —
-    never ``bug-fixed`` — with ``details.race.outcome`` :data:`RACE_HAPPENED` or :data:`RACE_ABSENT`;
-    so is a value of a race that is no bug (``Expectation.race``), always ``pass``, judged against
-    the outcome it holds. A failed timing value judged while the host
+    only when a race goes its way) is ``bug-present`` with ``details.race.outcome`` ``"happened"``
+    (it holds the buggy, documented value) or ``pass`` with ``"did not happen"`` (it holds
+    ``KnownBug.correct``) — never ``bug-fixed``; a value of a race that is no bug
+    (``Expectation.race``) is always ``pass``, judged against the outcome it holds: ``"happened"``
+    for ``Race.documented``, ``"did not happen"`` for the expectation's own value. A failed timing value judged while the host
     was overloaded is ``inconclusive`` (:mod:`e2e.judge.pressure`: never a pass, never a failure —
     the test ends skipped with :data:`~e2e.judge.pressure.INCONCLUSIVE_PREFIX`); with a host
     sampler every value has the host's CPU pressure of its window in ``details.host``. A value
@@ -183,14 +186,19 @@ def shown(value: object, unit: str = "", documented: object = None, band: list[f
     return repr(value)
 
 
+def measured_none(details: dict | None) -> str:
+    """What a measured ``None`` with these ``details`` is, as every message and report shows it:
+    ``nothing`` for a wait that timed out (:meth:`e2e.run.scenario.Scenario.wait_for` with
+    ``case``/``measurement`` records ``None`` with ``details.timed_out_after_s``), else
+    ``None (a value read as None, not a timeout)`` (a field not set, a condition without a reason)."""
+    return "nothing" if "timed_out_after_s" in (details or {}) else "None (a value read as None, not a timeout)"
+
+
 def measured(m: Measurement) -> str:
-    """The measured value of ``m`` as a message shows it (:func:`shown`), where ``None`` is two
-    things: ``nothing`` for a wait that timed out (:meth:`e2e.run.scenario.Scenario.wait_for` with
-    ``case``/``measurement`` records ``None`` with ``details.timed_out_after_s``), and
-    ``None (a value read as None, not a timeout)`` for a value the test read as None (a field
-    not set, a condition without a reason)."""
+    """The measured value of ``m`` as a message shows it (:func:`shown`); ``None`` as
+    :func:`measured_none` says."""
     if m.value is None:
-        return "nothing" if "timed_out_after_s" in m.details else "None (a value read as None, not a timeout)"
+        return measured_none(m.details)
     return shown(m.value, m.unit, m.documented, m.band)
 
 

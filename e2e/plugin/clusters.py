@@ -25,11 +25,13 @@ from ..cluster.kind import (
     PreflightError,
     Profile,
     check_docker,
+    creation_locks,
     hold_run,
-    lock_first_free,
     owned_clusters,
     profile_patches,
+    release_run,
 )
+from ..cluster.lockfiles import first_free, remove_unused, take
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..record.jsonfile import read_json, update_json
@@ -351,11 +353,11 @@ class Clusters:
         else:
             check_docker()
             kind = Kind.of(profile)
+            used = {kind.name}  # before it is made: one whose creation fails leaves lock files to remove (_sweep_used)
+            update_json(_used_file(), lambda names: sorted({*names, *used}), list)
             started = time.monotonic()
             kubeconfig, context = str(kind.ensure(profile, run_id(), list(workload_images().values()))), None
             log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
-            used = {kind.name}
-            update_json(_used_file(), lambda names: sorted({*names, *used}), list)
         kube = Kube(kubeconfig, context)
         version = kube.version()
         return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name, replica)
@@ -384,22 +386,18 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
     mode = fcntl.LOCK_EX if serial else fcntl.LOCK_SH
     if len(choices) == 1:
         lock = node_lock_path(config, name, choices[0])
-        with open(lock.with_suffix(".turn"), "a") as turnstile:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)
-            files = [open(lock, "a")]  # closed below
-            try:
-                fcntl.flock(files[0], mode)
-            except BaseException:
-                files[0].close()
-                raise
+        turnstile = take(lock.with_suffix(".turn"), fcntl.LOCK_EX)
+        try:
+            fd = take(lock, mode)
+        finally:
+            os.close(turnstile)
         i = 0
     else:
-        i, files = lock_first_free([node_lock_path(config, name, r) for r in choices], mode)
+        i, fd = first_free([node_lock_path(config, name, r) for r in choices], mode)
     try:
         yield choices[i]
     finally:
-        for f in files:
-            f.close()
+        os.close(fd)
 
 
 @contextmanager
@@ -407,12 +405,11 @@ def heavy_slot(slots: int) -> Iterator[None]:
     """Hold one of ``slots`` heavy-test slots of this run (e2e.run.plan), waiting for one."""
     runs = STATE_DIR / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    _, files = lock_first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], fcntl.LOCK_EX)
+    _, fd = first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], fcntl.LOCK_EX)
     try:
         yield
     finally:
-        for f in files:
-            f.close()
+        os.close(fd)
 
 
 @pytest.hookimpl(trylast=True)
@@ -421,10 +418,47 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     after Ctrl-C), then delete every cluster this run created, whatever its profile (unless
     --keep-cluster, which sweeps this run's namespaces instead). On a --kubeconfig cluster,
     sweep this run's namespaces: those of tests whose worker was stopped before its teardown
-    (xdist ends a worker that is not done within seconds of a Ctrl-C or SIGTERM)."""
+    (xdist ends a worker that is not done within seconds of a Ctrl-C or SIGTERM). Last, the lock
+    files the run made that nobody holds any more go (:func:`_remove_lock_files`)."""
     config = session.config
     if not _is_controller(config):
         return
+    try:
+        _finish_run(session, exitstatus)
+    finally:
+        _remove_lock_files(config)
+
+
+# Seconds the end of a run waits for its exiting xdist workers to let go of the run's own locks
+WORKERS_EXIT_S = 10.0
+
+
+def _remove_lock_files(config: pytest.Config) -> None:
+    """The lock files this run made in the state directory go once no process holds them
+    (e2e.cluster.lockfiles: removed while held exclusively, every taker checks): a --kubeconfig
+    run's node lock and turnstile and the run's own liveness lock (after its exiting workers let
+    go, at most :data:`WORKERS_EXIT_S` s), and the cluster creations' marker and slots, which any
+    run of the state directory shares (unless another run holds one now) — only in a run that
+    reached a cluster (its liveness lock is there). Its clusters' lock
+    files went with them (Kind.delete_unless_used). One a live process still holds stays, said in
+    the log: `make clean` removes it once that process is gone."""
+    if not (STATE_DIR / "runs" / f"{run_id()}.lock").exists():
+        return  # no test of the run reached a cluster (hold_run): it made none of them
+    held = []
+    if config.getoption("--kubeconfig"):
+        lock = node_lock_path(config, DEFAULT_PROFILE, 0)
+        held += [p for p in (lock, lock.with_suffix(".turn")) if not remove_unused(p, WORKERS_EXIT_S)]
+    else:
+        held += [p for p in creation_locks() if not remove_unused(p)]
+    if not release_run(run_id(), WORKERS_EXIT_S):
+        held.append(STATE_DIR / "runs" / f"{run_id()}.lock")
+    if held:
+        log.info("lock files held by a live process stay (`make clean` removes them once it is gone): %s",
+                 ", ".join(map(str, held)))
+
+
+def _finish_run(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
     for path in (*(STATE_DIR / "runs").glob(f"{run_id()}.heavy.*.lock"), _left_file(), Path(f"{_left_file()}.lock"),
                  _phase_file(), Path(f"{_phase_file()}.lock")):
         path.unlink(missing_ok=True)
@@ -462,13 +496,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _sweep_used(config: pytest.Config, owned: set[str]) -> None:
     """Sweep this run's namespaces on the clusters it used without creating them (a kept cluster of
     an earlier run): a test whose xdist worker was stopped before its teardown (a Ctrl-C or SIGTERM
-    to the group) left its namespace there."""
+    to the group) left its namespace there. Of a cluster it meant to use that does not exist (its
+    creation failed or was stopped: no state file), the lock files go unless someone holds them:
+    its use and creation locks, its node's lock and turnstile (taken before the cluster was made)."""
     used = _used_file()
     try:
         names = read_json(used, list)
     except (OSError, ValueError):
         names = []
     for name in names:
+        if not (STATE_DIR / f"{name}.json").exists():
+            for suffix in (".use", ".lock", ".node.lock", ".node.turn"):
+                remove_unused(STATE_DIR / f"{name}{suffix}", WORKERS_EXIT_S)
         kubeconfig = STATE_DIR / f"{name}.kubeconfig"
         if name in owned or not kubeconfig.exists():
             continue

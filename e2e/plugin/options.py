@@ -80,7 +80,8 @@ MARKERS = (
     "heavy: HTTP load, filling a disk, allocating memory or many pods: few at once (E2E_HEAVY_SLOTS, e2e.run.plan)",
     "traffic: judges requests a Service served through a fault: in a concurrent run, after every other test (e2e.run.plan)",
     "min_k8s(minor): needs Kubernetes 1.<minor> or newer",
-    "k8s_minors(*minors, reason=...): runs on Kubernetes 1.<minor> of these only (a gate profile valid there): "
+    "k8s_minors(*minors, reason=...): runs on Kubernetes 1.<minor> of these only (a gate profile valid there; as a "
+    "module's pytestmark outside scenarios/, the minors a case of one's own claims: make test checks only those): "
     "skipped at collection by --node-image's tag, else at setup (e2e.run.minors)",
     "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
     "ReplicaSet, PodDisruptionBudget, Node, Lease: the kube-node-lease heartbeats)",

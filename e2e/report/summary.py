@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from ..judge.expectations import equal_to, measured_number, number
-from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED, known_bug_note
+from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED, known_bug_note, measured_none
 from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
 from . import drift, history
 from .junit import mark_interrupted
@@ -107,8 +107,12 @@ def rank(verdict: str) -> int:
 
 def value(m: dict) -> str:
     """``"11 s"``, ``"'CrashLoopBackOff'"``: a measurement's value with its unit, a number with
-    the precision of its documented one (:func:`e2e.judge.expectations.measured_number`)."""
+    the precision of its documented one (:func:`e2e.judge.expectations.measured_number`);
+    ``"nothing"`` for a wait that timed out, as the failure message and ``measurements.txt`` say
+    (:func:`e2e.judge.measurements.measured_none`)."""
     v = m["value"]
+    if v is None:
+        return measured_none(m.get("details"))
     if isinstance(v, float):
         v = measured_number(v, m.get("documented"), m.get("band"))
     elif isinstance(v, str):

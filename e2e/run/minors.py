@@ -15,6 +15,10 @@ refuse to start: component-base ``featuregate`` ``unsafeSetFromMap``, "unrecogni
   the test is skipped at its setup, as ``min_k8s`` does (e2e.plugin.fixtures).
 
 The reason reads ``environment: …`` (the suite's environment skip: the cluster cannot run it).
+
+A case of one's own, outside the catalogue, claims with the same marker as its module's
+``pytestmark`` the minors whose source was read for it: ``make test`` holds its documented values
+to those minors only, and its tests run on them only (README "Write your own case").
 """
 
 from __future__ import annotations
