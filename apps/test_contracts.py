@@ -17,7 +17,7 @@ load on new connections at the config's rate. Without ``--app`` the two embedded
 - AP-3 readiness before serving (scale up by one under load): failed requests, pod created → Ready;
   a StatefulSet: the new pod's name (the next ordinal) and its ordered creation (OrderedReady:
   each ordinal after the previous is Ready; Parallel: all at once);
-- AP-4 ``kubectl drain`` of the app's node (profile ``multi-node``), with and without its
+- AP-4 ``kubectl drain`` of the node with most of the app's pods (profile ``multi-node``), with and without its
   PodDisruptionBudget: failed requests, the drain's time and exit code, evictions refused; with the
   budget: disruptionsAllowed before, the 429 refusals it caused and their line, its lowest
   disruptionsAllowed and currentHealthy (the budget held);
@@ -25,7 +25,7 @@ load on new connections at the config's rate. Without ``--app`` the two embedded
   SIGKILL → Ready again, the requests lost (bounded by the platform's detection time and the replicas);
 - AP-6 memory under load: each pod's peak (the cgroup's high-water mark) against its limit, OOM kills;
 - AP-7 (opt-in: ``node_fault: kubelet-stop`` in app.yaml; profile ``multi-node``) the kubelet of the
-  app's node stopped under load (e2e.faults.components.kubelet_stopped: always undone, the cluster's
+  node with most of the app's pods stopped under load (e2e.faults.components.kubelet_stopped: always undone, the cluster's
   health checked after): the time from its last Lease renewal until the Service's traffic moved off
   its pods, the node's Ready reason, the requests lost.
 
@@ -199,9 +199,22 @@ def _mine(pod: dict, app: AppSpec) -> bool:
 
 
 def _pods_of(sc: Scenario, app: AppSpec) -> list[str]:
-    """The app's pods that exist and are not being deleted, oldest first (a StatefulSet's: by ordinal)."""
+    """The app's pods that exist and are not being deleted, oldest first."""
     items = [p for p in sc.kube.pods(sc.namespace) if not (p.get("metadata") or {}).get("deletionTimestamp") and _mine(p, app)]
     return [p["metadata"]["name"] for p in sorted(items, key=lambda p: p["metadata"]["creationTimestamp"])]
+
+
+def busiest_node(placed: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """The node holding most of the app's pods and those pods, of ``placed`` (``(pod, node)``,
+    oldest pod first); a tie goes to the node of the oldest pod. AP-4 drains it and AP-7 stops its
+    kubelet: where a node loss or a drain costs the app most (and a budget has pods to refuse)."""
+    nodes = list(dict.fromkeys(node for _, node in placed))
+    node = max(nodes, key=lambda n: (sum(1 for _, m in placed if m == n), -nodes.index(n)))
+    return node, [p for p, m in placed if m == node]
+
+
+def _placed(sc: Scenario, app: AppSpec) -> list[tuple[str, str]]:
+    return [(p, (sc.pod(p) or {})["spec"]["nodeName"]) for p in _pods_of(sc, app)]
 
 
 def _uids(sc: Scenario, app: AppSpec) -> dict[str, str]:
@@ -564,8 +577,8 @@ KUBECTL_EXIT_S = 30
 @pytest.mark.case("AP-4")
 @pytest.mark.parametrize("budget", ["with-pdb", "without-pdb"])
 def test_drain_the_apps_node(scenario: Scenario, cluster, kubectl: str, app: AppSpec, budget: str):
-    """AP-4: on the two-node profile, ``kubectl drain`` (the cluster's own kubectl) of the node of
-    the app's oldest pod, limited to the app's pods (``--pod-selector``), under load, with the
+    """AP-4: on the two-node profile, ``kubectl drain`` (the cluster's own kubectl) of the node with
+    most of the app's pods (:func:`busiest_node`), limited to them (``--pod-selector``), under load, with the
     app's PodDisruptionBudget and without it: failed requests, the drain's time (kubectl start →
     exit, its ``--timeout`` the objective), its exit code, the evictions the API refused (429,
     "will retry after 5s"; none without a budget). With the budget (its status as recorded):
@@ -581,8 +594,8 @@ def test_drain_the_apps_node(scenario: Scenario, cluster, kubectl: str, app: App
         app = dataclasses.replace(app, objects=[o for o in app.objects if o["kind"] != "PodDisruptionBudget"],
                                   dry_run_objects=[o for o in app.dry_run_objects if o["kind"] != "PodDisruptionBudget"], pdb=None)
     f = deploy(sc, app)
-    node = (sc.pod(_pods_of(sc, app)[0]) or {})["spec"]["nodeName"]
-    on_node = {u: n for u, n in _uids(sc, app).items() if (sc.pod(n) or {})["spec"]["nodeName"] == node}
+    node, names = busiest_node(_placed(sc, app))
+    on_node = {u: n for u, n in _uids(sc, app).items() if n in names}
     sc.note("AP-4 node drained", f"{node} ({len(on_node)} of {app.replicas} pods: {', '.join(sorted(on_node.values()))})")
     sc.judge.registry = app_registry(dataclasses.replace(f, drained_pods=len(on_node)))
     pdb, before = "", {}
@@ -770,7 +783,7 @@ def test_memory_under_load(scenario: Scenario, app: AppSpec):
 @pytest.mark.case("AP-7")
 def test_kubelet_of_the_apps_node_stopped(scenario: Scenario, app: AppSpec):
     """AP-7 (opt-in: ``node_fault: kubelet-stop`` in app.yaml): on the two-node profile, the kubelet
-    of the app's oldest pod's node stopped under load (``systemctl stop kubelet``; always started
+    of the node with most of the app's pods (:func:`busiest_node`) stopped under load (``systemctl stop kubelet``; always started
     again, then the cluster's health checked: e2e.faults.core.fault) until the endpoints of every
     app pod on that node are not ready and TAIL_S more: the time from the node's last Lease renewal
     before the stop until the Service's traffic moved off its pods (the last of their endpoints
@@ -782,8 +795,7 @@ def test_kubelet_of_the_apps_node_stopped(scenario: Scenario, app: AppSpec):
     if sc.kind is None:
         pytest.skip("environment: the kubelet is stopped in the kind node container")
     deploy(sc, app)
-    node = (sc.pod(_pods_of(sc, app)[0]) or {})["spec"]["nodeName"]
-    on_node = sorted(p for p in _pods_of(sc, app) if (sc.pod(p) or {})["spec"]["nodeName"] == node)
+    node, on_node = busiest_node(_placed(sc, app))
     sc.note("AP-7 node", f"{node} ({len(on_node)} of {app.replicas} pods: {', '.join(on_node)})")
     renew_s = faults_doc.LEASE_DURATION_S[faults_doc.DEFAULT] * faults_doc.RENEW_FRACTION * (1 + faults_doc.RENEW_JITTER)
     budget = renew_s + sc.judge.wait_budget_s("AP-7", "traffic_moved_after_last_renew_s") + WAIT_SLACK_S

@@ -291,7 +291,8 @@ def test_the_stateful_example_is_a_statefulset_behind_a_headless_service_with_th
     app = load(STATEFUL)
     assert (app.kind, app.pod_management_policy, app.governing_service, app.service_name) == (
         "StatefulSet", "OrderedReady", "web", "web-load")
-    assert (app.prestop_s, app.readiness, app.node_fault, app.expect_to_fail, app.budget) == (5.0, True, "kubelet-stop", (), (1, 1))
+    assert (app.prestop_s, app.readiness, app.node_fault, app.expect_to_fail, app.budget) == (5.0, True, "kubelet-stop", (), (2, 1))
+    assert app.replicas == 3  # on two nodes one holds two: the budget (one disruption) must refuse one of them
 
 
 def test_the_embedded_apps_are_the_graceful_and_the_naive_shape():
@@ -562,6 +563,14 @@ def test_the_contracts_count_only_the_apps_own_service(tmp_path, monkeypatch):
     f = facts(app)
     assert (f.replicas, f.surge, f.unavailable, f.grace_s, f.prestop_s, f.rate_per_s) == (3, 1, 0, 40, 8.0, 20.0)
     assert f.objectives.max_shutdown_s == (40.0, app.objectives["max_shutdown_s"].source)
+
+
+def test_the_drained_and_stopped_node_is_the_one_with_most_of_the_apps_pods(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    from apps.test_contracts import busiest_node
+    assert busiest_node([("web-0", "a"), ("web-1", "b"), ("web-2", "b")]) == ("b", ["web-1", "web-2"])
+    assert busiest_node([("web-0", "a"), ("web-1", "b")]) == ("a", ["web-0"])  # a tie: the oldest pod's node
+    assert busiest_node([("x", "b"), ("y", "b")]) == ("b", ["x", "y"])
 
 
 def test_the_contracts_count_pod_objects_and_a_statefulsets_rollout(tmp_path, monkeypatch):
