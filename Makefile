@@ -81,9 +81,9 @@ e2e: prepare ## the main job: set-up, a kind cluster, the scenarios (E2E_MARKERS
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
 # your own app under the lifecycle contracts (apps/, README "Your own app"): APP=dir of manifests
-# (a Deployment, its Service, optional PDB and app.yaml); several: APP="dir1 dir2"; without APP the
-# two embedded examples/apps (graceful: every contract holds; naive: a negative control). Same
-# set-up and reports as make e2e.
+# (a Deployment or StatefulSet, its Service, optional PDB and app.yaml); several: APP="dir1 dir2";
+# without APP the two embedded examples/apps (graceful: every contract holds; naive: a negative
+# control); APP=examples/apps/stateful: a StatefulSet. Same set-up and reports as make e2e.
 APP ?=
 app: prepare ## your own app under the lifecycle contracts (APP=dir; default: examples/apps)
 	set -a; . $(REPORTS)/profile.env; set +a; \

@@ -12,16 +12,18 @@ from pathlib import Path
 import pytest
 
 from e2e.app import spec as spec_mod
-from e2e.app.spec import NODE_PORT, AppInputError, load_app, missing_on_host, prestop_seconds, probe_budget_s, resolve_fenceposts
-from e2e.app.verdicts import Seen, hint, table
-from e2e.documented.app import SEED_REFERENCE, AppFacts, Objectives, app_registry, crash_failures_max
-from e2e.judge.expectations import REGISTRY
+from e2e.app.spec import (NODE_PORT, AppInputError, load_app, missing_on_host, pdb_budget, prestop_seconds, probe_budget_s,
+                          resolve_fenceposts, statefulset_max_unavailable)
+from e2e.app.verdicts import PLATFORM, Seen, hint, table
+from e2e.documented.app import SEED_REFERENCE, SEED_STATEFULSET, AppFacts, Objectives, app_registry, crash_failures_max
+from e2e.judge.expectations import REGISTRY, UnknownMeasurement
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change
 from helpers import nodes_holding
 
 ROOT = Path(__file__).resolve().parents[1]
 GRACEFUL, NAIVE = ROOT / "examples" / "apps" / "graceful", ROOT / "examples" / "apps" / "naive"
+STATEFUL = ROOT / "examples" / "apps" / "stateful"
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -55,6 +57,42 @@ spec:
     - {name: http, port: 80, targetPort: 8080, nodePort: 31000}
 """
 
+STATEFULSET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: shop}
+spec:
+  serviceName: shop-peers
+  replicas: 3
+  ordinals: {start: 2}
+  selector: {matchLabels: {app: shop}}
+  template:
+    metadata: {labels: {app: shop}}
+    spec:
+      containers:
+        - name: shop
+          image: example/shop:1.2
+          readinessProbe: {httpGet: {path: /ready, port: 8080}}
+"""
+PEERS = """\
+apiVersion: v1
+kind: Service
+metadata: {name: shop-peers}
+spec:
+  clusterIP: None
+  selector: {app: shop}
+  ports:
+    - {name: http, port: 80, targetPort: 8080}
+"""
+PDB = """\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: shop}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {app: shop}}
+"""
+
 
 def app_dir(tmp_path: Path, files: dict[str, str]) -> Path:
     d = tmp_path / "shop"
@@ -74,7 +112,7 @@ def test_an_app_is_read_with_its_service_published_and_nothing_pulled(tmp_path):
                            "hpa.yaml": "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: shop}\nspec: {}\n",
                            "app.yaml": "service: {port: http, path: /buy}\nload: {rate_per_s: 10}\n"})
     app = load(d)
-    assert (app.name, app.deployment, app.container, app.service_name) == ("shop", "shop", "shop", "shop")
+    assert (app.name, app.workload_name, app.container, app.service_name) == ("shop", "shop", "shop", "shop")
     assert repr(app) == f"app shop ({d})"
     assert (app.replicas, app.grace_s, app.prestop_s, app.readiness, app.startup_budget_s) == (3, 40, 8.0, True, 21.0)
     assert (app.max_surge, app.max_unavailable) == (1, 0)  # 25 % of 3: up 0.75 → 1, down → 0
@@ -111,6 +149,55 @@ def test_config_objectives_replace_the_defaults_and_say_so(tmp_path):
     assert o["max_shutdown_s"].value == 12.5 and o["exit_code"].source.startswith("default 0")
 
 
+def test_a_statefulset_is_read_with_its_identity_and_a_nodeport_copy_of_its_headless_service(tmp_path):
+    d = app_dir(tmp_path, {"sts.yaml": STATEFULSET, "peers.yaml": PEERS, "pdb.yaml": PDB})
+    app = load(d)
+    assert (app.kind, app.workload_name, app.pod_management_policy, app.governing_service) == ("StatefulSet", "shop", "OrderedReady", "shop-peers")
+    assert (app.ordinal_start, app.pod_name(2), app.update_strategy) == (2, "shop-2", ("RollingUpdate", 0))
+    assert (app.max_surge, app.max_unavailable, app.budget) == (0, 1, (2, 1))  # one pod per ordinal; the PDB: 3 − 1 healthy
+    # the headless Service is applied as written; the load goes through a NodePort copy of it
+    load_svc = app.objects[0]
+    assert (app.service_name, load_svc["spec"]["type"], load_svc["spec"]["ports"][0]["nodePort"]) == ("shop-peers-load", "NodePort", NODE_PORT)
+    assert "clusterIP" not in load_svc["spec"] and load_svc["spec"]["selector"] == {"app": "shop"}
+    assert next(o for o in app.objects if o["metadata"]["name"] == "shop-peers")["spec"]["clusterIP"] == "None"
+    assert [o["metadata"]["name"] for o in app.dry_run_objects if o["kind"] == "Service"] == ["shop-peers"]
+    assert app.added == ["Service/shop-peers-load: a NodePort copy of the headless Service/shop-peers (peers.yaml) for the load, "
+                         "which a headless Service cannot carry"]
+    sts = next(o for o in app.objects if o["kind"] == "StatefulSet")
+    assert sts["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Never"
+    # no progressDeadlineSeconds: rollout and drain default to replicas × (grace + startup budget) = 3 × (30 + 150)
+    o = app.objectives
+    assert (o["max_rollout_s"].value, o["max_drain_s"].value) == (540, 540)
+    assert "replicas × (terminationGracePeriodSeconds + the startup budget)" in o["max_rollout_s"].source
+    assert "stateful_set_control.go updateStatefulSet" in o["max_drain_s"].source
+    assert app.facts()["podManagementPolicy"] == "OrderedReady" and app.facts()["pdb.disruptionsAllowed"] == 1
+
+
+def test_a_clusterip_service_beside_the_headless_one_carries_the_load(tmp_path):
+    app = load(app_dir(tmp_path, {"sts.yaml": STATEFULSET, "peers.yaml": PEERS, "svc.yaml": SERVICE}))
+    assert (app.service_name, app.added) == ("shop", [])
+    assert [o["metadata"]["name"] for o in app.objects if o["kind"] == "Service"] == ["shop", "shop-peers"]
+
+
+@pytest.mark.parametrize("replicas, field, want", [(5, None, 1), (5, 2, 2), (5, "50%", 2), (1, "10%", 1), (4, "25%", 1)])
+def test_a_statefulsets_max_unavailable_resolves_as_its_controller_does(replicas, field, want):
+    assert statefulset_max_unavailable(replicas, field) == want
+
+
+@pytest.mark.parametrize("budget, want", [
+    ({"maxUnavailable": 1}, (2, 1)), ({"maxUnavailable": "50%"}, (1, 2)), ({"maxUnavailable": 0}, (3, 0)),
+    ({"minAvailable": 2}, (2, 1)), ({"minAvailable": "50%"}, (2, 1)), ({"minAvailable": 3}, (3, 0)), ({}, (0, 3)),
+])
+def test_a_budget_resolves_as_the_disruption_controller_does(budget, want):
+    assert pdb_budget({"spec": budget}, 3) == want
+
+
+def test_the_node_fault_is_an_opt_in_of_app_yaml(tmp_path):
+    d = app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "node_fault: kubelet-stop\n"})
+    assert load(d).node_fault == "kubelet-stop"
+    assert load(GRACEFUL).node_fault is None
+
+
 # -- bad input: one message each, before any cluster -------------------------------------------
 @pytest.mark.parametrize("files, message", [
     ({"deploy.yaml": DEPLOYMENT},
@@ -121,10 +208,10 @@ def test_config_objectives_replace_the_defaults_and_say_so(tmp_path):
     ({"deploy.yaml": DEPLOYMENT + "  bad: [unclosed\n", "svc.yaml": SERVICE}, "broken manifest: "),
     ({"deploy.yaml": "kind: Deployment\nmetadata: {name: x}\n", "svc.yaml": SERVICE},
      "broken manifest: {d}/deploy.yaml: every document needs apiVersion and kind"),
-    ({"svc.yaml": SERVICE}, "{d}: no Deployment in the manifests"),
+    ({"svc.yaml": SERVICE}, "{d}: no Deployment or StatefulSet in the manifests"),
     ({"app.yaml": "service: {port: 80}\n"}, "{d}: no manifest (*.yaml, *.yml besides app.yaml) in the app directory"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "objectivs: {}\n"},
-     "{d}/app.yaml: unknown key 'objectivs' (known: container, expect_to_fail, load, objectives, service, workload)"),
+     "{d}/app.yaml: unknown key 'objectivs' (known: container, expect_to_fail, load, node_fault, objectives, service, workload)"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "objectives: {max_failed: 1}\n"},
      "{d}/app.yaml: unknown key objectives.max_failed (known: exit_code, max_drain_s, max_failed_requests"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "load: {rate_per_s: 500}\n"},
@@ -133,10 +220,20 @@ def test_config_objectives_replace_the_defaults_and_say_so(tmp_path):
      "{d}/svc.yaml: Service/shop has no port 8443 (config service.port); its ports: metrics:9090, http:80"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: prod}\n"},
      "{d}/ns.yaml: Namespace/prod: the suite applies the app into a namespace of its own"),
-    ({"sts.yaml": DEPLOYMENT.replace("kind: Deployment", "kind: StatefulSet"), "svc.yaml": SERVICE},
-     "{d}: StatefulSet/shop: only a Deployment is supported so far"),
+    ({"sts.yaml": STATEFULSET.replace("serviceName: shop-peers", "serviceName: shop-nodes"), "svc.yaml": SERVICE,
+      "peers.yaml": PEERS},
+     "{d}: StatefulSet/shop: spec.serviceName 'shop-nodes' names no Service of the directory (its pods' DNS names "
+     "<pod>.shop-nodes need it): add the headless Service 'shop-nodes' (clusterIP: None) that selects the pods"),
+    ({"sts.yaml": STATEFULSET, "deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "peers.yaml": PEERS},
+     "{d}: several workloads (Deployment/shop, StatefulSet/shop): name the one to judge with `workload:` in app.yaml"),
+    ({"sts.yaml": STATEFULSET, "peers.yaml": PEERS, "taken.yaml": PEERS.replace("name: shop-peers", "name: shop-peers-load")
+      .replace("clusterIP: None", "clusterIP: 10.96.0.9").replace("app: shop", "app: other")},
+     "{d}: Service/shop-peers is headless and the NodePort copy the load needs would be named 'shop-peers-load', which "
+     "Service/shop-peers-load has: rename it, or add a ClusterIP Service that selects the pods"),
+    ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "node_fault: node-reboot\n"},
+     "{d}/app.yaml: node_fault: 'node-reboot' is not a node fault the contracts offer (kubelet-stop)"),
     ({"deploy.yaml": DEPLOYMENT, "svc.yaml": SERVICE, "app.yaml": "expect_to_fail: [AP-9]\n"},
-     "{d}/app.yaml: expect_to_fail: ['AP-9'] are not contracts (AP-1, AP-2, AP-3, AP-4, AP-5, AP-6)"),
+     "{d}/app.yaml: expect_to_fail: ['AP-9'] are not contracts (AP-1, AP-2, AP-3, AP-4, AP-5, AP-6, AP-7)"),
 ])
 def test_bad_input_stops_with_one_clear_message(tmp_path, files, message):
     d = app_dir(tmp_path, files)
@@ -188,6 +285,14 @@ def test_prestop_length_is_read_from_sleep_actions_and_exec_sleeps(lifecycle, wa
 def test_probe_budget_uses_the_api_defaults():
     assert probe_budget_s({}) == 30.0
     assert probe_budget_s({"periodSeconds": 5, "failureThreshold": 30}) == 150.0
+
+
+def test_the_stateful_example_is_a_statefulset_behind_a_headless_service_with_the_node_fault():
+    app = load(STATEFUL)
+    assert (app.kind, app.pod_management_policy, app.governing_service, app.service_name) == (
+        "StatefulSet", "OrderedReady", "web", "web-load")
+    assert (app.prestop_s, app.readiness, app.node_fault, app.expect_to_fail, app.budget) == (5.0, True, "kubelet-stop", (), (2, 1))
+    assert app.replicas == 3  # on two nodes one holds two: the budget (one disruption) must refuse one of them
 
 
 def test_the_embedded_apps_are_the_graceful_and_the_naive_shape():
@@ -304,6 +409,92 @@ def test_memory_is_judged_against_the_headroom_objective_and_no_oom_kill(tmp_pat
     assert "GOMEMLIMIT" in hint("AP-6", "oom_kills", load(GRACEFUL), Seen())
 
 
+def sts_facts(replicas=3, start=0, budget=None, drained=None, unavailable=1) -> AppFacts:
+    f = facts(replicas=replicas, surge=0, unavailable=unavailable)
+    return dataclasses.replace(f, kind="StatefulSet", ordinal_start=start, budget=budget, drained_pods=drained)
+
+
+def test_a_statefulset_is_judged_by_its_own_documented_behaviour(tmp_path):
+    j = Judge(MeasurementLog(tmp_path / "m.json"), test="t", run_id="r", kubernetes="v1.37.2", minor=37,
+              registry=app_registry(sts_facts(start=2)))
+    # one pod per ordinal: never more than the replicas; one down at a time; from the highest ordinal down
+    assert j.expect("AP-2", "max_pods", 3) and not j.expect("AP-2", "max_pods", 4)
+    assert j.expect("AP-2", "min_available", 2) and not j.expect("AP-2", "min_available", 1)
+    assert j.expect("AP-2", "replaced_order", "web-4,web-3,web-2", set="web")
+    assert not j.expect("AP-2", "replaced_order", "web-2,web-3,web-4", set="web")
+    assert j.expect("AP-3", "new_pod_name", "web-5", set="web") and not j.expect("AP-3", "new_pod_name", "web-3", set="web")
+    # ST-1 ordered creation, ST-5 identity
+    assert j.expect("AP-3", "next_created_after_ready_s[OrderedReady]", 0.4)
+    assert not j.expect("AP-3", "next_created_after_ready_s[OrderedReady]", -0.2)  # created before the previous was Ready
+    assert not j.expect("AP-3", "not_ready_at_once_max[OrderedReady]", 2)
+    assert j.expect("AP-1", "recreated_after_gone_s", 0.3) and not j.expect("AP-1", "recreated_after_gone_s", -0.1)
+    assert not j.expect("AP-1", "replacement_name_kept", False) and j.expect("AP-1", "endpoint_hostname_is_pod_name", True)
+    with pytest.raises(UnknownMeasurement):  # a Deployment's surge arithmetic is no StatefulSet's
+        j.expect("AP-2", "max_replicaset_sum", 3)
+    # a Deployment's registry has none of them
+    with pytest.raises(UnknownMeasurement):
+        judge(tmp_path, facts()).expect("AP-2", "max_pods", 2)
+
+
+def test_a_budget_is_judged_by_the_refusals_it_must_cause_and_that_it_held(tmp_path):
+    def j(drained: int) -> Judge:
+        return Judge(MeasurementLog(tmp_path / f"m{drained}.json"), test="t", run_id="r", kubernetes="v1.37.2", minor=37,
+                     registry=app_registry(sts_facts(budget=(2, 1), drained=drained)))
+    # two of the app's pods on the node, one disruption allowed: the other is refused at least once
+    two = j(2)
+    assert two.expect("AP-4", "disruptions_allowed_before[with-pdb]", 1) and not two.expect("AP-4", "disruptions_allowed_before[with-pdb]", 2)
+    assert not two.expect("AP-4", "evictions_refused[with-pdb]", 0)
+    assert two.expect("AP-4", "evictions_refused[with-pdb]", 1) and two.expect("AP-4", "evictions_refused[with-pdb]", 7)
+    assert two.expect("AP-4", "disruptions_allowed_min[with-pdb]", 0) and not two.expect("AP-4", "disruptions_allowed_min[with-pdb]", 1)
+    assert two.expect("AP-4", "current_healthy_min[with-pdb]", 2) and not two.expect("AP-4", "current_healthy_min[with-pdb]", 1)
+    line = ('error when evicting pods/"web-1" -n "ns-1" (will retry after 5s): Cannot evict pod as it would violate the '
+            "pod's disruption budget.")
+    assert two.expect("AP-4", "refusal_line[with-pdb]", line, pod="web-1", namespace="ns-1")
+    assert not two.expect("AP-4", "refusal_line[with-pdb]", line.replace("(will", "(would"), pod="web-1", namespace="ns-1")
+    # one pod on the node: the budget allows it at once, no refusal at all
+    one = j(1)
+    assert one.expect("AP-4", "evictions_refused[with-pdb]", 0) and not one.expect("AP-4", "evictions_refused[with-pdb]", 1)
+    src = one.registry.lookup("AP-4", "evictions_refused[with-pdb]", 37).source
+    assert "eviction.go EvictionREST.Create → checkAndDecrement" in src and "429 TooManyRequests" in src
+    # without a budget, or before the drain counted the node's pods, nothing of it is registered
+    with pytest.raises(UnknownMeasurement):
+        Judge(MeasurementLog(tmp_path / "n.json"), test="t", run_id="r", kubernetes="v1.37.2", minor=37,
+              registry=app_registry(sts_facts(budget=(2, 1)))).expect("AP-4", "evictions_refused[with-pdb]", 1)
+
+
+def test_the_kubelet_stop_is_judged_by_the_node_lifecycle_chain_and_the_apps_objective(tmp_path):
+    j = judge(tmp_path, facts())
+    # multi-node: node-monitor-grace-period 50 s, period 5 s: [50, 50 + 2 × 5 + 2 × 1 + 1.5] s from the last renewal
+    assert j.expect("AP-7", "traffic_moved_after_last_renew_s", 50.0) and j.expect("AP-7", "traffic_moved_after_last_renew_s", 63.5)
+    assert not j.expect("AP-7", "traffic_moved_after_last_renew_s", 49.9)
+    assert not j.expect("AP-7", "traffic_moved_after_last_renew_s", 63.6)
+    assert j.expect("AP-7", "node_ready_reason", "NodeStatusUnknown") and not j.expect("AP-7", "node_ready_reason", "KubeletNotReady")
+    assert j.expect("AP-7", "failed_requests", 0) and not j.expect("AP-7", "failed_requests", 1)
+    assert "node_lifecycle_controller.go monitorNodeHealth" in j.registry.lookup("AP-7", "traffic_moved_after_last_renew_s", 37).source
+
+
+def test_the_new_values_say_whose_they_are_and_what_to_change():
+    app = load(GRACEFUL)
+    spread = hint("AP-7", "failed_requests", app, Seen(pods_on_node=2, failures_by_class={"refused": 40}))
+    assert spread.startswith("requests failed (40 refused): all 2 replicas ran on the node whose kubelet stopped")
+    assert "topologySpreadConstraints" in spread
+    assert "did not take the load" in hint("AP-7", "failed_requests", app, Seen(pods_on_node=1))
+    assert "no budget prevents" in hint("AP-4", "current_healthy_min[with-pdb]", app, Seen())
+    for case, name in [("AP-2", "max_pods"), ("AP-4", "evictions_refused[with-pdb]"), ("AP-7", "traffic_moved_after_last_renew_s"),
+                       ("AP-1", "recreated_after_gone_s")]:
+        assert hint(case, name, app, Seen()).startswith("the platform's own value"), (case, name)
+    assert ("AP-7", "failed_requests") not in PLATFORM
+
+
+def test_the_seeds_statefulset_registers_the_names_only_a_statefulset_has():
+    names = {e.name for e in REGISTRY.entries if e.case == "AP-2"}
+    assert {"max_pods", "replaced_order", "max_replicaset_sum"} <= names
+    sums = [e.documented for e in REGISTRY.entries if (e.case, e.name) == ("AP-2", "max_pods")]
+    assert sums == [SEED_STATEFULSET.replicas] == [3]
+    refused = [e for e in REGISTRY.entries if (e.case, e.name) == ("AP-4", "evictions_refused[with-pdb]")]
+    assert [e.band.low for e in refused] == [4]  # the seeds' 10 replicas, 5 on the node, a budget of 1
+
+
 # -- the plugin: --app is read before anything else ------------------------------------------------
 def test_bad_app_is_a_usage_error_before_any_test_or_cluster(pytester, tmp_path):
     d = app_dir(tmp_path, {"deploy.yaml": DEPLOYMENT})
@@ -372,3 +563,28 @@ def test_the_contracts_count_only_the_apps_own_service(tmp_path, monkeypatch):
     f = facts(app)
     assert (f.replicas, f.surge, f.unavailable, f.grace_s, f.prestop_s, f.rate_per_s) == (3, 1, 0, 40, 8.0, 20.0)
     assert f.objectives.max_shutdown_s == (40.0, app.objectives["max_shutdown_s"].source)
+
+
+def test_the_drained_and_stopped_node_is_the_one_with_most_of_the_apps_pods(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    from apps.test_contracts import busiest_node
+    assert busiest_node([("web-0", "a"), ("web-1", "b"), ("web-2", "b")]) == ("b", ["web-1", "web-2"])
+    assert busiest_node([("web-0", "a"), ("web-1", "b")]) == ("a", ["web-0"])  # a tie: the oldest pod's node
+    assert busiest_node([("x", "b"), ("y", "b")]) == ("b", ["x", "y"])
+
+
+def test_the_contracts_count_pod_objects_and_a_statefulsets_rollout(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    from apps.test_contracts import _status_complete, facts, most_pods_at_once
+    # web-1 replaced (its new object after the old one is gone), then web-0: never more than 2 objects at once
+    objects = {"a": ("web-0", 0, 20), "b": ("web-1", 0, 12), "c": ("web-1", 12, float("inf")), "d": ("web-0", 20.5, float("inf"))}
+    assert most_pods_at_once(objects, 10, 30) == 2
+    assert most_pods_at_once({**objects, "e": ("web-2", 11, 13)}, 10, 30) == 3  # a surge would show
+    assert most_pods_at_once(objects, 21, 30) == 2  # objects alive before the window count from its start
+    app = load(app_dir(tmp_path, {"sts.yaml": STATEFULSET, "peers.yaml": PEERS, "pdb.yaml": PDB}))
+    status = {"observedGeneration": 2, "replicas": 3, "readyReplicas": 3, "availableReplicas": 3, "updatedReplicas": 3,
+              "currentRevision": "shop-1", "updateRevision": "shop-2"}
+    assert not _status_complete({"status": status}, app, 2)  # the revisions meet only at the end
+    assert _status_complete({"status": {**status, "currentRevision": "shop-2"}}, app, 2)
+    f = facts(app, unavailable=2, drained_pods=2)
+    assert (f.kind, f.ordinal_start, f.surge, f.unavailable, f.budget, f.drained_pods) == ("StatefulSet", 2, 0, 2, (2, 1), 2)

@@ -22,10 +22,18 @@ CONTRACT_NAMES = {
     "AP-4": "kubectl drain of the app's node",
     "AP-5": "a crash (SIGKILL of the main process)",
     "AP-6": "memory under load vs its limit",
+    "AP-7": "the kubelet of the app's node stopped",
 }
 # the platform's own values: a failure is a finding about the cluster, not about the manifest
 PLATFORM = {("AP-1", "endpoint_not_ready_after_delete_s"), ("AP-2", "max_replicaset_sum"), ("AP-2", "min_available"),
-            ("AP-4", "evictions_refused"), ("AP-5", "crash_exit_code"), ("AP-5", "restart_gap_s")}
+            ("AP-4", "evictions_refused"), ("AP-5", "crash_exit_code"), ("AP-5", "restart_gap_s"),
+            # a StatefulSet's own (ST-1, ST-2, ST-5)
+            ("AP-1", "replacement_name_kept"), ("AP-1", "recreated_after_gone_s"), ("AP-1", "hostname_is_pod_name"),
+            ("AP-1", "subdomain_is_service"), ("AP-2", "max_pods"), ("AP-2", "replaced_order"), ("AP-3", "new_pod_name"),
+            ("AP-3", "next_created_after_ready_s"), ("AP-3", "not_ready_at_once_max"), ("AP-3", "created_spread_s"),
+            # the Eviction API under the app's budget (DR-1, DR-2), a node's lost heartbeat (NF-2, NF-4)
+            ("AP-4", "disruptions_allowed_before"), ("AP-4", "refusal_line"), ("AP-4", "disruptions_allowed_min"),
+            ("AP-7", "traffic_moved_after_last_renew_s"), ("AP-7", "node_ready_reason")}
 
 # the hints that quote nothing the run saw
 FIXED_HINTS = {
@@ -48,6 +56,13 @@ FIXED_HINTS = {
     ("AP-6", "oom_kills"): (
         "the kernel OOM-killed the app under its own load (reason OOMKilled, exit 137): raise resources.limits.memory, "
         "or bound the app's memory (Go: GOMEMLIMIT below the limit)"),
+    ("AP-1", "endpoint_hostname_is_pod_name"): (
+        "the governing Service (spec.serviceName) listed no endpoint with the pod's hostname: it must select the "
+        "StatefulSet's pods (its selector), so that each gets its DNS name <pod>.<service> — fix its selector"),
+    ("AP-4", "current_healthy_min"): (
+        "fewer pods were healthy during the drain than the budget's desiredHealthy: a pod went unready for another "
+        "reason than its eviction (a readinessProbe failing under load, a crash), which no budget prevents — check "
+        "the pods' events and the probe's timeouts"),
     ("AP-3", "ready_after_create_s"): (
         "the pod became Ready later than the objective: shorten the start, or give the startupProbe more budget "
         "(failureThreshold × periodSeconds) and raise objectives.max_startup_s"),
@@ -59,13 +74,15 @@ class Seen:
     """What a contract's run saw that a hint quotes (None: not seen): ``endpoint_removal_s`` (the
     deleted pod's endpoint ready=false after the delete), ``exit_code``, ``exit_after_delete_s``,
     ``failures_by_class`` (the load's failed requests by class), ``evicted_at_once`` (AP-4 without a
-    PodDisruptionBudget: the app's pods on the drained node)."""
+    PodDisruptionBudget: the app's pods on the drained node), ``pods_on_node`` (AP-7: the app's
+    pods on the node whose kubelet stopped)."""
 
     endpoint_removal_s: float | None = None
     exit_code: int | None = None
     exit_after_delete_s: float | None = None
     failures_by_class: dict[str, int] | None = None
     evicted_at_once: int | None = None
+    pods_on_node: int | None = None
 
 
 def _s(x: float | None) -> str:
@@ -103,6 +120,14 @@ def hint(case: str, name: str, app: AppSpec, seen: Seen, kube_proxy_sync_s: floa
         return (f"more requests failed{_failures(seen)} than the platform needs to take a crashed pod out of the Service: "
                 "a readinessProbe that keeps failing after the restart, or a slow restart — check the pod's events; more "
                 f"replicas than {app.replicas} spread the loss")
+    if (case, name) == ("AP-7", "failed_requests"):
+        if seen.pods_on_node is not None and seen.pods_on_node >= app.replicas:
+            return (f"requests failed{_failures(seen)}: all {app.replicas} replicas ran on the node whose kubelet stopped, so "
+                    "once their endpoints were marked not ready no pod was left to serve — spread the replicas over the "
+                    "nodes (topologySpreadConstraints on kubernetes.io/hostname, or a podAntiAffinity)")
+        return (f"requests failed{_failures(seen)} while the node's kubelet was stopped (its containers keep running): the "
+                "app's pods on the other nodes did not take the load when the traffic moved — check their readiness "
+                "and their capacity for the whole load")
     if name == "failed_requests":
         causes = []
         if case in ("AP-1", "AP-2", "AP-4"):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -13,6 +14,10 @@ from e2e.evidence.kubectl import Transcript
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import PODS_SLACK_S
+
+# kubectl drain's line for an eviction the API refused with 429 TooManyRequests (k8s.io/kubectl
+# pkg/drain/drain.go evictPods: apierrors.IsTooManyRequests → "will retry after 5s"), e.g. a budget's refusal.
+RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "(?P<ns>[^"]+)" \(will retry after 5s\): ')
 
 # The template of web.yaml after a rollout (rev 2): new pods wait for the test to write /tmp/ready.
 STEPPED = 'trap \'exit 0\' TERM; sleep 3600 & wait $!'
@@ -134,12 +139,12 @@ def replicaset_sum(sc: Scenario, since: float, until: float) -> Over:
     return over
 
 
-def deployment_status(sc: Scenario, field: str, since: float, until: float, name: str = "web") -> Over:
-    """``status.<field>`` of Deployment ``name`` over its recorded changes in ``[since, until]``
-    (absent counts as 0), starting from the state at ``since``."""
+def deployment_status(sc: Scenario, field: str, since: float, until: float, name: str = "web", kind: str = "Deployment") -> Over:
+    """``status.<field>`` of Deployment ``name`` (or of another ``kind``: a StatefulSet) over its
+    recorded changes in ``[since, until]`` (absent counts as 0), starting from the state at ``since``."""
     over = Over()
     last = None
-    for ch in sc.recorder.changes("Deployment", name):
+    for ch in sc.recorder.changes(kind, name):
         if ch.received_at > until:
             break
         last = ((ch.obj.get("status") or {}).get(field) or 0, ch.received_at)

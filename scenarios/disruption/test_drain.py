@@ -19,14 +19,13 @@ from e2e.documented import disruption as doc
 from e2e.evidence.kubectl import Transcript, run
 from e2e.run.scenario import Scenario
 
-from .disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
+from .disruption_helpers import RETRY, apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
 
 log = logging.getLogger(__name__)
 
 # kubectl gets this long beyond --timeout to print its summary and exit before it is killed.
 KUBECTL_EXIT_S = 60
 EVICTING = re.compile(r"^evicting pod (?P<ns>[^/]+)/(?P<pod>\S+)$")
-RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "(?P<ns>[^"]+)" \(will retry after 5s\): ')
 PENDING_POD = re.compile(r"^pod/\S+$")
 EVICTED = re.compile(r"^pod/\S+ evicted$")
 
