@@ -115,15 +115,17 @@ def test_without_a_history_the_merged_run_is_the_first_night_and_a_missing_one_i
 
 
 def test_a_shard_that_never_reported_is_a_hole_and_fails(tmp_path, shards, capsys):
-    assert main([str(shards[0]), "--out", str(tmp_path / "m"), "--no-html"]) == 1
+    # its runner left no reports (the nightly's artifact of a shard that failed before its pytest)
+    assert main([str(shards[0]), str(tmp_path / "gone"), "--out", str(tmp_path / "m"), "--no-html"]) == 1
     out = capsys.readouterr().out
+    assert f"HOLE {tmp_path / 'gone'}: no such directory (its runner left no reports)" in out
     assert "HOLE shard 2/2 left no record" in out
     assert f"HOLE {TESTS[1]}: in the part of no shard that left a record (shard 2/2 left none)" in out
     rows = cmp.compare(cmp.load_run(reports(tmp_path / "single", TESTS)), cmp.load_run(tmp_path / "m"))
     assert ("outcome", "unexplained") in {(r.name, r.change) for r in rows}
     assert cmp.load_run(tmp_path / "m").outcomes[TESTS[1]] == "error"
     summary = (tmp_path / "m" / "summary.md").read_text()
-    assert "- shard 2/2 left no record" in summary and "Status: **incomplete** — 2 hole(s)" in summary
+    assert "- shard 2/2 left no record" in summary and "Status: **incomplete** — 3 hole(s)" in summary
 
 
 def test_a_test_given_to_a_shard_and_never_reported_is_a_hole(tmp_path, capsys):

@@ -19,11 +19,11 @@ Then what did report is merged, and every test of the selection without a result
 a test in no recorded part (its shard left no record: a dir without ``shard.json``, whose pytest
 stopped before collection, or no dir at all), every test of a shard without a junit.xml of its own
 (none: its pytest stopped before its first test; an earlier run's: a reports dir reused) and a
-test a shard was given and never reported. Each hole is a test case with an error of its own in
-``junit.xml`` (the test's own name; ``e2e.merge``/``shard_3_of_3`` for a shard that left no
-record), so a merged run with a hole is never green and ``make compare`` counts it unexplained;
-``summary.md`` lists them. A dir without ``shard.json`` is named among the holes, nothing of it
-merged (nothing says which split it was of).
+test a shard was given and never reported. Each such test is a test case with an error of its
+own in ``junit.xml`` (``e2e.merge``/``shard_3_of_3`` stands for a shard that left no record when
+every test of the selection is in another part), so a merged run with a hole is never green and
+``make compare`` counts it unexplained; ``summary.md`` lists the holes. A dir without
+``shard.json`` is named among them, nothing of it merged (nothing says which split it was of).
 
 Output (``--out``, created; an existing directory is refused unless empty):
 
@@ -271,7 +271,8 @@ def merge(dirs: list[Path], out: Path, history_file: Path | None = None) -> Merg
     count, selection = shards[0].count, shards[0].record.selection
     run_id = f"merged-{shards[0].run_id}"
     out.mkdir(parents=True, exist_ok=True)
-    holes = [f"{d}: no {SHARD_FILE} (its pytest stopped before collection): nothing of it merged" for d, s in found if s is None]
+    holes = [f"{d}: no {SHARD_FILE} (its pytest stopped before collection): nothing of it merged" if d.is_dir()
+             else f"{d}: no such directory (its runner left no reports)" for d, s in found if s is None]
     absent = _absent(shards)
     holes += [f"shard {a} left no record" for a in absent]
     cases: list[ET.Element] = []
