@@ -178,6 +178,7 @@ def test_the_durations_of_the_night_win_over_those_carried_from_the_last_one(tmp
     ("unreadable record", "shard.json: not a shard record"),
     ("edited selection", "is not the one its inputs name"),
     ("twice", "shard 1/2 twice"),
+    ("one shard of two splits", "shards of different splits: durations digest"),
     ("other count", "shards of different splits: shard count 2 (1/2) vs 3 (2/3)"),
     ("other commit", "shards of different splits: commit eb322d2 (1/2) vs 0000000 (2/2)"),
     ("overlap", "the parts of one split overlap: lost (in no shard's part): none; doubled (in two parts): "
@@ -195,6 +196,8 @@ def test_bad_input_is_refused_in_one_line(tmp_path, shards, capsys, problem, exp
         (shards[1] / SHARD_FILE).write_text(json.dumps({**data, "selection": TESTS[1:]}))
     elif problem == "twice":
         args = [str(shards[0]), str(shards[0])]
+    elif problem == "one shard of two splits":  # the same shard of a runner that split on other durations
+        record(shards[1], "1/2", TESTS[1:], durations_s=50.0)
     elif problem == "other count":
         record(shards[1], "2/3", TESTS[1:])
     elif problem == "other commit":

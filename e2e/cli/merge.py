@@ -160,13 +160,8 @@ def _absent(shards: list[Shard]) -> list[str]:
 
 def check(shards: list[Shard]) -> None:
     """:class:`MergeError` when ``shards`` (at least one) are not the parts of one split (module
-    doc): the same shard twice, inputs that differ (naming each such input with each shard's value,
-    and the tests lost and doubled), or parts of one split that overlap."""
-    seen: dict[str, Path] = {}
-    for s in shards:
-        if s.name in seen:
-            raise MergeError(f"shard {s.name} twice: {seen[s.name]} and {s.path}")
-        seen[s.name] = s.path
+    doc): inputs that differ (naming each such input with each shard's value, and the tests lost
+    and doubled), the same shard twice, or parts of one split that overlap."""
     lost, doubled = lost_and_doubled(shards)
     first = shards[0].record.inputs
     differ = [label for label in SplitInputs.LABELS.values()
@@ -184,6 +179,11 @@ def check(shards: list[Shard]) -> None:
                          + _said(lost, doubled)
                          + (f" (shard {', '.join(absent)} left no record: its part is not known)" if absent else "")
                          + ". Run every shard of one selection from the same commit, node image and durations.json")
+    seen: dict[str, Path] = {}
+    for s in shards:
+        if s.name in seen:
+            raise MergeError(f"shard {s.name} twice: {seen[s.name]} and {s.path}")
+        seen[s.name] = s.path
     if doubled:
         raise MergeError(f"the parts of one split overlap: {_said([], doubled)}")
 
