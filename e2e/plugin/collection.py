@@ -22,8 +22,9 @@ from .options import STAGED, _reports
 # --shard's line for the terminal (pytest_report_collectionfinish)
 _SHARD_LINE = pytest.StashKey[str]()
 
-# Each test's duration in a quiet sequential run (v1.37.2, 2 cores): what the plan assumes
-# before this machine's own runs are known (the run's durations file, same shape, overrides it).
+# Each test's duration in a sequential run (v1.37.2, 2 cores; some on a loaded host: the file's
+# git log says which): what the plan assumes before this machine's own runs are known (the run's
+# durations file, same shape, overrides it).
 SEED_DURATIONS = Path(__file__).resolve().parents[2] / "scenarios" / "durations.json"
 
 
