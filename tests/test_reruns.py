@@ -125,6 +125,24 @@ def test_compare_counts_a_flaky_test_apart_never_as_a_pass(run, tmp_path):
     assert not [r for r in rows if r.change == "unexplained"]
 
 
+def test_a_test_flaky_two_nights_running_is_counted_on_the_second_too(run, tmp_path):
+    # issue 41 (4): compare listed a flaky test only when its outcome changed, so a test flaky
+    # every night was counted on none after the first
+    import shutil
+
+    _, values, junit = run("--reruns", "1")
+    nights = []
+    for night in ("a", "b"):
+        d = tmp_path / night
+        d.mkdir()
+        shutil.copy(junit, d / "junit.xml")
+        (d / "measurements.json").write_text(json.dumps({"measurements": [{**v, "run_id": night} for v in values]}))
+        nights.append(cmp.load_run(d))
+    rows = cmp.compare(*nights)
+    assert [(r.name, r.a, r.b, r.change) for r in rows if r.name == "outcome"] == [("outcome", "flaky", "flaky", "flaky")]
+    assert "1 flaky" in cmp.table(*nights, rows).splitlines()[-1] and not [r for r in rows if r.change == "unexplained"]
+
+
 def test_the_html_reports_reading_of_allure_results_keeps_the_last_attempt_flaky(tmp_path):
     from e2e.report.summary import read_allure_results
 

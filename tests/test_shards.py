@@ -4,6 +4,8 @@ together where another cluster would cost more than it saves."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from e2e.run.plan import Cost
-from e2e.run.shards import CLUSTER_CREATE_S, expected_s, parse_shard, split
+from e2e.run.shards import (CLUSTER_CREATE_S, SHARD_FILE, ShardRecord, commit_of, digest, expected_s, parse_shard,
+                            read_record, split, split_inputs, write_record)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,3 +74,97 @@ def test_the_shards_of_the_default_selection_cover_it_once():
 def test_a_malformed_shard_is_a_usage_error():
     text = collect("--shard", "4/3")
     assert "--shard '4/3': expected I/N with 1 ≤ I ≤ N (e.g. 2/3)" in text and "Traceback" not in text
+
+
+def record_of(selection: list[str], part: list[str], count: int = 2, durations_s: float = 60.0) -> ShardRecord:
+    costs = [Cost(t, "default", duration_s=durations_s) for t in selection]
+    return ShardRecord(1, "20261206-021700-beef", split_inputs("eb322d2", "v1.37.2", costs, selection, count), selection, part)
+
+
+def test_a_record_reads_back_as_written_and_its_inputs_name_what_differs(tmp_path):
+    written = record_of(["t1", "t2", "t3"], ["t1", "t3"])
+    write_record(tmp_path / "shard.json", written)
+    assert read_record(tmp_path / "shard.json") == written
+    assert json.loads((tmp_path / "shard.json").read_text())["inputs"] == {
+        "commit": "eb322d2", "kubernetes": "v1.37.2", "durations": written.inputs.durations,
+        "selection": written.inputs.selection, "count": 2}
+    other = record_of(["t1", "t2", "t3"], ["t2"], durations_s=30.0).inputs
+    assert written.inputs.differences(other) == ["durations digest"]
+    assert written.inputs.differences(record_of(["t1"], ["t1"], count=3).inputs) == [
+        "durations digest", "selection digest", "shard count"]
+    assert written.inputs.differences(written.inputs) == []
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda d: {**d, "tests": ["t1", "t9"]}, "its part holds 1 test(s) not in its selection: t9"),
+    (lambda d: {**d, "selection": ["t1"], "tests": ["t1"]}, "is not the one its inputs name"),
+    (lambda d: {**d, "shard": "1/3"}, "shard 1/3 but inputs.count 2"),
+    (lambda d: {k: v for k, v in d.items() if k != "inputs"}, "not a shard record with shard, run_id, inputs"),
+    (lambda d: {**d, "inputs": {**d["inputs"], "extra": 1}}, "not a shard record"),
+])
+def test_a_record_that_is_not_what_its_inputs_say_is_refused(tmp_path, change, expected):
+    write_record(tmp_path / "shard.json", record_of(["t1", "t2", "t3"], ["t1"]))
+    data = json.loads((tmp_path / "shard.json").read_text())
+    (tmp_path / "shard.json").write_text(json.dumps(change(data)))
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        read_record(tmp_path / "shard.json")
+
+
+def test_the_commit_is_the_checkouts_and_none_outside_one(tmp_path):
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert commit_of(ROOT) == head and len(head) == 40
+    assert commit_of(tmp_path) is None
+
+
+TWO = """
+import pytest
+
+@pytest.fixture
+def cluster():  # the split counts the tests with a cluster; these need none
+    return None
+
+@pytest.mark.parametrize("name", ["a", "b", "c"])
+def test_t(cluster, name):
+    pass
+
+def test_without_a_cluster():
+    pass
+"""
+
+
+def test_the_record_is_written_at_collection_with_the_selection_before_the_split(pytester, tmp_path, monkeypatch):
+    from e2e.plugin import clusters
+
+    monkeypatch.setattr(clusters, "_preflight", lambda config: None)  # the kubeconfig is never dialled
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)  # these tests under xdist: the run is sequential
+    pytester.makepyfile(test_two=TWO)
+    pytester.makeconftest("def pytest_collection_finish(session):\n    raise KeyboardInterrupt  # Ctrl-C\n")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    reports = tmp_path / "R"
+    result = pytester.runpytest(f"--kubeconfig={kubeconfig}", f"--reports-dir={reports}", "--shard=1/2", "-k", "not t[c]",
+                                "-p", "no:cacheprovider", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED and not (reports / "junit.xml").exists()  # no test ran
+    got = read_record(reports / SHARD_FILE)
+    # the selection after -k, before the split; a test without a cluster goes to shard 1
+    assert got.selection == ["test_two.py::test_t[a]", "test_two.py::test_t[b]", "test_two.py::test_without_a_cluster"]
+    assert got.tests == ["test_two.py::test_t[a]", "test_two.py::test_without_a_cluster"]
+    assert (got.index, got.inputs.count, got.inputs.commit, got.inputs.kubernetes) == (1, 2, None, None)
+    assert got.inputs.durations == digest({"test_two.py::test_t[a]": 60.0, "test_two.py::test_t[b]": 60.0})
+
+
+def test_a_run_without_shard_removes_an_earlier_shards_record(pytester, tmp_path, monkeypatch):
+    from e2e.plugin import clusters
+
+    monkeypatch.setattr(clusters, "_preflight", lambda config: None)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+    pytester.makepyfile(test_two=TWO)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("")
+    reports = tmp_path / "R"
+    args = (f"--kubeconfig={kubeconfig}", f"--reports-dir={reports}", "-p", "no:cacheprovider")
+    pytester.runpytest(*args, "--shard=2/2").assert_outcomes(passed=1)
+    assert read_record(reports / SHARD_FILE).tests == ["test_two.py::test_t[b]"]
+    monkeypatch.delenv("E2E_RUN_ID")
+    pytester.runpytest(*args).assert_outcomes(passed=4)
+    assert not (reports / SHARD_FILE).exists()  # its reports are its own: no earlier shard's record beside them

@@ -61,6 +61,22 @@ def test_a_failed_test_in_the_first_run_fails_too(tmp_path):
     assert report["runs"][0]["wall_s"] == 61.5
 
 
+def test_a_flaky_test_is_counted_and_named_without_failing_the_report(tmp_path):
+    # issue 41 (4): the nightly's upgrade report counted a flaky test nowhere
+    runs = path_of_runs(tmp_path)
+    (runs[3] / "junit.xml").write_text(
+        '<testsuites><testsuite name="pytest"><testcase classname="scenarios.crashloop.test_crashloop" '
+        'name="test_backoff_gaps_and_waiting_state"><properties><property name="outcome" value="flaky"/></properties>'
+        '<flakyFailure message="WaitTimeout: x"/></testcase></testsuite></testsuites>')
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 0
+    text = (tmp_path / "m" / "upgrade.md").read_text()
+    assert "| v1.37.2 | 1 | 0 | 0 | 1 | 0 |" in text
+    assert "## Flaky (failed, then passed on a rerun: not a pass, not a failure)\n\n- v1.37.2: " \
+           "`scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state`" in text
+    assert json.loads((tmp_path / "m" / "upgrade.json").read_text())["runs"][3]["flaky_tests"] == [
+        "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"]
+
+
 def test_a_race_going_the_other_way_at_an_upgrade_is_no_contract_change(tmp_path):
     # NF-8's NoExecute taint one token late in one run of the path (Expectation.race): either outcome documented
     runs = []

@@ -47,9 +47,9 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``unverified (carried forward)``: the new value holds an expectation whose source was not read
   for B's version (verdict ``unverified-carried-forward``): not a failure, never ``same``.
 
-A test that failed and then passed on a rerun (``--reruns``) in B is a ``flaky`` outcome row: never
-a pass, never unexplained, counted per case (its values are the last attempt's; the earlier
-attempts' stay in B's measurements.json).
+A test that failed and then passed on a rerun (``--reruns``) in B is a ``flaky`` outcome row —
+also when it was flaky in A: never a pass, never unexplained, counted in the summary line (its
+values are the last attempt's; the earlier attempts' stay in B's measurements.json).
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
 a test that ran in only one of the runs otherwise is ``not run``, never a change.
 
@@ -367,7 +367,7 @@ def compare(a: Run, b: Run) -> list[Row]:
     moved_tests = {k[0] for pair in moved.items() for k in pair}
     for test in sorted(set(a.outcomes) | set(b.outcomes)):
         oa, ob = a.outcomes.get(test, "—"), b.outcomes.get(test, "—")
-        if oa != ob or ob in ("failed", "error"):
+        if oa != ob or ob in ("failed", "error", FLAKY):
             if ob in ("failed", "error"):
                 change = "unexplained"
             elif not (a.ran(test) and b.ran(test)):

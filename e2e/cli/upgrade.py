@@ -21,6 +21,9 @@ followed along the path, and the report names the **first upgrade that changed i
 A race that went the other way at an upgrade (compare's ``race: …``, either outcome documented)
 is no change of the contract: not listed.
 
+A test that failed and then passed on a rerun (``--reruns``: compare's ``flaky``) is counted in its
+run's row and named under its own heading: not a pass, and not what fails the report.
+
 Outputs ``upgrade.md`` (tables for people) and ``upgrade.json`` (the same, for tools) in the
 output directory. A documented text filled with a run's own names (IM's registry address) is shown
 as its template (:mod:`e2e.cli.compare`); two long texts that differ are shown from shortly before
@@ -37,10 +40,10 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from e2e.cli.compare import VARIANT_MOVED, Row, Run, RunNotFound, compare, load_run
+from e2e.cli.compare import FLAKY, VARIANT_MOVED, Row, Run, RunNotFound, compare, load_run
 
 # compare's classes that are no change of a contract between two versions (a test variant skipped
 # for its moved values: they are compared in the variant that ran)
@@ -63,6 +66,8 @@ class RunSummary:
     values: dict[str, int]
     wall_s: float | None
     failed_tests: list[str]
+    # failed, then passed on a rerun (--reruns): not a pass, not a failure — counted and named
+    flaky_tests: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -98,7 +103,8 @@ def summarize(run: Run) -> RunSummary:
         if time_s:
             wall = float(time_s)
     failed = sorted(t for t, s in run.outcomes.items() if s in ("failed", "error"))
-    return RunSummary(run.path, run.kubernetes, run.run_id, outcomes, values, wall, failed)
+    flaky = sorted(t for t, s in run.outcomes.items() if s == FLAKY)
+    return RunSummary(run.path, run.kubernetes, run.run_id, outcomes, values, wall, failed, flaky)
 
 
 def _contract_changed(row: Row, a: Run, b: Run) -> str | None:
@@ -165,13 +171,13 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
     """``upgrade.md``: the runs, then the changes grouped by the upgrade that made them."""
     path = " → ".join(s.kubernetes for s in summaries)
     lines = [f"# Upgrade path {path}", "", "## Runs", "",
-             "| version | tests | passed | failed | skipped | undocumented | xfailed | values | values pass | wall |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| version | tests | passed | failed | flaky | skipped | undocumented | xfailed | values | values pass | wall |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summaries:
         o = s.outcomes
         wall = f"{s.wall_s / 60:.1f} min" if s.wall_s is not None else "—"
         lines.append(f"| {s.kubernetes} | {sum(o.values())} | {o.get('passed', 0)} | "
-                     f"{o.get('failed', 0) + o.get('error', 0)} | {o.get('skipped', 0)} | "
+                     f"{o.get('failed', 0) + o.get('error', 0)} | {o.get(FLAKY, 0)} | {o.get('skipped', 0)} | "
                      f"{o.get('undocumented', 0)} | {o.get('xfailed', 0)} | {sum(s.values.values())} | "
                      f"{s.values.get('pass', 0)} | {wall} |")
     failed = [(s.kubernetes, t) for s in summaries for t in s.failed_tests]
@@ -183,6 +189,10 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
     lines += [f"- {c.a} → {c.b}: test outcome {c.old} → {c.new}: `{c.test}`" if c.name == "outcome" else
               f"- {c.a} → {c.b}: {c.case} `{c.name}`: {_fmt(c.old)} → {_fmt(c.new)} "
               f"(expected {_fmt(c.expected_new)}) in `{c.test}`" for c in unexplained]
+    flaky = [(s.kubernetes, t) for s in summaries for t in s.flaky_tests]
+    if flaky:
+        lines += ["", "## Flaky (failed, then passed on a rerun: not a pass, not a failure)", ""]
+        lines += [f"- {v}: `{t}`" for v, t in flaky]
     lines += ["", "## What each upgrade changed", ""]
     steps = list(zip(summaries, summaries[1:], strict=False))
     for a, b in steps:

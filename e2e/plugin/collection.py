@@ -15,15 +15,16 @@ from ..cluster.kind import PreflightError, profile_patches
 from ..run.minors import image_version, off_minor
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import check_declared, keyword_selection, label, select_cases
-from ..run.shards import SHARD_FILE, expected_s, parse_shard, split, write_record
+from ..run.shards import SHARD_FILE, ShardRecord, commit_of, expected_s, parse_shard, split, split_inputs, write_record
 from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
 from .options import STAGED, _reports
 
 # --shard's line for the terminal (pytest_report_collectionfinish)
 _SHARD_LINE = pytest.StashKey[str]()
 
-# Each test's duration in a quiet sequential run (v1.37.2, 2 cores): what the plan assumes
-# before this machine's own runs are known (the run's durations file, same shape, overrides it).
+# Each test's duration in a sequential run (v1.37.2, 2 cores; some on a loaded host: the file's
+# git log says which): what the plan assumes before this machine's own runs are known (the run's
+# durations file, same shape, overrides it).
 SEED_DURATIONS = Path(__file__).resolve().parents[2] / "scenarios" / "durations.json"
 
 
@@ -98,7 +99,8 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cost]) -> list[Cost]:
     """Keep shard ``--shard I/N`` of ``items`` (e2e.run.shards; a test without a cluster goes to
-    shard 1), deselecting the rest; returns the kept tests' costs."""
+    shard 1), deselecting the rest; returns the kept tests' costs. A run with a cluster writes the
+    shard's record into its reports directory now, before any test runs (e2e.run.shards)."""
     index, count = parse_shard(config.getoption("--shard"))
     keep = set(split(costs, count)[index - 1])
     config.stash[_SHARD_LINE] = (f"shard {index}/{count}: {len(keep)} of {len(costs)} tests with a cluster, expected "
@@ -107,9 +109,12 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cos
     clustered = {c.nodeid for c in costs}
     kept = [i for i in items if i.nodeid in keep or (i.nodeid not in clustered and index == 1)]
     dropped = [i for i in items if i not in kept]
-    incoming = config.stash.get(STAGED, None)
-    if incoming is not None:  # a run with a cluster: its reports say which tests the shard was given
-        write_record(incoming / SHARD_FILE, f"{index}/{count}", os.environ["E2E_RUN_ID"], [i.nodeid for i in kept])
+    if config.stash.get(STAGED, None) is not None:  # a run with a cluster (not --collect-only)
+        selection = [i.nodeid for i in items]
+        known = image_version(config.getoption("--node-image", None)) if not config.getoption("--kubeconfig", None) else None
+        inputs = split_inputs(commit_of(config.rootpath), known[0] if known else None, costs, selection, count)
+        write_record(_reports(config) / SHARD_FILE,
+                     ShardRecord(index, os.environ["E2E_RUN_ID"], inputs, selection, [i.nodeid for i in kept]))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

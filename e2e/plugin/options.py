@@ -140,7 +140,10 @@ class StagedReports:
     report is built from this run's results (:func:`e2e.cli.htmlreport.build`; a passing run whose
     report cannot be made fails, exit 1). A run stopped by the preflight, an empty selection or a
     Ctrl-C before any test leaves the last run's reports (junit.xml, allure-results/, the HTML
-    report, summary, measurements, folders) as they were, and says so.
+    report, summary, measurements, folders) as they were, and says so. A shard's record
+    (``--shard``, e2e.run.shards) is written at collection, not staged: a shard stopped before
+    its first test still says what it was given (the merge tells its stale junit.xml by the run
+    id, :func:`e2e.report.junit.run_id_of`); a run without ``--shard`` removes an earlier shard's.
 
     Made in every process (xdist workers get the controller's options, so the same paths);
     registered as a plugin in the controller only, which publishes them."""
@@ -157,9 +160,6 @@ class StagedReports:
         if not config.option.allure_report_dir:
             config.option.allure_report_dir = str(self.incoming / "allure-results")
             self.staged.append((self.incoming / "allure-results", self.results))
-        if config.getoption("--shard", None):
-            # the shard's record (e2e.run.shards.SHARD_FILE), written by whichever process collects
-            self.staged.append((self.incoming / SHARD_FILE, reports / SHARD_FILE))
         self.reported = False
         self.collected: int | None = None  # unknown with xdist (the workers collect)
         self.deselected = 0
@@ -204,6 +204,9 @@ class StagedReports:
         for folder in self.reports.iterdir():
             if folder.is_dir() and RUN_ID.fullmatch(folder.name) and folder.name != run_id():
                 shutil.rmtree(folder)
+        if not self.config.getoption("--shard", None):
+            # an earlier shard's record (e2e.run.shards): this run is no shard
+            (self.reports / SHARD_FILE).unlink(missing_ok=True)
         try:
             self.said = htmlreport.said(htmlreport.build(self.reports, self.results))
         except (htmlreport.ReportError, OSError, KeyboardInterrupt) as e:

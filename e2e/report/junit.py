@@ -1,7 +1,8 @@
 """Finishing touches to the junit.xml pytest writes, so that it says what the suite's summary says:
 a rerun's attempts folded into their test (:func:`fold_attempts`), a test stopped by Ctrl-C or
 SIGTERM marked interrupted — also one stopped before pytest reported anything of it
-(:func:`mark_interrupted`). Both rewrite the file in place, after pytest's junitxml wrote it."""
+(:func:`mark_interrupted`), and the run it is of (:func:`stamp_run_id`). Each rewrites the file in
+place, after pytest's junitxml wrote it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from ..cli.compare import junit_nodeid
 
 # the testcase property of a test stopped before its body ended (e2e.report.summary: ``interrupted``)
 INTERRUPTED = "interrupted"
+# the testsuite property naming the run the file is of (a shard's record names its run the same
+# way: the merge, e2e.cli.merge, tells a junit.xml an earlier run left by it)
+RUN_ID = "run_id"
 
 
 def fold_attempts(path: Path, failed: dict[str, list[str]]) -> None:
@@ -81,3 +85,31 @@ def junit_names(nodeid: str) -> tuple[str, str]:
     path, *rest = nodeid.split("::")
     path = path[: -len(".py")] if path.endswith(".py") else path
     return ".".join([path.replace("/", ".")] + rest[:-1]), rest[-1] if rest else nodeid
+
+
+def stamp_run_id(path: Path, run_id: str) -> None:
+    """Rewrite the junit.xml at ``path``: each test suite's property :data:`RUN_ID` is ``run_id``
+    (added, or replacing one). Raises ``OSError``/``xml.etree.ElementTree.ParseError`` for a file
+    that cannot be read."""
+    tree = ET.parse(path)
+    for suite in tree.getroot().iter("testsuite"):
+        properties = suite.find("properties")
+        if properties is None:
+            properties = ET.Element("properties")
+            suite.insert(0, properties)
+        for old in [p for p in properties.findall("property") if p.get("name") == RUN_ID]:
+            properties.remove(old)
+        ET.SubElement(properties, "property", name=RUN_ID, value=run_id)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def run_id_of(path: Path) -> str | None:
+    """The run id the junit.xml at ``path`` names (its first test suite's :data:`RUN_ID` property),
+    None when it names none (a file older than the property, or not the suite's). Raises
+    ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that cannot be read."""
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        for prop in suite.findall("properties/property"):
+            if prop.get("name") == RUN_ID:
+                return prop.get("value")
+        return None
+    return None

@@ -30,7 +30,7 @@ from ..judge.expectations import equal_to, measured_number, number
 from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED, known_bug_note, measured_none
 from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
 from . import drift, history
-from .junit import mark_interrupted
+from .junit import mark_interrupted, stamp_run_id
 
 # most telling first; verdict strings not listed here rank right after "fail"
 ORDER = ("fail", "interrupted", "flaky", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
@@ -359,6 +359,8 @@ class RunSummary:
                        for o in self.outcomes() if o.outcome == "interrupted"}
         if junit and interrupted and Path(junit).is_file():
             mark_interrupted(Path(junit), interrupted)
+        if junit and Path(junit).is_file():
+            stamp_run_id(Path(junit), self.run_id)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         outcomes = self.outcomes()

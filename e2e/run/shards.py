@@ -7,17 +7,32 @@ the shard whose expected wall time grows the least — a shard without the test'
 ``create_s`` for its cluster. Tests of equal duration go by node id, so every runner of the same
 selection and durations computes the same split without talking to the others.
 
-Each shard's reports directory holds :data:`SHARD_FILE` beside its junit.xml: ``{"shard": "2/3",
-"run_id": …, "tests": [node ids]}`` — the tests it was given, so that the merge of the shards'
-reports (:mod:`e2e.cli.merge`) can tell a test that never reported from one that was not there.
+Each shard's reports directory holds :data:`SHARD_FILE`, written at collection — before any test
+runs, so a shard whose pytest stops before its first test still says what it was given
+(:func:`write_record`)::
+
+    {"shard": "2/3", "run_id": "20261206-021700-beef",
+     "inputs": {"commit": "eb322d2…", "kubernetes": "v1.37.2", "durations": "3f2a…",
+                "selection": "9b1c…", "count": 3},
+     "selection": [every node id selected before the split],
+     "tests": [the node ids of this shard's part]}
+
+``inputs`` (:class:`SplitInputs`) are what the split is computed from: the suite's git commit,
+the node image's Kubernetes version, a digest of the durations the split read for the selected
+tests, a digest of the selection and the shard count. Shards of the same inputs computed the same
+split; the merge of their reports (:mod:`e2e.cli.merge`) refuses shards of different inputs, and
+tells a test that never reported from one that was not there.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import subprocess
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from .plan import Cost
@@ -64,10 +79,98 @@ def expected_s(costs: Iterable[Cost], nodeids: Iterable[str], create_s: float = 
     return sum(c.duration_s for c in mine) + create_s * len({c.profile for c in mine})
 
 
-def write_record(path: Path, shard: str, run_id: str, tests: Iterable[str]) -> None:
-    """Write the shard's record (module doc) to ``path`` atomically; every process of a
-    concurrent run computes the same one."""
+@dataclass(frozen=True)
+class SplitInputs:
+    """What a split is computed from (module doc): runners of equal inputs compute the same parts.
+
+    ``commit``: the suite's git commit (None outside a git checkout); ``kubernetes``: the node
+    image's version, ``v1.37.2`` (None with ``--kubeconfig`` or a tag naming none); ``durations``:
+    :func:`digest` of ``{node id: seconds}`` the split read for the selected tests with a cluster;
+    ``selection``: :func:`digest` of the selected node ids, sorted; ``count``: N of ``I/N``."""
+
+    commit: str | None
+    kubernetes: str | None
+    durations: str
+    selection: str
+    count: int
+
+    # how a field is named in a message
+    LABELS = {"commit": "commit", "kubernetes": "Kubernetes version", "durations": "durations digest",
+              "selection": "selection digest", "count": "shard count"}
+
+    def differences(self, other: SplitInputs) -> list[str]:
+        """The fields (their :data:`LABELS`) in which ``other`` differs, in field order."""
+        return [self.LABELS[f.name] for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
+
+
+def digest(document: object) -> str:
+    """The first 16 hex digits of the SHA-256 of ``document`` as canonical JSON (sorted keys)."""
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def commit_of(root: Path) -> str | None:
+    """``git rev-parse HEAD`` in ``root``; None when it is no git checkout (or git is missing)."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and commit else None
+
+
+def split_inputs(commit: str | None, kubernetes: str | None, costs: Iterable[Cost], selection: Iterable[str],
+                 count: int) -> SplitInputs:
+    """The :class:`SplitInputs` of a split of ``selection`` (node ids) whose tests with a cluster
+    have these ``costs``, into ``count`` shards."""
+    return SplitInputs(commit, kubernetes, digest({c.nodeid: c.duration_s for c in costs}), digest(sorted(selection)), count)
+
+
+@dataclass
+class ShardRecord:
+    """A shard's record (module doc): shard ``index`` of ``inputs.count``, its ``run_id``, the
+    whole ``selection`` and its part, ``tests`` (node ids, sorted)."""
+
+    index: int
+    run_id: str
+    inputs: SplitInputs
+    selection: list[str]
+    tests: list[str]
+
+    @property
+    def shard(self) -> str:
+        """``"2/3"``."""
+        return f"{self.index}/{self.inputs.count}"
+
+
+def write_record(path: Path, record: ShardRecord) -> None:
+    """Write ``record`` (module doc) to ``path`` atomically; every process of a concurrent run
+    computes the same one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps({"shard": shard, "run_id": run_id, "tests": sorted(tests)}, indent=1) + "\n")
+    tmp.write_text(json.dumps({"shard": record.shard, "run_id": record.run_id, "inputs": asdict(record.inputs),
+                               "selection": sorted(record.selection), "tests": sorted(record.tests)}, indent=1) + "\n")
     os.replace(tmp, path)
+
+
+def read_record(path: Path) -> ShardRecord:
+    """The record at ``path``. ``FileNotFoundError`` when there is none; ``ValueError`` naming what
+    is wrong for a file that is not a record of this shape (module doc) — also one whose selection
+    does not match its own digest, or whose part is not in its selection."""
+    text = path.read_text()
+    try:
+        data = json.loads(text)
+        index, count = parse_shard(data["shard"])
+        inputs = SplitInputs(**data["inputs"])
+        selection, tests, run_id = list(data["selection"]), list(data["tests"]), data["run_id"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"not a shard record with shard, run_id, inputs, selection and tests ({type(e).__name__}: {e})") from None
+    if not isinstance(run_id, str) or not all(isinstance(t, str) for t in selection + tests):
+        raise ValueError("run_id, selection and tests must be strings")
+    if inputs.count != count:
+        raise ValueError(f"shard {data['shard']} but inputs.count {inputs.count}")
+    if digest(sorted(selection)) != inputs.selection:
+        raise ValueError(f"its selection (digest {digest(sorted(selection))}) is not the one its inputs name ({inputs.selection})")
+    foreign = sorted(set(tests) - set(selection))
+    if foreign:
+        raise ValueError(f"its part holds {len(foreign)} test(s) not in its selection: {', '.join(foreign)}")
+    return ShardRecord(index, run_id, inputs, selection, tests)
