@@ -210,9 +210,12 @@ class ServerVersion:
 
 
 class Kube:
-    """One cluster: typed clients plus a dynamic client for manifests."""
+    """One cluster: typed clients plus a dynamic client for manifests; ``kubeconfig`` and
+    ``context`` are what it was made from (``None``: the default file, its current context), as
+    a command run for the test needs them (:func:`e2e.evidence.kubectl.background`)."""
 
     def __init__(self, kubeconfig: str | None, context: str | None = None, request_timeout_s: float = 30):
+        self.kubeconfig, self.context = kubeconfig, context
         if kubeconfig and not Path(kubeconfig).is_file():
             raise ClusterUnreachable(f"kubeconfig {kubeconfig} does not exist")
         cfg = client.Configuration()
