@@ -131,7 +131,9 @@ def test_eviction_options(scenario: Scenario):
     now = sc.kube.core.read_namespaced_pod("web", sc.namespace).metadata
     matching = sc.evict("web", uid=now.uid, resource_version=now.resource_version)
     sc.expect("EV-1", "matching_preconditions_status", matching.status, details={"answer": matching.body})
-    target = sc.wait_for("web's DisruptionTarget condition", lambda: condition(sc.pod("web"), "DisruptionTarget"), WAIT_SLACK_S)
+    target = sc.wait_for("web's DisruptionTarget condition (recorded: the pod may be gone already)",
+                         lambda: next(filter(None, (condition(ch.obj, "DisruptionTarget") for ch in sc.recorder.changes("Pod", "web"))),
+                                      None), WAIT_SLACK_S)
     sc.expect("EV-1", "disruption_target_reason", target.get("reason"))
 
 
