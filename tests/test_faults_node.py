@@ -207,11 +207,18 @@ def test_a_reboot_stops_and_boots_the_worker_also_when_the_test_fails(monkeypatc
     assert write.endswith(f"{node.BOOT_ID_DROPIN_TEXT} {node.BOOT_ID_DROPIN}")
     assert n.calls == [
         f"inspect -f {{{{.State.Running}}}} {{{{.State.StartedAt}}}} {WORKER}", f"port {WORKER}", "guard state", write,
-        f"stop -t {node.REBOOT_HALT_S} {WORKER}",
+        f"stop -t {node.REBOOT_HALT_S} {WORKER}",  # its systemd halts within that (30 s), then Docker kills
         f"inspect -f {{{{.State.Running}}}} {{{{.State.StartedAt}}}} {WORKER}", f"start {WORKER}",
         "wire nodes", "systemctl is-active kubelet",  # the static CNI's routes once systemd runs, then the kubelet
         f"sh -c rm -f {node.BOOT_ID_DROPIN} && systemctl daemon-reload", "guard state", f"port {WORKER}"]
     assert window.name == "node-reboot" and window.recovery.healthy and n.site.broken == []
+
+
+def test_a_power_cut_gives_the_halt_no_time(monkeypatch):
+    n = Node(monkeypatch)
+    with node.node_rebooted(n.site, WORKER, halt_timeout_s=0):
+        pass
+    assert f"stop -t 0 {WORKER}" in n.calls and n.boots == 2
 
 
 def test_the_boot_id_drop_in_mounts_a_new_id_once_per_boot():

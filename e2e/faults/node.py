@@ -215,7 +215,8 @@ def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
 
 # -- reboot ---------------------------------------------------------------------------------
 # Seconds `docker stop` lets the node's systemd halt (kind's stop signal SIGRTMIN+3: every unit
-# stopped in order, then what is left SIGTERMed and SIGKILLed) before Docker SIGKILLs what remains.
+# stopped in order, then what is left SIGTERMed and SIGKILLed) before Docker SIGKILLs what remains
+# (node_rebooted's default halt_timeout_s; a machine's systemd would wait up to 90 s).
 REBOOT_HALT_S = 30
 # Seconds a rebooted node gets to boot: kind's entrypoint done (systemd is PID 1), then the kubelet
 # started (every ExecStartPre, the node guard's too, succeeded).
@@ -265,11 +266,14 @@ def _active(site: FaultSite, node: str, unit: str) -> str:
 
 
 @contextmanager
-def node_rebooted(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S) -> Iterator[FaultWindow]:
+def node_rebooted(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
+                  halt_timeout_s: float = REBOOT_HALT_S) -> Iterator[FaultWindow]:
     """The worker ``node`` goes down at the start of the ``with`` block and boots at its end: an
     empty block is a reboot, a block that waits a node that stays off that long (``window.
-    injected_at``: it is off; ``undone_at``: it booted, its kubelet running). ``ValueError`` for the
-    control plane (its API server would go with it: reboot a worker).
+    injected_at``: it is off; ``undone_at``: it booted, its kubelet running). ``halt_timeout_s``:
+    seconds its systemd gets to halt before Docker SIGKILLs what is left (0: a power cut or a hard
+    reset — nothing is stopped in order). ``ValueError`` for the control plane (its API server would
+    go with it: reboot a worker).
 
     What a reboot is here: ``docker stop`` of the node container, then ``docker start``. The stop
     sends kind's stop signal (SIGRTMIN+3) to the node's systemd, which halts as a rebooting machine
@@ -322,7 +326,7 @@ def node_rebooted(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
         if not before["guard"]:
             raise RuntimeError(f"node {node} has no node guard to keep (e2e.cluster.egress): not a suite's cluster?")
         site.node_exec("sh", "-c", 'printf "%s" "$1" > "$2"', "sh", BOOT_ID_DROPIN_TEXT, BOOT_ID_DROPIN, node=node)
-        docker("stop", "-t", str(REBOOT_HALT_S), node, timeout=REBOOT_HALT_S + DOCKER_TIMEOUT_S)
+        docker("stop", "-t", f"{halt_timeout_s:g}", node, timeout=halt_timeout_s + DOCKER_TIMEOUT_S)
 
     def boot() -> None:
         if "state" not in before:
@@ -333,7 +337,7 @@ def node_rebooted(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
             site.node_exec("rm", "-f", BOOT_ID_DROPIN, node=node)
             return
         if running and started == before["state"][1]:  # halting still: let it end, then boot
-            wait_until(f"{node} halted", lambda: not _node_state(node)[0], REBOOT_HALT_S + DOCKER_TIMEOUT_S, BOOT_POLL_S)
+            wait_until(f"{node} halted", lambda: not _node_state(node)[0], halt_timeout_s + DOCKER_TIMEOUT_S, BOOT_POLL_S)
             running = False
         if not running:
             docker("start", node)
