@@ -212,6 +212,8 @@ def test_a_reboot_stops_and_boots_the_worker_also_when_the_test_fails(monkeypatc
         "wire nodes", "systemctl is-active kubelet",  # the static CNI's routes once systemd runs, then the kubelet
         f"sh -c rm -f {node.BOOT_ID_DROPIN} && systemctl daemon-reload", "guard state", f"port {WORKER}"]
     assert window.name == "node-reboot" and window.recovery.healthy and n.site.broken == []
+    assert n.site.marks == [f"fault node-reboot on {WORKER}", f"{WORKER} booting (systemd runs)",
+                            f"{WORKER}: pod routes set again", "undo node-reboot"]
 
 
 def test_a_power_cut_gives_the_halt_no_time(monkeypatch):
