@@ -230,6 +230,36 @@ def test_each_node_mounts_its_own_conflist(tmp_path, monkeypatch):
     assert len(set(seen)) == 2
 
 
+def test_wiring_again_after_a_reboot_reads_the_config_the_cluster_was_made_from(tmp_path, monkeypatch):
+    # e2e.faults.node.node_rebooted: a rebooted node's network namespace is new; its routes and
+    # masquerade rule are set again from the saved kind config, every node's route to it by its address now
+    monkeypatch.setattr(cluster, "STATE_DIR", tmp_path)
+    kind = cluster.Kind("ple2e-x", kind="/bin/true")
+    with pytest.raises(PreflightError, match="kind config of cluster ple2e-x"):
+        kind.wire_nodes()
+    (tmp_path / "ple2e-x.kind-config.yaml").write_text(multi_node(tmp_path).rendered())
+    calls = []
+    monkeypatch.setattr(kind, "nodes", lambda: ["x-control-plane", "x-worker"])
+    monkeypatch.setattr(kind, "pod_subnet_of", lambda n: {"x-control-plane": "10.244.0.0/24", "x-worker": "10.244.1.0/24"}[n])
+    monkeypatch.setattr(kind, "_node_address", lambda n: {"x-control-plane": "172.18.0.2", "x-worker": "172.18.0.7"}[n])
+
+    def node_exec(*cmd, node=None, timeout=30):
+        calls.append(f"{node}: {' '.join(cmd)}")
+        if "-C" in cmd:
+            raise RuntimeError("iptables: Bad rule (does a matching rule exist in that chain?)")
+        return ""
+
+    monkeypatch.setattr(kind, "node_exec", node_exec)
+    kind.wire_nodes()
+    masquerade = "POSTROUTING -s 10.244.0.0/16 ! -d 10.244.0.0/16 -j MASQUERADE"
+    assert calls == [
+        "x-control-plane: ip route replace 10.244.1.0/24 via 172.18.0.7",
+        f"x-control-plane: iptables -t nat -C {masquerade}", f"x-control-plane: iptables -t nat -A {masquerade}",
+        "x-worker: ip route replace 10.244.0.0/24 via 172.18.0.2",
+        f"x-worker: iptables -t nat -C {masquerade}", f"x-worker: iptables -t nat -A {masquerade}",
+    ]
+
+
 def test_one_node_or_kindnetd_mounts_no_conflist(tmp_path):
     def conflists(prof: Profile) -> dict:
         return {p: t for p, t in prof.files().items() if p.suffix == ".conflist"}

@@ -283,9 +283,9 @@ def test_ensure_recreates_a_broken_cluster_instead_of_reusing_it(tmp_path, monke
     monkeypatch.setattr(kind, "_kind", fake_kind)
     monkeypatch.setattr(kind, "_nodes_running", lambda: True)
     monkeypatch.setattr(kind, "_create", lambda profile, run_id: (done.append(("create", run_id)), clusters.append("ple2e-x")))
-    for step in ("write_kubeconfig", "_wire_nodes", "_wait_ready"):
+    for step in ("write_kubeconfig", "wire_nodes", "_wait_ready"):
         monkeypatch.setattr(kind, step, lambda *a: None)
-    profile = SimpleNamespace(cluster_name="ple2e-x", name="fast-lifecycle")
+    profile = SimpleNamespace(cluster_name="ple2e-x", name="fast-lifecycle", config=lambda: {})
     kind.ensure(profile, "run-2")
     assert ("delete", "cluster") in done and ("create", "run-2") in done
 

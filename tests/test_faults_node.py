@@ -5,6 +5,8 @@ Docker, the node and the API; no cluster."""
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 
 import pytest
 
@@ -140,3 +142,122 @@ def test_shutdown_capability_present():
 def test_shutdown_capability_says_why_not(answers, says):
     reason = shutdown_capability(Site(answers), WORKER)
     assert reason and says in reason and WORKER in reason
+
+
+# -- reboot (issue 41: a new user built one from fault() and this module; it is offered now) ----
+
+GUARD = "unreachable 10.244.0.0/16\n-N PLE2E-GUARD\n-A PLE2E-GUARD -d 10.96.0.0/16 -j REJECT --reject-with icmp-admin-prohibited\n" \
+        "-A OUTPUT -j PLE2E-GUARD\n-A FORWARD -j PLE2E-GUARD\n"
+
+
+class Node:
+    """A fake worker container for the reboot: Docker's view (running, StartedAt, published ports)
+    and the node's (systemd PID 1, the kubelet, its guard), every command in ``calls``."""
+
+    def __init__(self, monkeypatch, guard_after: str = GUARD, ports_after: str = "", stop_fails: BaseException | None = None):
+        self.running, self.boots, self.calls, self.wired = True, 1, [], 0
+        self.guard_after, self.ports_after, self.stop_fails = guard_after, ports_after, stop_fails
+        monkeypatch.setattr(node, "docker", self.docker)
+        monkeypatch.setattr(node, "BOOT_POLL_S", 0.01)
+        self.site = Site()
+        self.site.kind.wire_nodes = self.wire
+        self.site.node_exec = self.node_exec
+
+    def docker(self, *args: str, timeout: float = 0) -> str:
+        if args[0] != "exec":
+            self.calls.append(" ".join(args))
+        if args[0] == "stop":
+            if self.stop_fails:
+                raise self.stop_fails
+            self.running = False
+        elif args[0] == "start":
+            self.running, self.boots = True, self.boots + 1
+        elif args[0] == "inspect":
+            return f"{str(self.running).lower()} 2026-12-06T07:0{self.boots}:00Z\n"
+        elif args[0] == "port":
+            return self.ports_after if self.boots > 1 else ""
+        elif args[:3] == ("exec", WORKER, "cat"):
+            if not self.running:
+                raise RuntimeError("container is not running")
+            return "systemd\n"
+        return ""
+
+    def wire(self) -> None:
+        self.calls.append("wire nodes")
+        self.wired += 1
+
+    def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
+        assert node == WORKER and self.running
+        line = " ".join(cmd)
+        if "route show type unreachable" in line:
+            self.calls.append("guard state")
+            return self.guard_after if self.boots > 1 else GUARD
+        self.calls.append(line)
+        return "active\n" if "is-active kubelet" in line else ""
+
+
+def test_a_reboot_stops_and_boots_the_worker_also_when_the_test_fails(monkeypatch):
+    n = Node(monkeypatch)
+    with pytest.raises(AssertionError, match="body failed"):
+        with node.node_rebooted(n.site, WORKER) as window:
+            assert not n.running  # off during the block
+            raise AssertionError("body failed")
+    assert n.running and n.boots == 2 and n.wired == 1
+    write = next(c for c in n.calls if c.startswith("sh -c printf"))
+    assert write.endswith(f"{node.BOOT_ID_DROPIN_TEXT} {node.BOOT_ID_DROPIN}")
+    assert n.calls == [
+        f"inspect -f {{{{.State.Running}}}} {{{{.State.StartedAt}}}} {WORKER}", f"port {WORKER}", "guard state", write,
+        f"stop -t {node.REBOOT_HALT_S} {WORKER}",  # its systemd halts within that (30 s), then Docker kills
+        f"inspect -f {{{{.State.Running}}}} {{{{.State.StartedAt}}}} {WORKER}", f"start {WORKER}",
+        "wire nodes", "systemctl is-active kubelet",  # the static CNI's routes once systemd runs, then the kubelet
+        f"sh -c rm -f {node.BOOT_ID_DROPIN} && systemctl daemon-reload", "guard state", f"port {WORKER}"]
+    assert window.name == "node-reboot" and window.recovery.healthy and n.site.broken == []
+    assert n.site.marks == [f"fault node-reboot on {WORKER}", f"{WORKER} booting (systemd runs)",
+                            f"{WORKER}: pod routes set again", "undo node-reboot"]
+
+
+def test_a_power_cut_gives_the_halt_no_time(monkeypatch):
+    n = Node(monkeypatch)
+    with node.node_rebooted(n.site, WORKER, halt_timeout_s=0):
+        pass
+    assert f"stop -t 0 {WORKER}" in n.calls and n.boots == 2
+
+
+def test_the_boot_id_drop_in_mounts_a_new_id_once_per_boot():
+    (line,) = [ln for ln in node.BOOT_ID_DROPIN_TEXT.splitlines() if ln.startswith("ExecStartPre=")]
+    argv = shlex.split(line.removeprefix("ExecStartPre="))  # systemd's quoting is the shell's for this line
+    assert argv[:2] == ["/bin/sh", "-c"]
+    script = argv[2]
+    assert script.startswith(f"test -s {node.BOOT_ID_FILE} || ")  # a kubelet restart in the same boot keeps its ID
+    assert f"mount --bind {node.BOOT_ID_FILE} {node.KERNEL_BOOT_ID}" in script
+    assert subprocess.run(["sh", "-n", "-c", script]).returncode == 0
+
+
+def test_the_control_plane_is_not_rebooted(monkeypatch):
+    n = Node(monkeypatch)
+    with pytest.raises(ValueError, match="reboots a worker"):
+        with node.node_rebooted(n.site, n.site.kind.control_plane):
+            pass
+    assert n.calls == [] and n.site.marks == []
+
+
+@pytest.mark.parametrize("after, says", [
+    ({"guard_after": "-A OUTPUT -j PLE2E-GUARD\n"}, "its node guard differs"),
+    ({"ports_after": "30080/tcp -> 0.0.0.0:30080\n"}, "its published ports differ"),
+])
+def test_a_node_that_boots_without_its_guard_or_with_other_ports_is_broken(monkeypatch, after, says):
+    n = Node(monkeypatch, **after)
+    with pytest.raises(core.ClusterBroken, match=says):
+        with node.node_rebooted(n.site, WORKER):
+            pass
+    assert len(n.site.broken) == 1 and says in n.site.broken[0]
+
+
+def test_a_ctrl_c_before_the_stop_leaves_the_node_running_without_the_drop_in(monkeypatch):
+    n = Node(monkeypatch, stop_fails=KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        with node.node_rebooted(n.site, WORKER):
+            pass
+    assert n.boots == 1 and n.running and f"start {WORKER}" not in n.calls
+    assert n.calls[-2:] == ["systemctl is-active kubelet", f"rm -f {node.BOOT_ID_DROPIN}"]
+    assert n.site.broken == []

@@ -12,7 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from e2e.evidence import kubectl as kubectl_module
-from e2e.evidence.kubectl import TABLE_ACCEPT, KubectlNotFound, Line, Transcript, kubectl_for, run, server_columns, table_rows
+from e2e.evidence.kubectl import (TABLE_ACCEPT, KubectlNotFound, Line, Transcript, background, kubectl_background, kubectl_for, run,
+                                  server_columns, table_rows)
+from e2e.run.waiting import WaitTimeout
 
 
 def fake_kubectl(path: Path, version: str) -> Path:
@@ -116,3 +118,95 @@ def test_server_columns_asks_the_api_server_for_kubectls_table():
     assert row["Status"] == "Init:CrashLoopBackOff"
     assert asked == [{"name": "web", "namespace": "ns-1", "header_params": {"Accept": TABLE_ACCEPT}}]
     assert TABLE_ACCEPT == "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+# -- a command beside the test (issue 41: kubectl drain racing an eviction needed a hand-written
+# Popen and reader thread) -------------------------------------------------------------------
+
+
+def test_a_background_commands_lines_come_while_the_block_acts():
+    with background(["sh", "-c", "echo ready; sleep 1; echo done; exit 4"], timeout_s=10) as bg:
+        ready = bg.wait_for_line(r"^ready$", timeout_s=5)
+        assert bg.running()  # the test acts here while it runs
+        acted_at = time.time()
+        assert [ln.text for ln in bg.lines()] == ["ready"]
+    t = bg.transcript
+    assert t.exit_code == 4
+    assert [ln.text for ln in t.stdout()] == ["ready", "done"]
+    assert ready.at <= acted_at <= t.stdout()[1].at <= t.ended_at  # the receive times place each line
+
+
+def test_a_background_command_past_its_timeout_is_killed_with_what_it_started():
+    started = time.monotonic()
+    with background(["sh", "-c", "sleep 60 & echo $!; wait"], timeout_s=1) as bg:
+        child = int(bg.wait_for_line(r"^\d+$", timeout_s=5).text)
+    assert time.monotonic() - started < 10
+    assert bg.transcript.exit_code is None and not bg.running()
+    assert gone(child)
+
+
+@pytest.mark.parametrize("failure", [AssertionError("a value failed"), KeyboardInterrupt()])
+def test_a_failing_block_kills_the_command_at_once(failure):
+    started = time.monotonic()
+    with pytest.raises(type(failure)):
+        with background(["sh", "-c", "echo up; sleep 60"], timeout_s=60) as bg:
+            bg.wait_for_line("up", timeout_s=5)
+            raise failure
+    assert time.monotonic() - started < 10  # not its 60 s
+    assert bg.transcript.exit_code is None and gone(bg.pid)
+    assert [ln.text for ln in bg.transcript.lines] == ["up"]
+
+
+def test_stop_ends_it_with_sigterm_then_sigkill():
+    with background(["sh", "-c", "echo up; sleep 60"], timeout_s=60) as bg:
+        bg.wait_for_line("up", timeout_s=5)
+        assert bg.stop().exit_code == -15
+    assert bg.transcript.exit_code == -15  # the block's end keeps what stop found
+    with background(["sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.1; done"], timeout_s=60) as stubborn:
+        stubborn.wait_for_line("up", timeout_s=5)
+        assert stubborn.stop(grace_s=0.5).exit_code == -9
+
+
+def test_waiting_for_a_line_that_never_comes_says_why():
+    with background(["sh", "-c", "echo one; exit 2"], timeout_s=10) as bg:
+        with pytest.raises(WaitTimeout, match=r"(?s)ended \(exit code 2\) without one.*stdout one"):
+            bg.wait_for_line("two", timeout_s=5)
+    with background(["sh", "-c", "echo one; sleep 60"], timeout_s=60) as bg:
+        with pytest.raises(WaitTimeout, match="timed out after 0.3 s .* still running"):
+            bg.wait_for_line("two", timeout_s=0.3)
+        bg.stop()
+
+
+class FakeKube:
+    kubeconfig, context = "/tmp/c.kubeconfig", "kind-c"
+
+
+def test_kubectl_background_uses_the_clusters_kubeconfig_and_marks_the_timeline(tmp_path):
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text('#!/bin/sh\necho "args: $*"\necho "evicting pod ns/web"\nsleep 1\necho "pod/web evicted"\n')
+    kubectl.chmod(0o755)
+    sc = SimpleNamespace(kube=FakeKube(), t0=time.time() - 10, marks=[], files={})
+    sc.mark = lambda when, label: sc.marks.append((when, label))
+    sc.add_file = lambda name, content: sc.files.__setitem__(name, content)
+    with kubectl_background(sc, str(kubectl), "drain", "n1", "--timeout=5s", timeout_s=10, mark=r"^evicting pod|evicted$") as drain:
+        assert drain.wait_for_line("evicting", 5).text == "evicting pod ns/web"
+        assert sc.files["kubectl drain"]().endswith("# (still running)")  # a failure's report shows it so far
+    t = drain.transcript
+    assert t.stdout()[0].text == "args: --kubeconfig /tmp/c.kubeconfig --context kind-c drain n1 --timeout=5s"
+    sc.marks.sort()  # the timeline orders them by time (the reader thread marks a line as it comes)
+    assert [label for _, label in sc.marks] == ["kubectl drain started", "kubectl drain: evicting pod ns/web",
+                                                 "kubectl drain: pod/web evicted", "kubectl drain ended (exit code 0)"]
+    assert [at for at, _ in sc.marks] == [t.started_at, t.stdout()[1].at, t.stdout()[2].at, t.ended_at]
+    report = sc.files["kubectl drain"]()  # read when the report is written: times on the test's timeline
+    assert f"times: s after {sc.t0:.3f}" in report and f"{t.stdout()[1].at - sc.t0:+9.3f} stdout evicting pod ns/web" in report
+    with pytest.raises(ValueError, match="needs kubectl's arguments"):
+        with kubectl_background(sc, str(kubectl), timeout_s=10):
+            pass
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie (killed, waiting for init to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True

@@ -161,6 +161,43 @@ def test_evict_returns_the_answer_also_when_refused(kube, monkeypatch):
     assert [label for _, label in sc.marks] == ["evict pod/web (dry run)", "evict pod/web"]
 
 
+def test_evict_sends_the_delete_options_of_the_eviction(kube, monkeypatch):
+    # issue 41 (a new user's trial): evict took no preconditions, and the user went around it to the raw client
+    bodies = []
+
+    def created(name, namespace, body, **kw):
+        bodies.append((body, kw.get("dry_run")))
+        return SimpleNamespace(status=201, data=b'{"kind": "Status", "status": "Success"}')
+
+    monkeypatch.setattr(kube.core, "create_namespaced_pod_eviction", created)
+    sc = scenario(kube)
+    sc.evict("web", uid="0d9c-uid", resource_version="812", grace_period_s=0, propagation="Foreground", dry_run=True)
+    sc.evict("web", uid="0d9c-uid")
+    sc.evict("web")
+    meta = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web", "namespace": "ns"}}
+    assert bodies == [
+        ({**meta, "deleteOptions": {"gracePeriodSeconds": 0, "preconditions": {"uid": "0d9c-uid", "resourceVersion": "812"},
+                                    "propagationPolicy": "Foreground"}}, "All"),
+        ({**meta, "deleteOptions": {"preconditions": {"uid": "0d9c-uid"}}}, None),
+        (meta, None),  # no option: no deleteOptions, as before
+    ]
+    with pytest.raises(ValueError, match="propagation 'Cascade'"):
+        sc.evict("web", propagation="Cascade")
+    assert len(bodies) == 3  # refused before any request
+
+
+def test_a_failed_precondition_is_an_answer(kube, monkeypatch):
+    conflict = {"kind": "Status", "code": 409, "reason": "Conflict",
+                "message": 'Operation cannot be fulfilled on Pod "web": the UID in the precondition (x) does not match the UID '
+                           "in record (y). The object might have been deleted and then recreated"}
+
+    def refused(*a, **kw):
+        raise ApiException(http_resp=SimpleNamespace(status=409, reason="Conflict", data=json.dumps(conflict).encode(), headers={}))
+
+    monkeypatch.setattr(kube.core, "create_namespaced_pod_eviction", refused)
+    assert scenario(kube).evict("web", uid="x") == ApiAnswer(409, conflict)
+
+
 class FakeWebSocket:
     def __init__(self, status: dict | None, open_after_run: bool = False):
         self.status, self.open_after_run, self.closed = status, open_after_run, False

@@ -328,7 +328,7 @@ class Kind:
 
     def _set_up(self, profile: Profile, images: Iterable[str]) -> None:
         self.write_kubeconfig()
-        self._wire_nodes(profile)
+        self.wire_nodes(profile.config())
         self._wait_ready()
         self.load_images(images)
 
@@ -409,11 +409,22 @@ class Kind:
             raise PreflightError(f"cluster {self.name} publishes no {key} (extraPortMappings of its kind config); published: {sorted(ports)}")
         return int(ports[key])
 
-    def _wire_nodes(self, profile: Profile) -> None:
-        """Per node (static CNI, several nodes): routes to the other nodes' pod subnets and the
-        masquerade rule. (The pod subnet's ``unreachable`` route is the node guard's, set
-        before the kubelet starts: :mod:`e2e.cluster.egress`.)"""
-        cfg = profile.config()
+    def saved_config(self) -> dict:
+        """The kind config the cluster was made from (``<STATE_DIR>/<name>.kind-config.yaml``,
+        every patch merged in); ``PreflightError`` when that file is missing or not YAML."""
+        path = STATE_DIR / f"{self.name}.kind-config.yaml"
+        try:
+            return yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as e:
+            raise PreflightError(f"kind config of cluster {self.name}: {e}") from e
+
+    def wire_nodes(self, cfg: dict | None = None) -> None:
+        """Per node (static CNI, several nodes): routes to the other nodes' pod subnets via their
+        address now and the masquerade rule, idempotent. Made with the cluster, again when it is
+        reused, and after a node's reboot (a new network namespace: e2e.faults.node.node_rebooted).
+        ``cfg`` the cluster's kind config (default: :meth:`saved_config`). (The pod subnet's
+        ``unreachable`` route is the node guard's, set before the kubelet starts: :mod:`e2e.cluster.egress`.)"""
+        cfg = self.saved_config() if cfg is None else cfg
         nodes = self.nodes()
         if uses_static_cni(cfg):
             subnets = {n: self.pod_subnet_of(n) for n in nodes}

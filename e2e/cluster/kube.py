@@ -210,9 +210,12 @@ class ServerVersion:
 
 
 class Kube:
-    """One cluster: typed clients plus a dynamic client for manifests."""
+    """One cluster: typed clients plus a dynamic client for manifests; ``kubeconfig`` and
+    ``context`` are what it was made from (``None``: the default file, its current context), as
+    a command run for the test needs them (:func:`e2e.evidence.kubectl.background`)."""
 
     def __init__(self, kubeconfig: str | None, context: str | None = None, request_timeout_s: float = 30):
+        self.kubeconfig, self.context = kubeconfig, context
         if kubeconfig and not Path(kubeconfig).is_file():
             raise ClusterUnreachable(f"kubeconfig {kubeconfig} does not exist")
         cfg = client.Configuration()
@@ -383,16 +386,31 @@ class Kube:
                 released.append(f"{kind.lower()}/{meta['name']} ({', '.join(foreign)})")
         return released
 
-    def evict(self, namespace: str, pod: str, dry_run: bool = False, grace_period_s: int | None = None) -> ApiAnswer:
+    def evict(self, namespace: str, pod: str, dry_run: bool = False, grace_period_s: int | None = None,
+              uid: str | None = None, resource_version: str | None = None, propagation: str | None = None) -> ApiAnswer:
         """POST the pod's ``eviction`` subresource (policy/v1 ``Eviction``), as ``kubectl drain``
-        does. A refusal is an answer, not an error: 429 when a PodDisruptionBudget forbids it,
-        404 for no such pod. Other transport errors propagate."""
-        body: dict = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": namespace}}
-        if grace_period_s is not None:
-            body["deleteOptions"] = {"gracePeriodSeconds": grace_period_s}
+        does, with its ``DeleteOptions`` (``V1DeleteOptions`` of the client): ``grace_period_s``
+        (``None``: the pod's own), the preconditions ``uid`` and ``resource_version`` (the eviction
+        goes ahead only while the pod has them: 409 Conflict otherwise), ``propagation``
+        (``Foreground``, ``Background``, ``Orphan``) and ``dry_run`` (``dryRun=All`` in the request:
+        the server checks everything, PodDisruptionBudgets included, and changes nothing). A
+        refusal is an answer, not an error: 429 when a PodDisruptionBudget forbids it, 409 for a
+        precondition that does not hold, 404 for no such pod. ``ValueError`` for another
+        ``propagation``; other transport errors propagate."""
+        if propagation not in (None, "Foreground", "Background", "Orphan"):
+            raise ValueError(f"propagation {propagation!r}: Foreground, Background or Orphan")
+        preconditions = (client.V1Preconditions(uid=uid, resource_version=resource_version)
+                         if uid is not None or resource_version is not None else None)
+        options = (client.V1DeleteOptions(grace_period_seconds=grace_period_s, preconditions=preconditions,
+                                          propagation_policy=propagation)
+                   if grace_period_s is not None or preconditions or propagation else None)
+        eviction = client.V1Eviction(api_version="policy/v1", kind="Eviction",
+                                     metadata=client.V1ObjectMeta(name=pod, namespace=namespace), delete_options=options)
+        # the API's JSON (camelCase, unset fields left out), as it goes on the wire
+        body: dict = self.api_client.sanitize_for_serialization(eviction)
         kwargs: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
         try:
-            # the client serializes a plain dict body too; _preload_content=False: urllib3's response
+            # _preload_content=False: urllib3's response (the answer's own status and JSON)
             resp: Any = self.core.create_namespaced_pod_eviction(pod, namespace, body, _preload_content=False,  # type: ignore[arg-type]
                                                                  _request_timeout=self.request_timeout_s, **kwargs)
             return ApiAnswer(resp.status, json.loads(resp.data or b"{}"))

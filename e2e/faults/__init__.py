@@ -2,7 +2,7 @@
 yield a :class:`FaultWindow`, always undo, health check, a broken cluster replaced), the node
 components (:mod:`e2e.faults.components`), a NoExecute test taint (:mod:`e2e.faults.taints`) and
 whole worker nodes of two-node profiles (:mod:`e2e.faults.node`: frozen, cut off from the API
-server, a graceful shutdown; import them from there). Scenarios say *what* fault; the shell lines
+server, a graceful shutdown, a reboot; import them from there). Scenarios say *what* fault; the shell lines
 live here.
 
 Every fault is a context manager: ``with kubelet_stopped(sc) as window:`` injects, yields its

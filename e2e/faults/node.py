@@ -1,5 +1,5 @@
 """Faults of a whole worker node of a multi-node kind cluster (CASES-faults.md §3b, NF-4, NF-8,
-NF-9): each is a :func:`e2e.faults.core.fault` (inject, yield the window, always undo, health
+NF-9; a reboot, :func:`node_rebooted`): each is a :func:`e2e.faults.core.fault` (inject, yield the window, always undo, health
 check, broken cluster replaced).
 
 =====================  ========================================================  ===============================
@@ -17,6 +17,11 @@ fault (window name)    inject                                                   
                        ``(true)`` (``busctl emit``), which the kubelet's          the kube-system pods it left
                        graceful node shutdown manager acts on                     Failed deleted, the kubelet
                                                                                   restarted if it lost its lock
+``node-reboot``        in the worker: a kubelet drop-in for a new boot ID; then   ``docker start <worker>``; the
+                       ``docker stop <worker>`` (its systemd halts: units         static CNI's routes set again,
+                       stopped, containers killed)                                the kubelet awaited, the
+                                                                                  drop-in removed, guard and
+                                                                                  ports checked
 =====================  ========================================================  ===============================
 
 Partition: the rule cuts the worker's connections to the API server (its kubelet and kube-proxy,
@@ -55,10 +60,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, cast
 
-from ..cluster.egress import NETWORK
+from ..cluster.egress import NETWORK, NODE_CHAIN
+from ..run.waiting import wait_until
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
 
 if TYPE_CHECKING:
@@ -205,3 +212,158 @@ def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
                recovery_timeout_s) as window:
         yield window
 
+
+
+# -- reboot ---------------------------------------------------------------------------------
+# Seconds `docker stop` lets the node's systemd halt (kind's stop signal SIGRTMIN+3: every unit
+# stopped in order, then what is left SIGTERMed and SIGKILLed) before Docker SIGKILLs what remains
+# (node_rebooted's default halt_timeout_s; a machine's systemd would wait up to 90 s).
+REBOOT_HALT_S = 30
+# Seconds a rebooted node gets to boot: kind's entrypoint done (systemd is PID 1), then the kubelet
+# started (every ExecStartPre, the node guard's too, succeeded).
+BOOT_TIMEOUT_S = 120
+BOOT_POLL_S = 0.5
+# The boot ID of each boot of a rebooted node (/run is a tmpfs: gone with every stop), bind-mounted
+# over the kernel's before the kubelet starts by a kubelet drop-in the reboot writes for that boot.
+KERNEL_BOOT_ID = "/proc/sys/kernel/random/boot_id"
+BOOT_ID_FILE = "/run/ple2e-boot-id"
+BOOT_ID_DROPIN = "/etc/systemd/system/kubelet.service.d/04-ple2e-boot-id.conf"
+BOOT_ID_DROPIN_TEXT = f"""# Written by pod-lifecycle-e2e (e2e/faults/node.py node_rebooted); removed once the kubelet started.
+[Service]
+ExecStartPre=/bin/sh -c 'test -s {BOOT_ID_FILE} || {{ cat /proc/sys/kernel/random/uuid > {BOOT_ID_FILE} && mount --bind {BOOT_ID_FILE} {KERNEL_BOOT_ID}; }}'
+"""
+
+
+def guard_state(site: FaultSite, node: str) -> list[str]:
+    """The node guard of ``node`` as it is now (:mod:`e2e.cluster.egress`): its ``unreachable``
+    routes, the rules of its chain and the jumps to it, one line each, sorted."""
+    chain = NODE_CHAIN
+    script = "; ".join([
+        "ip -4 route show type unreachable", "ip -6 route show type unreachable",
+        *(f"{ipt} -w -S {chain} 2>/dev/null; {ipt} -w -S OUTPUT | grep -- '-j {chain}'; {ipt} -w -S FORWARD | grep -- '-j {chain}'"
+          for ipt in ("iptables", "ip6tables")),
+        "true"])
+    return sorted(line.strip() for line in site.node_exec("sh", "-c", script, node=node).splitlines() if line.strip())
+
+
+def _node_state(node: str) -> tuple[bool, str]:
+    """``(running, StartedAt)`` of the ``node`` container (``docker inspect``)."""
+    running, started = docker("inspect", "-f", "{{.State.Running}} {{.State.StartedAt}}", node).split()
+    return running == "true", started
+
+
+def _pid1(node: str) -> str:
+    try:
+        return docker("exec", node, "cat", "/proc/1/comm").strip()
+    except RuntimeError:  # not running (yet)
+        return ""
+
+
+def _active(site: FaultSite, node: str, unit: str) -> str:
+    try:
+        return site.node_exec("systemctl", "is-active", unit, node=node).strip()
+    except RuntimeError as e:  # exits non-zero unless active: its output is in the message
+        return str(e).rsplit(":", 1)[-1].strip() or "unknown"
+
+
+@contextmanager
+def node_rebooted(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
+                  halt_timeout_s: float = REBOOT_HALT_S) -> Iterator[FaultWindow]:
+    """The worker ``node`` goes down at the start of the ``with`` block and boots at its end: an
+    empty block is a reboot, a block that waits a node that stays off that long (``window.
+    injected_at``: it is off; ``undone_at``: it booted, its kubelet running). ``halt_timeout_s``:
+    seconds its systemd gets to halt before Docker SIGKILLs what is left (0: a power cut or a hard
+    reset — nothing is stopped in order). ``ValueError`` for the control plane (its API server would
+    go with it: reboot a worker).
+
+    What a reboot is here: ``docker stop`` of the node container, then ``docker start``. The stop
+    sends kind's stop signal (SIGRTMIN+3) to the node's systemd, which halts as a rebooting machine
+    does — every unit stopped in order (the kubelet, containerd), then the processes left (the
+    containers) SIGTERMed and SIGKILLed, Docker SIGKILLing what remains after
+    :data:`REBOOT_HALT_S`; the kubelet's graceful node shutdown is not told (no logind
+    ``PrepareForShutdown``: for that first half, :func:`node_shutdown`). The start boots it again:
+    kind's entrypoint, systemd, containerd, the kubelet. As on a real machine ``/run`` (a tmpfs) is
+    empty — no container or pod sandbox survives, containerd's tasks and shims are gone — while
+    ``/var`` (a volume) keeps containerd's records, so the kubelet finds every pod's sandbox dead
+    and makes a new one (``SandboxChanged``), its containers restarted (restart count + 1). The
+    node's Lease stops: it goes ``Unknown`` when it stays off past the node monitor's grace (on
+    v1.37.2 with a 20 s grace: a halt under 1 s when the pods end on SIGTERM, about 6 s from the
+    start to ``KubeletReady``), else it
+    stays Ready as the kubelet posts ``KubeletReady`` on its start. Why a stop and a start: a
+    ``docker restart`` is the same two steps with no room between them (the block is that room,
+    and the undo starts the node only if it is not running); a ``systemctl reboot`` inside the
+    node would end the container's init and leave the start to Docker's restart policy (kind's
+    ``on-failure:1``); ``docker pause`` keeps every process and its state (:func:`node_paused`).
+
+    One thing a container cannot have of a reboot is a new kernel: its boot ID
+    (``/proc/sys/kernel/random/boot_id``, what the kubelet reports as ``status.nodeInfo.bootID``
+    and compares to emit its ``Rebooted`` event) is the host's. So the reboot writes a kubelet
+    drop-in (:data:`BOOT_ID_DROPIN`) before the stop that, on this boot only, bind-mounts a new
+    random ID over it before the kubelet starts, and removes the drop-in once the kubelet runs:
+    each reboot gives the node a new boot ID, as the kernel would.
+
+    Safe, each checked after the boot (the undo fails with a ``RuntimeError`` naming what differs
+    — retried once, then the cluster is replaced as broken and ``ClusterBroken`` raised — when one
+    does not hold; a node without the guard is not rebooted at all, a ``RuntimeError``):
+
+    - **the offline node guard** (:mod:`e2e.cluster.egress`): its kubelet drop-in runs it before
+      every kubelet start, so on the boot too, before any pod (a fresh ``/run``: no container
+      runs before the kubelet starts one); its routes and rules after the boot must equal those
+      before (:func:`guard_state`);
+    - **the static CNI** (several nodes, offline image): the node's conflist is a mount, kept; the
+      routes to the other nodes' pod subnets and the masquerade rule live in the node's network
+      namespace, new after the boot, so they are set again (:meth:`e2e.cluster.kind.Kind.wire_nodes`,
+      on every node: the others' routes follow the node's address should Docker give it another) as
+      soon as systemd runs — until then a pod there reaching the other node's pods meets the node
+      guard's ``unreachable`` route, nothing leaves (on v1.37.2: the routes 0.4 s after the
+      kubelet's start, its first sandbox 1.6 s after; the timeline marks both moments);
+    - **the host ports**: those Docker publishes for the node (``docker port``; kind publishes
+      its ports on the control plane, on 127.0.0.1) must be the same after the boot.
+
+    Then the health check of every fault (every node Ready with its Lease renewed after the boot,
+    every kube-system pod Running and ready)."""
+    kind = cast("Kind", site.kind)  # faults run on kind clusters
+    if node == kind.control_plane:
+        raise ValueError(f"node_rebooted reboots a worker: {node} is the control plane, whose API server the test, "
+                         "its recorder and the health check talk to")
+    before: dict[str, Any] = {}
+
+    def halt() -> None:
+        before.update(state=_node_state(node), ports=docker("port", node), guard=guard_state(site, node))
+        if not before["guard"]:
+            raise RuntimeError(f"node {node} has no node guard to keep (e2e.cluster.egress): not a suite's cluster?")
+        site.node_exec("sh", "-c", 'printf "%s" "$1" > "$2"', "sh", BOOT_ID_DROPIN_TEXT, BOOT_ID_DROPIN, node=node)
+        docker("stop", "-t", f"{halt_timeout_s:g}", node, timeout=halt_timeout_s + DOCKER_TIMEOUT_S)
+
+    def boot() -> None:
+        if "state" not in before:
+            return  # nothing was done
+        running, started = _node_state(node)
+        if running and started == before["state"][1] and _active(site, node, "kubelet") == "active":
+            # never stopped (a Ctrl-C before the stop took): the node as it was, but for the drop-in
+            site.node_exec("rm", "-f", BOOT_ID_DROPIN, node=node)
+            return
+        if running and started == before["state"][1]:  # halting still: let it end, then boot
+            wait_until(f"{node} halted", lambda: not _node_state(node)[0], halt_timeout_s + DOCKER_TIMEOUT_S, BOOT_POLL_S)
+            running = False
+        if not running:
+            docker("start", node)
+        wait_until(f"{node} booted (systemd PID 1)", lambda: _pid1(node) == "systemd", BOOT_TIMEOUT_S, BOOT_POLL_S)
+        site.mark(time.time(), f"{node} booting (systemd runs)")
+        kind.wire_nodes()
+        site.mark(time.time(), f"{node}: pod routes set again")
+        wait_until(f"the kubelet on {node} started", lambda: _active(site, node, "kubelet") == "active", BOOT_TIMEOUT_S,
+                   BOOT_POLL_S)
+        site.node_exec("sh", "-c", f"rm -f {BOOT_ID_DROPIN} && systemctl daemon-reload", node=node)
+        problems = []
+        guard = guard_state(site, node)
+        if guard != before["guard"]:
+            problems.append(f"its node guard differs: before {before['guard']}, after {guard}")
+        ports = docker("port", node)
+        if ports != before["ports"]:
+            problems.append(f"its published ports differ: before {before['ports']!r}, after {ports!r}")
+        if problems:
+            raise RuntimeError(f"node {node} after its reboot: " + "; ".join(problems))
+
+    with fault(site, "node-reboot", node, halt, boot, recovery_timeout_s) as window:
+        yield window

@@ -344,12 +344,19 @@ class Scenario:
         body = {"spec": {"containers": [{"name": container, "resources": resources}]}}
         return self.patch("Pod", pod, body, subresource="resize", dry_run=dry_run)
 
-    def evict(self, pod: str, dry_run: bool = False, grace_period_s: int | None = None) -> ApiAnswer:
-        """Ask the Eviction API to evict ``pod`` (``dry_run``: the server only checks, e.g.
-        the PodDisruptionBudgets). Returns the answer's status code and body: 201 evicted,
-        429 refused by a PodDisruptionBudget (its message says which)."""
+    def evict(self, pod: str, dry_run: bool = False, grace_period_s: int | None = None, uid: str | None = None,
+              resource_version: str | None = None, propagation: str | None = None) -> ApiAnswer:
+        """Ask the Eviction API to evict ``pod`` with the eviction's delete options: ``grace_period_s``,
+        the preconditions ``uid`` and ``resource_version`` (evict only the pod of that UID, only
+        while it has that resourceVersion: 409 Conflict otherwise, the pod untouched),
+        ``propagation`` (``Foreground``/``Background``/``Orphan``) and ``dry_run`` (the server
+        checks all, the PodDisruptionBudgets too, and changes nothing). Returns the answer's
+        status code and body (a ``Status``): 201 evicted (or, dry run, would be), 429 refused by a
+        PodDisruptionBudget (its message says which), 409 a precondition failed, 404 no such pod —
+        a refusal is an answer here, never an error. ``ValueError`` for another ``propagation``.
+        See :meth:`e2e.cluster.kube.Kube.evict`. E.g. ``sc.evict("web", uid=sc.pod("web")["metadata"]["uid"])``."""
         self.mark(time.time(), f"evict pod/{pod}" + (" (dry run)" if dry_run else ""))
-        return self.kube.evict(self.namespace, pod, dry_run, grace_period_s)
+        return self.kube.evict(self.namespace, pod, dry_run, grace_period_s, uid, resource_version, propagation)
 
     def exec(self, pod: str, container: str, *command: str, timeout_s: float = 30) -> ExecResult:
         """Run ``command`` in ``pod``'s running ``container`` through the API (as ``kubectl exec``;
