@@ -75,7 +75,7 @@ from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
 from scenarios.disruption.disruption_helpers import RETRY, deployment_status, replicaset_sum
-from scenarios.statefulset.test_statefulset import Life, lives, max_not_ready_at_once
+from scenarios.statefulset.test_statefulset import Life, lives, max_not_ready_at_once, most_at_once
 
 ROOT = Path(__file__).resolve().parents[1]
 EMBEDDED = (ROOT / "examples" / "apps" / "graceful", ROOT / "examples" / "apps" / "naive")
@@ -247,14 +247,8 @@ def _objects(sc: Scenario, app: AppSpec) -> dict[str, tuple[str, float, float]]:
 def most_pods_at_once(objects: dict[str, tuple[str, float, float]], since: float, until: float) -> int:
     """The most pod objects of ``objects`` (``uid → (name, first seen, gone)``) that existed at one
     instant of ``[since, until]`` (host epoch s; one gone at the instant another appears is not counted twice)."""
-    edges = sorted([(max(first, since), 1) for _, first, gone in objects.values() if first <= until and gone > since]
-                   + [(gone, -1) for _, first, gone in objects.values() if first <= until and since < gone <= until],
-                   key=lambda e: (e[0], e[1]))
-    most = now = 0
-    for _, step in edges:
-        now += step
-        most = max(most, now)
-    return most
+    return most_at_once((max(first, since), gone if gone <= until else float("inf"))
+                        for _, first, gone in objects.values() if first <= until and gone > since)
 
 
 def _load(sc: Scenario, app: AppSpec, duration_s: float) -> LoadGenerator:

@@ -7,6 +7,7 @@ replaced ordinal keeps its name)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pytest
@@ -67,15 +68,20 @@ def ready_count(sc: Scenario, name: str, n: int):
     return pods.until(f"{name}: {n} ready replicas", lambda s: (s.get("StatefulSet", name) or {}).get("status", {}).get("readyReplicas", 0) == n or None)
 
 
-def max_not_ready_at_once(items: list[Life]) -> int:
-    """The most pods that existed, not yet Ready, at one instant (by receive times)."""
-    edges = sorted([(x.added, 1) for x in items] + [(x.ready if x.ready is not None else x.gone or float("inf"), -1) for x in items],
-                   key=lambda e: (e[0], e[1]))
+def most_at_once(spans: Iterable[tuple[float, float]]) -> int:
+    """The most of ``spans`` (``(start, end)``, seconds on one clock; ``end`` may be ``inf``) open
+    at one instant; one that ends when another starts is not counted twice."""
+    edges = sorted(e for start, end in spans for e in ((start, 1), (end, -1)))
     most = now = 0
     for _, step in edges:
         now += step
         most = max(most, now)
     return most
+
+
+def max_not_ready_at_once(items: list[Life]) -> int:
+    """The most pods that existed, not yet Ready, at one instant (by receive times)."""
+    return most_at_once((x.added, x.ready if x.ready is not None else x.gone or float("inf")) for x in items)
 
 
 def scale(sc: Scenario, name: str, replicas: int) -> float:
