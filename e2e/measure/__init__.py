@@ -1,0 +1,1 @@
+"""The measuring layer: pure functions per case family over stored evidence (changes, stamps, a fault window) → named values with details, which a scenario hands to the judge and tests/test_mutations.py feeds with mutated recordings."""
