@@ -73,7 +73,7 @@ from e2e.record.apitime import api_time
 from e2e.record.recorder import Change
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S, WAIT_SLACK_S
 from scenarios.disruption.disruption_helpers import RETRY, deployment_status, replicaset_sum
 from scenarios.statefulset.test_statefulset import Life, lives, max_not_ready_at_once, most_at_once
 

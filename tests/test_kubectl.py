@@ -14,7 +14,7 @@ import pytest
 from e2e.evidence import kubectl as kubectl_module
 from e2e.evidence.kubectl import (TABLE_ACCEPT, KubectlNotFound, Line, Transcript, background, kubectl_background, kubectl_for, run,
                                   server_columns, table_rows)
-from e2e.run.waiting import WaitTimeout
+from e2e.base.waiting import WaitTimeout
 
 
 def fake_kubectl(path: Path, version: str) -> Path:

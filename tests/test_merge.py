@@ -333,7 +333,7 @@ FLAKY = """
 import os
 import pytest
 from pathlib import Path
-from e2e.run.waiting import WaitTimeout
+from e2e.base.waiting import WaitTimeout
 
 @pytest.fixture
 def cluster():

@@ -12,7 +12,7 @@ from helpers import change, cstatus, event, pod, running, terminated, waiting
 from e2e.record import pods
 from e2e.record.recorder import Change
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WaitTimeout
+from e2e.base.waiting import WaitTimeout
 
 SIDECAR_POD = pod("p", sidecars=("sidecar",), phase="Running", conditions={"Ready": "True"},
                   init_statuses=[cstatus("sidecar", running(1), last=terminated(1, "Error"), restarts=1)],

@@ -7,12 +7,12 @@ import pytest
 
 from e2e.run import progress
 from e2e.run.progress import describe, output_mode
-from e2e.run.waiting import WaitState
+from e2e.base.waiting import WaitState
 
 WAITING_TEST = """
 import time
 import pytest
-from e2e.run.waiting import wait_until
+from e2e.base.waiting import wait_until
 
 @pytest.mark.case("CL-1", "CL-2")
 def test_waits():
@@ -102,7 +102,7 @@ def test_describe_an_absence_check_as_watching_never_as_giving_up():
 
 def test_never_within_tells_the_observer_it_watches_an_absence():
     from e2e.run.scenario import Scenario
-    from e2e.run.waiting import set_observer
+    from e2e.base.waiting import set_observer
 
     seen = []
     previous = set_observer(seen.append)

@@ -9,7 +9,7 @@ import pytest
 from e2e.judge.expectations import Band, Expectation, Registry
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WaitTimeout
+from e2e.base.waiting import WaitTimeout
 
 
 class QuietRecorder:

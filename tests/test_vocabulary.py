@@ -16,7 +16,7 @@ from e2e.cluster import kube as kube_module
 from e2e.cluster.kube import ApiAnswer, ExecError, ExecResult, Kube
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WaitTimeout
+from e2e.base.waiting import WaitTimeout
 
 KUBECONFIG = """apiVersion: v1
 kind: Config

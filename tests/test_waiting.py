@@ -1,4 +1,4 @@
-"""wait_until (e2e.run.waiting): returns the truthy value, or raises WaitTimeout saying what and
+"""wait_until (e2e.base.waiting): returns the truthy value, or raises WaitTimeout saying what and
 what was last observed."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from e2e.run.waiting import WaitTimeout, wait_until
+from e2e.base.waiting import WaitTimeout, wait_until
 
 
 def test_returns_the_first_truthy_value():

@@ -26,7 +26,7 @@ from kubernetes.stream import stream
 from kubernetes.stream.ws_client import ERROR_CHANNEL
 
 from ..run.interrupts import signals_deferred
-from ..run.waiting import wait_until
+from ..base.waiting import wait_until
 
 log = logging.getLogger(__name__)
 

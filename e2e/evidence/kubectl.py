@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Callable, Iterator, cast
 
 from ..cluster.kind import STATE_DIR, Kind
-from ..run.waiting import WaitTimeout
+from ..base.waiting import WaitTimeout
 
 if TYPE_CHECKING:
     from ..run.scenario import Scenario
@@ -170,7 +170,7 @@ class Background:
     def wait_for_line(self, pattern: str, timeout_s: float, stream: str | None = None) -> Line:
         """The first line (of ``stream`` only, when given: ``stdout`` or ``stderr``) that the
         regular expression ``pattern`` matches (``re.search``), waiting up to ``timeout_s`` seconds
-        for it; an earlier line counts too. :class:`e2e.run.waiting.WaitTimeout` when none came
+        for it; an earlier line counts too. :class:`e2e.base.waiting.WaitTimeout` when none came
         in time or the command ended without one (the message says which, with its output)."""
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout_s

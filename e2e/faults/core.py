@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
 from ..run.interrupts import signals_deferred
-from ..run.waiting import WaitTimeout, wait_until
+from ..base.waiting import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
     from ..cluster.kind import Kind

@@ -65,7 +65,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from ..cluster.egress import NETWORK, NODE_CHAIN
-from ..run.waiting import wait_until
+from ..base.waiting import wait_until
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from typing import Iterator
 
-from ..run.waiting import wait_until
+from ..base.waiting import wait_until
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
 
 # The test taint of CASES-faults.md NF-3 (a key nobody else uses).

@@ -22,7 +22,7 @@ from ..report.summary import RunSummary
 from ..run.progress import LiveProgress
 from ..run.selection import parse_case_option
 from ..run.shards import SHARD_FILE, parse_shard
-from ..run.waiting import set_observer
+from ..base.waiting import set_observer
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,7 +1,7 @@
 """Live progress of long waits in pytest's terminal: case ID, what the test waits for,
 elapsed / timeout.
 
-Every wait of :func:`e2e.run.waiting.wait_until` reports its polls here (the plugin registers a
+Every wait of :func:`e2e.base.waiting.wait_until` reports its polls here (the plugin registers a
 :class:`LiveProgress` as the waits' observer and as a pytest plugin). A wait shows up once it
 has lasted :data:`SHOW_AFTER_S`; how depends on where the output goes:
 
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from .selection import cases_of
-from .waiting import WaitState
+from ..base.waiting import WaitState
 
 SHOW_AFTER_S = 10.0
 LIVE_EVERY_S = 1.0

@@ -40,7 +40,7 @@ from ..judge.measurements import Judge
 from ..record.pods import Until, condition, events_of
 from ..record.recorder import Change, Recorder
 from ..record.timeline import Attempt, attempts, excerpt, mark_rows, rows
-from .waiting import WaitTimeout, wait_until
+from ..base.waiting import WaitTimeout, wait_until
 
 T = TypeVar("T")
 
@@ -221,7 +221,7 @@ class Scenario:
 
     def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
                  case: str | None = None, measurement: str | None = None, explain: Callable[[], str] | None = None) -> T:
-        """Poll ``check`` until truthy (see :func:`e2e.run.waiting.wait_until`) and return its
+        """Poll ``check`` until truthy (see :func:`e2e.base.waiting.wait_until`) and return its
         result; raises ``WaitTimeout`` after ``timeout_s``, the error carrying the end of the timeline. With ``case``/``measurement`` a timeout is also a
         judged value: ``measurement`` is recorded as measured ``None`` (it never happened within
         ``timeout_s``) against its documented expectation, and ``ExpectationFailed`` is raised

@@ -35,7 +35,7 @@ from e2e.evidence.kubectl import kubectl_background
 from e2e.judge.expectations import equal, exact, register
 from e2e.record.pods import condition, pod_gone, pod_ready
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S, WAIT_SLACK_S
 
 READ_IN = ("1.34.4", "1.35.4", "1.36.3", "1.37.2")
 CREATE = ("[UP] k8s.io/apiserver pkg/endpoints/handlers/create.go createHandler (http.StatusCreated, also for a "

@@ -44,7 +44,7 @@ from e2e.record.nodes import condition_changes, first_condition, last_renew_befo
 from e2e.record.pods import container_status, pod_ready
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import FAULT_SLACK_S, WAIT_SLACK_S
+from e2e.base.waiting import FAULT_SLACK_S, WAIT_SLACK_S
 
 READ_IN = ("1.34.4", "1.35.4", "1.36.3", "1.37.2")
 PROFILE = nf.FAST  # two nodes: the worker reboots, the API server stays; node-monitor grace 20 s

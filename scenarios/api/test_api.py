@@ -21,7 +21,7 @@ from e2e.evidence.stamps import Stamp, before, first, intervals, labelled, parse
 from e2e.cluster.kube import ApiRefused
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import container_samples
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from e2e.cluster.kube import api_status
 from e2e.record.podstatus import pod_columns
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import container_history, container_samples, restart_gaps, status_sequence
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 # Seconds one run of the crashing container lasts (its `sleep`), plus a start budget.
 RUN_S = 1

@@ -19,7 +19,7 @@ import pytest
 from e2e.documented import cronjobs as doc
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 from .test_cronjob_api import BASE
 from .test_cronjob_missed import SCHEDULED, jobs_of, rfc3339

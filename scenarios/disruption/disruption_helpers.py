@@ -13,7 +13,7 @@ from e2e.documented import disruption as doc
 from e2e.evidence.kubectl import Transcript
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S
 
 # kubectl drain's line for an eviction the API refused with 429 TooManyRequests (k8s.io/kubectl
 # pkg/drain/drain.go evictPods: apierrors.IsTooManyRequests → "will retry after 5s"), e.g. a budget's refusal.

@@ -13,7 +13,7 @@ import pytest
 from e2e.documented import disruption as doc
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S
 
 from .disruption_helpers import (apply_pdb, budget_cause, make_unready, pdb_status, status_of, wait_pdb,
                                 wait_ready, web_values)

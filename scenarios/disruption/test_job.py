@@ -25,7 +25,7 @@ from e2e.faults import addons_tolerate, node_tainted
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
-from e2e.run.waiting import PODS_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S
 from scenarios.jobs.job_helpers import finished_at, job, job_finished, terminated
 
 from .disruption_helpers import name_of, pods, running

@@ -20,7 +20,7 @@ from e2e.evidence.kubectl import Transcript, run
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
-from e2e.run.waiting import PODS_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S
 
 from .disruption_helpers import (attach_transcript, is_ready, kubeconfig_of, make_ready, name_of, pods,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)

@@ -22,7 +22,7 @@ from e2e.cluster.kube import ApiRefused
 from e2e.documented import disruption as doc
 from e2e.evidence.load import LoadGenerator, answering_pods
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S, WaitTimeout
+from e2e.base.waiting import PODS_SLACK_S, WaitTimeout
 
 from .disruption_helpers import (Over, deployment_status, is_ready, make_ready, name_of, pods, replicaset_sum,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)

@@ -17,7 +17,7 @@ from e2e.evidence.load import LoadGenerator, LoadResult, answering_pods
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
-from e2e.run.waiting import FAULT_SLACK_S
+from e2e.base.waiting import FAULT_SLACK_S
 
 # Host HTTP load: rate (requests per second, new connection each) and per-request timeout.
 LOAD_RATE_PER_S = 10.0

@@ -19,7 +19,7 @@ import pytest
 from e2e.documented import faults as doc
 from e2e.faults import apiserver_down
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import FAULT_SLACK_S
+from e2e.base.waiting import FAULT_SLACK_S
 from e2e.record.nodes import condition_changes, flips
 
 from .fault_helpers import (

@@ -24,7 +24,7 @@ from e2e.faults import FaultWindow, containerd_restarted, containerd_stopped
 from e2e.cluster.kube import ApiRefused, ExecError
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
-from e2e.run.waiting import FAULT_SLACK_S
+from e2e.base.waiting import FAULT_SLACK_S
 from e2e.record.nodes import Seen, condition_changes, first_condition, flips
 
 from .fault_helpers import (

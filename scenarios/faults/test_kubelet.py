@@ -30,7 +30,7 @@ from e2e.faults import FaultWindow, kubelet_killed, kubelet_restarted, kubelet_s
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
-from e2e.run.waiting import FAULT_SLACK_S
+from e2e.base.waiting import FAULT_SLACK_S
 from e2e.record.nodes import Seen, condition_changes, first_condition, flips, last_renew_before, taint_gone, taint_seen
 from e2e.record.pods import deletion_requested_at
 

@@ -20,7 +20,7 @@ from e2e.documented import faults as doc
 from e2e.faults import TEST_TAINT, addons_tolerate, node_tainted
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import FAULT_SLACK_S
+from e2e.base.waiting import FAULT_SLACK_S
 from e2e.record.nodes import taint_seen
 from e2e.record.pods import deletion_requested_at
 

@@ -21,7 +21,7 @@ from e2e.evidence.stamp_logs import stamps_from_logs
 from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 from scenarios.termination.test_termination import app_stamp, follow, settle, since  # noqa: F401 (follow: a fixture)
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`

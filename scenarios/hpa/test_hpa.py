@@ -12,7 +12,7 @@ from e2e.cluster.kube import ApiRefused
 from e2e.documented import hpa as doc
 from e2e.record import pods
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S, WAIT_SLACK_S
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
 pytestmark = pytest.mark.workloads

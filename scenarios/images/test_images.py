@@ -21,7 +21,7 @@ from e2e.cluster.registry import Registry, Request, summary
 from e2e.documented import images as doc
 from e2e.record.pods import container_status
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`;
 # on a cluster of its own (profiles/image-pulls.yaml: a pulled preloaded image ID poisons the node

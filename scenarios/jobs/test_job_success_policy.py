@@ -13,7 +13,7 @@ import pytest
 from e2e.documented import jobs as doc
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S
 
 from .job_helpers import condition_seen, deletion_requested, finished_at, index_of, job, job_finished, job_pods, terminated
 

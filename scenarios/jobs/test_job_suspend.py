@@ -18,7 +18,7 @@ from e2e.documented import jobs as doc
 from e2e.record.pods import condition
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S
 
 from .job_helpers import deleted_change, deletion_requested, job, job_pods
 

@@ -24,7 +24,7 @@ from e2e.evidence.stamp_logs import stamps_from_logs
 from e2e.evidence.stamp_table import merged_table
 from e2e.record.pods import condition, container_status, phase
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 
 # -- KB-1 -------------------------------------------------------------------------------------

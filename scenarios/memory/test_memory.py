@@ -37,7 +37,7 @@ from e2e.evidence.oomkill import OomReport, Termination, parse_dmesg, reports_fo
 from e2e.record.podstatus import pod_columns
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import container_samples, restart_gaps
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 # One run of an OOM container: its `sleep 1`, then the allocation and the kill (well under 1 s),
 # plus a 1 s container start budget.

@@ -16,7 +16,7 @@ import pytest
 from kubernetes import client
 
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S
 
 # Slack for waits: scheduling, container start, the client's requests (3 s timeout each).
 # Service requests per client: one every SERVICE_INTERVAL_S s until both web pods have answered,

@@ -18,7 +18,7 @@ from e2e.documented import resize as doc
 from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 from .resize_helpers import cgroup_limits, first_change, judge_cgroup, pod_cgroup_memory_limit, resize_conditions, status_limit
 

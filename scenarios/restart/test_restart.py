@@ -14,7 +14,7 @@ from e2e.cluster.images import workload_images
 from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 from scenarios.gate_profiles import GATES_1_34, GATES_1_35
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`

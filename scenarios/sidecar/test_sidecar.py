@@ -25,7 +25,7 @@ from e2e.evidence.stamp_table import merged_table
 from e2e.record.podstatus import pod_columns, ready_status
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import status_sequence
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 pytestmark = pytest.mark.min_k8s(33)
 

@@ -16,7 +16,7 @@ from e2e.cluster import gates
 from e2e.documented import statefulset as doc
 from e2e.record import pods
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import PODS_SLACK_S, WAIT_SLACK_S
+from e2e.base.waiting import PODS_SLACK_S, WAIT_SLACK_S
 from scenarios.gate_profiles import GATES_1_34
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`

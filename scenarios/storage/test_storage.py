@@ -42,7 +42,7 @@ from e2e.evidence.ephemeral import (Eviction, NodeStorage, UsageWatch, container
 from e2e.evidence.stamps import event_times
 from e2e.evidence.stamp_logs import StampWatch, stamps_from_logs
 from e2e.run.scenario import Scenario
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 MIB = 1024 * 1024
 # Writing up to 16 MiB in 1 MiB blocks on a shared host (waits only).

@@ -27,7 +27,7 @@ from e2e.pictures import traffic as traffic_picture
 from e2e.record.podstatus import pod_columns
 from e2e.run.scenario import NODE_PORT, Scenario
 from e2e.record.timeline import parse_time
-from e2e.run.waiting import WAIT_SLACK_S
+from e2e.base.waiting import WAIT_SLACK_S
 
 # The Service's NodePort (traffic.yaml); kind-config.yaml publishes it on a free port of
 # 127.0.0.1 per cluster (Scenario.node_port_url), the only address host traffic goes to.
