@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM held back around what must not be cut half-way (e2e.run.interrupts), and the
+"""Ctrl-C and SIGTERM held back around what must not be cut half-way (e2e.base.interrupts), and the
 namespace create request among them: make interrupt-check's run 6 (SIGTERM to pytest 7.8 s in, a
 kept cluster) left the interrupted test's namespace behind — a create request cut after it was
 sent can land after the cleanup's delete found nothing."""
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from e2e.cluster.kube import Kube
-from e2e.run.interrupts import signals_deferred
+from e2e.base.interrupts import signals_deferred
 
 
 @pytest.fixture

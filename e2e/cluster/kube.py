@@ -25,7 +25,7 @@ from kubernetes.dynamic.exceptions import NotFoundError
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import ERROR_CHANNEL
 
-from ..run.interrupts import signals_deferred
+from ..base.interrupts import signals_deferred
 from ..base.waiting import wait_until
 
 log = logging.getLogger(__name__)

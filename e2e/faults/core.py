@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
-from ..run.interrupts import signals_deferred
+from ..base.interrupts import signals_deferred
 from ..base.waiting import WaitTimeout, wait_until
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ cluster per profile, release), :mod:`~e2e.plugin.outcomes` (the outcome policy, 
 
 from __future__ import annotations
 
-from ..run.interrupts import quiet_while_starting
+from ..base.interrupts import quiet_while_starting
 
 quiet_while_starting()  # until e2e.plugin.signals' pytest_cmdline_main: loading what follows takes seconds
 

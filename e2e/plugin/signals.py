@@ -21,7 +21,7 @@ from types import FrameType
 
 import pytest
 
-from ..run.interrupts import started
+from ..base.interrupts import started
 
 # each signal and the handler Python starts with: only that one is replaced
 _DEFAULTS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
@@ -55,7 +55,7 @@ class Stop:
         raise KeyboardInterrupt
 
     def pytest_keyboard_interrupt(self) -> None:
-        # also a Ctrl-C held back and raised later (e2e.run.interrupts.signals_deferred), or pytest.exit:
+        # also a Ctrl-C held back and raised later (e2e.base.interrupts.signals_deferred), or pytest.exit:
         # the cleanup follows, signals are ignored from now on
         self.stopping = True
         # said here: in the test, its output is captured
@@ -74,7 +74,7 @@ class Stop:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    # pytest handles a KeyboardInterrupt from here on (e2e.run.interrupts.quiet_while_starting until now)
+    # pytest handles a KeyboardInterrupt from here on (e2e.base.interrupts.quiet_while_starting until now)
     started()
 
 
