@@ -208,7 +208,7 @@ def test_the_lock_files_of_a_cluster_whose_creation_was_stopped_go_at_the_end_of
     from types import SimpleNamespace
 
     from e2e.cluster.lockfiles import take
-    from e2e.record.jsonfile import update_json
+    from e2e.base.jsonfile import update_json
 
     monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)
     update_json(clusters._used_file(), lambda names: ["ple2e-gone", "ple2e-held", "ple2e-kept"], list)

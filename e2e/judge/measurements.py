@@ -24,7 +24,7 @@ from typing import Callable, cast
 
 
 from ..record.hostload import Pressure
-from ..record.jsonfile import read_json, update_json
+from ..base.jsonfile import read_json, update_json
 from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
 from .pressure import INCONCLUSIVE, INCONCLUSIVE_PREFIX, describe, host_details, inconclusive, limit
 

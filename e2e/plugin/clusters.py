@@ -34,7 +34,7 @@ from ..cluster.kind import (
 from ..cluster.lockfiles import first_free, remove_unused, take
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
-from ..record.jsonfile import read_json, update_json
+from ..base.jsonfile import read_json, update_json
 from ..run.plan import Plan
 from .options import APPS, _is_controller, _reports, run_id
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
-from .jsonfile import read_json, update_json
+from ..base.jsonfile import read_json, update_json
 
 PSI_CPU = "/proc/pressure/cpu"
 LOADAVG = "/proc/loadavg"
