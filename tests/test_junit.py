@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from e2e.cli.compare import _outcomes, junit_nodeid
-from e2e.report.junit import junit_names, mark_interrupted
+from e2e.base.junit import junit_names, junit_nodeid
+from e2e.cli.compare import _outcomes
+from e2e.report.junit import mark_interrupted
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0"
 failures="0" skipped="0" tests="1" time="3.0"><testcase classname="scenarios.api.test_api" name="test_a" time="1.0"/>

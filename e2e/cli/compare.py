@@ -69,6 +69,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from e2e.base.junit import junit_nodeid
+
 
 # verdicts of values set aside with a reason (e2e.judge.measurements.Judge.set_aside)
 SET_ASIDE = ("skipped", "flake")
@@ -147,13 +149,6 @@ def _outcomes(junit: Path) -> dict[str, str]:
             status = "interrupted"
         out[test] = status
     return out
-
-
-def junit_nodeid(testcase: ET.Element) -> str:
-    """The node id of a junit ``testcase`` (``classname`` dots as path separators, ``.py::``,
-    ``name``), as the measurements name their test."""
-    classname, name = testcase.get("classname", ""), testcase.get("name", "")
-    return classname.replace(".", "/") + ".py::" + name if classname else name
 
 
 def _settled(settled: set[str], outcome: str, skipped: ET.Element, prefix: str) -> bool:

@@ -71,8 +71,9 @@ from ..report.junit import RUN_ID, run_id_of
 from ..report.summary import Outcome, drift_lines, markdown, read_allure_results
 from ..report.summary import build as build_summary
 from ..run.shards import SHARD_FILE, ShardRecord, SplitInputs, read_record
+from ..base.junit import junit_nodeid
 from . import htmlreport
-from .compare import FLAKY, junit_nodeid
+from .compare import FLAKY
 
 HOLE_CLASS = "e2e.merge"
 # the night's status, most telling first (module doc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ..cli.compare import junit_nodeid
+from ..base.junit import junit_names, junit_nodeid
 
 # the testcase property of a test stopped before its body ended (e2e.report.summary: ``interrupted``)
 INTERRUPTED = "interrupted"
@@ -21,7 +21,7 @@ RUN_ID = "run_id"
 def fold_attempts(path: Path, failed: dict[str, list[str]]) -> None:
     """Rewrite the junit.xml at ``path`` (see :class:`e2e.plugin.outcomes.RerunAttempts`): per test, the testcases of
     its earlier attempts (same ``classname`` and ``name``, in file order) folded into its last
-    one. ``failed`` maps a node id (as :func:`e2e.cli.compare.junit_nodeid` reads a testcase) to
+    one. ``failed`` maps a node id (as :func:`e2e.base.junit.junit_nodeid` reads a testcase) to
     the first line of each failed attempt, oldest first; an attempt without one reads "failed
     (see its report)". Raises ``OSError``/``xml.etree.ElementTree.ParseError`` for a file that
     cannot be read."""
@@ -76,15 +76,6 @@ def mark_interrupted(path: Path, interrupted: dict[str, tuple[str, float]]) -> N
         ET.SubElement(properties, "property", name="outcome", value=INTERRUPTED)
         ET.SubElement(properties, "property", name="interrupted_reason", value=why)
     tree.write(path, encoding="utf-8", xml_declaration=True)
-
-
-def junit_names(nodeid: str) -> tuple[str, str]:
-    """``(classname, name)`` of a testcase as pytest's junitxml names the test ``nodeid``
-    (``scenarios/api/test_api.py::test_x[a]`` -> ``scenarios.api.test_api``, ``test_x[a]``);
-    :func:`e2e.cli.compare.junit_nodeid` reads them back."""
-    path, *rest = nodeid.split("::")
-    path = path[: -len(".py")] if path.endswith(".py") else path
-    return ".".join([path.replace("/", ".")] + rest[:-1]), rest[-1] if rest else nodeid
 
 
 def stamp_run_id(path: Path, run_id: str) -> None:
