@@ -1,11 +1,11 @@
-"""e2e.report.drift: the two drift rules over crafted histories (towards an edge, spread widened),
+"""e2e.judge.drift: the two drift rules over crafted histories (towards an edge, spread widened),
 what a series is (one test's value on one minor, numbers with a band), and the lines a summary shows."""
 
 from __future__ import annotations
 
 import pytest
 
-from e2e.report import drift
+from e2e.judge import drift
 
 TEST = "scenarios/crashloop/test_crashloop.py::test_backoff_gaps_and_waiting_state"
 

@@ -1,6 +1,6 @@
 """A picture of a test's judged values over the last nights against their bands, as a PNG.
 
-One small panel per series (:mod:`e2e.report.drift`: one value of the test on one Kubernetes
+One small panel per series (:mod:`e2e.judge.drift`: one value of the test on one Kubernetes
 minor), four to a row: the value of each night (a run of the values history) as a dot on a line —
 red where it failed its band —, the band it was judged against shaded green (an open band ``≥ low``
 shaded up to the top), and the nights along the bottom, the first and the last named by their run's
@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
 from ..judge.expectations import number
-from ..report.drift import CHART_NIGHTS, Drift, Point, Series, band_text
+from ..judge.drift import CHART_NIGHTS, Drift, Point, Series, band_text
 from .png import png
 
 COLUMNS = 4
@@ -92,7 +92,7 @@ def _panel(ax: Axes, s: Series, points: list[Point], drift: Drift | None) -> Non
 def chart(panels: list[Series], drifting: dict[tuple[str, str, str, str], Drift], nights: int = CHART_NIGHTS) -> bytes:
     """One PNG of ``panels`` (series of one test, each with at least one point): each series'
     last ``nights`` nights against its bands (module doc); ``drifting`` maps a series' key to its
-    drift (:func:`e2e.report.drift.drifts`). ``ValueError`` without a panel."""
+    drift (:func:`e2e.judge.drift.drifts`). ``ValueError`` without a panel."""
     if not panels:
         raise ValueError("no series to chart")
     rows = -(-len(panels) // COLUMNS)

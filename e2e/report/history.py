@@ -16,7 +16,7 @@ A run is recorded when its reports are published (:mod:`e2e.plugin.options`) and
 its shards (:mod:`e2e.cli.merge`): :func:`record`. Recording the same run again replaces its line
 where it stands, so a second publication of a run adds no entry (building its HTML report again
 only reads the file). The nightly workflow carries the file from night to night (the merge's
-``--history``), as it carries ``allure-history.jsonl``; :mod:`e2e.report.drift` reads it.
+``--history``), as it carries ``allure-history.jsonl``; :mod:`e2e.judge.drift` reads it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 HISTORY = "values-history.jsonl"
-# runs kept: twice the nights the drift rules read (e2e.report.drift: 2 × 5), so a reader of the
+# runs kept: twice the nights the drift rules read (e2e.judge.drift: 2 × 5), so a reader of the
 # file sees as far back again; ~0.1 MB a line for a full run of this suite (700 values)
 KEEP = 20
 

@@ -3,8 +3,8 @@
 Before the report is built (:func:`e2e.cli.htmlreport.build`), each test of the run whose values
 have at least two nights in ``values-history.jsonl`` (:mod:`e2e.report.history`) gets, at the end
 of its description, a picture of them (:func:`e2e.pictures.nights.chart`: the last
-:data:`~e2e.report.drift.CHART_NIGHTS` nights, one panel per value with a numeric band of some
-width) and the drift lines of its values (:mod:`e2e.report.drift`). The run's own
+:data:`~e2e.judge.drift.CHART_NIGHTS` nights, one panel per value with a numeric band of some
+width) and the drift lines of its values (:mod:`e2e.judge.drift`). The run's own
 ``allure-results/`` are not changed: the report is built from a copy (:func:`with_charts`), so
 building it again adds nothing twice. A test without such values, a value without a numeric band
 (strings, flags) or a band of one value (it passes or fails: the table says which) gets no panel.
@@ -20,7 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from ..pictures.nights import chart
-from . import drift, history
+from ..judge import drift
+from . import history
 
 CAPTION = (f"Each judged value of this test over the last nights (up to {drift.CHART_NIGHTS}, "
            f"{history.HISTORY}) against its band; red: a failed value, or a value that drifts")

@@ -3,7 +3,7 @@ ones, and every flake, skip or undocumented value with its reason.
 
 Read from ``measurements.json`` (the values of one run, :mod:`e2e.judge.measurements`) and the
 tests' outcomes; the values that drift over the last nights from ``values-history.jsonl``
-(:mod:`e2e.report.drift`). :class:`RunSummary` is the plugin part: it collects the outcomes (also from
+(:mod:`e2e.judge.drift`). :class:`RunSummary` is the plugin part: it collects the outcomes (also from
 xdist workers), prints the summary at the end of pytest's terminal output and writes
 ``<reports>/summary.md``.
 
@@ -29,7 +29,8 @@ import pytest
 from ..judge.expectations import equal_to, measured_number, number
 from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED, known_bug_note, measured_none
 from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
-from . import drift, history
+from ..judge import drift
+from . import history
 from .junit import mark_interrupted, stamp_run_id
 
 # most telling first; verdict strings not listed here rank right after "fail"
@@ -311,7 +312,7 @@ def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str, 
 
 def drift_lines(reports_dir: Path, run_id: str) -> list[str] | None:
     """The drift lines of run ``run_id`` over the values history of ``reports_dir``
-    (:func:`e2e.report.drift.lines`), then a line per history line skipped; None when the
+    (:func:`e2e.judge.drift.lines`), then a line per history line skipped; None when the
     history does not hold the run (no history, or the run judged no value)."""
     runs, problems = history.read(reports_dir / history.HISTORY)
     if not any(r["run_id"] == run_id for r in runs):

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..judge.expectations import measured_number, number
+from .expectations import measured_number, number
 
 # nights each rule reads (the spread rule: twice as many)
 K = 5
