@@ -9,13 +9,15 @@ reference) says what it bounds and where upstream sets it; use them in your own 
 
 from __future__ import annotations
 
+from ..record.apitime import TIME_RESOLUTION_S
+
 UPGRADE_PATH_READ = ("1.34.4", "1.35.4", "1.36.3", "1.37.2")
 """The releases of the upgrade path (hack/offline/versions.env) whose upstream source was read for
 issue 15 ("every versioned expectation keyed for each minor from that version's source", merged
 in 8cd2e32) and for these constants: a family's ``verified_in`` (e2e.judge.expectations.register)
 where that reading covered it."""
 
-API_TIMESTAMP_RESOLUTION_S = 1.0
+API_TIMESTAMP_RESOLUTION_S = TIME_RESOLUTION_S
 """API timestamps (startedAt, finishedAt, deletionTimestamp, lastTransitionTime) are RFC 3339
 with whole seconds (k8s.io/apimachinery pkg/apis/meta/v1/time.go Time.MarshalJSON): a time
 read from them is up to 1 s early."""

@@ -20,7 +20,7 @@ same second reads as before it (``T < h``). :func:`api_time` keeps both ends, an
 
 A judged duration from a host time to an API time is ``T − h`` (``seconds_after(h)[0]``, the
 low end), and its documented band starts one second lower ("−1 s timestamp truncation",
-:data:`e2e.documented.kubelet.API_TIMESTAMP_RESOLUTION_S`).
+:data:`TIME_RESOLUTION_S`, which :data:`e2e.documented.kubelet.API_TIMESTAMP_RESOLUTION_S` names).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from ..documented.kubelet import API_TIMESTAMP_RESOLUTION_S
-
+# metav1.Time: RFC 3339 in whole seconds (apimachinery pkg/apis/meta/v1/time.go Time.MarshalJSON)
+TIME_RESOLUTION_S = 1.0
 # metav1.MicroTime: RFC 3339 with six fraction digits
 MICRO_TIME_RESOLUTION_S = 1e-6
 
@@ -67,5 +67,5 @@ def api_time(value: str | None) -> ApiTime | None:
     if not value:
         return None
     at = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    resolution = MICRO_TIME_RESOLUTION_S if "." in value else API_TIMESTAMP_RESOLUTION_S
+    resolution = MICRO_TIME_RESOLUTION_S if "." in value else TIME_RESOLUTION_S
     return ApiTime(at.timestamp(), at.timestamp() + resolution)
