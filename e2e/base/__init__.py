@@ -1,1 +1,1 @@
-"""The base layer: leaves every other package may import and that import nothing of e2e/ themselves (standard library only)."""
+"""The base layer: leaves every other package may import and that import nothing of e2e/ outside base: the one polling helper (waiting, on tenacity), Ctrl-C and SIGTERM held back (interrupts), a JSON file every process of a run updates (jsonfile, on filelock), a test's node id and its junit names (junit). What e2e.cli.compare imports from here uses the standard library only."""
