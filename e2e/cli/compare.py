@@ -70,7 +70,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..base.verdicts import (
+from e2e.base.verdicts import (
     ERROR, EXPECTED_FAILURE, FAIL, FAILED, FLAKY, INCONCLUSIVE, INTERRUPTED, KNOWN_BUG_STATES,
     NOT_RUN, OUTCOME_CHANGED, OWN_SKIPS, PASSED, RACE_HAPPENED, RACE_OF_VERDICT, SAME, DOCUMENTED_CHANGE, SKIPPED,
     TestOutcome, UNDOCUMENTED, UNEXPLAINED, VERDICTS, XFAILED, outcome as outcome_row, value_change,
@@ -280,7 +280,7 @@ def _moved(a: Run, b: Run) -> dict[tuple[str, str, str], tuple[str, str, str]]:
     Key = tuple[str, str, str]
     gone: dict[Key, list[Key]] = {}
     for key in a.measurements.keys() - b.measurements.keys():
-        if b.outcomes.get(key[0]) == "skipped":
+        if b.outcomes.get(key[0]) == SKIPPED:
             gone.setdefault((base(key[0]), *key[1:]), []).append(key)
     came: dict[Key, list[Key]] = {}
     for key in b.measurements.keys() - a.measurements.keys():

@@ -66,17 +66,18 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.verdicts import ERROR, FAILED, FLAKY, PASSED
 from ..report import history
 from ..report.junit import RUN_ID, run_id_of
 from ..report.summary import Outcome, drift_lines, markdown, read_allure_results
 from ..report.summary import build as build_summary
 from ..run.shards import SHARD_FILE, ShardRecord, SplitInputs, read_record
 from . import htmlreport
-from .compare import FLAKY, junit_nodeid
+from .compare import junit_nodeid
 
 HOLE_CLASS = "e2e.merge"
-# the night's status, most telling first (module doc)
-INCOMPLETE, FAILED, PASSED = "incomplete", "failed", "passed"
+# the night's status, most telling first (module doc): incomplete, then the table's failed, flaky, passed
+INCOMPLETE = "incomplete"
 
 
 class MergeError(ValueError):
@@ -241,7 +242,7 @@ def _durations(shards: list[Shard]) -> dict:
 def status(holes: list[str], outcomes: list[Outcome]) -> tuple[str, str]:
     """The night's status (module doc) and the line that says it, e.g. ``("flaky", "flaky: 2
     test(s) failed, then passed on a rerun — not a pass: a, b")``."""
-    failed = [o.test for o in outcomes if o.outcome in ("failed", "error")]
+    failed = [o.test for o in outcomes if o.outcome in (FAILED, ERROR)]
     flaky = [o.test for o in outcomes if o.outcome == FLAKY]
     also = "; ".join(part for part in (f"{len(failed)} failed" if failed else "",
                                        f"{len(flaky)} flaky" if flaky else "") if part)

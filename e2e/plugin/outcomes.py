@@ -276,7 +276,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.section(row.section)
             for rep in reports:
                 terminalreporter.line(f"{row.word} {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
-    present = [(rep.nodeid, value) for rep in terminalreporter.stats.get("passed", []) if rep.when == "call"
+    present = [(rep.nodeid, value) for rep in terminalreporter.stats.get(PASSED, []) if rep.when == "call"
                for name, value in rep.user_properties if name == "known_bug"]
     if present:
         terminalreporter.section("known upstream bugs present (today's documented behaviour: passed)")

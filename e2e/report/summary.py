@@ -351,7 +351,7 @@ class RunSummary:
     def outcomes(self) -> list[Outcome]:
         """Every started test's :class:`Outcome`; one stopped (Ctrl-C) before any report — in its
         set-up, e.g. while its cluster was created — is ``interrupted`` too."""
-        return [outcome_of(r) or Outcome(nodeid, "interrupted", self._cases.get(nodeid, []),
+        return [outcome_of(r) or Outcome(nodeid, INTERRUPTED, self._cases.get(nodeid, []),
                                          "stopped during its set-up, before any report")
                 for nodeid, r in self._reports.items()]
 
@@ -359,7 +359,7 @@ class RunSummary:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         junit = session.config.option.xmlpath
         interrupted = {o.test: (o.reason, sum(r.duration for r in self._reports.get(o.test, [])))
-                       for o in self.outcomes() if o.outcome == "interrupted"}
+                       for o in self.outcomes() if o.outcome == INTERRUPTED}
         if junit and interrupted and Path(junit).is_file():
             mark_interrupted(Path(junit), interrupted)
         if junit and Path(junit).is_file():
