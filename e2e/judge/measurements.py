@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Callable, cast
@@ -26,6 +26,7 @@ from typing import Callable, cast
 from ..record.hostload import Pressure
 from ..record.jsonfile import read_json, update_json
 from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
+from ..base.measurement import Measurement as Measurement  # the record: e2e.base (read here by the app and tests)
 from ..base.verdicts import BUG_FIXED_PREFIX as BUG_FIXED_PREFIX  # re-exported: tests/test_mutations.py reads it here
 from ..base.verdicts import (
     BUG_FIXED, BUG_PRESENT, FAIL, INCONCLUSIVE, KNOWN_BUG_VERDICTS,
@@ -53,55 +54,6 @@ _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # the e2e package: its 
 UNDOCUMENTED_WAIT_S = 120.0
 
 
-@dataclass
-class Measurement:
-    """One judged value. ``value`` is a number in ``unit`` or a string; ``verdict`` is
-    ``pass``, ``fail``, ``undocumented`` (nothing documented for this cluster: kept, never a
-    pass — the test ends skipped with it in the reason), or set aside with ``details.reason``
-    (:meth:`Judge.set_aside`): ``skipped`` (the environment prevents the documented behaviour,
-    e.g. clamped OOM scores, OM-5) or ``flake`` (a race upstream tolerates, e.g. OOMKilled
-    missing on a 137 exit, OM-1: the test ends xfailed). ``band`` is ``[low, high]`` (``high``
-    ``None`` for an open end). A known upstream bug's value (``Expectation.known_bug``) is
-    ``bug-present`` (it holds the documented, buggy expectation: counts as holding) or
-    ``bug-fixed`` (it holds the correct value instead: not a failure, never a silent pass — the
-    test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
-    in ``details.known_bug``; any other value fails. A race's value (``KnownBug.race``: the bug shows
-    only when a race goes its way) is ``bug-present`` with ``details.race.outcome`` ``"happened"``
-    (it holds the buggy, documented value) or ``pass`` with ``"did not happen"`` (it holds
-    ``KnownBug.correct``) — never ``bug-fixed``; a value of a race that is no bug
-    (``Expectation.race``) is always ``pass``, judged against the outcome it holds: ``"happened"``
-    for ``Race.documented``, ``"did not happen"`` for the expectation's own value. A failed timing value judged while the host
-    was overloaded is ``inconclusive`` (:mod:`e2e.judge.pressure`: never a pass, never a failure —
-    the test ends skipped with :data:`~e2e.base.verdicts.INCONCLUSIVE_PREFIX`); with a host
-    sampler every value has the host's CPU pressure of its window in ``details.host``. A value
-    that holds an expectation not read in the cluster's minor is :data:`UNVERIFIED` instead of
-    pass or bug-present. ``verified_in`` the releases whose source was read for the expectation
-    (``["1.37.2", …]``; ``[]`` when undocumented). ``cgroup`` the node's cgroup version the value
-    was judged for (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
-
-    case: str
-    name: str
-    value: float | int | str | None
-    unit: str
-    documented: float | str | bool | None
-    band: list[float] | None
-    why: str
-    source: str
-    versions: str
-    verdict: str
-    test: str
-    run_id: str
-    kubernetes: str
-    measured_at: str
-    details: dict = field(default_factory=dict)
-    # the registry's documented value before {placeholders} were filled (e.g. a message
-    # naming the pod): what stays the same from run to run
-    template: float | str | bool | None = None
-    cgroup: int | None = None
-    where: str = ""
-    verified_in: list[str] = field(default_factory=list)
-
-
 class MeasurementLog:
     """Appends measurements to one JSON file, safe across processes (see module doc)."""
 
@@ -109,7 +61,7 @@ class MeasurementLog:
         self.path = Path(path)
 
     def append(self, m: Measurement) -> None:
-        update_json(self.path, lambda data: {**data, "measurements": [*data["measurements"], asdict(m)]}, self._empty,
+        update_json(self.path, lambda data: {**data, "measurements": [*data["measurements"], m.to_json()]}, self._empty,
                     indent=1, default=str)
 
     def read(self) -> dict:
