@@ -372,3 +372,15 @@ def test_a_night_whose_only_failure_passed_on_a_rerun_is_flagged_flaky_not_faile
 def test_a_workflow_annotation_escapes_what_the_runner_reads_back():
     assert annotation("error", "reports-1.37: incomplete, 2", "50% lost\nnext") == \
         "::error title=reports-1.37%3A incomplete%2C 2::50%25 lost%0Anext"
+
+
+def test_a_shard_whose_measurements_are_no_measurements_is_refused_before_anything_is_written(tmp_path, shards, capsys):
+    path = shards[1] / "measurements.json"
+    items = json.loads(path.read_text())["measurements"]
+    del items[0]["verdict"]
+    path.write_text(json.dumps({"measurements": items}))
+    assert main([*map(str, shards), "--out", str(tmp_path / "m"), "--no-html"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: not a measurements file (measurement {items[0]['case']} {items[0]['name']}" in err
+    assert "missing verdict" in err
+    assert not (tmp_path / "m").exists()

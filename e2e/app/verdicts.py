@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..base.verdicts import FAIL
 from ..judge.measurements import Measurement, shown
 from .spec import AppSpec
 
@@ -179,7 +180,7 @@ def line(m: Measurement, hint_text: str) -> str:
         objective = f"{shown(m.documented, m.unit)} within [{shown(band[0])}, {shown(band[1])}]{(' ' + m.unit) if m.unit else ''}"
     else:
         objective = f"= {shown(m.documented, m.unit)}"
-    todo = hint_text if m.verdict == "fail" else ""
+    todo = hint_text if m.verdict == FAIL else ""
     measured = shown(m.value, m.unit, m.documented, m.band) if m.value is not None else "nothing"
     return f"| {m.case} {CONTRACT_NAMES.get(m.case, '')} | {m.name} | {measured} | {objective} | {m.verdict} | {todo} |"
 

@@ -53,7 +53,8 @@ values are the last attempt's; the earlier attempts' stay in B's measurements.js
 A test that failed (or errored) in B is always an ``unexplained`` outcome row, changed or not;
 a test that ran in only one of the runs otherwise is ``not run``, never a change.
 
-Standard library only: ``make compare`` runs it with the system Python, no venv needed.
+Standard library only: ``make compare`` runs it with the system Python, no venv needed; the
+verdicts, outcomes and classes are :mod:`e2e.base.verdicts`' (standard library only too).
 
 Usage: ``python -m e2e.cli.compare A B [--json OUT]``; prints a table, writes the JSON (default:
 ``compare.json`` next to B's measurements), and exits 1 when anything is unexplained (for CI),
@@ -70,26 +71,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from e2e.base.junit import junit_nodeid
+from e2e.base.verdicts import (
+    ERROR, EXPECTED_FAILURE, FAIL, FAILED, FLAKY, INCONCLUSIVE, INTERRUPTED, KNOWN_BUG_STATES,
+    NOT_RUN, OUTCOME_CHANGED, OWN_SKIPS, PASSED, RACE_HAPPENED, RACE_OF_VERDICT, SAME, DOCUMENTED_CHANGE, SKIPPED,
+    TestOutcome, UNDOCUMENTED, UNEXPLAINED, VERDICTS, XFAILED, outcome as outcome_row, value_change,
+)
 
-
-# verdicts of values set aside with a reason (e2e.judge.measurements.Judge.set_aside)
-SET_ASIDE = ("skipped", "flake")
-# a known upstream bug's verdicts and the reason a test with a bug-fixed value ends with
-# (e2e.judge.measurements KNOWN_BUG_VERDICTS, BUG_FIXED_PREFIX: repeated here to stay standard-library only)
-KNOWN_BUG_VERDICTS = ("bug-present", "bug-fixed")
-BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
-# what a race's value records as details.race.outcome (e2e.judge.measurements RACE_HAPPENED, RACE_ABSENT)
-RACE_HAPPENED, RACE_ABSENT = "happened", "did not happen"
-# a test that failed and then passed on a rerun (e2e.plugin.outcomes FLAKY, its junit ``outcome`` property)
-FLAKY = "flaky"
-# the verdict of a timing value that failed under host overload, and the reason its test ends with
-# (e2e.judge.pressure INCONCLUSIVE, INCONCLUSIVE_PREFIX: repeated here to stay standard-library only)
-INCONCLUSIVE = "inconclusive"
-# a value that fails in B inside a test that B ran as an expected failure (xfailed)
-EXPECTED_FAILURE = "expected failure"
-INCONCLUSIVE_PREFIX = "inconclusive: host overloaded"
-# a value that held an expectation not read in its cluster's version (e2e.judge.measurements.UNVERIFIED)
-UNVERIFIED = "unverified-carried-forward"
 # the qualifiers of a value keyed by a gate's state (e2e.cluster.gates.gate_key), and the class of
 # such a value gone from B because B ran the gate the other way
 GATE_STATES = ("[gate on]", "[gate off]")
@@ -131,24 +118,25 @@ def _outcomes(junit: Path) -> dict[str, str]:
     for tc in ET.parse(junit).getroot().iter("testcase"):
         test = junit_nodeid(tc)
         settled = {p.get("value", "") for p in tc.iter("property") if p.get("name") == "outcome"}
-        status = "passed"
+        status = PASSED
         for child in tc:
-            if child.tag in ("failure", "error", "skipped"):
-                status = {"failure": "failed"}.get(child.tag, child.tag)
-                if child.tag == "skipped" and child.get("type") == "pytest.xfail":
-                    status = "xfailed"
-                elif child.tag == "skipped" and _settled(settled, "undocumented", child, "undocumented:"):
-                    status = "undocumented"
-                elif child.tag == "skipped" and _settled(settled, "bug-fixed", child, BUG_FIXED_PREFIX):
-                    status = "bug fixed?"
-                elif child.tag == "skipped" and _settled(settled, INCONCLUSIVE, child, INCONCLUSIVE_PREFIX):
-                    status = INCONCLUSIVE
-        if status == "passed" and FLAKY in settled:
-            status = FLAKY
-        if status == "passed" and "interrupted" in settled:  # stopped by Ctrl-C (e2e.report.junit.mark_interrupted)
-            status = "interrupted"
+            if child.tag in ("failure", ERROR, SKIPPED):  # junitxml's tags: its error and skipped are pytest's words
+                status = {"failure": FAILED}.get(child.tag, child.tag)
+                if child.tag == SKIPPED and child.get("type") == "pytest.xfail":
+                    status = XFAILED
+                elif child.tag == SKIPPED:
+                    status = next((o.name for o in OWN_SKIPS if _settled(settled, o.prop, child, _reason_prefix(o.name))),
+                                  status)
+        if status == PASSED:  # a pass the plugin settled otherwise: flaky (a rerun), interrupted (Ctrl-C)
+            status = next((o.name for o in (outcome_row(FLAKY), outcome_row(INTERRUPTED)) if o.prop in settled), status)
         out[test] = status
     return out
+
+
+def _reason_prefix(outcome: str) -> str:
+    """How the skip reason of a test the plugin settled as ``outcome`` starts (a junit.xml older
+    than the ``outcome`` property is read by it)."""
+    return next(v.reason for v in VERDICTS if v.outcome == outcome and v.reason)
 
 
 def _settled(settled: set[str], outcome: str, skipped: ET.Element, prefix: str) -> bool:
@@ -214,7 +202,7 @@ def race_outcome(m: dict | None) -> str | None:
     race = (m.get("details") or {}).get("race")
     if isinstance(race, dict) and race.get("outcome"):
         return race["outcome"]
-    return {"bug-present": RACE_HAPPENED, "bug-fixed": RACE_ABSENT}.get(m["verdict"])
+    return RACE_OF_VERDICT.get(m["verdict"])
 
 
 def _is_race(m: dict | None) -> bool:
@@ -242,8 +230,8 @@ class Row:
 def _expected(m: dict | None) -> str:
     if m is None:
         return "—"
-    if m["verdict"] == "undocumented":
-        return "undocumented"
+    if m["verdict"] == UNDOCUMENTED:
+        return UNDOCUMENTED
     unit = f" {m['unit']}" if m.get("unit") else ""
     if m.get("band"):
         low, high = m["band"]
@@ -265,7 +253,7 @@ def _other_gate_state(b: Run, key: tuple[str, str, str]) -> tuple[str, str, str,
         return None
     swapped = name.replace(on, "\0").replace(off, on).replace("\0", off)
     m = b.measurements.get((test, case, swapped))
-    if m is None or m["verdict"] in ("fail", INCONCLUSIVE):
+    if m is None or m["verdict"] in (FAIL, INCONCLUSIVE):
         return None
     return test, case, swapped, m["verdict"]
 
@@ -286,7 +274,7 @@ def _moved(a: Run, b: Run) -> dict[tuple[str, str, str], tuple[str, str, str]]:
     Key = tuple[str, str, str]
     gone: dict[Key, list[Key]] = {}
     for key in a.measurements.keys() - b.measurements.keys():
-        if b.outcomes.get(key[0]) == "skipped":
+        if b.outcomes.get(key[0]) == SKIPPED:
             gone.setdefault((base(key[0]), *key[1:]), []).append(key)
     came: dict[Key, list[Key]] = {}
     for key in b.measurements.keys() - a.measurements.keys():
@@ -316,44 +304,29 @@ def compare(a: Run, b: Run) -> list[Row]:
         if key_b != key:
             note = f"{VARIANT_MOVED}: {_variant(key[0])} → {_variant(test)}"
         if not (a.ran(key[0]) and b.ran(test)):
-            change = "not run"
+            change = NOT_RUN
         elif ma is None:
             change = "new"
         elif mb is None:
-            change = {"skipped": "skipped in B", "failed": "missing (test failed)", "error": "missing (test error)"}.get(
-                b.outcomes.get(test, "passed"), "unexplained")
+            change = {SKIPPED: "skipped in B", FAILED: "missing (test failed)", ERROR: "missing (test error)"}.get(
+                b.outcomes.get(test, PASSED), UNEXPLAINED)
             other = _other_gate_state(b, key)
-            if change == "unexplained" and other is not None:
+            if change == UNEXPLAINED and other is not None:
                 change, note = GATE_CHANGED, f"B measured {other[2]!r} instead (verdict {other[3]})"
         elif (_is_race(ma) or _is_race(mb)) and race_a is not None and race_b is not None:
             change, note = _race_change(race_a, race_b, {**a.races.get(key, {}), **b.races.get(key_b, {})})
-        elif mb["verdict"] in KNOWN_BUG_VERDICTS:
-            change = _known_bug_change(ma["verdict"], mb["verdict"])
-        elif "undocumented" in (ma["verdict"], mb["verdict"]):
-            change = "undocumented"
-        elif mb["verdict"] == INCONCLUSIVE:
-            change = INCONCLUSIVE  # failed while the host was overloaded: counted apart
-        elif ma["verdict"] == INCONCLUSIVE and mb["verdict"] != "fail":
-            change = "holds now"
-        elif mb["verdict"] == "flake" or (ma["verdict"] == "flake" and mb["verdict"] != "fail"):
-            change = "flake"  # a race upstream tolerates, in B or only in A (no fix): its reason in the details
-        elif mb["verdict"] in SET_ASIDE:
-            # skipped for an environment reason: a regression when it used to hold
-            change = "unexplained" if ma["verdict"] in ("pass", UNVERIFIED) else "set aside"
-        elif ma["verdict"] in SET_ASIDE and mb["verdict"] != "fail":
-            change = "holds now"
-        elif mb["verdict"] == UNVERIFIED:
-            change = "unverified (carried forward)"
-        elif mb["verdict"] == "fail" and b.outcomes.get(test) == "xfailed":
+        elif (by_table := value_change(ma["verdict"], mb["verdict"])) is not None:
+            change = _known_bug_change(ma["verdict"], mb["verdict"]) if mb["verdict"] in KNOWN_BUG_STATES else by_table
+        elif mb["verdict"] == FAIL and b.outcomes.get(test) == XFAILED:
             # a negative control (strict xfail: e.g. `make app`'s naive app, app.yaml expect_to_fail)
             # failed as it must; had it held, its test would have failed (XPASS strict) instead
             change = EXPECTED_FAILURE
-        elif mb["verdict"] == "fail":
-            change = "unexplained"
+        elif mb["verdict"] == FAIL:
+            change = UNEXPLAINED
         elif _same_expectation(ma, mb):
-            change = "same"
+            change = SAME
         else:
-            change = "documented change"
+            change = DOCUMENTED_CHANGE
         rows.append(
             Row(test, case, name, ma and ma["value"], mb and mb["value"], _expected(ma), _expected(mb),
                 ma["verdict"] if ma else "—", mb["verdict"] if mb else "—", change, note,
@@ -362,23 +335,31 @@ def compare(a: Run, b: Run) -> list[Row]:
     moved_tests = {k[0] for pair in moved.items() for k in pair}
     for test in sorted(set(a.outcomes) | set(b.outcomes)):
         oa, ob = a.outcomes.get(test, "—"), b.outcomes.get(test, "—")
-        if oa != ob or ob in ("failed", "error", FLAKY):
-            if ob in ("failed", "error"):
-                change = "unexplained"
+        row = _outcome_row(ob)
+        if oa != ob or row.listed:
+            if row.change == UNEXPLAINED:
+                change = UNEXPLAINED
             elif not (a.ran(test) and b.ran(test)):
-                change = "not run"
+                change = NOT_RUN
             elif test not in a.outcomes or test not in b.outcomes:
                 continue  # ran in both, one run has no junit.xml: no outcome to compare
-            elif ob == INCONCLUSIVE:
-                change = INCONCLUSIVE
-            elif ob == FLAKY:
-                change = FLAKY  # failed, then passed on a rerun: counted apart, never a pass
-            elif {oa, ob} == {"passed", "skipped"} and test in moved_tests:
+            elif row.change != OUTCOME_CHANGED:
+                change = row.change  # inconclusive, flaky: counted apart, never a pass
+            elif {oa, ob} == {PASSED, SKIPPED} and test in moved_tests:
                 change = VARIANT_MOVED  # its values are compared in the variant that ran
             else:
-                change = "outcome changed"
+                change = OUTCOME_CHANGED
             rows.append(Row(test, "", "outcome", oa, ob, "", "", oa, ob, change))
     return rows
+
+
+def _outcome_row(name: str) -> TestOutcome:
+    """The table's row of a test outcome; an outcome it does not know (``—``: none) is classed as
+    a changed outcome."""
+    try:
+        return outcome_row(name)
+    except KeyError:
+        return TestOutcome(name)
 
 
 def _race_change(a: str, b: str, runs: dict[str, str]) -> tuple[str, str]:
@@ -391,8 +372,7 @@ def _race_change(a: str, b: str, runs: dict[str, str]) -> tuple[str, str]:
 def _known_bug_change(a: str, b: str) -> str:
     """``known bug: present → fixed`` (a changed state; A's verdict when A was not judged as the
     known bug) or ``known bug: present`` (unchanged)."""
-    state = {"bug-present": "present", "bug-fixed": "fixed"}
-    sa, sb = state.get(a, a), state[b]
+    sa, sb = KNOWN_BUG_STATES.get(a, a), KNOWN_BUG_STATES[b]
     return f"known bug: {sb}" if sa == sb else f"known bug: {sa} → {sb}"
 
 
@@ -439,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         {"a": {"run_id": a.run_id, "kubernetes": a.kubernetes, "path": a.path},
          "b": {"run_id": b.run_id, "kubernetes": b.kubernetes, "path": b.path},
          "rows": [asdict(r) for r in rows]}, indent=1, default=str))
-    return 1 if any(r.change == "unexplained" for r in rows) else 0
+    return 1 if any(r.change == UNEXPLAINED for r in rows) else 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..base.verdicts import FLAKY
 from ..report import nights, summary
 
 HERE = Path(__file__).resolve().parents[2] / "hack" / "report"
@@ -157,7 +158,7 @@ def mark_flaky(results: Path) -> int:
     is not JSON is left alone."""
     marked = 0
     for f, result in _json_files(results, "*-result.json"):
-        tagged = any(label.get("name") == "tag" and label.get("value") == "flaky" for label in result.get("labels", []))
+        tagged = any(label.get("name") == "tag" and label.get("value") == FLAKY for label in result.get("labels", []))
         details = result.get("statusDetails") or {}
         if tagged and not details.get("flaky"):
             result["statusDetails"] = {**details, "flaky": True}

@@ -13,7 +13,8 @@ Refused, before anything is written (:class:`MergeError`, one line, exit 2):
   value, and — from the shards' selections and parts — the tests **lost** (in no shard's part) and
   **doubled** (in two parts), e.g. two runners that split on different ``durations.json``;
 - shards of one split whose parts overlap, the same shard twice, a record that cannot be read,
-  no record at all, a ``--history`` file that is missing.
+  no record at all, a ``--history`` file that is missing, a ``measurements.json`` that is no
+  measurements file (the file and the entry named: :class:`e2e.base.measurement.BadMeasurement`).
 
 Then what did report is merged, and every test of the selection without a result is a **hole**:
 a test in no recorded part (its shard left no record: a dir without ``shard.json``, whose pytest
@@ -66,6 +67,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.measurement import BadMeasurement, Measurement
+from ..base.verdicts import ERROR, FAILED, FLAKY, PASSED
 from ..report import history
 from ..report.junit import RUN_ID, run_id_of
 from ..report.summary import Outcome, drift_lines, markdown, read_allure_results
@@ -73,11 +76,10 @@ from ..report.summary import build as build_summary
 from ..run.shards import SHARD_FILE, ShardRecord, SplitInputs, read_record
 from ..base.junit import junit_nodeid
 from . import htmlreport
-from .compare import FLAKY
 
 HOLE_CLASS = "e2e.merge"
-# the night's status, most telling first (module doc)
-INCOMPLETE, FAILED, PASSED = "incomplete", "failed", "passed"
+# the night's status, most telling first (module doc): incomplete, then the table's failed, flaky, passed
+INCOMPLETE = "incomplete"
 
 
 class MergeError(ValueError):
@@ -239,10 +241,24 @@ def _durations(shards: list[Shard]) -> dict:
     return {**carried, **fresh}
 
 
+def _values(s: Shard) -> list[Measurement]:
+    """The shard's values of its own run (``measurements.json``; none without the file).
+    :class:`MergeError` naming the file for one that is no measurements file."""
+    path = s.path / "measurements.json"
+    if not path.is_file():
+        return []
+    try:
+        items = json.loads(path.read_text())["measurements"]
+        return [m for m in map(Measurement.from_json, items) if m.run_id == s.run_id]
+    except (ValueError, KeyError, TypeError) as e:  # BadMeasurement is a ValueError, as is bad JSON
+        said = str(e) if isinstance(e, BadMeasurement) else f"{type(e).__name__}: {e}"
+        raise MergeError(f"{path}: not a measurements file ({said})") from None
+
+
 def status(holes: list[str], outcomes: list[Outcome]) -> tuple[str, str]:
     """The night's status (module doc) and the line that says it, e.g. ``("flaky", "flaky: 2
     test(s) failed, then passed on a rerun — not a pass: a, b")``."""
-    failed = [o.test for o in outcomes if o.outcome in ("failed", "error")]
+    failed = [o.test for o in outcomes if o.outcome in (FAILED, ERROR)]
     flaky = [o.test for o in outcomes if o.outcome == FLAKY]
     also = "; ".join(part for part in (f"{len(failed)} failed" if failed else "",
                                        f"{len(flaky)} flaky" if flaky else "") if part)
@@ -269,6 +285,7 @@ def merge(dirs: list[Path], out: Path, history_file: Path | None = None) -> Merg
     check(shards)
     if history_file is not None and not history_file.is_file():
         raise MergeError(f"--history {history_file}: no such file")
+    values = {s.name: _values(s) for s in shards}
     count, selection = shards[0].count, shards[0].record.selection
     run_id = f"merged-{shards[0].run_id}"
     out.mkdir(parents=True, exist_ok=True)
@@ -305,11 +322,10 @@ def merge(dirs: list[Path], out: Path, history_file: Path | None = None) -> Merg
         for t in (t for t in s.tests if t not in reported):
             holes.append(f"{t}: given to shard {s.name}, never reported")
             cases.append(_missing(t, f"given to shard {s.name}, never reported"))
-        if (s.path / "measurements.json").is_file():
-            for m in json.loads((s.path / "measurements.json").read_text())["measurements"]:
-                if m["run_id"] == s.run_id:
-                    m["details"] = {**(m.get("details") or {}), "shard": s.name, "shard_run_id": s.run_id}
-                    measurements.append({**m, "run_id": run_id})
+        for m in values[s.name]:
+            m.details = {**m.details, "shard": s.name, "shard_run_id": s.run_id}
+            m.run_id = run_id
+            measurements.append(m.to_json())
         results = s.path / "allure-results"
         if results.is_dir():
             for f in results.iterdir():

@@ -43,11 +43,14 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from e2e.cli.compare import FLAKY, VARIANT_MOVED, Row, Run, RunNotFound, compare, load_run
+from e2e.base.verdicts import (
+    ERROR, FAILED, FLAKY, HOLDS_NOW, NOT_RUN, PASS, PASSED, SAME, SET_ASIDE, SKIPPED, TOLERATED_RACE, UNDOCUMENTED, XFAILED,
+)
+from e2e.cli.compare import VARIANT_MOVED, Row, Run, RunNotFound, compare, load_run
 
 # compare's classes that are no change of a contract between two versions (a test variant skipped
 # for its moved values: they are compared in the variant that ran)
-UNCHANGED = ("same", "not run", "holds now", "flake", "set aside", VARIANT_MOVED)
+UNCHANGED = (SAME, NOT_RUN, HOLDS_NOW, TOLERATED_RACE, SET_ASIDE, VARIANT_MOVED)
 # compare's classes of a race's value (either outcome documented): no change of a contract either
 RACE = "race:"
 # classes that make the report (and `make matrix`) fail
@@ -102,7 +105,7 @@ def summarize(run: Run) -> RunSummary:
         time_s = suite.get("time") if suite is not None else None
         if time_s:
             wall = float(time_s)
-    failed = sorted(t for t, s in run.outcomes.items() if s in ("failed", "error"))
+    failed = sorted(t for t, s in run.outcomes.items() if s in (FAILED, ERROR))
     flaky = sorted(t for t, s in run.outcomes.items() if s == FLAKY)
     return RunSummary(run.path, run.kubernetes, run.run_id, outcomes, values, wall, failed, flaky)
 
@@ -176,10 +179,10 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
     for s in summaries:
         o = s.outcomes
         wall = f"{s.wall_s / 60:.1f} min" if s.wall_s is not None else "—"
-        lines.append(f"| {s.kubernetes} | {sum(o.values())} | {o.get('passed', 0)} | "
-                     f"{o.get('failed', 0) + o.get('error', 0)} | {o.get(FLAKY, 0)} | {o.get('skipped', 0)} | "
-                     f"{o.get('undocumented', 0)} | {o.get('xfailed', 0)} | {sum(s.values.values())} | "
-                     f"{s.values.get('pass', 0)} | {wall} |")
+        lines.append(f"| {s.kubernetes} | {sum(o.values())} | {o.get(PASSED, 0)} | "
+                     f"{o.get(FAILED, 0) + o.get(ERROR, 0)} | {o.get(FLAKY, 0)} | {o.get(SKIPPED, 0)} | "
+                     f"{o.get(UNDOCUMENTED, 0)} | {o.get(XFAILED, 0)} | {sum(s.values.values())} | "
+                     f"{s.values.get(PASS, 0)} | {wall} |")
     failed = [(s.kubernetes, t) for s in summaries for t in s.failed_tests]
     unexplained = [c for c in changes if c.change in FAILING]
     lines += ["", "## Unexplained", ""]

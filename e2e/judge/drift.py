@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..base.verdicts import INCONCLUSIVE
 from .expectations import measured_number, number
 
 # nights each rule reads (the spread rule: twice as many)
@@ -51,7 +52,7 @@ WIDER = 3.0
 # nights a chart shows: the window of both rules
 CHART_NIGHTS = 2 * K
 # left out of a series: a timing value judged while the host's CPU was starved (e2e.judge.pressure)
-LEFT_OUT = ("inconclusive",)
+LEFT_OUT = (INCONCLUSIVE,)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Callable, cast
@@ -26,82 +26,32 @@ from typing import Callable, cast
 from ..record.hostload import Pressure
 from ..base.jsonfile import read_json, update_json
 from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
-from .pressure import INCONCLUSIVE, INCONCLUSIVE_PREFIX, describe, host_details, inconclusive, limit
+from ..base.measurement import Measurement as Measurement  # the record: e2e.base (read here by the app and tests)
+from ..base.verdicts import BUG_FIXED_PREFIX as BUG_FIXED_PREFIX  # re-exported: tests/test_mutations.py reads it here
+from ..base.verdicts import (
+    BUG_FIXED, BUG_PRESENT, FAIL, INCONCLUSIVE, KNOWN_BUG_VERDICTS,
+    PASS, RACE_ABSENT, RACE_HAPPENED, SET_ASIDE_VERDICTS, SETTLING, UNDOCUMENTED, UNVERIFIED,
+    UNVERIFIED_PREFIX, ValueVerdict,
+)
+from .pressure import describe, host_details, inconclusive, limit
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # the e2e package: its frames are not the caller
 
-# Verdicts of a known upstream bug's value (Expectation.known_bug) and the reason a test with a
-# bug-fixed value ends with (e2e.plugin counts it apart, e2e.cli.compare reads it from junit.xml).
-BUG_PRESENT, BUG_FIXED = "bug-present", "bug-fixed"
-KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
-BUG_FIXED_PREFIX = "bug no longer present — fixed on this version?"
-BUG_PRESENT_PREFIX = "known bug present:"
-# What ``details.race.outcome`` of a race's value says (e2e.cli.compare counts them over runs):
-# "happened" — the value holds the outcome that needs the race: KnownBug.race, the buggy one, the
-# expectation's documented value (verdict bug-present); Expectation.race, the race's other outcome,
-# Race.documented (verdict pass, judged against Race.band). "did not happen" — the value holds the
-# other one: KnownBug.correct, or the expectation's own usual value (verdict pass).
-RACE_HAPPENED, RACE_ABSENT = "happened", "did not happen"
-# The verdict of a value that holds an expectation applying to the cluster's minor by its range
-# (Expectation.minors) whose source was not read in any release of that minor
-# (Expectation.verified_in): judged against the newest documented value, so a regression still
-# fails, but never shown as read in this version's source. ``details.judged`` keeps the verdict it
-# would have had (pass or bug-present), ``details.reason`` says where it was read.
-UNVERIFIED = "unverified-carried-forward"
-UNVERIFIED_PREFIX = "unverified, carried forward:"
+# The verdicts, outcomes and reasons are e2e.base.verdicts' (the one table). A race's value says in
+# ``details.race.outcome`` (e2e.cli.compare counts them over runs): RACE_HAPPENED — the value holds
+# the outcome that needs the race: KnownBug.race, the buggy one, the expectation's documented value
+# (verdict bug-present); Expectation.race, the race's other outcome, Race.documented (verdict pass,
+# judged against Race.band). RACE_ABSENT — the value holds the other one: KnownBug.correct, or the
+# expectation's own usual value (verdict pass). UNVERIFIED: the verdict of a value that holds an
+# expectation applying to the cluster's minor by its range (Expectation.minors) whose source was not
+# read in any release of that minor (Expectation.verified_in): judged against the newest documented
+# value, so a regression still fails, but never shown as read in this version's source.
+# ``details.judged`` keeps the verdict it would have had (pass or bug-present), ``details.reason``
+# says where it was read.
 
 # A wait's budget (s) where the band it would use is not documented for this cluster
 # (Judge.wait_budget_s): generous, so the value is still measured and shown — as undocumented.
 UNDOCUMENTED_WAIT_S = 120.0
-
-
-@dataclass
-class Measurement:
-    """One judged value. ``value`` is a number in ``unit`` or a string; ``verdict`` is
-    ``pass``, ``fail``, ``undocumented`` (nothing documented for this cluster: kept, never a
-    pass — the test ends skipped with it in the reason), or set aside with ``details.reason``
-    (:meth:`Judge.set_aside`): ``skipped`` (the environment prevents the documented behaviour,
-    e.g. clamped OOM scores, OM-5) or ``flake`` (a race upstream tolerates, e.g. OOMKilled
-    missing on a 137 exit, OM-1: the test ends xfailed). ``band`` is ``[low, high]`` (``high``
-    ``None`` for an open end). A known upstream bug's value (``Expectation.known_bug``) is
-    ``bug-present`` (it holds the documented, buggy expectation: counts as holding) or
-    ``bug-fixed`` (it holds the correct value instead: not a failure, never a silent pass — the
-    test ends skipped with :data:`BUG_FIXED_PREFIX`), with the issue, correct value and mechanism
-    in ``details.known_bug``; any other value fails. A race's value (``KnownBug.race``: the bug shows
-    only when a race goes its way) is ``bug-present`` with ``details.race.outcome`` ``"happened"``
-    (it holds the buggy, documented value) or ``pass`` with ``"did not happen"`` (it holds
-    ``KnownBug.correct``) — never ``bug-fixed``; a value of a race that is no bug
-    (``Expectation.race``) is always ``pass``, judged against the outcome it holds: ``"happened"``
-    for ``Race.documented``, ``"did not happen"`` for the expectation's own value. A failed timing value judged while the host
-    was overloaded is ``inconclusive`` (:mod:`e2e.judge.pressure`: never a pass, never a failure —
-    the test ends skipped with :data:`~e2e.judge.pressure.INCONCLUSIVE_PREFIX`); with a host
-    sampler every value has the host's CPU pressure of its window in ``details.host``. A value
-    that holds an expectation not read in the cluster's minor is :data:`UNVERIFIED` instead of
-    pass or bug-present. ``verified_in`` the releases whose source was read for the expectation
-    (``["1.37.2", …]``; ``[]`` when undocumented). ``cgroup`` the node's cgroup version the value
-    was judged for (``None``: unknown); ``where`` the ``file:line`` of the test code that judged it."""
-
-    case: str
-    name: str
-    value: float | int | str | None
-    unit: str
-    documented: float | str | bool | None
-    band: list[float] | None
-    why: str
-    source: str
-    versions: str
-    verdict: str
-    test: str
-    run_id: str
-    kubernetes: str
-    measured_at: str
-    details: dict = field(default_factory=dict)
-    # the registry's documented value before {placeholders} were filled (e.g. a message
-    # naming the pod): what stays the same from run to run
-    template: float | str | bool | None = None
-    cgroup: int | None = None
-    where: str = ""
-    verified_in: list[str] = field(default_factory=list)
 
 
 class MeasurementLog:
@@ -111,7 +61,7 @@ class MeasurementLog:
         self.path = Path(path)
 
     def append(self, m: Measurement) -> None:
-        update_json(self.path, lambda data: {**data, "measurements": [*data["measurements"], asdict(m)]}, self._empty,
+        update_json(self.path, lambda data: {**data, "measurements": [*data["measurements"], m.to_json()]}, self._empty,
                     indent=1, default=str)
 
     def read(self) -> dict:
@@ -292,31 +242,31 @@ class Judge:
         try:  # UnknownMeasurement (never documented) propagates
             raw = self.registry.lookup(case, name, self.minor, self.cgroup)
         except NotDocumented as e:
-            m = self._measurement(case, name, value, "", None, None, str(e), "", "", "undocumented", details, where)
+            m = self._measurement(case, name, value, "", None, None, str(e), "", "", UNDOCUMENTED, details, where)
             self.log.append(m)
             self.undocumented.append(m)
             return False
         template, exp = raw.documented, raw.fill(**params)
         ok = exp.holds_for(value)
-        verdict = "pass" if ok else "fail"
+        verdict = PASS if ok else FAIL
         if exp.race is not None and (ok or exp.raced().holds_for(value)):  # either outcome of a race passes
             details = {**(details or {}), "race": {"outcome": RACE_ABSENT if ok else RACE_HAPPENED,
                                                    "about": exp.raced().why}}
             exp = exp if ok else exp.raced()
-            ok, verdict = True, "pass"
+            ok, verdict = True, PASS
         if exp.known_bug is not None:
             correct = not ok and exp.correct().holds_for(value)
             details = {**(details or {}), "known_bug": _known_bug_details(exp)}
             if exp.known_bug.race and (ok or correct):  # either outcome of a race is accepted and recorded
-                verdict = BUG_PRESENT if ok else "pass"
+                verdict = BUG_PRESENT if ok else PASS
                 details["race"] = {"outcome": RACE_HAPPENED if ok else RACE_ABSENT, "about": exp.known_bug.race}
                 ok = True
             else:
-                verdict = BUG_PRESENT if ok else BUG_FIXED if correct else "fail"
+                verdict = BUG_PRESENT if ok else BUG_FIXED if correct else FAIL
         if not exp.verified_for(self.minor):
             carried = (f"documented for {exp.versions()}, read in {', '.join(exp.verified_in) or 'no release'}, "
                        f"not in 1.{self.minor}: carried forward")
-            if verdict in ("pass", BUG_PRESENT):
+            if verdict in (PASS, BUG_PRESENT):
                 details = {**(details or {}), "judged": verdict, "reason": carried}
                 verdict = UNVERIFIED
             else:  # a failure (or a known bug's fix) stays what it is, saying so
@@ -330,7 +280,7 @@ class Judge:
             m.verdict = INCONCLUSIVE
             m.details["reason"] = f"host overloaded: expected {exp.describe()}; {describe(m.details['host'])}"
         self.log.append(m)
-        if context is None and verdict == "fail" and self.context is not None:
+        if context is None and verdict == FAIL and self.context is not None:
             context = self.context()
         self.verdicts.append(Verdict(m, exp, context or ""))
         return ok
@@ -349,7 +299,7 @@ class Judge:
             details=details or {}, cgroup=self.cgroup, where=where,
         )
 
-    SET_ASIDE = ("skipped", "flake")
+    SET_ASIDE = SET_ASIDE_VERDICTS
 
     def set_aside(self, case: str, name: str, value: object, verdict: str, reason: str,
                   details: dict | None = None, **params: object) -> Measurement:
@@ -374,7 +324,7 @@ class Judge:
 
     @property
     def failures(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.measurement.verdict == "fail"]
+        return [v for v in self.verdicts if v.measurement.verdict == FAIL]
 
     def set_aside_values(self, verdict: str) -> list[Measurement]:
         return [v.measurement for v in self.verdicts if v.measurement.verdict == verdict]
@@ -426,27 +376,33 @@ class Judge:
         (a pass marked "known bug present", also when the value is :data:`UNVERIFIED`), or ``None``
         (a pass). The reason lists every such value with its measured value and why (a known bug:
         buggy and correct value, issue). Unverified values are listed apart (:meth:`carried_forward`)."""
-        starved = [v for v in self.verdicts if v.measurement.verdict == INCONCLUSIVE]
-        if starved:
-            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {measured(v.measurement)} "
-                              f"(expected {v.expectation.describe()}; {describe(v.measurement.details['host'])})" for v in starved)
-            return INCONCLUSIVE, f"{INCONCLUSIVE_PREFIX}: {len(starved)} timing value(s) failed while the host's CPU was starved: {items}"
-        if self.undocumented:
-            items = "; ".join(f"{m.case} {m.name} = {measured(m)} ({m.why})" for m in self.undocumented)
-            return "undocumented", f"undocumented: {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"
-        fixed = [v for v in self.verdicts if v.measurement.verdict == BUG_FIXED]
-        if fixed:
-            return BUG_FIXED, f"{BUG_FIXED_PREFIX} " + "; ".join(_known_bug_item(v) for v in fixed)
-        for verdict in ("skipped", "flake"):
-            found = self.set_aside_values(verdict)
-            if found:
-                items = "; ".join(f"{m.case} {m.name} = {measured(m)}: {m.details.get('reason', '')}" for m in found)
-                label = "environment" if verdict == "skipped" else "flake"
-                return verdict, f"{label}: {items}"
-        present = [v for v in self.verdicts if BUG_PRESENT in (v.measurement.verdict, v.measurement.details.get("judged"))]
-        if present:
-            return BUG_PRESENT, f"{BUG_PRESENT_PREFIX} " + "; ".join(_known_bug_item(v) for v in present)
+        for row in SETTLING:  # the table's precedence: the first verdict found settles
+            reason = self._settles(row)
+            if reason is not None:
+                return row.name, reason
         return None
+
+    def _settles(self, row: ValueVerdict) -> str | None:
+        """The reason a test ends with for its values with ``row``'s verdict, or None when it has none
+        (a known bug present also counts an :data:`UNVERIFIED` value that would have been one)."""
+        if row.name == UNDOCUMENTED:
+            if not self.undocumented:
+                return None
+            items = "; ".join(f"{m.case} {m.name} = {measured(m)} ({m.why})" for m in self.undocumented)
+            return f"{row.reason} {len(self.undocumented)} value(s) with nothing documented for this cluster: {items}"
+        found = [v for v in self.verdicts if row.name == v.measurement.verdict
+                 or (row.name == BUG_PRESENT and v.measurement.details.get("judged") == BUG_PRESENT)]
+        if not found:
+            return None
+        if row.name == INCONCLUSIVE:
+            items = "; ".join(f"{v.measurement.case} {v.measurement.name} = {measured(v.measurement)} "
+                              f"(expected {v.expectation.describe()}; {describe(v.measurement.details['host'])})" for v in found)
+            return f"{row.reason}: {len(found)} timing value(s) failed while the host's CPU was starved: {items}"
+        if row.name in KNOWN_BUG_VERDICTS:
+            return f"{row.reason} " + "; ".join(_known_bug_item(v) for v in found)
+        # set aside (ENVIRONMENT, TOLERATED_RACE): the reason each was set aside with
+        return f"{row.reason} " + "; ".join(f"{m.case} {m.name} = {measured(m)}: {m.details.get('reason', '')}"
+                                            for m in (v.measurement for v in found))
 
 
 def _known_bug_details(exp: Expectation) -> dict:

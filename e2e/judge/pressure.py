@@ -50,12 +50,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from ..base.verdicts import FAIL
 from ..record.hostload import Pressure
 from .expectations import number
 
-# the verdict of a failed timing value judged under host overload, and the reason its test ends with
-INCONCLUSIVE = "inconclusive"
-INCONCLUSIVE_PREFIX = "inconclusive: host overloaded"
+# the verdict of a failed timing value judged under host overload and the reason its test ends with:
+# e2e.base.verdicts INCONCLUSIVE, INCONCLUSIVE_PREFIX
 # units of the registry's timing values (e2e/documented/*: seconds, and ms where a sidecar's
 # order needs finer steps)
 TIMING_UNITS = ("s", "ms")
@@ -90,7 +90,7 @@ def inconclusive(verdict: str, unit: str, host: Mapping | None) -> bool:
     """Whether a value with ``verdict`` and ``unit`` judged under ``host`` (:func:`host_details`)
     is inconclusive: a failed timing value with a known pressure above its limit over a window
     of at least :data:`MIN_WINDOW_S`."""
-    if verdict != "fail" or unit not in TIMING_UNITS or not host or host.get("pressure") is None:
+    if verdict != FAIL or unit not in TIMING_UNITS or not host or host.get("pressure") is None:
         return False
     start, end = host["window_s"]
     return end - start >= MIN_WINDOW_S and host["pressure"] > host["limit"]

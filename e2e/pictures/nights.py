@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
+from ..base.verdicts import FAIL
 from ..judge.expectations import number
 from ..judge.drift import CHART_NIGHTS, Drift, Point, Series, band_text
 from .png import png
@@ -31,7 +32,7 @@ from .png import png
 COLUMNS = 4
 PANEL_IN = (2.9, 1.5)  # width, height of one panel (inches; 80 dpi: e2e.pictures.png)
 BAND_COLOUR, VALUE_COLOUR, FAIL_COLOUR, DRIFT_COLOUR = "#c8e6c9", "#1565c0", "#d32f2f", "#d32f2f"
-FAILED = ("fail",)
+FAILED = (FAIL,)
 # an edge further from the values than both of these is not drawn to (module doc)
 NEAR, FAR = 10.0, 5.0
 

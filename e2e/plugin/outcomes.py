@@ -11,9 +11,9 @@ from pathlib import Path
 import allure
 import pytest
 
+from ..base.verdicts import FLAKY, PASS_MARKED, PASSED, SKIP, TERMINAL, XFAIL, outcome, verdict as verdict_row
 from ..faults.core import ClusterBroken
-from ..judge.measurements import BUG_FIXED, BUG_PRESENT, ExpectationFailed
-from ..judge.pressure import INCONCLUSIVE
+from ..judge.measurements import ExpectationFailed
 from ..record.recorder import RecorderDied
 from ..report.artifacts import gather, publish, slug
 from ..report.junit import fold_attempts
@@ -32,8 +32,7 @@ SETTLED = pytest.StashKey[tuple[str, str]]()
 # something that never came. Never an infrastructure failure (ClusterBroken, RecorderDied,
 # ClusterUnreachable, EgressError, Docker gone, the preflight), an API refusal or a code error.
 RERUN_ONLY = [r"^ExpectationFailed: ", r"^WaitTimeout: "]
-# the outcome of a test that failed and then passed on a rerun (never a plain pass)
-FLAKY = "flaky"
+# a test that failed and then passed on a rerun ends e2e.base.verdicts.FLAKY (never a plain pass)
 # the user properties a test had before its first attempt (its case IDs): what each rerun starts with
 BASE_PROPERTIES = pytest.StashKey[list[tuple[str, object]]]()
 # the first line of the last failed attempt (what a flaky test's reason quotes)
@@ -210,7 +209,7 @@ def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseE
     if verdict is None:
         return body
     kind, reason = verdict
-    if kind == BUG_PRESENT:
+    if verdict_row(kind).outcome == PASSED:  # a known bug present: a pass, marked so
         item.user_properties.append(("known_bug", reason))
         allure.dynamic.label("known_bug", "present")
         allure.dynamic.tag("known bug present")
@@ -219,8 +218,10 @@ def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseE
         reason += f" (the test also said: {body})"
     item.user_properties.append((OUTCOME_PROPERTY, kind))
     item.stash[SETTLED] = (kind, reason)
-    if kind == "flake":
+    ends = outcome(verdict_row(kind).outcome).ends
+    if ends == XFAIL:
         return pytest.xfail.Exception(reason)
+    assert ends == SKIP, f"{kind}: the table ends it {ends!r}"  # a settling verdict ends its test skipped or xfailed
     return pytest.skip.Exception(reason)
 
 
@@ -260,40 +261,22 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     as ``inconclusive`` (letter I); one that passed on a rerun after failing as ``flaky`` (letter
     F), never as passed."""
     done = settled(report)
-    if done is not None and done[0] == FLAKY and report.passed:
-        return FLAKY, "F", "FLAKY"
-    if _settled_as(report, "undocumented"):
-        return "undocumented", "U", "UNDOCUMENTED"
-    if _settled_as(report, INCONCLUSIVE):
-        return INCONCLUSIVE, "I", "INCONCLUSIVE"
-    if _settled_as(report, BUG_FIXED):
-        return "bug fixed?", "B", "BUG FIXED?"
+    if done is None:
+        return None
+    for row in TERMINAL:  # the table's own statuses: the outcome property names its row
+        if done[0] == row.prop and (report.passed if row.ends == PASS_MARKED else _settled_as(report, row.prop)):
+            return row.name, row.letter, row.word
     return None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    reports = terminalreporter.stats.get("undocumented", [])
-    if reports:
-        terminalreporter.section("undocumented values (measured, nothing documented for this cluster: not a pass)")
-        for rep in reports:
-            terminalreporter.line(f"UNDOCUMENTED {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
-    starved = terminalreporter.stats.get(INCONCLUSIVE, [])
-    if starved:
-        terminalreporter.section("inconclusive values (a timing value failed while the host's CPU was starved: "
-                                 "neither a pass nor a product failure)")
-        for rep in starved:
-            terminalreporter.line(f"INCONCLUSIVE {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
-    fixed = terminalreporter.stats.get("bug fixed?", [])
-    if fixed:
-        terminalreporter.section("known upstream bugs no longer present (the correct behaviour was measured: check the fix)")
-        for rep in fixed:
-            terminalreporter.line(f"BUG FIXED? {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
-    flaky = terminalreporter.stats.get(FLAKY, [])
-    if flaky:
-        terminalreporter.section("flaky tests (failed, then passed on a rerun: not a pass; every attempt's values kept)")
-        for rep in flaky:
-            terminalreporter.line(f"FLAKY {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
-    present = [(rep.nodeid, value) for rep in terminalreporter.stats.get("passed", []) if rep.when == "call"
+    for row in TERMINAL:  # a section per own status, in the table's order
+        reports = terminalreporter.stats.get(row.name, [])
+        if reports:
+            terminalreporter.section(row.section)
+            for rep in reports:
+                terminalreporter.line(f"{row.word} {rep.nodeid}: {(settled(rep) or ('', ''))[1]}")
+    present = [(rep.nodeid, value) for rep in terminalreporter.stats.get(PASSED, []) if rep.when == "call"
                for name, value in rep.user_properties if name == "known_bug"]
     if present:
         terminalreporter.section("known upstream bugs present (today's documented behaviour: passed)")

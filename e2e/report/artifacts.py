@@ -35,7 +35,8 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
-from ..judge.measurements import BUG_PRESENT, Judge, Verdict, known_bug_note, measured
+from ..base.verdicts import BUG_PRESENT, FAIL, PASS, TOLERATED_RACE, UNDOCUMENTED
+from ..judge.measurements import Judge, Verdict, known_bug_note, measured
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
 from ..record.recorder import Change, dump_changes
@@ -220,12 +221,12 @@ def _error(v: Verdict) -> BaseException | None:
     value), an AssertionError with the explanation (failed), a skip with the reason (skipped) or a
     :class:`_Flake` (broken)."""
     verdict = v.measurement.verdict
-    if verdict in ("pass", BUG_PRESENT):
+    if verdict in (PASS, BUG_PRESENT):
         return None
-    if verdict == "fail":
+    if verdict == FAIL:
         return AssertionError(v.explain())
     reason = v.measurement.details.get("reason", "")
-    if verdict == "flake":
+    if verdict == TOLERATED_RACE:
         return _Flake(reason)
     return pytest.skip.Exception(f"{verdict}: {reason}" if reason else verdict)
 
@@ -240,7 +241,7 @@ def judged_steps(judge: Judge) -> None:
     (:func:`description_html`). Values with nothing documented for the cluster's version are
     skipped steps with the registry's message (parameter ``why``)."""
     counts = Counter(v.measurement.verdict for v in judge.verdicts)
-    counts.update("undocumented" for _ in judge.undocumented)
+    counts.update(UNDOCUMENTED for _ in judge.undocumented)
     if not counts:
         return
     title = ", ".join(f"{n} {k}" for k, n in counts.most_common())

@@ -10,9 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ..base.junit import junit_names, junit_nodeid
-
-# the testcase property of a test stopped before its body ended (e2e.report.summary: ``interrupted``)
-INTERRUPTED = "interrupted"
+from ..base.verdicts import INTERRUPTED  # the testcase property of a test stopped before its body ended
 # the testsuite property naming the run the file is of (a shard's record names its run the same
 # way: the merge, e2e.cli.merge, tells a junit.xml an earlier run left by it)
 RUN_ID = "run_id"

@@ -7,9 +7,10 @@ tests' outcomes; the values that drift over the last nights from ``values-histor
 xdist workers), prints the summary at the end of pytest's terminal output and writes
 ``<reports>/summary.md``.
 
-A case's verdict is the most telling verdict among its values and tests, in the order
-``fail`` (a value or a test failed), then any verdict string this module does not know (shown
-as it is), ``interrupted`` (a test of the case was stopped by Ctrl-C before its body ended),
+A case's verdict is the most telling verdict among its values and tests, by the ``rank`` of the
+table :mod:`e2e.base.verdicts`: ``fail`` (a value or a test failed), then ``inconclusive``,
+``bug-present``, ``bug-fixed`` and any verdict string the table does not know (shown as it is),
+``interrupted`` (a test of the case was stopped by Ctrl-C before its body ended), ``flaky``,
 ``undocumented``, ``unverified-carried-forward`` (held an expectation whose source was not read
 for this version), ``flake``, ``skipped``, ``pass``; a case whose tests ran without judging a
 value says ``no values``.
@@ -26,17 +27,19 @@ from pathlib import Path
 
 import pytest
 
+from ..base.verdicts import (
+    ERROR, FAIL, FAILED, FLAKY, INCONCLUSIVE, OUTCOMES, SKIP, INTERRUPTED, KNOWN_BUG_VERDICTS, PASS, PASSED, SKIPPED, UNDOCUMENTED,
+    UNDOCUMENTED_PREFIX, XFAILED, XPASSED, rank,
+)
 from ..judge.expectations import equal_to, measured_number, number
-from ..judge.measurements import KNOWN_BUG_VERDICTS, UNVERIFIED, known_bug_note, measured_none
-from ..judge.pressure import INCONCLUSIVE, TIMING_UNITS, percent
+from ..judge.measurements import known_bug_note, measured_none
+from ..judge.pressure import TIMING_UNITS, percent
 from ..judge import drift
 from . import history
 from .junit import mark_interrupted, stamp_run_id
 
-# most telling first; verdict strings not listed here rank right after "fail"
-ORDER = ("fail", "interrupted", "flaky", "undocumented", UNVERIFIED, "flake", "skipped", "pass")
-# a test ending with undocumented values is skipped with a reason starting so (e2e.plugin)
-UNDOCUMENTED_PREFIX = "undocumented:"
+# the order of verdicts (most telling first) is the table's: e2e.base.verdicts.rank; a test ending with
+# undocumented values is skipped with a reason starting with e2e.base.verdicts.UNDOCUMENTED_PREFIX
 # the outcome the plugin settled a test with (e2e.plugin.outcomes.settle: ``undocumented``,
 # ``bug-fixed``, ``skipped``, ``flake``) is the ``outcome`` user property of its reports (junit.xml
 # shows it); the call report carries the outcome's reason as this attribute (xdist passes both on)
@@ -83,27 +86,20 @@ class CaseSummary:
         with its issue and correct value."""
         out = []
         for m in self.values:
-            if m["verdict"] == "pass":
+            if m["verdict"] == PASS:
                 continue
-            reason = (m.get("details") or {}).get("reason") or (m["why"] if m["verdict"] == "undocumented" else "")
-            if m["verdict"] == "fail":
+            reason = (m.get("details") or {}).get("reason") or (m["why"] if m["verdict"] == UNDOCUMENTED else "")
+            if m["verdict"] == FAIL:
                 reason = f"expected {expected(m)}"
             elif m["verdict"] in KNOWN_BUG_VERDICTS and (m.get("details") or {}).get("known_bug"):
                 reason = f"known bug {known_bug_note(m['details']['known_bug'])}"
             out.append(f"{m['verdict']}: {m['name']} = {value(m)}" + (f" — {reason}" if reason else ""))
         for t in self.tests:
-            if t.outcome != "passed":
+            if t.outcome != PASSED:
                 out.append(f"test {t.outcome}: {t.test}" + (f" — {t.reason}" if t.reason else ""))
         out += [f"attempt {attempt_of(m)} (rerun after it): {m['name']} = {value(m)} {m['verdict']}"
-                for m in self.earlier if m["verdict"] != "pass"]
+                for m in self.earlier if m["verdict"] != PASS]
         return out
-
-
-def rank(verdict: str) -> int:
-    """Sort key: the most telling verdict first (see module doc)."""
-    if verdict == "fail":
-        return 0
-    return ORDER.index(verdict) + 1 if verdict in ORDER else 1
 
 
 def value(m: dict) -> str:
@@ -153,28 +149,35 @@ def outcome_of(reports: list) -> Outcome | None:
         return None
     first = reports[0]
     cases = [v for k, v in first.user_properties if k == "case"]
-    outcome, reason = "passed", ""
+    outcome, reason = PASSED, ""
     for rep in reports:
         if rep.outcome == "rerun":  # a failed attempt before a rerun (pytest-rerunfailures): the last one counts
             continue
-        if rep.passed and (done := settled(rep)) and done[0] == "flaky":
+        if rep.passed and (done := settled(rep)) and done[0] == FLAKY:
             outcome, reason = done
         elif hasattr(rep, "wasxfail"):
-            outcome, reason = ("xfailed" if rep.skipped else "xpassed"), rep.wasxfail
+            outcome, reason = (XFAILED if rep.skipped else XPASSED), rep.wasxfail
         elif rep.skipped and (done := settled(rep)):
-            outcome, reason = (done[0] if done[0] in ("undocumented", INCONCLUSIVE) else "skipped"), done[1]
+            outcome, reason = _summary_outcome(done[0]), done[1]
         elif rep.skipped:
             longrepr = rep.longrepr
             text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-            outcome, reason = "skipped", text.removeprefix("Skipped: ")
+            outcome, reason = SKIPPED, text.removeprefix("Skipped: ")
         elif rep.failed:
             crash = getattr(rep.longrepr, "reprcrash", None)
             text = crash.message if crash is not None else str(rep.longrepr)
-            outcome, reason = ("failed" if rep.when == "call" else "error"), (text.strip().splitlines() or [""])[0]
+            outcome, reason = (FAILED if rep.when == "call" else ERROR), (text.strip().splitlines() or [""])[0]
             break
-    if outcome == "passed" and not any(rep.when == "call" for rep in reports):
-        outcome, reason = "interrupted", "stopped before its body ended"
+    if outcome == PASSED and not any(rep.when == "call" for rep in reports):
+        outcome, reason = INTERRUPTED, "stopped before its body ended"
     return Outcome(first.nodeid, outcome, cases, reason)
+
+
+def _summary_outcome(settled_as: str) -> str:
+    """The outcome the summary gives a skipped test the plugin settled with ``outcome`` property
+    ``settled_as`` (the table's ``summary``: undocumented, inconclusive, else skipped)."""
+    row = next((o for o in OUTCOMES if o.prop == settled_as), None)
+    return row.summary if row is not None and row.ends == SKIP else SKIPPED
 
 
 def attempt_of(m: dict) -> int:
@@ -202,10 +205,10 @@ def build(measurements: list[dict], outcomes: list[Outcome]) -> list[CaseSummary
             get(case).tests.append(o)
     for s in cases.values():
         verdicts = [m["verdict"] for m in s.values]
-        verdicts += ["fail" for t in s.tests if t.outcome in ("failed", "error")]
-        verdicts += [t.outcome for t in s.tests if t.outcome in ("interrupted", "flaky")]
+        verdicts += [FAIL for t in s.tests if t.outcome in (FAILED, ERROR)]
+        verdicts += [t.outcome for t in s.tests if t.outcome in (INTERRUPTED, FLAKY)]
         if not s.values:
-            verdicts += [t.outcome for t in s.tests if t.outcome in ("skipped", "undocumented")]
+            verdicts += [t.outcome for t in s.tests if t.outcome in (SKIPPED, UNDOCUMENTED)]
         s.verdict = min(verdicts, key=rank) if verdicts else "no values"
     return sorted(cases.values(), key=lambda s: _case_key(s.case))
 
@@ -306,7 +309,7 @@ def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str, 
         if notes:
             out += [f"- {_cell(n)}" for n in notes] + [""]
         # the other tests are in the notes, with their reasons
-        out += [f"- test `{t.test}`: {t.outcome}" for t in s.tests if t.outcome == "passed"] + [""]
+        out += [f"- test `{t.test}`: {t.outcome}" for t in s.tests if t.outcome == PASSED] + [""]
     return "\n".join(out)
 
 
@@ -349,7 +352,7 @@ class RunSummary:
     def outcomes(self) -> list[Outcome]:
         """Every started test's :class:`Outcome`; one stopped (Ctrl-C) before any report — in its
         set-up, e.g. while its cluster was created — is ``interrupted`` too."""
-        return [outcome_of(r) or Outcome(nodeid, "interrupted", self._cases.get(nodeid, []),
+        return [outcome_of(r) or Outcome(nodeid, INTERRUPTED, self._cases.get(nodeid, []),
                                          "stopped during its set-up, before any report")
                 for nodeid, r in self._reports.items()]
 
@@ -357,7 +360,7 @@ class RunSummary:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         junit = session.config.option.xmlpath
         interrupted = {o.test: (o.reason, sum(r.duration for r in self._reports.get(o.test, [])))
-                       for o in self.outcomes() if o.outcome == "interrupted"}
+                       for o in self.outcomes() if o.outcome == INTERRUPTED}
         if junit and interrupted and Path(junit).is_file():
             mark_interrupted(Path(junit), interrupted)
         if junit and Path(junit).is_file():
@@ -391,7 +394,7 @@ class RunSummary:
 
 # -- the plain HTML page (make report without Node.js) ------------------------------------
 
-_ALLURE_STATUS = {"passed": "passed", "failed": "failed", "broken": "error", "skipped": "skipped"}
+_ALLURE_STATUS = {"passed": PASSED, "failed": FAILED, "broken": ERROR, "skipped": SKIPPED}  # allure's statuses: ours
 
 
 @dataclass
@@ -426,9 +429,9 @@ def read_allure_results(results: Path) -> list[AllureTest]:
         status = _ALLURE_STATUS.get(r.get("status", ""), r.get("status", "unknown"))
         # the outcome the plugin settled (hidden label); a result without one (a scenario's before
         # the label, or not a scenario): its skip reason's prefix
-        settled = labels.get(ALLURE_OUTCOME) or (["undocumented"] if message.startswith(UNDOCUMENTED_PREFIX) else [])
-        if status == "skipped" and settled in (["undocumented"], [INCONCLUSIVE]):
-            status = settled[0]
+        settled = labels.get(ALLURE_OUTCOME) or ([UNDOCUMENTED] if message.startswith(UNDOCUMENTED_PREFIX) else [])
+        if status == SKIPPED and len(settled) == 1 and _summary_outcome(settled[0]) != SKIPPED:
+            status = _summary_outcome(settled[0])
         outcome = Outcome(
             (labels.get("_nodeid") or [r.get("fullName", r["name"])])[0],
             status,
@@ -441,8 +444,8 @@ def read_allure_results(results: Path) -> list[AllureTest]:
     last: dict[str, AllureTest] = {}
     for _, t in sorted(tests, key=lambda st: st[0]):
         before = last.pop(t.outcome.test, None)
-        if before is not None and before.outcome.outcome in ("failed", "error") and t.outcome.outcome == "passed":
-            t.outcome.outcome, t.outcome.reason = "flaky", f"failed on an earlier attempt ({before.outcome.reason})"
+        if before is not None and before.outcome.outcome in (FAILED, ERROR) and t.outcome.outcome == PASSED:
+            t.outcome.outcome, t.outcome.reason = FLAKY, f"failed on an earlier attempt ({before.outcome.reason})"
         last[t.outcome.test] = t
     return list(last.values())
 

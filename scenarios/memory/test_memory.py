@@ -17,6 +17,7 @@ import pytest
 import yaml
 from kubernetes.utils import parse_quantity
 
+from e2e.base.verdicts import ENVIRONMENT, TOLERATED_RACE
 from e2e.record import pods
 from e2e.documented.memory import (
     ALLOC_MI,
@@ -123,7 +124,7 @@ def judge_reason_missing(sc: Scenario, case: str, prefix: str, oom_runs: int, fl
     if not flakes:
         sc.expect(case, name, 0, details={"oom_killed_runs": oom_runs})
         return
-    sc.judge.set_aside(case, name, len(flakes), "flake",
+    sc.judge.set_aside(case, name, len(flakes), TOLERATED_RACE,
                     "exit 137 without terminated.reason OOMKilled (runtime race, kubernetes#119600, containerd#8893)",
                     details={"runs": flakes, "oom_killed_runs": oom_runs})
 
@@ -240,7 +241,7 @@ def test_init_container_oom(scenario: Scenario):
     status = pod_columns(pod).status
     if flakes and status == "Init:Error":
         # the STATUS column shows the init container's terminated.reason: the same race
-        sc.judge.set_aside("OM-3", "status", status, "flake",
+        sc.judge.set_aside("OM-3", "status", status, TOLERATED_RACE,
                            "Init:Error: terminated.reason of the OOM-killed init container missing (the race above)",
                            details={"runs": flakes})
     else:
@@ -360,7 +361,7 @@ def test_oom_score_adj(scenario: Scenario, target: str):
         reason = (f"containerd restrict_oom_score_adj=true and its own oom_score_adj is "
                   f"{floor.runtime_oom_score_adj}, so it cannot set {expected}: the kernel applies {observed} "
                   f"(containerd CAP_SYS_RESOURCE: {floor.cap_sys_resource}); expected {expected}, observed {observed}")
-        sc.judge.set_aside("OM-5", name, value, "skipped", reason, details=details)
+        sc.judge.set_aside("OM-5", name, value, ENVIRONMENT, reason, details=details)
         sc.note(f"environment.oom_score_adj_clamped[{target}]", f"expected {expected}, observed {observed}")
         return  # the plugin ends the test skipped with this reason
     sc.expect("OM-5", name, value, details=details)
@@ -399,7 +400,7 @@ def test_memory_backed_emptydir(scenario: Scenario):
                    "victim": [f"{k.name} anon-rss:{k.anon_rss_kb}kB" for k in t.kernel.killed], "log": log}
         if (t.kernel.unaccounted_bytes or 0) > REPORT_STATS_SLACK_B:
             # the report's statistics lag its own usage line: its shmem figure is not the charge at the kill
-            sc.judge.set_aside("OM-6", "tmpfs_bytes_at_oom", t.kernel.shmem_bytes, "flake",
+            sc.judge.set_aside("OM-6", "tmpfs_bytes_at_oom", t.kernel.shmem_bytes, TOLERATED_RACE,
                                f"the kernel's OOM report accounts for {t.kernel.usage_kb * 1024 - t.kernel.unaccounted_bytes} "
                                f"of {t.kernel.usage_kb * 1024} bytes charged (page cache + anon): its memory.stat lagged "
                                "the charge counter", details=details)

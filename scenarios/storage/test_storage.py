@@ -35,6 +35,7 @@ import time
 
 import pytest
 
+from e2e.base.verdicts import TOLERATED_RACE
 from e2e.record import pods
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S
 from e2e.evidence.ephemeral import (Eviction, NodeStorage, UsageWatch, container_used, containerd_stats_collect_period_s, eviction,
@@ -120,7 +121,7 @@ def judge_eviction(sc: Scenario, case: str, pod: str, writer: str, ev: Eviction,
     if end is None or end.from_runtime:
         sc.expect(case, "exit_code", end.exit_code if end else None, details={"container_ends": ends})
     else:
-        sc.judge.set_aside(case, "exit_code", end.exit_code, "flake",
+        sc.judge.set_aside(case, "exit_code", end.exit_code, TOLERATED_RACE,
                            "the kubelet removed the evicted container before the runtime's terminated state "
                            "reached the API (ContainerStatusUnknown, placeholder 137): the process's own exit "
                            "code was not observable", details={"container_ends": ends})
