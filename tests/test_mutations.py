@@ -38,6 +38,8 @@ from e2e.documented import probes as probes_doc
 from e2e.documented import statefulset as sts_doc
 from e2e.evidence.ephemeral import eviction
 from e2e.evidence.kubectl import Line
+from e2e.measure import jobs, podstatus, probes, resize
+from e2e.measure.values import Value, expect_all
 from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change, load_changes
 from e2e.evidence.stamps import Stamp, event_times, find, first, gap_ms, labelled, parse
@@ -93,6 +95,13 @@ def values(*triples: tuple[str, str, object]) -> Judging:
     def run(j: Judge) -> None:
         for case, name, value in triples:
             j.expect(case, name, value)
+    return run
+
+
+def measured(*measured_values: Value) -> Judging:
+    """A judging step of the values a scenario's own measuring function (:mod:`e2e.measure`) returned."""
+    def run(j: Judge) -> None:
+        expect_all(lambda case, name, value, around=None, **kw: j.expect(case, name, value, **kw), measured_values)
     return run
 
 
@@ -338,18 +347,18 @@ def named(case: str, measured: list[tuple[str, object]] | dict[str, object]) -> 
 
 # -- JB-8: the pod's restartCounts up to the Job's FailureTarget (OnFailure, backoffLimit 2) ------
 
-JB8 = real("JB-8", "restart_count_at_failure")["details"]["before_failure_target"]
+JB8 = real("JB-8", "restart_count_at_failure")["details"]
 
 
-def jb8(before: list[int]) -> Judging:
-    """The highest restartCount recorded up to the FailureTarget, as test_on_failure_restarts_count measures it."""
-    return values(("JB-8", "restart_count_at_failure", max(before or [0])))
+def jb8(details: dict) -> Judging:
+    return measured(jobs.restart_count_at_failure(details["restart_counts"], details["before_failure_target"], details["condition"]))
 
 
-def one_restart_more(before: list[int]) -> list[int]:
+def one_restart_more(details: dict) -> dict:
     """The Job controller comparing the restarts with ``>`` instead of ``>=`` (pastBackoffLimitOnFailure):
     the pod restarts once more before the FailureTarget."""
-    return [*before, before[-1] + 1]
+    before = details["before_failure_target"]
+    return {**details, "before_failure_target": [*before, before[-1] + 1]}
 
 
 # -- JB-2: the Job's pods and status at its deadline (activeDeadlineSeconds 20, pods failing after 5 s)
@@ -357,20 +366,8 @@ def one_restart_more(before: list[int]) -> list[int]:
 JB2 = real("JB-2", "pods_total")["details"]
 
 
-def _job_condition(status: dict, type_: str) -> dict:
-    return next(c for c in status.get("conditions") or [] if c.get("type") == type_)
-
-
 def jb2(details: dict) -> Judging:
-    """JB-2 (a)'s values as test_active_deadline measures them: FailureTarget − startTime, the pods,
-    and whether the last one was deleted running (a deletion request, the TERM trap's 143)."""
-    pods, status = details["pods"], details["job_status"]
-    last = pods[-1] if pods else None
-    return values(("JB-2", "failure_target_after_start_s",
-                   parse_time(_job_condition(status, "FailureTarget")["lastTransitionTime"]) - parse_time(status["startTime"])),
-                  ("JB-2", "pods_total", len(pods)),
-                  ("JB-2", "running_pod_deleted", bool(last) and last["deletionTimestamp"] is not None
-                   and (last["terminated"] or {}).get("exitCode") == 143))
+    return measured(*jobs.active_deadline(details["pods"], details["job_status"]))
 
 
 def job_backoff_doubled(details: dict) -> dict:
@@ -379,7 +376,7 @@ def job_backoff_doubled(details: dict) -> dict:
     past the deadline's FailureTarget, after which the controller creates no pod — the Job ends
     with the first pod alone, and no running pod to delete."""
     pods = details["pods"]
-    target = parse_time(_job_condition(details["job_status"], "FailureTarget")["lastTransitionTime"])
+    target = parse_time(jobs.failure_target(details["job_status"])["lastTransitionTime"])
     second_due = parse_time(pods[0]["terminated"]["finishedAt"]) + 2 * jobs_doc.JOB_BACKOFF_S
     assert second_due > target, "the doubled back-off would still bring the second pod before the deadline"
     return {**details, "pods": pods[:1]}
@@ -388,17 +385,10 @@ def job_backoff_doubled(details: dict) -> dict:
 # -- JB-3: the pod the kubelet failed at its own deadline (known bug kubernetes#115688) ------------
 
 JB3 = real("JB-3", "deadline_condition")["details"]["pod_status"]
-# the conditions every pod has (scenarios/jobs/test_job_pod_deadline.py STANDARD_CONDITIONS)
-STANDARD_CONDITIONS = {"PodScheduled", "Initialized", "ContainersReady", "Ready", "PodReadyToStartContainers"}
 
 
 def jb3(status: dict) -> Judging:
-    """The failed pod's phase, reason and conditions, as test_pod_deadline_in_a_job measures them."""
-    conditions = status.get("conditions") or []
-    extra = [c for c in conditions if c.get("type") not in STANDARD_CONDITIONS]
-    return values(("JB-3", "pod_phase", status.get("phase")), ("JB-3", "pod_reason", status.get("reason")),
-                  ("JB-3", "disruption_target", any(c.get("type") == "DisruptionTarget" for c in conditions)),
-                  ("JB-3", "deadline_condition", any("Deadline" in f"{c.get('type')} {c.get('reason')}" for c in extra)))
+    return measured(*jobs.deadline_failure(status))
 
 
 def deadline_condition_added(status: dict) -> dict:
@@ -414,14 +404,10 @@ PB2 = [(event, at) for event, at in real("PB-2", "sigterm_after_removal_s[slow]"
 
 
 def pb2(run: list[tuple[str, float]]) -> Judging:
-    """SIGTERM after the file's removal and the preStop before it, as test_probe_arithmetic_kill_and_probe_grace
-    measures them: the removal is the exec's own stamp, the second ``file-rm`` line (the first went to
-    the container's stdout)."""
+    """The killed run's values: the removal the scenario measures from is the exec's own stamp, which
+    the record keeps as the run's second ``file-rm`` line (the first went to the container's stdout)."""
     removed = [at for event, at in run if event == "file-rm"][-1]
-    sig = next(at for event, at in run if event == "sigterm")
-    prestop = next((at for event, at in run if event == "prestop"), None)
-    return values(("PB-2", "sigterm_after_removal_s[slow]", round(sig - removed, 3)),
-                  ("PB-2", "prestop_before_sigterm[slow]", prestop is not None and prestop <= sig))
+    return measured(*probes.liveness_kill("slow", removed, [Stamp(at, event) for event, at in run]))
 
 
 def killed_at_first_failure(run: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -437,14 +423,8 @@ PC3 = {name: real("PC-3", name)["details"]["samples_s"]
        for name in ("start_to_watch_median_s", "exit_to_watch_median_s", "resize_to_watch_median_s")}
 
 
-def median(samples: list[float]) -> float:
-    """The median of ``samples``, as test_status_latency's ``_median_p95`` takes it."""
-    ordered, n = sorted(samples), len(samples)
-    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-
-
 def pc3(samples: dict[str, list[float]]) -> Judging:
-    return values(*(("PC-3", name, median(s)) for name, s in samples.items()))
+    return measured(*(podstatus.status_latency(name, s) for name, s in samples.items()))
 
 
 def resize_waits_for_the_periodic_relist(samples: dict[str, list[float]]) -> dict[str, list[float]]:
@@ -462,8 +442,7 @@ RS1 = {prefix: real("RS-1", f"{prefix}cpu_quota_us")["details"] for prefix in ("
 
 
 def rs1(reads: dict[str, dict]) -> Judging:
-    """Each read's quota and shares, as test_cpu_resize_in_place_memory_resize_restarts judges them (judge_cgroup)."""
-    return values(*(("RS-1", f"{prefix}{key}", read[key]) for prefix, read in reads.items() for key in ("cpu_quota_us", "cpu_shares")))
+    return measured(*(v for prefix, read in reads.items() for v in resize.cgroup_values("RS-1", prefix, read, memory=False)))
 
 
 def cgroup_not_resized(reads: dict[str, dict]) -> dict[str, dict]:
