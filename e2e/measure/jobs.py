@@ -52,11 +52,11 @@ def active_deadline(pods: list[dict], job_status: dict) -> list[Value]:
     ``running_pod_deleted`` (the last pod's deletion asked for and its TERM trap's exit 143)."""
     details = {"pods": pods, "job_status": job_status}
     target, started = parse_time(failure_target(job_status).get("lastTransitionTime")), parse_time(job_status.get("startTime"))
-    last = pods[-1] if pods else None
-    return [Value("JB-2", "failure_target_after_start_s", None if None in (target, started) else target - started, details),
+    last = pods[-1] if pods else {}
+    return [Value("JB-2", "failure_target_after_start_s", None if target is None or started is None else target - started, details),
             Value("JB-2", "pods_total", len(pods), details),
-            Value("JB-2", "running_pod_deleted", bool(last) and last["deletionTimestamp"] is not None
-                  and (last["terminated"] or {}).get("exitCode") == 143, details)]
+            Value("JB-2", "running_pod_deleted", bool(last) and last.get("deletionTimestamp") is not None
+                  and (last.get("terminated") or {}).get("exitCode") == 143, details)]
 
 
 def deadline_failure(pod_status: dict) -> list[Value]:

@@ -20,6 +20,6 @@ def liveness_kill(key: str, removed_at: float, run: list[Stamp]) -> list[Value]:
                  {"run": [(s.event, s.at) for s in run]}, at=sig.at)]
     if key == "slow":
         prestop = first(run, "prestop")
-        out.append(Value("PB-2", "prestop_before_sigterm[slow]", bool(prestop) and prestop.at <= sig.at,
+        out.append(Value("PB-2", "prestop_before_sigterm[slow]", prestop is not None and prestop.at <= sig.at,
                          {"prestop": prestop.at if prestop else None, "sigterm": sig.at}))
     return out

@@ -8,7 +8,7 @@ tests/test_mutations.py hands the same values, measured from mutated recordings,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,8 @@ class Value:
     case: str
     name: str
     value: float | int | str | None
-    details: dict[str, object] = field(default_factory=dict)
-    params: dict[str, object] = field(default_factory=dict)
+    details: Mapping[str, object] = field(default_factory=dict)
+    params: Mapping[str, object] = field(default_factory=dict)
     at: float | None = None
 
 
