@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from e2e.evidence.stamps import Stamp
-from e2e.measure import jobs, podstatus, probes, resize
+from e2e.measure import cronjobs, jobs, podstatus, probes, resize
 from e2e.measure.values import Value, expect_all
 from e2e.record.recorder import Change
 
@@ -90,3 +90,17 @@ def test_cgroup_reads_of_both_versions_and_a_bad_one():
     assert [(v.name, v.value) for v in resize.cgroup_values("RS-1", "cpu-resized:", read, memory=False)] == [
         ("cpu-resized:cpu_quota_us", 40000), ("cpu-resized:cpu_shares", "absent")]
     assert [v.name for v in resize.cgroup_values("RS-4", "x:", read, cpu=False)] == ["x:memory_limit_bytes"]
+
+
+def test_jobs_at_resume_names_the_slot_and_judges_a_job_only_when_there_is_one():
+    slot = 1_796_209_320.0  # 2026-12-02T11:02:00Z
+    job = {"created": "2026-12-02T11:02:19Z", "annotations": {cronjobs.SCHEDULED: "2026-12-02T11:02:00Z"}}
+    values = cronjobs.jobs_at_resume("missed", "cj", {cronjobs.slot_job("cj", slot): job}, slot, slot + 20.0)
+    assert [(v.name, v.value) for v in values] == [("jobs_at_resume[missed]", 1), ("job_slot[missed]", "newest"),
+                                                   ("scheduled_annotation[missed]", "2026-12-02T11:02:00Z"),
+                                                   ("job_after_resume_s[missed]", -1.0)]
+    assert values[2].params == {"slot": "2026-12-02T11:02:00Z"}
+    other = cronjobs.jobs_at_resume("missed", "cj", {cronjobs.slot_job("cj", slot - 60): job}, slot, slot + 20.0)
+    assert other[1].value == "another" and other[3].value == -1.0  # the only Job judged, though not the newest slot's
+    assert [(v.name, v.value) for v in cronjobs.jobs_at_resume("deadline", "cj", {}, slot, slot)] == [
+        ("jobs_at_resume[deadline]", 0), ("job_slot[deadline]", "another")]

@@ -38,7 +38,7 @@ from e2e.documented import probes as probes_doc
 from e2e.documented import statefulset as sts_doc
 from e2e.evidence.ephemeral import eviction
 from e2e.evidence.kubectl import Line
-from e2e.measure import jobs, podstatus, probes, resize
+from e2e.measure import cronjobs, jobs, podstatus, probes, resize
 from e2e.measure.values import Value, expect_all
 from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change, load_changes
@@ -495,34 +495,19 @@ def ordinal_recreated_while_terminating(measured: dict[str, object]) -> dict[str
 # -- CJ-4: the Jobs a CronJob created at its resume, 3 slots after its lastScheduleTime --------------
 
 CJ4 = real("CJ-4", "jobs_at_resume[missed]")["details"]
-SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
-
-
-def slot_job(cronjob: str, slot: float) -> str:
-    """The Job name of ``slot`` (epoch s): the CronJob's name and the slot in Unix minutes (test_cronjob_missed)."""
-    return f"{cronjob}-{int(slot // 60)}"
 
 
 def cj4(details: dict) -> Judging:
-    """(a)'s values as test_missed_slots measures them."""
-    jobs, slot = details["jobs"], parse_time(details["slot"])
-    job = jobs.get(slot_job("cj-missed", slot)) or next(iter(jobs.values()))
-
-    def run(j: Judge) -> None:
-        j.expect("CJ-4", "jobs_at_resume[missed]", len(jobs))
-        j.expect("CJ-4", "job_slot[missed]", "newest" if slot_job("cj-missed", slot) in jobs else "another")
-        j.expect("CJ-4", "scheduled_annotation[missed]", (job.get("annotations") or {}).get(SCHEDULED), slot=details["slot"])
-        j.expect("CJ-4", "job_after_resume_s[missed]", parse_time(job["created"]) - details["resumed_at"])
-    return run
+    return measured(*cronjobs.jobs_at_resume("missed", "cj-missed", details["jobs"], parse_time(details["slot"]), details["resumed_at"]))
 
 
 def every_missed_slot_run(details: dict) -> dict:
     """The controller creating a Job for every slot missed since lastScheduleTime (3 back), instead of
     only the most recent one (utils.go mostRecentScheduleTime): three Jobs at the resume."""
     slot = parse_time(details["slot"])
-    newest = details["jobs"][slot_job("cj-missed", slot)]
-    older = {slot_job("cj-missed", slot - 60 * k): {"created": newest["created"], "annotations": {
-        SCHEDULED: dt.datetime.fromtimestamp(slot - 60 * k, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+    newest = details["jobs"][cronjobs.slot_job("cj-missed", slot)]
+    older = {cronjobs.slot_job("cj-missed", slot - 60 * k): {"created": newest["created"], "annotations": {
+        cronjobs.SCHEDULED: cronjobs.rfc3339(slot - 60 * k)}}
         for k in range(1, cj_doc.CJ4_MISSED_SLOTS)}
     return {**details, "jobs": {**older, **details["jobs"]}}
 
