@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from e2e.evidence.stamps import Stamp
-from e2e.measure import cronjobs, jobs, podstatus, probes, resize
+from e2e.measure import cronjobs, images, jobs, podstatus, probes, resize
 from e2e.measure.values import Value, expect_all
 from e2e.record.recorder import Change
 
@@ -104,3 +104,22 @@ def test_jobs_at_resume_names_the_slot_and_judges_a_job_only_when_there_is_one()
     assert other[1].value == "another" and other[3].value == -1.0  # the only Job judged, though not the newest slot's
     assert [(v.name, v.value) for v in cronjobs.jobs_at_resume("deadline", "cj", {}, slot, slot)] == [
         ("jobs_at_resume[deadline]", 0), ("job_slot[deadline]", "another")]
+
+
+def test_waited_is_the_pulled_messages_wait_less_its_pull_time():
+    assert images.waited_s('Successfully pulled image "x" in 512ms (33.1s including waiting). Image size: 1 bytes.') == pytest.approx(32.588)
+    assert images.waited_s('Container image "x" already present on machine') is None
+
+
+def test_pull_gaps_start_to_start_with_their_backoff():
+    gaps = images.pull_gaps([100.0, 115.5, 142.0], [10, 20])
+    assert [(v.name, v.value, v.details, v.at) for v in gaps] == [
+        ("pull_gap_s[1]", 15.5, {"backoff_s": 10, "pull": 2}, 115.5), ("pull_gap_s[2]", 26.5, {"backoff_s": 20, "pull": 3}, 142.0)]
+    assert images.pull_gaps([100.0], []) == []
+
+
+def test_serial_pulls_and_what_is_none_without_as_pulled_event():
+    evidence = {"a_pulled_event_s": 36.0, "b_pulling_event_s": [3.1], "b_first_request_s": 36.05,
+                "b_pulled": "Successfully pulled image \"b\" in 50ms (32.95s including waiting)."}
+    assert [v.value for v in images.serial_pulls(evidence)] == pytest.approx([0.05, 1, 0.0])
+    assert [v.value for v in images.serial_pulls({**evidence, "a_pulled_event_s": None})] == [None, 0, None]

@@ -38,7 +38,7 @@ from e2e.documented import probes as probes_doc
 from e2e.documented import statefulset as sts_doc
 from e2e.evidence.ephemeral import eviction
 from e2e.evidence.kubectl import Line
-from e2e.measure import cronjobs, jobs, podstatus, probes, resize
+from e2e.measure import cronjobs, images, jobs, podstatus, probes, resize
 from e2e.measure.values import Value, expect_all
 from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change, load_changes
@@ -566,11 +566,14 @@ def first_sync_rate_limited(measured: dict[str, object]) -> dict[str, object]:
 
 IM1 = [(m["name"], m["value"], m["details"]["backoff_s"]) for k in (1, 2) for m in WORKLOADS[("IM-1", f"pull_gap_s[{k}]")]]
 IM4 = real("IM-4", "b_first_request_after_a_pulled_s")["details"]
-_INCLUDING_WAITING = re.compile(r" in ([0-9.]+)(m?s) \(([0-9.]+)(m?s) including waiting\)")
 
 
 def im1(gaps: list[tuple[str, float, float]]) -> Judging:
-    return values(*(("IM-1", name, gap) for name, gap, _ in gaps))
+    """The gaps measured again from the pulls' starts (the record keeps the gaps: the first pull at 0 s)."""
+    starts = [0.0]
+    for _, gap, _ in gaps:
+        starts.append(starts[-1] + gap)
+    return measured(*images.pull_gaps(starts, [backoff for _, _, backoff in gaps]))
 
 
 def image_backoff_doubled(gaps: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
@@ -582,24 +585,13 @@ def image_backoff_doubled(gaps: list[tuple[str, float, float]]) -> list[tuple[st
 
 
 def im4(details: dict) -> Judging:
-    """IM-4's values as test_serial_pulls_behind_a_slow_one measures them (times from the details,
-    seconds after the test's start): B's first registry request after A's Pulled, B's Pulling before
-    it, and B's "(… including waiting)" less its pull time against its wait from Pulling to A's Pulled."""
-    a_end, b_pulling = details["a_pulled_event_s"], details["b_pulling_event_s"]
-    m = _INCLUDING_WAITING.search(details["b_pulled"])
-
-    def sec(v: str, unit: str) -> float:
-        return float(v) / (1000.0 if unit == "ms" else 1.0)
-    waited = sec(m.group(3), m.group(4)) - sec(m.group(1), m.group(2))
-    return values(("IM-4", "b_first_request_after_a_pulled_s", details["b_first_request_s"] - a_end),
-                  ("IM-4", "b_pulling_event_before_a_pulled", int(bool(b_pulling) and b_pulling[0] < a_end)),
-                  ("IM-4", "b_waited_minus_queue_time_s", waited - (a_end - b_pulling[0])))
+    return measured(*images.serial_pulls(details))
 
 
 def pulls_in_parallel(details: dict) -> dict:
     """Image pulls not serialized (serializeImagePulls ignored): B's pull starts at its Pulling event —
     its first registry request then — and its Pulled message shows no wait."""
-    m = _INCLUDING_WAITING.search(details["b_pulled"])
+    m = images.INCLUDING_WAITING.search(details["b_pulled"])
     pulled = details["b_pulled"].replace(m.group(0), f" in {m.group(1)}{m.group(2)} ({m.group(1)}{m.group(2)} including waiting)")
     return {**details, "b_first_request_s": details["b_pulling_event_s"][0], "b_pulled": pulled}
 
