@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from e2e.evidence.stamps import Stamp
-from e2e.measure import cronjobs, images, jobs, podstatus, probes, resize
+from e2e.measure import cronjobs, hooks, images, jobs, podstatus, probes, resize
 from e2e.measure.values import Value, expect_all
 from e2e.record.recorder import Change
 
@@ -123,3 +123,15 @@ def test_serial_pulls_and_what_is_none_without_as_pulled_event():
                 "b_pulled": "Successfully pulled image \"b\" in 50ms (32.95s including waiting)."}
     assert [v.value for v in images.serial_pulls(evidence)] == pytest.approx([0.05, 1, 0.0])
     assert [v.value for v in images.serial_pulls({**evidence, "a_pulled_event_s": None})] == [None, 0, None]
+
+
+def test_a_deletion_behind_a_running_hook_and_one_the_hook_let_through():
+    t = 1_796_209_400.0  # epoch s (a stamp's time has ten digits before the point)
+    term = {"exitCode": 143, "message": f"{t + 0.5:.6f} start\n{t + 40.2:.6f} sigterm\n"}
+    present, sig, gone, code = hooks.deletion_behind_a_running_hook(t + 10, t + 41.5, t + 40, term, window_s=25)
+    assert (present.value, present.details["gone_after_delete_s"], present.at) == (True, 31.5, t + 35)
+    assert (sig.value, gone.value, gone.at, code.value) == (False, 1.5, t + 41.5, 143)  # SIGTERM only after the kill
+    cancelled = hooks.deletion_behind_a_running_hook(t + 10, t + 11.2, None, {**term, "message": f"{t + 10.1:.6f} sigterm"}, window_s=25)
+    assert [(v.name, v.value) for v in cancelled] == [("pod_present_after_window", False), ("sigterm_before_hook_killed", True),
+                                                      ("exit_code", 143)]
+    assert hooks.deletion_behind_a_running_hook(t + 10, None, None, {}, window_s=25)[1].value is False  # no stamp: no SIGTERM

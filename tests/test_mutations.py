@@ -38,7 +38,7 @@ from e2e.documented import probes as probes_doc
 from e2e.documented import statefulset as sts_doc
 from e2e.evidence.ephemeral import eviction
 from e2e.evidence.kubectl import Line
-from e2e.measure import cronjobs, images, jobs, podstatus, probes, resize
+from e2e.measure import cronjobs, hooks, images, jobs, podstatus, probes, resize
 from e2e.measure.values import Value, expect_all
 from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change, load_changes
@@ -528,16 +528,8 @@ def b_started_beside_the_hook(measured: dict[str, object]) -> dict[str, object]:
 
 
 def hk4(details: dict, gone_after_delete_s: float) -> Judging:
-    """HK-4's values as test_running_poststart_blocks_deletion measures them: the pod still there
-    HK4_WINDOW_S after the delete, SIGTERM (the container's stamp) before the hook's process was
-    killed — or with no kill needed —, the pod's removal after that kill, the exit code."""
-    sig = first(parse(details["terminated"]["message"]), "sigterm")
-    killed = details["hook_killed"]
-    triples = [("HK-4", "pod_present_after_window", gone_after_delete_s > hooks_doc.HK4_WINDOW_S),
-               ("HK-4", "sigterm_before_hook_killed", bool(sig) and (killed is None or sig.at < killed))]
-    if killed is not None:
-        triples.append(("HK-4", "gone_after_hook_killed_s", round(details["delete"] + gone_after_delete_s - killed, 3)))
-    return values(*triples, ("HK-4", "exit_code", details["terminated"]["exitCode"]))
+    return measured(*hooks.deletion_behind_a_running_hook(details["delete"], details["delete"] + gone_after_delete_s,
+                                                          details["hook_killed"], details["terminated"], hooks_doc.HK4_WINDOW_S))
 
 
 def hook_cancelled_at_delete(details: dict, gone_after_delete_s: float) -> tuple[dict, float]:
