@@ -382,6 +382,15 @@ def job_backoff_doubled(details: dict) -> dict:
     return {**details, "pods": pods[:1]}
 
 
+def deadline_from_first_failure(details: dict) -> dict:
+    """The Job controller counting activeDeadlineSeconds from its first pod's failure instead of the
+    Job's startTime: FailureTarget JB2_DEADLINE_S after the first pod's finishedAt."""
+    status, first_failed = details["job_status"], parse_time(details["pods"][0]["terminated"]["finishedAt"])
+    late = cronjobs.rfc3339(first_failed + jobs_doc.JB2_DEADLINE_S)
+    conditions = [{**c, "lastTransitionTime": late} if c.get("type") == "FailureTarget" else c for c in status["conditions"]]
+    return {**details, "job_status": {**status, "conditions": conditions}}
+
+
 # -- JB-3: the pod the kubelet failed at its own deadline (known bug kubernetes#115688) ------------
 
 JB3 = real("JB-3", "deadline_condition")["details"]["pod_status"]
@@ -415,6 +424,14 @@ def killed_at_first_failure(run: list[tuple[str, float]]) -> list[tuple[str, flo
     failure count ignored): the preStop and SIGTERM (F − 1) × P = 2 × 5 s earlier."""
     early = (probes_doc.PB2_SLOW_FAILURE_THRESHOLD - 1) * probes_doc.PB2_SLOW_PERIOD_S
     return [(event, at - early if event in ("prestop", "sigterm") else at) for event, at in run]
+
+
+def sigterm_before_prestop(run: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The kubelet signalling the container before it runs the preStop hook (killContainer's order
+    reversed): the preStop stamp after the SIGTERM, by the hook's own run time."""
+    times = dict((event, at) for event, at in reversed(run))
+    took = times["sigterm"] - times["prestop"]
+    return [(event, at + 2 * took if event == "prestop" else at) for event, at in run]
 
 
 # -- PC-3: the 20 samples of each status latency (v1.37.2: PLEGOnDemandRelist on) ------------------
@@ -510,6 +527,13 @@ def every_missed_slot_run(details: dict) -> dict:
         cronjobs.SCHEDULED: cronjobs.rfc3339(slot - 60 * k)}}
         for k in range(1, cj_doc.CJ4_MISSED_SLOTS)}
     return {**details, "jobs": {**older, **details["jobs"]}}
+
+
+def polled_every_10_s(details: dict) -> dict:
+    """The CronJob controller's 10 s polling loop (controller v1, removed in 1.21) instead of its
+    requeue at the slot: the Job created up to a poll period (10 s) after the resume — 10 s here."""
+    return {**details, "jobs": {name: {**job, "created": cronjobs.rfc3339(parse_time(job["created"]) + 10)}
+                                for name, job in details["jobs"].items()}}
 
 
 # -- HK-1, HK-4: postStart hooks ----------------------------------------------------------------------
@@ -626,10 +650,14 @@ MUTATIONS = [
              ("JB-8 restart_count_at_failure",)),
     Mutation("JB", "JB-2: pod-failure back-off doubled", 37, lambda: jb2(job_backoff_doubled(JB2)),
              ("JB-2 pods_total", "JB-2 running_pod_deleted")),
+    Mutation("JB", "JB-2: the deadline counted from the first failure", 37, lambda: jb2(deadline_from_first_failure(JB2)),
+             ("JB-2 failure_target_after_start_s",)),
     Mutation("JB", "JB-3: a deadline condition on the pod", 37, lambda: jb3(deadline_condition_added(JB3)), (),
              ("JB-3 deadline_condition",)),
     Mutation("PB", "PB-2: liveness kill at 1 failure, not 3", 37, lambda: pb2(killed_at_first_failure(PB2)),
              ("PB-2 sigterm_after_removal_s[slow]",)),
+    Mutation("PB", "PB-2: SIGTERM before the preStop hook", 37, lambda: pb2(sigterm_before_prestop(PB2)),
+             ("PB-2 prestop_before_sigterm[slow]",)),
     Mutation("PC", "PC-3: resize waits for the periodic relist", 37, lambda: pc3(resize_waits_for_the_periodic_relist(PC3)),
              ("PC-3 resize_to_watch_median_s",)),
     Mutation("RS", "RS-1: CPU resize not written to the cgroup", 37, lambda: rs1(cgroup_not_resized(RS1)),
@@ -644,6 +672,8 @@ MUTATIONS = [
              lambda: named("ST-5", ordinal_recreated_while_terminating(ST5)), ("ST-5 recreated_after_delete_s[statefulset]",)),
     Mutation("CJ", "CJ-4: a Job for every missed slot", 37, lambda: cj4(every_missed_slot_run(CJ4)),
              ("CJ-4 jobs_at_resume[missed]",)),
+    Mutation("CJ", "CJ-4: a Job at the next 10 s poll", 37, lambda: cj4(polled_every_10_s(CJ4)),
+             ("CJ-4 job_after_resume_s[missed]",)),
     Mutation("HK", "HK-1: b started beside a's postStart hook", 37, lambda: named("HK-1", b_started_beside_the_hook(HK1)),
              ("HK-1 b_start_after_hook_end_s",)),
     Mutation("HK", "HK-4: the hook cancelled at the delete", 37, lambda: hk4(*hook_cancelled_at_delete(HK4, HK4_GONE_AFTER_DELETE)),
