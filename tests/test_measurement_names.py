@@ -20,7 +20,7 @@ from e2e.judge.expectations import CASE_ID, REGISTRY, Registry
 ROOT = Path(__file__).resolve().parents[1]
 import_cases(case_dirs())  # the cases' own expectations (an import error fails tests/test_user_cases.py)
 SOURCES = case_sources(case_dirs()) + sorted((ROOT / "e2e").rglob("*.py"))
-JUDGING = {"expect", "set_aside", "expect_order"}
+JUDGING = {"expect", "set_aside", "expect_order", "Value"}  # Value: e2e.measure's measured values (case, name, …)
 
 
 def _pattern(node: ast.expr) -> str | None:
@@ -104,6 +104,15 @@ def test_a_misspelt_name_is_caught(tmp_path):
     (bad_line, bad_case, bad), (_, _, good) = judged_names(src)
     assert bad_line == 2 and bad_case == "CL-1"
     assert not known("CL-1", bad) and known("CL-1", good)
+
+
+def test_a_misspelt_name_of_a_measured_value_is_caught(tmp_path):
+    """e2e.measure's functions name their values in ``Value(case, name, …)``, which the scenario
+    hands to ``expect`` later: the names moved there are checked as before."""
+    src = tmp_path / "x.py"
+    src.write_text('def m():\n    return [Value("JB-8", "restart_count_at_fialure", 2), Value("JB-8", "restart_count_at_failure", 2)]\n')
+    (_, case, bad), (_, _, good) = judged_names(src)
+    assert case == "JB-8" and not known("JB-8", bad) and known("JB-8", good)
 
 
 def test_a_three_letter_case_id_is_scanned_too(tmp_path):

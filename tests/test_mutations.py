@@ -38,6 +38,8 @@ from e2e.documented import probes as probes_doc
 from e2e.documented import statefulset as sts_doc
 from e2e.evidence.ephemeral import eviction
 from e2e.evidence.kubectl import Line
+from e2e.measure import cronjobs, hooks, images, jobs, podstatus, probes, resize
+from e2e.measure.values import Value, expect_all
 from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
 from e2e.record.recorder import Change, load_changes
 from e2e.evidence.stamps import Stamp, event_times, find, first, gap_ms, labelled, parse
@@ -93,6 +95,13 @@ def values(*triples: tuple[str, str, object]) -> Judging:
     def run(j: Judge) -> None:
         for case, name, value in triples:
             j.expect(case, name, value)
+    return run
+
+
+def measured(*measured_values: Value) -> Judging:
+    """A judging step of the values a scenario's own measuring function (:mod:`e2e.measure`) returned."""
+    def run(j: Judge) -> None:
+        expect_all(lambda case, name, value, around=None, **kw: j.expect(case, name, value, **kw), measured_values)
     return run
 
 
@@ -338,18 +347,18 @@ def named(case: str, measured: list[tuple[str, object]] | dict[str, object]) -> 
 
 # -- JB-8: the pod's restartCounts up to the Job's FailureTarget (OnFailure, backoffLimit 2) ------
 
-JB8 = real("JB-8", "restart_count_at_failure")["details"]["before_failure_target"]
+JB8 = real("JB-8", "restart_count_at_failure")["details"]
 
 
-def jb8(before: list[int]) -> Judging:
-    """The highest restartCount recorded up to the FailureTarget, as test_on_failure_restarts_count measures it."""
-    return values(("JB-8", "restart_count_at_failure", max(before or [0])))
+def jb8(details: dict) -> Judging:
+    return measured(jobs.restart_count_at_failure(details["restart_counts"], details["before_failure_target"], details["condition"]))
 
 
-def one_restart_more(before: list[int]) -> list[int]:
+def one_restart_more(details: dict) -> dict:
     """The Job controller comparing the restarts with ``>`` instead of ``>=`` (pastBackoffLimitOnFailure):
     the pod restarts once more before the FailureTarget."""
-    return [*before, before[-1] + 1]
+    before = details["before_failure_target"]
+    return {**details, "before_failure_target": [*before, before[-1] + 1]}
 
 
 # -- JB-2: the Job's pods and status at its deadline (activeDeadlineSeconds 20, pods failing after 5 s)
@@ -357,20 +366,8 @@ def one_restart_more(before: list[int]) -> list[int]:
 JB2 = real("JB-2", "pods_total")["details"]
 
 
-def _job_condition(status: dict, type_: str) -> dict:
-    return next(c for c in status.get("conditions") or [] if c.get("type") == type_)
-
-
 def jb2(details: dict) -> Judging:
-    """JB-2 (a)'s values as test_active_deadline measures them: FailureTarget − startTime, the pods,
-    and whether the last one was deleted running (a deletion request, the TERM trap's 143)."""
-    pods, status = details["pods"], details["job_status"]
-    last = pods[-1] if pods else None
-    return values(("JB-2", "failure_target_after_start_s",
-                   parse_time(_job_condition(status, "FailureTarget")["lastTransitionTime"]) - parse_time(status["startTime"])),
-                  ("JB-2", "pods_total", len(pods)),
-                  ("JB-2", "running_pod_deleted", bool(last) and last["deletionTimestamp"] is not None
-                   and (last["terminated"] or {}).get("exitCode") == 143))
+    return measured(*jobs.active_deadline(details["pods"], details["job_status"]))
 
 
 def job_backoff_doubled(details: dict) -> dict:
@@ -379,26 +376,28 @@ def job_backoff_doubled(details: dict) -> dict:
     past the deadline's FailureTarget, after which the controller creates no pod — the Job ends
     with the first pod alone, and no running pod to delete."""
     pods = details["pods"]
-    target = parse_time(_job_condition(details["job_status"], "FailureTarget")["lastTransitionTime"])
+    target = parse_time(jobs.failure_target(details["job_status"])["lastTransitionTime"])
     second_due = parse_time(pods[0]["terminated"]["finishedAt"]) + 2 * jobs_doc.JOB_BACKOFF_S
     assert second_due > target, "the doubled back-off would still bring the second pod before the deadline"
     return {**details, "pods": pods[:1]}
 
 
+def deadline_from_first_failure(details: dict) -> dict:
+    """The Job controller counting activeDeadlineSeconds from its first pod's failure instead of the
+    Job's startTime: FailureTarget JB2_DEADLINE_S after the first pod's finishedAt."""
+    status, first_failed = details["job_status"], parse_time(details["pods"][0]["terminated"]["finishedAt"])
+    late = cronjobs.rfc3339(first_failed + jobs_doc.JB2_DEADLINE_S)
+    conditions = [{**c, "lastTransitionTime": late} if c.get("type") == "FailureTarget" else c for c in status["conditions"]]
+    return {**details, "job_status": {**status, "conditions": conditions}}
+
+
 # -- JB-3: the pod the kubelet failed at its own deadline (known bug kubernetes#115688) ------------
 
 JB3 = real("JB-3", "deadline_condition")["details"]["pod_status"]
-# the conditions every pod has (scenarios/jobs/test_job_pod_deadline.py STANDARD_CONDITIONS)
-STANDARD_CONDITIONS = {"PodScheduled", "Initialized", "ContainersReady", "Ready", "PodReadyToStartContainers"}
 
 
 def jb3(status: dict) -> Judging:
-    """The failed pod's phase, reason and conditions, as test_pod_deadline_in_a_job measures them."""
-    conditions = status.get("conditions") or []
-    extra = [c for c in conditions if c.get("type") not in STANDARD_CONDITIONS]
-    return values(("JB-3", "pod_phase", status.get("phase")), ("JB-3", "pod_reason", status.get("reason")),
-                  ("JB-3", "disruption_target", any(c.get("type") == "DisruptionTarget" for c in conditions)),
-                  ("JB-3", "deadline_condition", any("Deadline" in f"{c.get('type')} {c.get('reason')}" for c in extra)))
+    return measured(*jobs.deadline_failure(status))
 
 
 def deadline_condition_added(status: dict) -> dict:
@@ -414,14 +413,10 @@ PB2 = [(event, at) for event, at in real("PB-2", "sigterm_after_removal_s[slow]"
 
 
 def pb2(run: list[tuple[str, float]]) -> Judging:
-    """SIGTERM after the file's removal and the preStop before it, as test_probe_arithmetic_kill_and_probe_grace
-    measures them: the removal is the exec's own stamp, the second ``file-rm`` line (the first went to
-    the container's stdout)."""
+    """The killed run's values: the removal the scenario measures from is the exec's own stamp, which
+    the record keeps as the run's second ``file-rm`` line (the first went to the container's stdout)."""
     removed = [at for event, at in run if event == "file-rm"][-1]
-    sig = next(at for event, at in run if event == "sigterm")
-    prestop = next((at for event, at in run if event == "prestop"), None)
-    return values(("PB-2", "sigterm_after_removal_s[slow]", round(sig - removed, 3)),
-                  ("PB-2", "prestop_before_sigterm[slow]", prestop is not None and prestop <= sig))
+    return measured(*probes.liveness_kill("slow", removed, [Stamp(at, event) for event, at in run]))
 
 
 def killed_at_first_failure(run: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -431,20 +426,22 @@ def killed_at_first_failure(run: list[tuple[str, float]]) -> list[tuple[str, flo
     return [(event, at - early if event in ("prestop", "sigterm") else at) for event, at in run]
 
 
+def sigterm_before_prestop(run: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The kubelet signalling the container before it runs the preStop hook (killContainer's order
+    reversed): the preStop stamp after the SIGTERM, by the hook's own run time."""
+    times = dict((event, at) for event, at in reversed(run))
+    took = times["sigterm"] - times["prestop"]
+    return [(event, at + 2 * took if event == "prestop" else at) for event, at in run]
+
+
 # -- PC-3: the 20 samples of each status latency (v1.37.2: PLEGOnDemandRelist on) ------------------
 
 PC3 = {name: real("PC-3", name)["details"]["samples_s"]
        for name in ("start_to_watch_median_s", "exit_to_watch_median_s", "resize_to_watch_median_s")}
 
 
-def median(samples: list[float]) -> float:
-    """The median of ``samples``, as test_status_latency's ``_median_p95`` takes it."""
-    ordered, n = sorted(samples), len(samples)
-    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-
-
 def pc3(samples: dict[str, list[float]]) -> Judging:
-    return values(*(("PC-3", name, median(s)) for name, s in samples.items()))
+    return measured(*(podstatus.status_latency(name, s) for name, s in samples.items()))
 
 
 def resize_waits_for_the_periodic_relist(samples: dict[str, list[float]]) -> dict[str, list[float]]:
@@ -462,8 +459,7 @@ RS1 = {prefix: real("RS-1", f"{prefix}cpu_quota_us")["details"] for prefix in ("
 
 
 def rs1(reads: dict[str, dict]) -> Judging:
-    """Each read's quota and shares, as test_cpu_resize_in_place_memory_resize_restarts judges them (judge_cgroup)."""
-    return values(*(("RS-1", f"{prefix}{key}", read[key]) for prefix, read in reads.items() for key in ("cpu_quota_us", "cpu_shares")))
+    return measured(*(v for prefix, read in reads.items() for v in resize.cgroup_values("RS-1", prefix, read, memory=False)))
 
 
 def cgroup_not_resized(reads: dict[str, dict]) -> dict[str, dict]:
@@ -516,36 +512,28 @@ def ordinal_recreated_while_terminating(measured: dict[str, object]) -> dict[str
 # -- CJ-4: the Jobs a CronJob created at its resume, 3 slots after its lastScheduleTime --------------
 
 CJ4 = real("CJ-4", "jobs_at_resume[missed]")["details"]
-SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
-
-
-def slot_job(cronjob: str, slot: float) -> str:
-    """The Job name of ``slot`` (epoch s): the CronJob's name and the slot in Unix minutes (test_cronjob_missed)."""
-    return f"{cronjob}-{int(slot // 60)}"
 
 
 def cj4(details: dict) -> Judging:
-    """(a)'s values as test_missed_slots measures them."""
-    jobs, slot = details["jobs"], parse_time(details["slot"])
-    job = jobs.get(slot_job("cj-missed", slot)) or next(iter(jobs.values()))
-
-    def run(j: Judge) -> None:
-        j.expect("CJ-4", "jobs_at_resume[missed]", len(jobs))
-        j.expect("CJ-4", "job_slot[missed]", "newest" if slot_job("cj-missed", slot) in jobs else "another")
-        j.expect("CJ-4", "scheduled_annotation[missed]", (job.get("annotations") or {}).get(SCHEDULED), slot=details["slot"])
-        j.expect("CJ-4", "job_after_resume_s[missed]", parse_time(job["created"]) - details["resumed_at"])
-    return run
+    return measured(*cronjobs.jobs_at_resume("missed", "cj-missed", details["jobs"], parse_time(details["slot"]), details["resumed_at"]))
 
 
 def every_missed_slot_run(details: dict) -> dict:
     """The controller creating a Job for every slot missed since lastScheduleTime (3 back), instead of
     only the most recent one (utils.go mostRecentScheduleTime): three Jobs at the resume."""
     slot = parse_time(details["slot"])
-    newest = details["jobs"][slot_job("cj-missed", slot)]
-    older = {slot_job("cj-missed", slot - 60 * k): {"created": newest["created"], "annotations": {
-        SCHEDULED: dt.datetime.fromtimestamp(slot - 60 * k, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+    newest = details["jobs"][cronjobs.slot_job("cj-missed", slot)]
+    older = {cronjobs.slot_job("cj-missed", slot - 60 * k): {"created": newest["created"], "annotations": {
+        cronjobs.SCHEDULED: cronjobs.rfc3339(slot - 60 * k)}}
         for k in range(1, cj_doc.CJ4_MISSED_SLOTS)}
     return {**details, "jobs": {**older, **details["jobs"]}}
+
+
+def polled_every_10_s(details: dict) -> dict:
+    """The CronJob controller's 10 s polling loop (controller v1, removed in 1.21) instead of its
+    requeue at the slot: the Job created up to a poll period (10 s) after the resume — 10 s here."""
+    return {**details, "jobs": {name: {**job, "created": cronjobs.rfc3339(parse_time(job["created"]) + 10)}
+                                for name, job in details["jobs"].items()}}
 
 
 # -- HK-1, HK-4: postStart hooks ----------------------------------------------------------------------
@@ -564,16 +552,8 @@ def b_started_beside_the_hook(measured: dict[str, object]) -> dict[str, object]:
 
 
 def hk4(details: dict, gone_after_delete_s: float) -> Judging:
-    """HK-4's values as test_running_poststart_blocks_deletion measures them: the pod still there
-    HK4_WINDOW_S after the delete, SIGTERM (the container's stamp) before the hook's process was
-    killed — or with no kill needed —, the pod's removal after that kill, the exit code."""
-    sig = first(parse(details["terminated"]["message"]), "sigterm")
-    killed = details["hook_killed"]
-    triples = [("HK-4", "pod_present_after_window", gone_after_delete_s > hooks_doc.HK4_WINDOW_S),
-               ("HK-4", "sigterm_before_hook_killed", bool(sig) and (killed is None or sig.at < killed))]
-    if killed is not None:
-        triples.append(("HK-4", "gone_after_hook_killed_s", round(details["delete"] + gone_after_delete_s - killed, 3)))
-    return values(*triples, ("HK-4", "exit_code", details["terminated"]["exitCode"]))
+    return measured(*hooks.deletion_behind_a_running_hook(details["delete"], details["delete"] + gone_after_delete_s,
+                                                          details["hook_killed"], details["terminated"], hooks_doc.HK4_WINDOW_S))
 
 
 def hook_cancelled_at_delete(details: dict, gone_after_delete_s: float) -> tuple[dict, float]:
@@ -602,11 +582,14 @@ def first_sync_rate_limited(measured: dict[str, object]) -> dict[str, object]:
 
 IM1 = [(m["name"], m["value"], m["details"]["backoff_s"]) for k in (1, 2) for m in WORKLOADS[("IM-1", f"pull_gap_s[{k}]")]]
 IM4 = real("IM-4", "b_first_request_after_a_pulled_s")["details"]
-_INCLUDING_WAITING = re.compile(r" in ([0-9.]+)(m?s) \(([0-9.]+)(m?s) including waiting\)")
 
 
 def im1(gaps: list[tuple[str, float, float]]) -> Judging:
-    return values(*(("IM-1", name, gap) for name, gap, _ in gaps))
+    """The gaps measured again from the pulls' starts (the record keeps the gaps: the first pull at 0 s)."""
+    starts = [0.0]
+    for _, gap, _ in gaps:
+        starts.append(starts[-1] + gap)
+    return measured(*images.pull_gaps(starts, [backoff for _, _, backoff in gaps]))
 
 
 def image_backoff_doubled(gaps: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
@@ -618,24 +601,13 @@ def image_backoff_doubled(gaps: list[tuple[str, float, float]]) -> list[tuple[st
 
 
 def im4(details: dict) -> Judging:
-    """IM-4's values as test_serial_pulls_behind_a_slow_one measures them (times from the details,
-    seconds after the test's start): B's first registry request after A's Pulled, B's Pulling before
-    it, and B's "(… including waiting)" less its pull time against its wait from Pulling to A's Pulled."""
-    a_end, b_pulling = details["a_pulled_event_s"], details["b_pulling_event_s"]
-    m = _INCLUDING_WAITING.search(details["b_pulled"])
-
-    def sec(v: str, unit: str) -> float:
-        return float(v) / (1000.0 if unit == "ms" else 1.0)
-    waited = sec(m.group(3), m.group(4)) - sec(m.group(1), m.group(2))
-    return values(("IM-4", "b_first_request_after_a_pulled_s", details["b_first_request_s"] - a_end),
-                  ("IM-4", "b_pulling_event_before_a_pulled", int(bool(b_pulling) and b_pulling[0] < a_end)),
-                  ("IM-4", "b_waited_minus_queue_time_s", waited - (a_end - b_pulling[0])))
+    return measured(*images.serial_pulls(details))
 
 
 def pulls_in_parallel(details: dict) -> dict:
     """Image pulls not serialized (serializeImagePulls ignored): B's pull starts at its Pulling event —
     its first registry request then — and its Pulled message shows no wait."""
-    m = _INCLUDING_WAITING.search(details["b_pulled"])
+    m = images.INCLUDING_WAITING.search(details["b_pulled"])
     pulled = details["b_pulled"].replace(m.group(0), f" in {m.group(1)}{m.group(2)} ({m.group(1)}{m.group(2)} including waiting)")
     return {**details, "b_first_request_s": details["b_pulling_event_s"][0], "b_pulled": pulled}
 
@@ -678,10 +650,14 @@ MUTATIONS = [
              ("JB-8 restart_count_at_failure",)),
     Mutation("JB", "JB-2: pod-failure back-off doubled", 37, lambda: jb2(job_backoff_doubled(JB2)),
              ("JB-2 pods_total", "JB-2 running_pod_deleted")),
+    Mutation("JB", "JB-2: the deadline counted from the first failure", 37, lambda: jb2(deadline_from_first_failure(JB2)),
+             ("JB-2 failure_target_after_start_s",)),
     Mutation("JB", "JB-3: a deadline condition on the pod", 37, lambda: jb3(deadline_condition_added(JB3)), (),
              ("JB-3 deadline_condition",)),
     Mutation("PB", "PB-2: liveness kill at 1 failure, not 3", 37, lambda: pb2(killed_at_first_failure(PB2)),
              ("PB-2 sigterm_after_removal_s[slow]",)),
+    Mutation("PB", "PB-2: SIGTERM before the preStop hook", 37, lambda: pb2(sigterm_before_prestop(PB2)),
+             ("PB-2 prestop_before_sigterm[slow]",)),
     Mutation("PC", "PC-3: resize waits for the periodic relist", 37, lambda: pc3(resize_waits_for_the_periodic_relist(PC3)),
              ("PC-3 resize_to_watch_median_s",)),
     Mutation("RS", "RS-1: CPU resize not written to the cgroup", 37, lambda: rs1(cgroup_not_resized(RS1)),
@@ -696,6 +672,8 @@ MUTATIONS = [
              lambda: named("ST-5", ordinal_recreated_while_terminating(ST5)), ("ST-5 recreated_after_delete_s[statefulset]",)),
     Mutation("CJ", "CJ-4: a Job for every missed slot", 37, lambda: cj4(every_missed_slot_run(CJ4)),
              ("CJ-4 jobs_at_resume[missed]",)),
+    Mutation("CJ", "CJ-4: a Job at the next 10 s poll", 37, lambda: cj4(polled_every_10_s(CJ4)),
+             ("CJ-4 job_after_resume_s[missed]",)),
     Mutation("HK", "HK-1: b started beside a's postStart hook", 37, lambda: named("HK-1", b_started_beside_the_hook(HK1)),
              ("HK-1 b_start_after_hook_end_s",)),
     Mutation("HK", "HK-4: the hook cancelled at the delete", 37, lambda: hk4(*hook_cancelled_at_delete(HK4, HK4_GONE_AFTER_DELETE)),

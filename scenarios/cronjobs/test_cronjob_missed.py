@@ -18,6 +18,8 @@ import time
 import pytest
 
 from e2e.documented import cronjobs as doc
+from e2e.measure.cronjobs import jobs_at_resume, rfc3339, slot_job
+from e2e.measure.values import expect_all
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import WAIT_SLACK_S
@@ -27,19 +29,9 @@ from .test_cronjob_api import BASE
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
 pytestmark = pytest.mark.workloads
 
-SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 VARIANTS = {"missed": ("cj-missed", "null", 60 * doc.CJ4_MISSED_SLOTS),
             "deadline": ("cj-deadline", doc.CJ4_DEADLINE_S, 60 * doc.CJ4_MISSED_SLOTS),
             "too-many": ("cj-too-many", "null", 3600 * doc.CJ4_HOURS_BACK)}
-
-
-def rfc3339(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
-def slot_job(cronjob: str, slot: float) -> str:
-    """The name the controller gives the Job of ``slot`` (epoch s): the CronJob's name and the slot in Unix minutes."""
-    return f"{cronjob}-{int(slot // 60)}"
 
 
 def jobs_of(sc: Scenario, cronjob: str) -> dict[str, dict]:
@@ -79,16 +71,9 @@ def test_missed_slots(scenario: Scenario):
     for key in ("missed", "too-many"):
         name = VARIANTS[key][0]
         jobs = jobs_of(sc, name)
-        details = {"jobs": {n: {"created": j["metadata"]["creationTimestamp"], "annotations": j["metadata"].get("annotations")}
-                            for n, j in jobs.items()}, "resumed_at": resumed_at, "slot": rfc3339(slot)}
-        sc.expect("CJ-4", f"jobs_at_resume[{key}]", len(jobs), details=details)
-        sc.expect("CJ-4", f"job_slot[{key}]", "newest" if slot_job(name, slot) in jobs else "another", details=details)
-        if key == "missed" and jobs:
-            job = jobs.get(slot_job(name, slot)) or next(iter(jobs.values()))
-            sc.expect("CJ-4", "scheduled_annotation[missed]", (job["metadata"].get("annotations") or {}).get(SCHEDULED),
-                      slot=rfc3339(slot), details=details)
-            sc.expect("CJ-4", "job_after_resume_s[missed]", parse_time(job["metadata"]["creationTimestamp"]) - resumed_at,
-                      details=details)
+        created = {n: {"created": j["metadata"]["creationTimestamp"], "annotations": j["metadata"].get("annotations")}
+                   for n, j in jobs.items()}
+        expect_all(sc.expect, jobs_at_resume(key, name, created, slot, resumed_at))
     warning = sc.events("TooManyMissedTimes", "cj-too-many")
     sc.expect("CJ-4", "too_many_missed_message", warning[0].obj.get("message") if warning else None)
     sc.expect("CJ-4", "too_many_missed_type", warning[0].obj.get("type") if warning else None)

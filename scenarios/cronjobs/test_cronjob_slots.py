@@ -15,13 +15,14 @@ import time
 import pytest
 
 from e2e.documented import cronjobs as doc
+from e2e.measure.cronjobs import SCHEDULED, rfc3339, slot_job
 from e2e.record.pods import condition
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import WAIT_SLACK_S
 
 from .test_cronjob_api import BASE
-from .test_cronjob_missed import SCHEDULED, jobs_of, rfc3339, slot_job
+from .test_cronjob_missed import jobs_of
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
 pytestmark = pytest.mark.workloads

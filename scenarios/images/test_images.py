@@ -10,7 +10,6 @@ sources: :mod:`e2e.documented.images`.
 from __future__ import annotations
 
 import json
-import re
 import time
 
 import pytest
@@ -19,6 +18,8 @@ from e2e.cluster import gates
 from e2e.cluster.images import APP, BUSYBOX, normalize
 from e2e.cluster.registry import Registry, Request, summary
 from e2e.documented import images as doc
+from e2e.measure.images import pull_gaps, serial_pulls, waited_s
+from e2e.measure.values import expect_all
 from e2e.record.pods import container_status
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import WAIT_SLACK_S
@@ -210,9 +211,7 @@ def im1_absent_tag(sc: Scenario, reg: Registry, pulls: int) -> None:
         sc.expect("IM-1", "pulls_equal_pulling_events", int(len(pulling) == len(attempts)), details=counts)
     else:  # the kubelet's event spam filter drops events of a long back-off (doc.EVENTS_COMPLETE_PULLS)
         sc.note("pulling events / registry pulls (events spam-filtered beyond the first pulls)", counts)
-    for k in range(1, len(starts)):
-        sc.expect("IM-1", f"pull_gap_s[{k}]", starts[k] - starts[k - 1], around=starts[k],
-                  details={"backoff_s": delays[k - 1], "pull": k + 1})
+    expect_all(sc.expect, pull_gaps(starts, delays))
 
 
 @pytest.mark.case("IM-1")
@@ -428,12 +427,7 @@ def test_serial_pulls_behind_a_slow_one(scenario: Scenario, registries, payload_
     b_pulling = [e.received_at for e in sc.events("Pulling", "b-fast")]
     a_end = a_pulled[0].received_at if a_pulled else None
     b_msg = b_pulled[0].obj["message"] if b_pulled else ""
-    m = re.search(r" in ([0-9.]+)(m?s) \(([0-9.]+)(m?s) including waiting\)", b_msg)
-    b_wait = None
-    if m:
-        def sec(v: str, unit: str) -> float:
-            return float(v) / (1000.0 if unit == "ms" else 1.0)
-        b_wait = sec(m.group(3), m.group(4)) - sec(m.group(1), m.group(2))
+    b_wait = waited_s(b_msg)
     details = {"a_first_request_s": round(a_first - t_start, 3), "a_pulled_event_s": None if a_end is None else round(a_end - t_start, 3),
                "b_applied_s": round(t_b - t_start, 3), "b_pulling_event_s": [round(t - t_start, 3) for t in b_pulling],
                "b_first_request_s": round(b_first - t_start, 3), "b_waited_s (Pulled message)": b_wait,
@@ -442,8 +436,5 @@ def test_serial_pulls_behind_a_slow_one(scenario: Scenario, registries, payload_
         sc.mark(a_end, "A's Pulled (its PullImage returned)")
     sc.mark(b_first, "B's first request at its registry")
     sc.note("a_pull_s (throttled, no documented value)", round((a_end or a_first) - a_first, 3))
-    sc.expect("IM-4", "b_first_request_after_a_pulled_s", None if a_end is None else b_first - a_end, details=details)
-    sc.expect("IM-4", "b_pulling_event_before_a_pulled", int(bool(b_pulling and a_end and b_pulling[0] < a_end)), details=details)
-    sc.expect("IM-4", "b_waited_minus_queue_time_s",
-              None if b_wait is None or not (b_pulling and a_end) else b_wait - (a_end - b_pulling[0]), details=details)
+    expect_all(sc.expect, serial_pulls(details))  # from the times to the ms, as details keeps them
     sc.expect("IM-4", "b_pulled_message", b_pulled[0].obj["message"] if b_pulled else None, image=b_image, details=details)

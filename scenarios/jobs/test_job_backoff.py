@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from e2e.documented import jobs as doc
-from e2e.record.pods import condition
+from e2e.measure.jobs import end_reason, restart_count_at_failure, restarts_up_to_failure_target
+from e2e.measure.values import expect_all
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import PODS_SLACK_S
 
@@ -18,10 +19,6 @@ from .job_helpers import deletion_requested, job_finished, job_pods
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
 pytestmark = pytest.mark.workloads
-
-
-def restarts(pod: dict) -> int:
-    return sum(cs.get("restartCount", 0) for cs in (pod.get("status") or {}).get("containerStatuses") or [])
 
 
 @pytest.mark.record("Pod", "Event", "Job")
@@ -36,17 +33,10 @@ def test_on_failure_restarts_count(scenario: Scenario):
     sc.require(pods, "the Job's pod was recorded")
     name = sorted(pods)[0]
     # the pod's restartCount as the controller last saw it before it failed the Job: the highest
-    # recorded before the pod's deletion
-    counts = [restarts(ch.obj) for ch in sc.recorder.changes("Pod", name) if not ch.obj["metadata"].get("deletionTimestamp")]
-    target = None
-    for ch in sc.recorder.changes("Job", "job"):
-        if (condition(ch.obj, "FailureTarget") or {}).get("status") == "True":
-            target = ch.received_at
-            break
-    before = [restarts(ch.obj) for ch in sc.recorder.changes("Pod", name) if target is None or ch.received_at <= target]
-    details = {"restart_counts": counts, "before_failure_target": before, "condition": finished}
-    sc.expect("JB-8", "restart_count_at_failure", max(before or [0]), details=details)
-    sc.expect("JB-8", "failed_reason", finished.get("reason") if finished.get("type") == "Failed" else finished.get("type"))
+    # recorded up to the FailureTarget
+    counts, before = restarts_up_to_failure_target(sc.recorder.changes("Pod", name), sc.recorder.changes("Job", "job"))
+    expect_all(sc.expect, [restart_count_at_failure(counts, before, finished)])
+    sc.expect("JB-8", "failed_reason", end_reason(finished))
     sc.expect("JB-8", "failed_message", finished.get("message"))
     sc.expect("JB-8", "pod_deleted", deletion_requested(sc, name) is not None)
     sc.expect("JB-8", "pods_total", len(pods), details={"pods": sorted(pods)})
@@ -67,6 +57,6 @@ def test_parallel_waves(scenario: Scenario):
                                                  for cs in (p.get("status") or {}).get("containerStatuses") or [])]
     timeline = sorted((p["metadata"]["creationTimestamp"], n) for n, p in pods.items())
     sc.note("total_s", f"{(finished.get('lastTransitionTime') or '')} (created: {timeline[0][0] if timeline else None})")
-    sc.expect("JB-8", "failed_reason[waves]", finished.get("reason") if finished.get("type") == "Failed" else finished.get("type"),
+    sc.expect("JB-8", "failed_reason[waves]", end_reason(finished),
               details={"condition": finished})
     sc.expect("JB-8", "failed_pods[waves]", len(failed), details={"pods": timeline, "failed": sorted(failed)})

@@ -15,6 +15,8 @@ from __future__ import annotations
 import pytest
 
 from e2e.documented import jobs as doc
+from e2e.measure.jobs import active_deadline, end_reason
+from e2e.measure.values import expect_all
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import PODS_SLACK_S
@@ -64,7 +66,7 @@ def test_fail_job_rule(scenario: Scenario):
     last_exit = max((t for t in (finished_at(sc, n) for n in pods) if t is not None), default=None)
     sc.expect("JB-1", "failed_after_last_pod_finished_s", None if None in (failed_at, last_exit) else failed_at - last_exit,
               details=details)
-    sc.expect("JB-1", "failed_reason", finished.get("reason") if finished.get("type") == "Failed" else finished.get("type"))
+    sc.expect("JB-1", "failed_reason", end_reason(finished))
     sc.expect("JB-1", "failed_message", finished.get("message"), namespace=sc.namespace, pod=failing)
     sc.expect("JB-1", "complete_seen", condition_seen(sc, "Complete") is not None)
     sc.expect("JB-1", "pods_total", len(pods), details=details)
@@ -81,21 +83,15 @@ def test_active_deadline(scenario: Scenario):
                           + PODS_SLACK_S, case="JB-2", measurement="failure_target_after_start_s")
     finished = sc.wait_for("the Job Complete or Failed", lambda: job_finished(sc), PODS_SLACK_S)
     target = condition_seen(sc, "FailureTarget") or {}
-    started = parse_time((job(sc).get("status") or {}).get("startTime"))
-    pods = by_creation(job_pods(sc))
-    details = {"pods": [{"name": p["metadata"]["name"], "created": p["metadata"]["creationTimestamp"],
-                         "deletionTimestamp": p["metadata"].get("deletionTimestamp"),
-                         "terminated": terminated(sc, p["metadata"]["name"])} for p in pods],
-               "job_status": (job(sc).get("status") or {})}
-    sc.expect("JB-2", "failure_target_after_start_s", parse_time(target.get("lastTransitionTime")) - started, details=details)
+    pods = [{"name": p["metadata"]["name"], "created": p["metadata"]["creationTimestamp"],
+             "deletionTimestamp": p["metadata"].get("deletionTimestamp"), "terminated": terminated(sc, p["metadata"]["name"])}
+            for p in by_creation(job_pods(sc))]
+    after_start, pods_total, running_pod_deleted = active_deadline(pods, job(sc).get("status") or {})
+    expect_all(sc.expect, [after_start])
     sc.expect("JB-2", "failure_target_reason", target.get("reason"))
     sc.expect("JB-2", "failure_target_message", target.get("message"))
-    sc.expect("JB-2", "failed_reason", finished.get("reason") if finished.get("type") == "Failed" else finished.get("type"))
-    sc.expect("JB-2", "pods_total", len(pods), details=details)
-    last = pods[-1]["metadata"]["name"] if pods else None
-    sc.expect("JB-2", "running_pod_deleted",
-              bool(last) and deletion_requested(sc, last) is not None and (terminated(sc, last) or {}).get("exitCode") == 143,
-              details=details)
+    sc.expect("JB-2", "failed_reason", end_reason(finished))
+    expect_all(sc.expect, [pods_total, running_pod_deleted])
 
 
 @pytest.mark.record(*RECORD)

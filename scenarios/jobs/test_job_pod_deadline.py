@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from e2e.documented import jobs as doc
-from e2e.record.pods import condition
+from e2e.measure.jobs import deadline_failure, end_reason
+from e2e.measure.values import expect_all
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import PODS_SLACK_S
@@ -22,9 +23,6 @@ from .job_helpers import by_creation, job_finished, job_pods, terminated
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`
 pytestmark = pytest.mark.workloads
-
-STANDARD_CONDITIONS = {"PodScheduled", "Initialized", "ContainersReady", "Ready", "PodReadyToStartContainers"}
-
 
 @pytest.mark.record("Pod", "Event", "Job")
 @pytest.mark.case("JB-3")
@@ -45,16 +43,13 @@ def test_pod_deadline_in_a_job(scenario: Scenario):
     term = terminated(sc, first) or {}
     details = {"pod_status": {k: status.get(k) for k in ("phase", "reason", "message", "conditions", "startTime")},
                "terminated": term}
-    sc.expect("JB-3", "pod_phase", status.get("phase"), details=details)
-    sc.expect("JB-3", "pod_reason", status.get("reason"), details=details)
+    judged = deadline_failure(details["pod_status"])
+    expect_all(sc.expect, judged[:2], terminated=term)
     sc.expect("JB-3", "pod_message", status.get("message"), details=details)
     sc.expect("JB-3", "container_exit_code", term.get("exitCode"), details=details)
     started, done = parse_time(status.get("startTime")), parse_time(term.get("finishedAt"))
     sc.expect("JB-3", "container_finished_after_start_s", None if None in (started, done) else done - started, details=details)
-    sc.expect("JB-3", "disruption_target", condition(failed, "DisruptionTarget") is not None, details=details)
-    extra = [c for c in status.get("conditions") or [] if c.get("type") not in STANDARD_CONDITIONS]
-    sc.expect("JB-3", "deadline_condition", any("Deadline" in f"{c.get('type')} {c.get('reason')}" for c in extra),
-              details={**details, "other_conditions": extra})
+    expect_all(sc.expect, judged[2:], terminated=term)
     sc.expect("JB-3", "pods_total", len(pods), details={"pods": [p["metadata"]["name"] for p in pods]})
-    sc.expect("JB-3", "failed_reason", finished.get("reason") if finished.get("type") == "Failed" else finished.get("type"),
+    sc.expect("JB-3", "failed_reason", end_reason(finished),
               details={"condition": finished})

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 
 import pytest
@@ -15,6 +14,8 @@ from e2e.evidence.kubectl import server_columns
 from e2e.evidence import endpoints
 from e2e.evidence.stamps import first, parse, stamps_from_pod
 from e2e.faults.node import node_shutdown, shutdown_capability
+from e2e.measure.podstatus import LATENCIES, status_latency
+from e2e.measure.values import expect_all
 from e2e.record import pods
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
@@ -230,13 +231,6 @@ def test_generation_and_observed_generation(scenario: Scenario):
 # -- PC-3 ------------------------------------------------------------------------------------
 
 
-def _median_p95(values: list[float]) -> tuple[float, float]:
-    ordered = sorted(values)
-    n = len(ordered)
-    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-    return median, ordered[min(n - 1, math.ceil(0.95 * n) - 1)]
-
-
 def _first_seen(sc: Scenario, pod: str, check, after: float = 0.0) -> float | None:
     return next((ch.received_at for ch in sc.recorder.changes("Pod", pod) if ch.received_at >= after and check(ch.obj)), None)
 
@@ -288,10 +282,9 @@ def test_status_latency(scenario: Scenario):
             return _first_seen(sc, "resize", lambda o: ((pods.container_status(o, "main").get("resources") or {})
                                                         .get("requests") or {}).get("cpu") == cpu, after=sent)
         resizes.append(sc.wait_for(f"status requests cpu {cpu}", applied, WAIT_SLACK_S) - sent)
-    for name, values in (("start_to_watch_median_s", starts), ("exit_to_watch_median_s", exits), ("resize_to_watch_median_s", resizes)):
+    for name, values in zip(LATENCIES, (starts, exits, resizes), strict=True):
         sc.require(len(values) == doc.SAMPLES or None, f"{doc.SAMPLES} samples of {name} (got {len(values)})")
-        median, p95 = _median_p95(values)
-        sc.expect("PC-3", name, median, details={"p95_s": round(p95, 3), "samples_s": [round(v, 3) for v in values]})
+        expect_all(sc.expect, [status_latency(name, values)])
 
 
 # -- PC-2 (a) --------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from e2e.measure.resize import CGROUP_FILES, cgroup_read, cgroup_values
+from e2e.measure.values import expect_all
 from e2e.record import pods
 from e2e.record.recorder import Change
 from e2e.run.scenario import Scenario
@@ -13,25 +15,15 @@ RESIZE_CONDITIONS = ("PodResizePending", "PodResizeInProgress")
 
 
 def cgroup_limits(sc: Scenario, pod: str, container: str) -> dict[str, int | str]:
-    """``cpu_quota_us``, ``cpu_shares`` and ``memory_limit_bytes`` of ``container`` as it sees its own
-    cgroup. cgroup v1: runc mounts the container's cgroup at ``/sys/fs/cgroup/<controller>``; cgroup
-    v2: ``cpu.max`` (quota, period) and ``memory.max``, no ``cpu.shares`` (``absent``)."""
-    if sc.cgroup == 2:
-        out = sc.exec(pod, container, "cat", "/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/memory.max").stdout.split()
-        return {"cpu_quota_us": int(out[0]) if out[0] != "max" else -1, "cpu_shares": "absent",
-                "memory_limit_bytes": int(out[2]) if out[2] != "max" else -1}
-    out = sc.exec(pod, container, "cat", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.shares",
-                  "/sys/fs/cgroup/memory/memory.limit_in_bytes").stdout.split()
-    return {"cpu_quota_us": int(out[0]), "cpu_shares": int(out[1]), "memory_limit_bytes": int(out[2])}
+    """``container``'s limits as it sees its own cgroup (:func:`e2e.measure.resize.cgroup_read`), through exec."""
+    version = 2 if sc.cgroup == 2 else 1
+    return cgroup_read(sc.exec(pod, container, "cat", *CGROUP_FILES[version]).stdout, version)
 
 
 def judge_cgroup(sc: Scenario, case: str, prefix: str, values: dict, memory: bool = True, cpu: bool = True) -> None:
-    """Judge ``values`` (:func:`cgroup_limits`) as ``<prefix>cpu_quota_us`` … with the read attached."""
-    if cpu:
-        sc.expect(case, f"{prefix}cpu_quota_us", values["cpu_quota_us"], details=values)
-        sc.expect(case, f"{prefix}cpu_shares", values["cpu_shares"], details=values)
-    if memory:
-        sc.expect(case, f"{prefix}memory_limit_bytes", values["memory_limit_bytes"], details=values)
+    """Judge ``values`` (:func:`cgroup_limits`) as ``<prefix>cpu_quota_us`` … with the read attached
+    (:func:`e2e.measure.resize.cgroup_values`)."""
+    expect_all(sc.expect, cgroup_values(case, prefix, values, memory=memory, cpu=cpu))
 
 
 def status_limit(pod: dict | None, container: str, resource: str) -> str | None:
