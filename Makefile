@@ -2,7 +2,7 @@
 #               pulled or built offline), a kind cluster, the scenarios, reports in reports/
 #               (the HTML report too, also when tests failed).
 # `make test` — the framework's own tests (no cluster).
-# `make docs` — the framework's API reference from its docstrings: docs/api/index.html.
+# `make docs` — the guide (docs/) and the API reference as one site: build/docs/index.html.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -55,21 +55,21 @@ CASES ?= scenarios examples apps
 test: $(BIN)/.installed ## the framework's own tests, no cluster (CASES: the case folders it checks)
 	env -u E2E_NODE_IMAGE E2E_CASES="$(CASES)" $(BIN)/pytest tests -q
 
-# the API reference: pdoc (dev group of uv.lock) renders the docstrings of e2e/ into $(DOCS)/
-# (generated, not committed: .gitignore); the fault modules are named as well, as e2e.faults'
-# __all__ hides them; docs/pdoc's templates put each page's navigation after its content (read as
-# text, a page opens with its module, not ~50 sidebar bullets). `make test` checks that every
-# public name a case author uses states its arguments, return value, units and errors
-# (tests/test_api_reference.py).
-DOCS ?= docs/api
-DOCS_MODULES := e2e e2e.faults.core e2e.faults.components e2e.faults.taints e2e.faults.node
-docs: $(BIN)/.installed ## the API reference from the docstrings: docs/api/index.html (DOCS=dir)
-	rm -rf $(DOCS)
-	$(BIN)/pdoc --no-show-source -t docs/pdoc -o $(DOCS) $(DOCS_MODULES)
+# the site: the guide's pages (docs/*.md, docs/cases/) and the API reference of every module of
+# e2e/ from its docstrings, built by Sphinx (the docs group of uv.lock: Sphinx, MyST-Parser for the
+# Markdown pages) into $(DOCS)/index.html; offline (no web font, script or image from elsewhere),
+# its search in the site. Strict: a warning — a broken link between pages, a missing page, a page
+# in no table of contents, a docstring Sphinx cannot read — fails the build. docs/api/ holds the
+# reference's generated sources (not committed). `make test` checks that every public name a case
+# author uses states its arguments, return value, units and errors (tests/test_api_reference.py).
+DOCS ?= build/docs
+docs: $(BIN)/.installed ## the guide and the API reference as one site: build/docs/index.html (DOCS=dir)
+	rm -rf $(DOCS) docs/api
+	$(BIN)/sphinx-build -q -W --keep-going -b html docs $(DOCS)
 
 # the set-up of make e2e alone: Docker engine, kind, the node image of K8S_VERSION (reused when
 # built or pulled before; built offline only when missing and no registry answers), the workload
-# images; writes $(REPORTS)/profile.env for a direct pytest run (README "Write your own case")
+# images; writes $(REPORTS)/profile.env for a direct pytest run (docs/running.md "One case, by hand, on a kept cluster")
 prepare: $(BIN)/.installed ## the set-up of make e2e alone: Docker, kind, node and workload images, REPORTS/profile.env
 	@mkdir -p $(REPORTS)
 	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
@@ -80,7 +80,7 @@ e2e: prepare ## the main job: set-up, a kind cluster, the scenarios (E2E_MARKERS
 	set -a; . $(REPORTS)/profile.env; set +a; \
 	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
-# your own app under the lifecycle contracts (apps/, README "Your own app"): APP=dir of manifests
+# your own app under the lifecycle contracts (apps/, docs/your-own-app.md): APP=dir of manifests
 # (a Deployment or StatefulSet, its Service, optional PDB and app.yaml); several: APP="dir1 dir2";
 # without APP the two embedded examples/apps (graceful: every contract holds; naive: a negative
 # control); APP=examples/apps/stateful: a StatefulSet. Same set-up and reports as make e2e.

@@ -1,4 +1,4 @@
-"""AP — your own app under the lifecycle contracts (issue 28, issue 41 item 5; README "Your own app").
+"""AP — your own app under the lifecycle contracts (issue 28, issue 41 item 5; docs/your-own-app.md).
 
 ``make app APP=dir`` (``pytest apps --app dir``) runs each contract on the app of ``dir`` (a
 Deployment or a StatefulSet): its manifests applied into the test's namespace (its images loaded

@@ -3,7 +3,7 @@
 # COMMAND's stdout into FILE only when COMMAND succeeds: it is written next to FILE first and
 # moved into place after exit 0. A failed or interrupted COMMAND leaves FILE as it was (and
 # says so); the exit status is COMMAND's. `make e2e` writes reports/profile.env so: a failed
-# set-up (hack/prepare.sh) must not empty the profile that `make clean` and README's
+# set-up (hack/prepare.sh) must not empty the profile that `make clean` and docs/running.md's
 # `. reports/profile.env` read.
 set -uo pipefail
 out=$1

@@ -285,7 +285,7 @@ def test_a_creation_stopped_by_ctrl_c_leaves_none_of_the_clusters_files(state, f
 
 def test_creation_locks_go_once_no_run_is_alive(state, fake_kind, capsys):
     """issue 29 (D2): make clean left ``creating.lock`` and ``create.<i>.lock`` for ever although
-    README says it removes a run's empty lock files; while a run lives they stay (it may wait on them)."""
+    the guide (docs/profiles-and-concurrency.md, "State") says it removes a run's empty lock files; while a run lives they stay (it may wait on them)."""
     with cluster.creating():
         pass
     names = sorted(p.name for p in state.iterdir() if p.name.startswith("creat"))

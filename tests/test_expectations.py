@@ -372,7 +372,7 @@ def test_the_registry_modules_use_the_shared_builders():
     assert {k: v for k, v in own.items() if v} == {}
 
 
-# -- a behaviour a minor lacks: "absent" (README "Write your own case", equal) --------------
+# -- a behaviour a minor lacks: "absent" (docs/writing-a-case.md, equal) --- --------------
 
 WHY, SOURCE = "kubelet start + the first probe + the status write", "[UP] pkg/kubelet/prober (v1.34.4, v1.35.4)"
 
@@ -384,7 +384,7 @@ WHY, SOURCE = "kubelet start + the first probe + the status write", "[UP] pkg/ku
     (35, 0.05, "fail", "XX-1 not_ready_s: measured 0.05 s, expected 'absent'"),
 ])
 def test_a_timing_documented_absent_on_a_minor_is_judged_there(tmp_path, minor, flip_after_s, verdict, message):
-    """issue 41 (7): README's worked example of a timing "absent" on a minor, judged on both sides."""
+    """issue 41 (7): the guide's worked example (docs/writing-a-case.md) of a timing "absent" on a minor, judged on both sides."""
     import json
     import time
     from dataclasses import replace

@@ -1,4 +1,4 @@
-"""Your own app under the lifecycle contracts (issue 28, issue 41 item 5; README "Your own app"):
+"""Your own app under the lifecycle contracts (issue 28, issue 41 item 5; docs/your-own-app.md):
 a directory of the user's manifests (a Deployment or a StatefulSet + its Service, an optional
 PodDisruptionBudget; a HorizontalPodAutoscaler is ignored) and an optional config ``app.yaml``,
 read into one :class:`e2e.app.spec.AppSpec`.

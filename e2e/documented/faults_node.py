@@ -19,6 +19,7 @@
   it back.
 
 Open points of CASES-faults.md §6 settled on this host (v1.37.2, cgroup v1, 2 cores):
+
 2. systemd-logind runs in the offline node container (privileged, ``--cgroupns=private``) once
    ``dbus`` is installed: bus-activated on the kubelet's first call; the kubelet holds its delay
    lock and acts on the spoofed signal (hack/offline/build-rootfs.sh EXTRA_PACKAGES).

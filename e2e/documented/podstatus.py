@@ -22,6 +22,7 @@ What the kubelet writes into a pod's ``status.conditions`` and how fast:
   does not run after the SIGTERM (the probe worker exits on the shutdown's phase Failed; a race: an
   exec in flight at the SIGTERM) and the node lifecycle controller does not mark the pods of a node
   that reports NotReady itself.
+
 Source read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (``$(go env GOMODCACHE)/k8s.io/kubernetes@v…``):
 ``pkg/kubelet/status/generate.go`` (identical texts in the four for ContainersNotReady,
 ContainersNotInitialized, ReadinessGatesNotReady; ``GeneratePodReadyToStartContainersCondition``

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 
 def probe_hits(events: Sequence[Stamp], path: str) -> list[float]:
-    """The times (epoch s) of the kubelet's probe requests to ``path`` (User-Agent kube-probe/*)
+    """The times (epoch s) of the kubelet's probe requests to ``path`` (User-Agent ``kube-probe/*``)
     among the app's ``events`` (:meth:`LogFollower.events`)."""
     return [e.at for e in events if e.event == "PROBE" and e.get("path") == path and e.get("agent").startswith("kube-probe/")]
 

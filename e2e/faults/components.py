@@ -2,23 +2,23 @@
 (CASES-faults.md §3b): each is a :func:`e2e.faults.core.fault` (inject, yield the window,
 always undo, health check, broken cluster replaced).
 
-=========================  =====================================================  ==========================
-fault (window name)        inject                                                 undo
-=========================  =====================================================  ==========================
-``kubelet-stop``           ``systemctl stop kubelet``                             ``systemctl start kubelet``
-``kubelet-restart``        ``systemctl restart kubelet``                          ``systemctl start kubelet`` (no-op when active)
-``kubelet-sigkill``        ``systemctl kill -s KILL kubelet`` (``Restart=always``, ``systemctl start kubelet``
+=========================  ==========================================================  ==========================
+fault (window name)        inject                                                      undo
+=========================  ==========================================================  ==========================
+``kubelet-stop``           ``systemctl stop kubelet``                                  ``systemctl start kubelet``
+``kubelet-restart``        ``systemctl restart kubelet``                               ``systemctl start kubelet`` (no-op when active)
+``kubelet-sigkill``        ``systemctl kill -s KILL kubelet`` (``Restart=always``,     ``systemctl start kubelet``
                            ``RestartSec=1s``: systemd starts it again)
-``containerd-restart``     ``systemctl restart containerd`` (shims survive:       ``systemctl start containerd``
+``containerd-restart``     ``systemctl restart containerd`` (shims survive:            ``systemctl start containerd``
                            ``KillMode=process``)
-``containerd-stop``        ``systemctl stop containerd``                          ``systemctl start containerd``
-``apiserver-down``         ``mv`` the static pod manifest *out of*                ``mv`` it back
+``containerd-stop``        ``systemctl stop containerd``                               ``systemctl start containerd``
+``apiserver-down``         ``mv`` the static pod manifest *out of*                     ``mv`` it back
                            ``/etc/kubernetes/manifests`` (a file left inside, even
                            ``.bak``, would still run)
-=========================  =====================================================  ==========================
+=========================  ==========================================================  ==========================
 
 kind's units: ``kubelet.service`` and ``containerd.service`` have ``Restart=always`` and
-``KillMode=process`` (kind v0.33.0 images/base/files/etc/systemd/system/*.service). Every
+``KillMode=process`` (kind v0.33.0 ``images/base/files/etc/systemd/system/*.service``). Every
 function takes the test (a fault site: a :class:`e2e.run.scenario.Scenario`) and the node
 container (default: the control plane); they refuse the shared default profile.
 """

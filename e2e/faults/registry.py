@@ -1,18 +1,18 @@
 """Faults of the suite's registry container (:mod:`e2e.cluster.registry`), each a
 :func:`e2e.faults.core.fault` (inject, window, always undo, health check):
 
-=========================  =====================================================  ==========================
-fault (window name)        inject                                                 undo
-=========================  =====================================================  ==========================
-``registry-stop``          ``docker stop -t 1`` of the registry container (its     ``docker start``, then the
-                           process ends: open connections are closed, new ones     registry answers ``/v2/``
-                           refused)                                                again
-``registry-pause``         ``docker pause`` (the cgroup freezer: connections stay  ``docker unpause``
+=========================  ==========================================================  ==========================
+fault (window name)        inject                                                      undo
+=========================  ==========================================================  ==========================
+``registry-stop``          ``docker stop -t 1`` of the registry container (its         ``docker start``, then the
+                           process ends: open connections are closed, new ones         registry answers ``/v2/``
+                           refused)                                                    again
+``registry-pause``         ``docker pause`` (the cgroup freezer: connections stay      ``docker unpause``
                            open, nothing is answered — a stalled registry)
-``registry-throttle``      a token-bucket qdisc on the registry's own ``eth0``     ``tc qdisc del`` of it
+``registry-throttle``      a token-bucket qdisc on the registry's own ``eth0``         ``tc qdisc del`` of it
                            (its netns, entered from the host with ``nsenter``):
                            what it sends to the nodes leaves at ``rate``
-=========================  =====================================================  ==========================
+=========================  ==========================================================  ==========================
 
 They touch the registry container only, never a node: they may run on the shared default
 cluster (``shared_ok``), and the health check is the cluster's plus the registry's own answer.

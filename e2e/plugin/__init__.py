@@ -1,7 +1,8 @@
 """The pytest plugin: options, the shared cluster, a namespace + recorder + judge per test,
 reports, and cleanup that survives failures, Ctrl-C (also twice) and SIGTERM.
 
-Options (``pytest --help``, group "pod-lifecycle-e2e"):
+Options (``pytest --help``, group "pod-lifecycle-e2e")::
+
   --node-image IMG         kind node image of the profile
   --kind-config FILE       kind config of the profile (default: kind-config.yaml)
   --profile-patch FILE     kind config merged over it (repeatable; the offline build's patch)

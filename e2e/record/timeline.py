@@ -1,6 +1,7 @@
 """Turn a recording into container histories, run attempts, a readable table and a picture.
 
 Times:
+
 - ``received_at`` (epoch seconds, client clock) orders what the recorder saw;
 - API timestamps (``startedAt``, ``finishedAt``: RFC 3339, 1 s resolution) date what the
   kubelet reported. Restart gaps are measured on the API timestamps (CASES.md CL-1).
@@ -348,7 +349,7 @@ DETAIL_MAX = 300
 def format_table(table: Sequence[Row]) -> str:
     """Fixed-width text: ``t+  12.345s  subject  what  detail``, a line per row (a detail's own
     line breaks — an Event's message often ends with one, a probe's output has several — read
-    `` ⏎ ``; a detail longer than :data:`DETAIL_MAX` characters is cut, saying its length),
+    ``⏎`` between spaces; a detail longer than :data:`DETAIL_MAX` characters is cut, saying its length),
     ending with a line break."""
     if not table:
         return "(nothing recorded)\n"

@@ -1,5 +1,5 @@
 """EV-1 — the Eviction API's delete options; EV-2 — ``kubectl drain`` racing the test's own eviction
-(cases outside the catalogues: README's "Write your own case" and "Reading what the cluster did"
+(cases outside the catalogues: docs/writing-a-case.md, "Write your own case" and "Reading what the cluster did"
 point here; issue 41, item 7).
 
 Documented (read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2, k8s.io/apiserver and k8s.io/apimachinery

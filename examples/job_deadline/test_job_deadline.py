@@ -1,5 +1,5 @@
-"""JD-1 — a Job past its activeDeadlineSeconds fails (a case outside CASES.md: README's
-"Write your own case" walks through this file).
+"""JD-1 — a Job past its activeDeadlineSeconds fails (a case outside CASES.md: the guide's
+page "Write your own case", docs/writing-a-case.md, walks through this file).
 
 Documented (read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2, pkg/controller/job/job_controller.go):
 the controller requeues the Job for the moment its deadline passes (``syncJob``:

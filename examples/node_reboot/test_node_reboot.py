@@ -1,5 +1,5 @@
-"""NR-1 — a pod on a worker that reboots (a case outside the catalogues: README's "A fault in your
-own case" points here; issue 41, item 7). The fault is :func:`e2e.faults.node.node_rebooted`: the
+"""NR-1 — a pod on a worker that reboots (a case outside the catalogues: docs/writing-a-case.md, "A fault in your
+own case", points here; issue 41, item 7). The fault is :func:`e2e.faults.node.node_rebooted`: the
 worker's container stopped (its systemd halts) and started again, with a new boot ID; the block
 keeps it off until the node lifecycle controller has seen it down, as a machine's reboot
 (firmware, kernel, services) outlasts the node monitor's grace.
