@@ -26,7 +26,7 @@ E2E_WRAP ?=
 NO_DOCKER ?=
 NO_DOCKER_WRAP := $(if $(NO_DOCKER),hack/no-docker/run)
 
-.PHONY: foreign-cluster foreign-cluster-delete help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
+.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete
 
 # `make help` (and plain `make`): every target with the line after its `## `
 .DEFAULT_GOAL := help
