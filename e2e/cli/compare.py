@@ -69,6 +69,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from e2e.cluster import facts  # standard library only at import (its PyYAML is imported where used)
+
 
 # verdicts of values set aside with a reason (e2e.judge.measurements.Judge.set_aside)
 SET_ASIDE = ("skipped", "flake")
@@ -424,6 +426,17 @@ def table(a: Run, b: Run, rows: list[Row]) -> str:
     return "\n".join(head + lines + ["", f"summary: {summary or 'nothing to compare'}"])
 
 
+def facts_diff(a: Path, b: Path) -> list[str]:
+    """What differs between the cluster facts of reports directories ``a`` and ``b`` (each run's
+    ``facts.json``, e2e.cluster.facts.diff); ``[]`` when they agree or either run has none (a run
+    before facts were recorded, or one stopped before its first cluster)."""
+    try:
+        fa, fb = (json.loads((d / "facts.json").read_text()) for d in (a, b))
+    except (OSError, ValueError):
+        return []
+    return facts.diff(fa, fb)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m e2e.cli.compare", description=__doc__.split("\n\n")[0])
     p.add_argument("a", help="reports dir or measurements.json of the earlier run")
@@ -439,11 +452,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = compare(a, b)
     print(table(a, b, rows))
+    facts = facts_diff(Path(a.path).parent, Path(b.path).parent)
+    if facts:
+        print("\ncluster facts that differ (facts.json of each run; the reason for a change above):")
+        print("\n".join(f"  {line}" for line in facts))
     out = Path(args.json) if args.json else Path(b.path).parent / "compare.json"
     out.write_text(json.dumps(
         {"a": {"run_id": a.run_id, "kubernetes": a.kubernetes, "path": a.path},
          "b": {"run_id": b.run_id, "kubernetes": b.kubernetes, "path": b.path},
-         "rows": [asdict(r) for r in rows]}, indent=1, default=str))
+         "rows": [asdict(r) for r in rows], "facts_diff": facts}, indent=1, default=str))
     return 1 if any(r.change == "unexplained" for r in rows) else 0
 
 
