@@ -21,8 +21,12 @@ E2E_WORKERS ?= 0
 PYTEST_ARGS ?=
 # a command the scenarios' pytest runs under (make wire-check sets it)
 E2E_WRAP ?=
+# NO_DOCKER=1: the scenarios' pytest runs with Docker forbidden (hack/no-docker/run: every docker
+# call fails loudly), for --kubeconfig runs on a cluster the suite did not make
+NO_DOCKER ?=
+NO_DOCKER_WRAP := $(if $(NO_DOCKER),hack/no-docker/run)
 
-.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check
+.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete
 
 # `make help` (and plain `make`): every target with the line after its `## `
 .DEFAULT_GOAL := help
@@ -78,7 +82,7 @@ prepare: $(BIN)/.installed ## the set-up of make e2e alone: Docker, kind, node a
 # tests failed; one that cannot be made fails only a passing run: e2e.plugin.options)
 e2e: prepare ## the main job: set-up, a kind cluster, the scenarios (E2E_MARKERS), reports in REPORTS
 	set -a; . $(REPORTS)/profile.env; set +a; \
-	$(E2E_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
+	$(E2E_WRAP) $(NO_DOCKER_WRAP) $(BIN)/pytest scenarios -m "$(E2E_MARKERS)" -n $(E2E_WORKERS) --reports-dir $(REPORTS) $(PYTEST_ARGS)
 
 # your own app under the lifecycle contracts (apps/, docs/your-own-app.md): APP=dir of manifests
 # (a Deployment or StatefulSet, its Service, optional PDB and app.yaml); several: APP="dir1 dir2";
@@ -169,3 +173,18 @@ clean: $(BIN)/.installed ## remove what dead runs left: clusters no process uses
 	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
 	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi; \
 	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run)
+
+# the "foreign" cluster (issue 42 item 6; hack/foreign_cluster.py): plain `kind create cluster` from
+# hack/foreign-cluster.yaml (1 control plane + 2 workers in zones, eviction thresholds of its own, one
+# worker with a 20 s crash-loop back-off cap), on the guarded network, workload images loaded;
+# kubeconfig $(FOREIGN_DIR)/kubeconfig. Not the suite's: make clean leaves it; make foreign-cluster-delete removes it.
+# Then e.g.: make e2e NO_DOCKER=1 PYTEST_ARGS="--kubeconfig $(FOREIGN_DIR)/kubeconfig"
+FOREIGN_NAME ?= pod-lifecycle-foreign
+FOREIGN_DIR ?= $(HOME)/.cache/pod-lifecycle-e2e/foreign
+foreign-cluster: prepare ## a kind cluster the suite did not make, for --kubeconfig runs (FOREIGN_DIR/kubeconfig)
+	set -a; . $(REPORTS)/profile.env; set +a; \
+	E2E_STATE_DIR=$(FOREIGN_DIR) $(BIN)/python hack/foreign_cluster.py create --name $(FOREIGN_NAME) --dir $(FOREIGN_DIR)
+
+foreign-cluster-delete: $(BIN)/.installed ## delete the foreign cluster (and the guarded network once nothing is on it)
+	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
+	E2E_STATE_DIR=$(FOREIGN_DIR) $(BIN)/python hack/foreign_cluster.py delete --name $(FOREIGN_NAME) --dir $(FOREIGN_DIR)

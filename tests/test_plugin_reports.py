@@ -286,3 +286,36 @@ def test_marked():
 ''')
     result = pytester.runpytest("-W", "error::pytest.PytestUnknownMarkWarning", "--strict-markers")
     result.assert_outcomes(passed=1)
+
+
+FACTS_RECORDED = """
+import pytest
+
+from e2e.plugin.clusters import record_facts
+
+
+@pytest.mark.case("CL-1")
+def test_records(request):
+    # as Clusters._connect records them on connecting to a profile's cluster
+    record_facts(request.config, "default", {"server": "v1.37.2", "api_server_gates_on": [], "nodes": {
+        "w2": {"kubelet": "v1.37.2", "runtime": "containerd://2.1.4", "zone": "zone-b", "taints": [],
+               "kubelet_config": {"crashLoopBackOff": {"maxContainerRestartPeriod": "20s"}},
+               "cgroup": {"version": None, "reason": "needs node access"}}}})
+"""
+
+
+def test_the_runs_facts_are_published_beside_its_measurements(pytester, no_preflight, monkeypatch, tmp_path):
+    """issue 42 item 3: facts.json beside measurements.json and a section of summary.md; a run that
+    recorded none leaves no earlier run's facts.json."""
+    monkeypatch.setenv("E2E_RUN_ID", RUN)
+    pytester.makepyfile(test_m=MEASURING + FACTS_RECORDED)
+    result, reports = _run_after_last_run(pytester, tmp_path)
+    result.assert_outcomes(passed=2)
+    assert json.loads((reports / "facts.json").read_text())["default"]["nodes"]["w2"]["zone"] == "zone-b"
+    summary = (reports / "summary.md").read_text()
+    assert "## Cluster facts" in summary and "| w2 | v1.37.2 | containerd://2.1.4 | zone-b | — | unknown: needs node access | 20s |" in summary
+    pytester.makepyfile(test_m=MEASURING)
+    monkeypatch.setenv("E2E_RUN_ID", "20261201-130000-cafe")
+    result = pytester.runpytest("--kubeconfig", str(tmp_path / "kubeconfig"), "--reports-dir", str(reports))
+    result.assert_outcomes(passed=1)
+    assert not (reports / "facts.json").exists()

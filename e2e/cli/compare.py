@@ -76,6 +76,8 @@ from e2e.base.verdicts import (
     NOT_RUN, OUTCOME_CHANGED, OWN_SKIPS, PASSED, RACE_HAPPENED, RACE_OF_VERDICT, SAME, DOCUMENTED_CHANGE, SKIPPED,
     TestOutcome, UNDOCUMENTED, UNEXPLAINED, VERDICTS, XFAILED, outcome as outcome_row, value_change,
 )
+from e2e.base import facts
+
 
 # the qualifiers of a value keyed by a gate's state (e2e.cluster.gates.gate_key), and the class of
 # such a value gone from B because B ran the gate the other way
@@ -399,6 +401,17 @@ def table(a: Run, b: Run, rows: list[Row]) -> str:
     return "\n".join(head + lines + ["", f"summary: {summary or 'nothing to compare'}"])
 
 
+def facts_diff(a: Path, b: Path) -> list[str]:
+    """What differs between the cluster facts of reports directories ``a`` and ``b`` (each run's
+    ``facts.json``, e2e.base.facts.diff); ``[]`` when they agree or either run has none (a run
+    before facts were recorded, or one stopped before its first cluster)."""
+    try:
+        fa, fb = (json.loads((d / "facts.json").read_text()) for d in (a, b))
+    except (OSError, ValueError):
+        return []
+    return facts.diff(fa, fb)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m e2e.cli.compare", description=__doc__.split("\n\n")[0])
     p.add_argument("a", help="reports dir or measurements.json of the earlier run")
@@ -414,11 +427,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = compare(a, b)
     print(table(a, b, rows))
+    facts = facts_diff(Path(a.path).parent, Path(b.path).parent)
+    if facts:
+        print("\ncluster facts that differ (facts.json of each run; the reason for a change above):")
+        print("\n".join(f"  {line}" for line in facts))
     out = Path(args.json) if args.json else Path(b.path).parent / "compare.json"
     out.write_text(json.dumps(
         {"a": {"run_id": a.run_id, "kubernetes": a.kubernetes, "path": a.path},
          "b": {"run_id": b.run_id, "kubernetes": b.kubernetes, "path": b.path},
-         "rows": [asdict(r) for r in rows]}, indent=1, default=str))
+         "rows": [asdict(r) for r in rows], "facts_diff": facts}, indent=1, default=str))
     return 1 if any(r.change == UNEXPLAINED for r in rows) else 0
 
 

@@ -134,7 +134,10 @@ def parse(text: str, source: str = "metrics") -> Gates:
     return Gates(gates, source)
 
 
-def _get(kube, path: str, source: str) -> str:
+def read(kube, path: str, source: str) -> str:
+    """The body of ``GET path`` on the API server of ``kube`` (:class:`e2e.cluster.kube.Kube`) as text;
+    :class:`GatesUnreadable` (naming ``source``) when its server is not on the loopback, or the
+    request fails or is not answered with 200."""
     host = kube.api_client.configuration.host
     if urlsplit(host).hostname not in LOOPBACK:
         raise GatesUnreadable(f"{source}: the API server is read on 127.0.0.1 only; this client's is {host}")
@@ -152,14 +155,14 @@ def _get(kube, path: str, source: str) -> str:
 def api_server(kube) -> Gates:
     """The API server's gates, ``GET /metrics`` through ``kube`` (:class:`e2e.cluster.kube.Kube`)."""
     source = "kube-apiserver /metrics"
-    return parse(_get(kube, "/metrics", source), source)
+    return parse(read(kube, "/metrics", source), source)
 
 
 def kubelet(kube, node: str) -> Gates:
     """The gates of ``node``'s kubelet, through the API server's node proxy
     (``/api/v1/nodes/<node>/proxy/metrics``)."""
     source = f"kubelet of {node} (node proxy /metrics)"
-    return parse(_get(kube, f"/api/v1/nodes/{quote(node, safe='')}/proxy/metrics", source), source)
+    return parse(read(kube, f"/api/v1/nodes/{quote(node, safe='')}/proxy/metrics", source), source)
 
 
 def controller_manager(node_exec: Callable[..., str]) -> Gates:

@@ -18,6 +18,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from ..cluster import egress
+from ..cluster import facts as cluster_facts
 from ..cluster.kind import (
     DEFAULT_PROFILE,
     STATE_DIR,
@@ -36,7 +37,7 @@ from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
 from ..run.plan import Plan
-from .options import APPS, _is_controller, _reports, run_id
+from .options import APPS, STAGED, _is_controller, _reports, run_id
 
 log = logging.getLogger("e2e")
 
@@ -248,6 +249,8 @@ class ClusterInfo:
     kind: Kind | None
     profile: str = DEFAULT_PROFILE
     replica: int = 0
+    # the node the test's pods are pinned to (a --kubeconfig cluster's node whose facts satisfy the profile)
+    node: str | None = None
 
 
 def _cgroup_version(kind: Kind | None) -> int | None:
@@ -285,6 +288,7 @@ class Clusters:
         self._config = config
         self._ready: dict[tuple[str, int], ClusterInfo] = {}
         self._failed: dict[tuple[str, int], str] = {}
+        self._facts: dict[tuple[str, int], dict] = {}
 
     def get(self, name: str, replica: int = 0) -> ClusterInfo:
         """The cluster of profile ``name`` (its copy ``replica``, e2e.run.plan). The default
@@ -348,7 +352,7 @@ class Clusters:
         kind = None
         if profile is None:
             if name != DEFAULT_PROFILE:
-                pytest.skip(f"needs a kind cluster of profile {name} (not available with --kubeconfig)")
+                return self._by_facts(name)
             kubeconfig, context = self._config.getoption("--kubeconfig"), self._config.getoption("--context")
         else:
             check_docker()
@@ -360,7 +364,41 @@ class Clusters:
             log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
         kube = Kube(kubeconfig, context)
         version = kube.version()
-        return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name, replica)
+        cgroup = _cgroup_version(kind)
+        self._facts[(name, replica)] = facts = cluster_facts.collect(kube, cgroup)
+        record_facts(self._config, name if not replica else f"{name}-{replica}", facts)
+        return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica)
+
+    def _by_facts(self, name: str) -> ClusterInfo:
+        """A ``--kubeconfig`` cluster stands in for profile ``name`` when one of its nodes' facts
+        satisfies the profile's kubelet settings (e2e.cluster.facts): the default cluster, its tests'
+        pods pinned to that node. Else the test is skipped with the precise difference."""
+        path = _profiles_dir(self._config) / f"{name}.yaml"
+        if not path.is_file():
+            raise PreflightError(f"unknown profile {name}: no {path}")
+        try:
+            needs = cluster_facts.profile_needs(path)
+        except ValueError as e:
+            raise PreflightError(str(e)) from None
+        default = self.get(DEFAULT_PROFILE)
+        node, reason = cluster_facts.choose_node(needs, self._facts[(DEFAULT_PROFILE, 0)])
+        if node is None:
+            pytest.skip(reason)
+        return ClusterInfo(default.kube, default.kubernetes, default.minor, default.cgroup, None, name, 0, node)
+
+
+# the run's cluster facts (e2e.cluster.facts), one entry per profile's cluster, staged with its
+# reports and published as REPORTS/facts.json beside measurements.json
+FACTS_FILE = "facts.json"
+
+
+def record_facts(config: pytest.Config, cluster: str, facts: dict) -> None:
+    """Add the facts of ``cluster`` (a profile's name, ``-<replica>`` for a copy) to the run's staged
+    ``facts.json`` (every process of the run writes into the one file)."""
+    staged = config.stash.get(STAGED, None)
+    if staged is None:
+        return
+    update_json(Path(staged) / FACTS_FILE, lambda known: {**known, cluster: facts}, dict)
 
 
 

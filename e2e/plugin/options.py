@@ -196,6 +196,12 @@ class StagedReports:
                 os.replace(written, published)
         log = MeasurementLog(self.reports / "measurements.json")
         log.keep_only(run_id())
+        # the cluster facts of this run (e2e.plugin.clusters.record_facts), never an earlier run's
+        facts = self.incoming / "facts.json"
+        if facts.exists():
+            os.replace(facts, self.reports / "facts.json")
+        else:
+            (self.reports / "facts.json").unlink(missing_ok=True)
         try:
             self.history_problems = history.record(self.reports, run_id(), log.read()["measurements"])
         except OSError as e:

@@ -31,6 +31,7 @@ from ..base.verdicts import (
     ERROR, FAIL, FAILED, FLAKY, INCONCLUSIVE, OUTCOMES, SKIP, INTERRUPTED, KNOWN_BUG_VERDICTS, PASS, PASSED, SKIPPED, UNDOCUMENTED,
     UNDOCUMENTED_PREFIX, XFAILED, XPASSED, rank,
 )
+from ..base import facts
 from ..judge.expectations import equal_to, measured_number, number
 from ..judge.measurements import known_bug_note, measured_none
 from ..judge.pressure import TIMING_UNITS, percent
@@ -388,7 +389,12 @@ class RunSummary:
         title = f"Run {self.run_id}" + (f" — Kubernetes {', '.join(kubernetes)}" if kubernetes else "")
         self.reports_dir.mkdir(parents=True, exist_ok=True)
         path = self.reports_dir / "summary.md"
-        path.write_text(markdown(summaries, outcomes, title, drifting))
+        text = markdown(summaries, outcomes, title, drifting)
+        try:  # the run's cluster facts, published beside measurements.json (e2e.plugin.clusters.record_facts)
+            text += "\n" + facts.markdown(json.loads((self.reports_dir / "facts.json").read_text())) + "\n"
+        except (OSError, ValueError):
+            pass
+        path.write_text(text)
         terminalreporter.write_line(f"summary: {path}")
 
 

@@ -62,6 +62,26 @@ class PreconditionFailed(AssertionError):
     not a verdict on a documented value."""
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def pin_to_node(obj: dict, node: str) -> dict:
+    """Add ``nodeSelector: {kubernetes.io/hostname: node}`` to the pod spec of ``obj`` (a Pod's
+    ``spec``; a workload's ``spec.template.spec``; a CronJob's ``spec.jobTemplate.spec.template.spec``);
+    other objects are left as they are. Returns ``obj``."""
+    spec = obj.get("spec")
+    kind = obj.get("kind")
+    if not isinstance(spec, dict):
+        return obj
+    if kind == "CronJob":
+        spec = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template", {}).get("spec")
+    elif kind != "Pod":
+        spec = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else None
+    if isinstance(spec, dict):
+        spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), HOSTNAME_LABEL: node}
+    return obj
+
+
 @dataclass
 class Scenario:
     """One test's view of the cluster, made by the ``scenario`` fixture (a test never builds one).
@@ -72,7 +92,9 @@ class Scenario:
     (:class:`e2e.judge.measurements.Judge`), ``manifest_dir`` (the test file's folder, where
     :meth:`apply` reads), ``kubernetes_minor`` (the cluster's ``1.<minor>``), ``cgroup`` the node's
     cgroup version (1 or 2; None on a ``--kubeconfig`` cluster), ``kind`` (the kind cluster; None
-    on a ``--kubeconfig`` one), ``profile`` (the cluster profile, ``@pytest.mark.profile``).
+    on a ``--kubeconfig`` one), ``profile`` (the cluster profile, ``@pytest.mark.profile``), ``node`` the
+    node the test's pods are pinned to (a ``--kubeconfig`` node whose facts satisfy the profile,
+    :mod:`e2e.cluster.facts`; else None).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
     ``files`` are the test's own report files (:meth:`add_file`), ``properties`` its
@@ -92,6 +114,9 @@ class Scenario:
     # the cluster profile (@pytest.mark.profile) and what replaces its cluster when a fault
     # left it broken (e2e.faults.core; the plugin's Clusters.replace_broken)
     profile: str = "default"
+    # the node this test's pods are pinned to (nodeSelector kubernetes.io/hostname, :meth:`manifests`):
+    # on a --kubeconfig cluster, the node whose facts satisfy the profile (e2e.cluster.facts); else None
+    node: str | None = None
     on_broken: Callable[[str], None] | None = None
     broken: str | None = None
     t0: float = 0.0
@@ -106,8 +131,13 @@ class Scenario:
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """The objects (the API's JSON) of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
         the pinned workload images and ``${stamp_sh}`` (the stamp shell functions,
-        :data:`e2e.cluster.stamp_sh.STAMP_SH`); ``ManifestError`` on a bad file."""
-        return load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
+        :data:`e2e.cluster.stamp_sh.STAMP_SH`); ``ManifestError`` on a bad file. With :attr:`node`
+        set, every pod and pod template gets the nodeSelector ``kubernetes.io/hostname: <node>``."""
+        objs = load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
+        if self.node:
+            for obj in objs:
+                pin_to_node(obj, self.node)
+        return objs
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
         """Create the objects of the manifest file ``filename`` (``${placeholders}`` filled from

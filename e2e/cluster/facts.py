@@ -1,0 +1,218 @@
+"""The cluster's own facts, read at the start of a run (issue 42 item 3, the read-only part), and
+whether a node satisfies a profile's kubelet settings.
+
+Per node, through the API server only (a ``--kubeconfig`` cluster has no ``docker exec``; every
+request goes to the kubeconfig's server, which the readers require to be on 127.0.0.1, as
+:mod:`e2e.cluster.gates` does):
+
+- ``kubelet`` and ``runtime``: ``status.nodeInfo.kubeletVersion`` and ``containerRuntimeVersion``
+  (``"containerd://2.1.4"``), with ``os_image`` and ``kernel``;
+- ``zone`` (label ``topology.kubernetes.io/zone``, None without one), ``control_plane`` (label
+  ``node-role.kubernetes.io/control-plane``) and ``taints`` (``"key=value:Effect"``);
+- ``kubelet_config``: the running KubeletConfiguration, ``GET /api/v1/nodes/<node>/proxy/configz``
+  (its ``kubeletconfig``);
+- ``gates_on``: the kubelet's feature gates that are on (``kubernetes_feature_enabled`` of the
+  node proxy's ``/metrics``, :func:`e2e.cluster.gates.kubelet`);
+- ``cgroup``: ``{"version": 1 | 2}`` when the suite could read it in the node (its own kind
+  clusters: ``docker exec``), else ``{"version": None, "reason": …}`` — reading it needs node access
+  (issue 42 item 1, the node agent).
+
+A piece that cannot be read is recorded as ``{"unknown": "<why>"}`` in its place, never dropped.
+Shape of :func:`collect`'s answer (``facts.json`` holds one per profile's cluster):
+``{"server": "v1.37.2", "api_server_gates_on": [...], "nodes": {name: {...}}}``.
+
+Profiles by facts (:func:`profile_needs`, :func:`differences`): a profile whose whole patch is
+``KubeletConfiguration`` settings (``profiles/crashloop-cap-20s.yaml``: ``crashLoopBackOff.
+maxContainerRestartPeriod: 20s``) is satisfied by any schedulable node whose running configuration
+has those values (durations compared as durations: ``5m0s`` == ``300s``; a ``featureGates`` entry
+against the kubelet's live gates). A patch with anything else (more nodes, controller-manager
+flags, cluster feature gates) cannot be read off a node: :attr:`Needs.unreadable` names it.
+
+Two runs' facts side by side and a report's section: :mod:`e2e.base.facts`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from ..base.facts import flatten, shown
+from . import gates
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
+CGROUP_NEEDS_NODE = "needs node access (a process in the node reads /sys/fs/cgroup; the node agent, issue 42 item 1)"
+"""Why a ``--kubeconfig`` cluster's cgroup version is unknown."""
+# taints that keep a test's pod (no tolerations) off a node
+_BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+_DURATION = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>ns|us|µs|ms|s|m|h)")
+_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration_s(value: object) -> float | None:
+    """A Go duration (``"5m0s"``, ``"20s"``, ``"1h2m3.5s"``) in seconds; None for anything else."""
+    if not isinstance(value, str) or not value:
+        return None
+    pos, total = 0, 0.0
+    for m in _DURATION.finditer(value):
+        if m.start() != pos:
+            return None
+        total += float(m.group("n")) * _UNIT_S[m.group("unit")]
+        pos = m.end()
+    return total if pos == len(value) else None
+
+
+def _taint(t: Mapping) -> str:
+    value = f"={t['value']}" if t.get("value") else ""
+    return f"{t.get('key')}{value}:{t.get('effect')}"
+
+
+def node_facts(node: dict, get: Callable[[str], str], cgroup: int | None = None) -> dict:
+    """The facts of one node: ``node`` is the API's JSON of it (``GET /api/v1/nodes``), ``get(path)``
+    answers a GET on the API server (its body as text; raises on any failure), ``cgroup`` the version
+    when the caller read it in the node (see module doc for the shape)."""
+    name = node["metadata"]["name"]
+    labels = node["metadata"].get("labels") or {}
+    info = (node.get("status") or {}).get("nodeInfo") or {}
+    out: dict = {
+        "kubelet": info.get("kubeletVersion"),
+        "runtime": info.get("containerRuntimeVersion"),
+        "os_image": info.get("osImage"),
+        "kernel": info.get("kernelVersion"),
+        "zone": labels.get(ZONE_LABEL),
+        "control_plane": CONTROL_PLANE_LABEL in labels,
+        "taints": sorted(_taint(t) for t in (node.get("spec") or {}).get("taints") or []),
+        "cgroup": {"version": cgroup} if cgroup else {"version": None, "reason": CGROUP_NEEDS_NODE},
+    }
+    proxy = f"/api/v1/nodes/{quote(name, safe='')}/proxy"
+    try:
+        out["kubelet_config"] = json.loads(get(f"{proxy}/configz")).get("kubeletconfig") or {}
+    except Exception as e:  # noqa: BLE001 - recorded as unknown, with why
+        out["kubelet_config"] = {"unknown": f"GET {proxy}/configz: {type(e).__name__}: {str(e).strip()[:200]}"}
+    try:
+        out["gates_on"] = sorted(g.name for g in gates.parse(get(f"{proxy}/metrics"), f"kubelet of {name}").values()
+                                 if g.enabled)
+    except Exception as e:  # noqa: BLE001
+        out["gates_on"] = {"unknown": f"GET {proxy}/metrics: {type(e).__name__}: {str(e).strip()[:200]}"}
+    return out
+
+
+def facts_from(server: str, nodes: list[dict], get: Callable[[str], str], cgroup: int | None = None) -> dict:
+    """The cluster's facts (module doc) from its server version, its nodes' JSON and ``get`` (see
+    :func:`node_facts`)."""
+    try:
+        api_gates: object = sorted(g.name for g in gates.parse(get("/metrics"), "kube-apiserver").values() if g.enabled)
+    except Exception as e:  # noqa: BLE001
+        api_gates = {"unknown": f"GET /metrics: {type(e).__name__}: {str(e).strip()[:200]}"}
+    return {"server": server, "api_server_gates_on": api_gates,
+            "nodes": {n["metadata"]["name"]: node_facts(n, get, cgroup) for n in nodes}}
+
+
+def collect(kube, cgroup: int | None = None) -> dict:
+    """The facts of the cluster of ``kube`` (:class:`e2e.cluster.kube.Kube`), read through its API
+    server on 127.0.0.1 (:func:`e2e.cluster.gates.read`); ``cgroup``: the nodes' cgroup version when
+    read in a node. A node list the user may not read is ``{"unknown": …}`` under ``nodes``."""
+    server = kube.version().git_version
+
+    def get(path: str) -> str:
+        return gates.read(kube, path, f"GET {path}")
+
+    try:
+        nodes = kube.nodes()
+    except Exception as e:  # noqa: BLE001 - e.g. 403: this user may not list nodes
+        facts = facts_from(server, [], get, cgroup)
+        facts["nodes"] = {"unknown": f"list nodes: {type(e).__name__}: {str(e).strip()[:200]}"}
+        return facts
+    return facts_from(server, nodes, get, cgroup)
+
+
+# -- profiles by facts -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a profile asks of a node: ``kubelet`` the KubeletConfiguration fields (dotted paths,
+    ``featureGates.<Gate>`` included) and their values; ``unreadable`` what else its patch sets,
+    which no node fact shows (e.g. ``ClusterConfiguration``, ``nodes``)."""
+
+    profile: str
+    kubelet: dict[str, object] = field(default_factory=dict)
+    unreadable: tuple[str, ...] = ()
+
+
+def profile_needs(path: Path) -> Needs:
+    """The :class:`Needs` of the profile file ``path`` (``profiles/<name>.yaml``); ``ValueError``
+    naming the file when it is not a kind config patch."""
+    import yaml  # here: the rest of the module serves make compare, which has the standard library only
+
+    try:
+        patch = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ValueError(f"profile {path}: {e}") from e
+    if not isinstance(patch, dict):
+        raise ValueError(f"profile {path}: not a mapping")
+    kubelet: dict[str, object] = {}
+    other = [k for k in patch if k != "kubeadmConfigPatches"]
+    for doc in patch.get("kubeadmConfigPatches") or []:
+        part = yaml.safe_load(doc) if isinstance(doc, str) else doc
+        if not isinstance(part, dict):
+            raise ValueError(f"profile {path}: a kubeadmConfigPatches entry is not a mapping")
+        if part.get("kind") == "KubeletConfiguration":
+            kubelet.update(flatten({k: v for k, v in part.items() if k not in ("kind", "apiVersion")}))
+        else:
+            other.append(str(part.get("kind")))
+    return Needs(path.stem, kubelet, tuple(other))
+
+
+def _same(want: object, have: object) -> bool:
+    dw, dh = duration_s(want), duration_s(have)
+    if dw is not None and dh is not None:
+        return abs(dw - dh) < 1e-9
+    return want == have or str(want).lower() == str(have).lower()
+
+
+def differences(needs: Needs, name: str, node: Mapping) -> list[str]:
+    """What keeps node ``name`` (its facts, :func:`node_facts`) from satisfying ``needs``:
+    ``["tainted node-role.kubernetes.io/control-plane:NoSchedule"]``,
+    ``["crashLoopBackOff.maxContainerRestartPeriod 5m0s"]``; ``[]`` when it satisfies them."""
+    out = [f"tainted {t}" for t in node.get("taints") or [] if t.endswith(_BLOCKING_EFFECTS)]
+    config = node.get("kubelet_config") or {}
+    gates_on = node.get("gates_on")
+    for key, want in needs.kubelet.items():
+        if key.startswith("featureGates.") and isinstance(gates_on, list):
+            gate = key.split(".", 1)[1]
+            have: object = gate in gates_on
+            if not _same(want, have):
+                out.append(f"{gate} {'on' if have else 'off'}")
+            continue
+        if "unknown" in config:
+            out.append(f"{key} unknown ({config['unknown']})")
+            continue
+        have = flatten(config).get(key)
+        if not _same(want, have):
+            out.append(f"{key} {shown(have)}")
+    return out
+
+
+def choose_node(needs: Needs, facts: Mapping) -> tuple[str | None, str]:
+    """A node of ``facts`` (:func:`collect`) that satisfies ``needs``: ``(name, "")``, the first by
+    name; else ``(None, reason)``, the precise difference per node: ``"needs crashLoopBackOff.
+    maxContainerRestartPeriod 20s; node w1 has 5m0s; node cp has tainted …"``."""
+    if needs.unreadable:
+        return None, (f"needs a kind cluster of profile {needs.profile}: it sets {', '.join(needs.unreadable)}, "
+                      "which no node fact shows")
+    nodes = facts.get("nodes")
+    if not isinstance(nodes, Mapping) or "unknown" in nodes:
+        return None, f"profile {needs.profile}: the nodes' facts are unknown ({(nodes or {}).get('unknown')})"
+    want = ", ".join(f"{k} {shown(v)}" for k, v in needs.kubelet.items())
+    why = []
+    for name in sorted(nodes):
+        diff = differences(needs, name, nodes[name])
+        if not diff:
+            return name, ""
+        why.append(f"node {name} has {', '.join(diff)}")
+    return None, f"needs {want or 'a schedulable node'}; " + "; ".join(why or ["no node"])

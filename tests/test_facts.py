@@ -1,0 +1,201 @@
+"""e2e.cluster.facts on API answers recorded from the foreign cluster (make foreign-cluster, v1.37.2:
+a tainted control plane, workers in zone-a and zone-b, zone-b's kubelet capped at 20 s):
+tests/data/facts/ holds ``GET /version``, ``/api/v1/nodes`` (images dropped), each node's
+``proxy/configz`` and the ``kubernetes_feature_enabled`` lines of each ``/metrics``."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2e.cli.compare import facts_diff
+from e2e.base import facts as base_facts
+from e2e.cluster import facts
+from e2e.run.scenario import pin_to_node
+
+DATA = Path(__file__).parent / "data" / "facts"
+ROOT = Path(__file__).resolve().parents[1]
+CP, W1, W2 = "pod-lifecycle-foreign-control-plane", "pod-lifecycle-foreign-worker", "pod-lifecycle-foreign-worker2"
+
+
+def recorded_get(path: str) -> str:
+    """The API server as recorded: configz and metrics by node, the API server's metrics."""
+    if path == "/metrics":
+        return (DATA / "apiserver-metrics.txt").read_text()
+    node, what = path.removeprefix("/api/v1/nodes/").split("/proxy/")
+    return (DATA / f"{node}.{what}{'.json' if what == 'configz' else '.txt'}").read_text()
+
+
+@pytest.fixture
+def recorded() -> dict:
+    server = json.loads((DATA / "version.json").read_text())["git_version"]
+    return facts.facts_from(server, json.loads((DATA / "nodes.json").read_text()), recorded_get)
+
+
+def test_node_facts_from_the_recorded_answers(recorded):
+    assert recorded["server"] == "v1.37.2"
+    assert sorted(recorded["nodes"]) == [CP, W1, W2]
+    cp, w1, w2 = (recorded["nodes"][n] for n in (CP, W1, W2))
+    assert [n["kubelet"] for n in (cp, w1, w2)] == ["v1.37.2"] * 3
+    assert all(n["runtime"].startswith("containerd://") for n in (cp, w1, w2))
+    assert (cp["zone"], w1["zone"], w2["zone"]) == (None, "zone-a", "zone-b")
+    assert cp["control_plane"] and not w1["control_plane"]
+    assert cp["taints"] == ["node-role.kubernetes.io/control-plane:NoSchedule"] and w1["taints"] == []
+    assert w2["kubelet_config"]["crashLoopBackOff"]["maxContainerRestartPeriod"] == "20s"
+    # configz shows the kubelet's defaulted configuration: the 300 s cap of CL-1 where nothing set it
+    assert w1["kubelet_config"]["crashLoopBackOff"]["maxContainerRestartPeriod"] == "5m0s"
+    assert w1["kubelet_config"]["evictionHard"]["memory.available"] == "150Mi"
+    assert "KubeletCrashLoopBackOffMax" in w2["gates_on"]  # beta, on by default from 1.35
+    assert "KubeletCrashLoopBackOffMax" in recorded["api_server_gates_on"]
+    assert w1["cgroup"] == {"version": None, "reason": facts.CGROUP_NEEDS_NODE}
+
+
+def test_an_unreadable_piece_is_recorded_as_unknown():
+    node = json.loads((DATA / "nodes.json").read_text())[1]
+
+    def refused(path: str) -> str:
+        raise RuntimeError("HTTP 403")
+
+    got = facts.node_facts(node, refused, cgroup=2)
+    assert got["kubelet_config"] == {"unknown": f"GET /api/v1/nodes/{W1}/proxy/configz: RuntimeError: HTTP 403"}
+    assert got["gates_on"] == {"unknown": f"GET /api/v1/nodes/{W1}/proxy/metrics: RuntimeError: HTTP 403"}
+    assert got["cgroup"] == {"version": 2}
+    assert got["zone"] == "zone-a"
+
+
+def test_durations_compare_as_durations():
+    assert facts.duration_s("5m0s") == 300 and facts.duration_s("20s") == 20 and facts.duration_s("1h2m3.5s") == 3723.5
+    assert facts.duration_s("20") is None and facts.duration_s("5 m") is None and facts.duration_s(20) is None
+
+
+def test_profile_needs_of_the_suites_profiles():
+    cap = facts.profile_needs(ROOT / "profiles" / "crashloop-cap-20s.yaml")
+    assert cap.kubelet == {"featureGates.KubeletCrashLoopBackOffMax": True, "crashLoopBackOff.maxContainerRestartPeriod": "20s"}
+    assert cap.unreadable == ()
+    assert facts.profile_needs(ROOT / "profiles" / "image-pulls.yaml").kubelet == {"serializeImagePulls": True}
+    assert facts.profile_needs(ROOT / "profiles" / "multi-node.yaml").unreadable == ("nodes", "InitConfiguration")
+    assert facts.profile_needs(ROOT / "profiles" / "fast-lifecycle.yaml").unreadable == ("ClusterConfiguration",)
+
+
+def test_profile_needs_refuses_a_bad_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- a list\n")
+    with pytest.raises(ValueError, match="bad.yaml: not a mapping"):
+        facts.profile_needs(bad)
+
+
+def test_the_capped_worker_satisfies_crashloop_cap_20s(recorded):
+    needs = facts.profile_needs(ROOT / "profiles" / "crashloop-cap-20s.yaml")
+    assert facts.choose_node(needs, recorded) == (W2, "")
+
+
+def test_no_capped_node_skips_with_the_precise_difference(recorded):
+    needs = facts.profile_needs(ROOT / "profiles" / "crashloop-cap-20s.yaml")
+    five = copy.deepcopy(recorded)
+    five["nodes"][W2]["kubelet_config"]["crashLoopBackOff"]["maxContainerRestartPeriod"] = "5m0s"
+    node, reason = facts.choose_node(needs, five)
+    assert node is None
+    assert reason == (
+        "needs featureGates.KubeletCrashLoopBackOffMax true, crashLoopBackOff.maxContainerRestartPeriod 20s; "
+        f"node {CP} has tainted node-role.kubernetes.io/control-plane:NoSchedule, "
+        "crashLoopBackOff.maxContainerRestartPeriod 5m0s; "
+        f"node {W1} has crashLoopBackOff.maxContainerRestartPeriod 5m0s; "
+        f"node {W2} has crashLoopBackOff.maxContainerRestartPeriod 5m0s")
+
+
+def test_a_gate_that_is_off_is_the_difference(recorded):
+    needs = facts.profile_needs(ROOT / "profiles" / "crashloop-cap-20s.yaml")
+    off = copy.deepcopy(recorded)
+    off["nodes"][W2]["gates_on"].remove("KubeletCrashLoopBackOffMax")
+    assert facts.differences(needs, W2, off["nodes"][W2]) == ["KubeletCrashLoopBackOffMax off"]
+
+
+def test_a_profile_beyond_kubelet_settings_is_not_satisfied_by_facts(recorded):
+    needs = facts.profile_needs(ROOT / "profiles" / "multi-node.yaml")
+    assert facts.choose_node(needs, recorded) == (
+        None, "needs a kind cluster of profile multi-node: it sets nodes, InitConfiguration, which no node fact shows")
+
+
+def test_diff_names_each_fact_that_changed(recorded):
+    owned = {"default": {"server": "v1.37.2", "api_server_gates_on": recorded["api_server_gates_on"],
+                         "nodes": {"ple2e-x-control-plane": {**copy.deepcopy(recorded["nodes"][W1]), "control_plane": True,
+                                                              "zone": None}}},
+             "crashloop-cap-20s": {"server": "v1.37.2", "nodes": {}}}
+    foreign = {"default": recorded}
+    lines = base_facts.diff(owned, foreign)
+    assert "crashloop-cap-20s: only in A" in lines
+    assert "default: nodes control-plane → control-plane, worker-1, worker-2" in lines
+    assert "default/control-plane: taints [] → ['node-role.kubernetes.io/control-plane:NoSchedule']" in lines
+    assert base_facts.diff(foreign, foreign) == []
+
+
+def test_diff_of_a_kubelet_setting_and_a_gate(recorded):
+    after = copy.deepcopy(recorded)
+    after["server"] = "v1.37.3"
+    after["nodes"][W1]["kubelet_config"]["crashLoopBackOff"] = {"maxContainerRestartPeriod": "20s"}
+    after["nodes"][W1]["gates_on"].remove("KubeletCrashLoopBackOffMax")
+    assert base_facts.diff({"default": recorded}, {"default": after}) == [
+        "default: server v1.37.2 → v1.37.3",
+        "default/worker-1: kubelet_config.crashLoopBackOff.maxContainerRestartPeriod 5m0s → 20s",
+        "default/worker-1: kubelet gates on -KubeletCrashLoopBackOffMax",
+    ]
+
+
+def test_compare_reads_both_runs_facts(tmp_path, recorded):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "facts.json").write_text(json.dumps({"default": recorded}))
+    assert facts_diff(a, b) == []  # B has none: nothing to explain with
+    after = copy.deepcopy(recorded)
+    after["nodes"][W2]["zone"] = "zone-c"
+    (b / "facts.json").write_text(json.dumps({"default": after}))
+    assert facts_diff(a, b) == ["default/worker-2: zone zone-b → zone-c"]
+
+
+def test_markdown_section(recorded):
+    text = base_facts.markdown({"default": recorded})
+    assert text.startswith("## Cluster facts\n\n### default: server v1.37.2\n")
+    assert (f"| {W2} | v1.37.2 | {recorded['nodes'][W2]['runtime']} | zone-b | — | unknown: {facts.CGROUP_NEEDS_NODE} | 20s | "
+            in text)
+    assert f"| {W1} | v1.37.2 |" in text and "| zone-a | — |" in text and "memory.available<150Mi" in text
+    assert f"| {CP} |" in text and "node-role.kubernetes.io/control-plane:NoSchedule" in text
+
+
+def test_a_unset_field_is_the_difference(recorded):
+    """A kubelet whose configz lacks the field (an older kubelet omits what it does not know)."""
+    needs = facts.profile_needs(ROOT / "profiles" / "crashloop-cap-20s.yaml")
+    old = copy.deepcopy(recorded["nodes"][W2])
+    del old["kubelet_config"]["crashLoopBackOff"]
+    assert facts.differences(needs, W2, old) == ["crashLoopBackOff.maxContainerRestartPeriod unset"]
+
+
+def test_compare_stays_standard_library_only():
+    """make compare runs with the system Python: importing it (and e2e.cluster.facts) needs no PyYAML or client."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import e2e.cli.compare; "
+            "print(sorted(m for m in ('yaml', 'kubernetes', 'pytest') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-I", "-c", code, str(ROOT)], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("obj", "where"), [
+    ({"kind": "Pod", "spec": {"containers": []}}, ("spec",)),
+    ({"kind": "Deployment", "spec": {"template": {"spec": {"nodeSelector": {"a": "b"}}}}}, ("spec", "template", "spec")),
+    ({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {}}}}}},
+     ("spec", "jobTemplate", "spec", "template", "spec")),
+])
+def test_pin_to_node(obj, where):
+    spec = pin_to_node(obj, "w2")
+    for key in where:
+        spec = spec[key]
+    assert spec["nodeSelector"]["kubernetes.io/hostname"] == "w2"
+    assert spec["nodeSelector"].get("a", "b") == "b"
+
+
+def test_pin_leaves_other_objects_alone():
+    svc = {"kind": "Service", "spec": {"selector": {"app": "web"}}}
+    assert pin_to_node(copy.deepcopy(svc), "w2") == svc
