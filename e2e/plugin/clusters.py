@@ -34,6 +34,7 @@ from ..cluster.kind import (
 from ..cluster.lockfiles import first_free, remove_unused, take
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
+from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess
 from ..record.jsonfile import read_json, update_json
 from ..run.plan import Plan
 from .options import APPS, _is_controller, _reports, run_id
@@ -248,6 +249,8 @@ class ClusterInfo:
     kind: Kind | None
     profile: str = DEFAULT_PROFILE
     replica: int = 0
+    # the way into its nodes (e2e.cluster.nodeaccess; None: --kubeconfig without --node-agent)
+    access: NodeAccess | None = None
 
 
 def _cgroup_version(kind: Kind | None) -> int | None:
@@ -255,6 +258,17 @@ def _cgroup_version(kind: Kind | None) -> int | None:
         return None
     fs = kind.node_exec("stat", "-fc", "%T", "/sys/fs/cgroup").strip()
     return 2 if fs == "cgroup2fs" else 1
+
+
+def node_access(config: pytest.Config, kind: Kind | None, kube: Kube) -> NodeAccess | None:
+    """How tests enter the nodes: ``docker exec`` on a kind cluster the suite made, the node
+    agent on a ``--kubeconfig`` cluster with ``--node-agent`` (its image: ``--agent-image``, else
+    the workload busybox), else none."""
+    if kind is not None:
+        return DockerAccess()
+    if not config.getoption("--node-agent"):
+        return None
+    return AgentAccess(kube, run_id(), config.getoption("--agent-image") or workload_images()["busybox_image"])
 
 
 def clusters_of(config: pytest.Config) -> "Clusters":
@@ -360,7 +374,8 @@ class Clusters:
             log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
         kube = Kube(kubeconfig, context)
         version = kube.version()
-        return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name, replica)
+        return ClusterInfo(kube, version.git_version, version.minor, _cgroup_version(kind), kind, name, replica,
+                           node_access(self._config, kind, kube))
 
 
 
