@@ -77,38 +77,40 @@ def _unit_fault(site: FaultSite, name: str, node: str | None, inject: tuple[str,
         yield window
 
 
-# Every function below: ``window_s`` is the longest the ``with`` block may last (s): the undo
-# armed on the node fires that long (plus e2e.cluster.nodeaccess.UNDO_MARGIN_S) after the inject.
-
 def kubelet_stopped(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
                     window_s: float = WINDOW_S):
-    """The kubelet stopped for the ``with`` block (heartbeats stop, containers keep running)."""
+    """The kubelet stopped for the ``with`` block (heartbeats stop, containers keep running). ``window_s``: the longest
+    the block lasts (s); the undo armed on the node fires that long (+ 30 s) after the inject."""
     return _unit_fault(site, "kubelet-stop", node, ("stop", "kubelet"), "kubelet", recovery_timeout_s, window_s)
 
 
 def kubelet_restarted(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
                       window_s: float = WINDOW_S):
-    """One ``systemctl restart kubelet`` at the start of the block (NF-5)."""
+    """One ``systemctl restart kubelet`` at the start of the block (NF-5). ``window_s``: the longest
+    the block lasts (s); the undo armed on the node fires that long (+ 30 s) after the inject."""
     return _unit_fault(site, "kubelet-restart", node, ("restart", "kubelet"), "kubelet", recovery_timeout_s, window_s)
 
 
 def kubelet_killed(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
                    window_s: float = WINDOW_S):
-    """The kubelet SIGKILLed at the start of the block; systemd restarts it after 1 s (NF-5)."""
+    """The kubelet SIGKILLed at the start of the block; systemd restarts it after 1 s (NF-5). ``window_s``: the longest
+    the block lasts (s); the undo armed on the node fires that long (+ 30 s) after the inject."""
     return _unit_fault(site, "kubelet-sigkill", node, ("kill", "-s", "KILL", "kubelet"), "kubelet", recovery_timeout_s,
                        window_s)
 
 
 def containerd_restarted(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
                          window_s: float = WINDOW_S):
-    """One ``systemctl restart containerd`` at the start of the block (NF-6 (a))."""
+    """One ``systemctl restart containerd`` at the start of the block (NF-6 (a)). ``window_s``: the longest
+    the block lasts (s); the undo armed on the node fires that long (+ 30 s) after the inject."""
     return _unit_fault(site, "containerd-restart", node, ("restart", "containerd"), "containerd", recovery_timeout_s,
                        window_s)
 
 
 def containerd_stopped(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
                        window_s: float = WINDOW_S):
-    """containerd stopped for the ``with`` block (NF-6 (b))."""
+    """containerd stopped for the ``with`` block (NF-6 (b)). ``window_s``: the longest
+    the block lasts (s); the undo armed on the node fires that long (+ 30 s) after the inject."""
     return _unit_fault(site, "containerd-stop", node, ("stop", "containerd"), "containerd", recovery_timeout_s,
                        window_s)
 
@@ -118,7 +120,8 @@ def apiserver_down(site: FaultSite, node: str | None = None, recovery_timeout_s:
                    window_s: float = WINDOW_S) -> Iterator[FaultWindow]:
     """The API server's static pod manifest moved out of the kubelet's directory for the
     block: the kubelet stops the pod within seconds (inotify), and starts it again once the
-    manifest is back (NF-7)."""
+    manifest is back (NF-7). ``window_s``: the longest the block lasts (s); the undo armed on
+    the node fires that long (+ 30 s) after the inject."""
     node = node_of(site, node)
 
     def move_out() -> None:

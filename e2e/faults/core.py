@@ -116,7 +116,9 @@ class RecoveryReport:
 class FaultWindow:
     """One fault: ``name`` (``kubelet-stop``…), ``node`` (container name), ``injected_at`` /
     ``undone_at`` host wall-clock epoch seconds (``None`` until that step returned),
-    ``recovery`` the health check's report after the undo."""
+    ``recovery`` the health check's report after the undo, ``armed`` the undo armed on the node
+    (:class:`e2e.cluster.nodeaccess.ArmedUndo`; ``None`` without node access) and ``node_undo_at``
+    when that one fired (host epoch s; ``None`` when the suite's own undo came first)."""
 
     name: str
     node: str
@@ -305,7 +307,8 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
     :data:`~e2e.cluster.nodeaccess.UNDO_MARGIN_S` s later, whatever becomes of the suite. When
     ``undo()`` cannot reach the node (the fault cut the exec channel: the node agent's kubelet
     stopped), it is tried again every :data:`REACH_POLL_S` s until the armed undo has fired and
-    the node answers; then the armed undo is disarmed (``window.node_undo_at``: when it fired)."""
+    the node answers; then the armed undo is disarmed (``window.node_undo_at``: when it fired).
+    A node the access refuses (a control-plane node through the agent) skips the test (``pytest.skip``)."""
     if not shared_ok:
         refuse_shared(site, name)
     window = FaultWindow(name, node)

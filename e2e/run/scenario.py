@@ -73,7 +73,9 @@ class Scenario:
     (:class:`e2e.judge.measurements.Judge`), ``manifest_dir`` (the test file's folder, where
     :meth:`apply` reads), ``kubernetes_minor`` (the cluster's ``1.<minor>``), ``cgroup`` the node's
     cgroup version (1 or 2; None on a ``--kubeconfig`` cluster), ``kind`` (the kind cluster; None
-    on a ``--kubeconfig`` one), ``profile`` (the cluster profile, ``@pytest.mark.profile``).
+    on a ``--kubeconfig`` one), ``access`` (the way into its nodes, :mod:`e2e.cluster.nodeaccess`:
+    ``docker exec`` on kind, the node agent with ``--node-agent``, else None), ``profile`` (the
+    cluster profile, ``@pytest.mark.profile``).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
     ``files`` are the test's own report files (:meth:`add_file`), ``properties`` its
