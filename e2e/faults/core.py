@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 
 from ..base.interrupts import signals_deferred
 from ..base.waiting import WaitTimeout, wait_until
+from ..cluster.nodeaccess import UNDO_MARGIN_S, ArmedUndo, NodeAccess, NodeRefused, arm, disarm
 
 if TYPE_CHECKING:
     from ..cluster.kind import Kind
@@ -66,6 +67,11 @@ HEALTH_POLL_S = 2.0
 HEALTH_REQUEST_S = 5.0
 # The profile whose cluster every ordinary test shares (e2e.cluster.kind.DEFAULT_PROFILE).
 SHARED_PROFILE = "default"
+# Seconds a fault armed on the node lasts at most by default (``window_s``): the longest block
+# of a fault test (NF-2's default variant holds the kubelet stopped 420 s).
+WINDOW_S = 600.0
+# Seconds between two attempts to reach the node again while its armed undo has not fired.
+REACH_POLL_S = 5.0
 # Hosts the health check may reach the API server on (loopback only).
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -110,13 +116,19 @@ class RecoveryReport:
 class FaultWindow:
     """One fault: ``name`` (``kubelet-stop``…), ``node`` (container name), ``injected_at`` /
     ``undone_at`` host wall-clock epoch seconds (``None`` until that step returned),
-    ``recovery`` the health check's report after the undo."""
+    ``recovery`` the health check's report after the undo, ``armed`` the undo armed on the node
+    (:class:`e2e.cluster.nodeaccess.ArmedUndo`; ``None`` without node access) and ``node_undo_at``
+    when that one fired (host epoch s; ``None`` when the suite's own undo came first)."""
 
     name: str
     node: str
     injected_at: float | None = None
     undone_at: float | None = None
     recovery: RecoveryReport | None = None
+    # the undo armed on the node before the inject (e2e.cluster.nodeaccess), and when it fired
+    # (node clock, epoch s; None when the suite's own undo came first)
+    armed: ArmedUndo | None = None
+    node_undo_at: float | None = None
 
     def contains(self, t: float) -> bool:
         """Whether epoch second ``t`` lies inside the window (an open window: up to now)."""
@@ -132,6 +144,7 @@ class FaultSite(Protocol):
     kind: Kind | None
     profile: str
     recorder: object
+    access: NodeAccess | None
 
     def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
         """Run ``cmd`` in the kind node container ``node`` for at most ``timeout`` s; returns stdout
@@ -239,6 +252,17 @@ def refuse_shared(site: FaultSite, name: str) -> None:
                            f"never on the shared {SHARED_PROFILE!r} cluster: it would break other tests")
 
 
+def require_docker(site: FaultSite, name: str, what: str) -> None:
+    """Skip the test when ``site`` enters its nodes through the node agent: fault ``name`` is
+    ``what`` on the host's Docker (a kind node container), with no node-side equivalent."""
+    access = getattr(site, "access", None)
+    if access is not None and access.name != "docker":
+        import pytest
+
+        pytest.skip(f"fault {name} is {what}: it needs the kind node container on the host's Docker; "
+                    f"through the node agent ({access.name}) it has no node-side equivalent")
+
+
 def _undo(name: str, undo: Callable[[], object]) -> str | None:
     """Run ``undo`` (retried once); the error text when both attempts failed."""
     error = None
@@ -252,18 +276,51 @@ def _undo(name: str, undo: Callable[[], object]) -> str | None:
     return error
 
 
+def _undo_armed(name: str, undo: Callable[[], object], deadline: float) -> str | None:
+    """Try ``undo`` every :data:`REACH_POLL_S` s until it succeeds (the node's armed undo fired
+    and the exec channel is back) or the epoch second ``deadline``; the last error then."""
+    error = None
+    while time.time() < deadline:
+        time.sleep(REACH_POLL_S)
+        try:
+            undo()
+            return None
+        except Exception as e:  # noqa: BLE001 - not reachable yet
+            error = f"undo of {name} failed until {deadline:.0f} (the node's armed undo did not bring it back): {type(e).__name__}: {e}"
+    log.error("%s", error)
+    return error
+
+
 @contextmanager
 def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], undo: Callable[[], object],
           recovery_timeout_s: float = RECOVERY_TIMEOUT_S, shared_ok: bool = False,
-          probe: Callable[[object], tuple[list[str], list[str]]] | None = None) -> Iterator[FaultWindow]:
+          probe: Callable[[object], tuple[list[str], list[str]]] | None = None,
+          node_undo: tuple[str, ...] | None = None, window_s: float = WINDOW_S) -> Iterator[FaultWindow]:
     """The fault protocol (module doc) for a fault of your own: ``inject()``, yield the
     :class:`FaultWindow` named ``name`` on ``node``, always ``undo()``, then the health check
     (``probe``: instead of :func:`health`, as :func:`check_health`); ``ClusterBroken`` when the
     cluster does not recover, ``FaultRefused`` on the shared default profile unless ``shared_ok``
-    (a mild fault, e.g. a test taint)."""
+    (a mild fault, e.g. a test taint).
+
+    ``node_undo`` (an argv run in the node) is armed on the node before the inject
+    (:func:`e2e.cluster.nodeaccess.arm`, through ``site.access``) to fire ``window_s`` +
+    :data:`~e2e.cluster.nodeaccess.UNDO_MARGIN_S` s later, whatever becomes of the suite. When
+    ``undo()`` cannot reach the node (the fault cut the exec channel: the node agent's kubelet
+    stopped), it is tried again every :data:`REACH_POLL_S` s until the armed undo has fired and
+    the node answers; then the armed undo is disarmed (``window.node_undo_at``: when it fired).
+    A node the access refuses (a control-plane node through the agent) skips the test (``pytest.skip``)."""
     if not shared_ok:
         refuse_shared(site, name)
     window = FaultWindow(name, node)
+    access = getattr(site, "access", None)
+    if node_undo is not None and access is not None:
+        try:
+            window.armed = arm(access, node, name, node_undo, window_s + UNDO_MARGIN_S)
+        except NodeRefused as e:  # a control-plane node through the agent
+            import pytest
+
+            pytest.skip(f"fault {name}: {e}")
+    armed_at = time.time()
     site.mark(time.time(), f"fault {name} on {node}")
     body_failed = False
     try:
@@ -278,7 +335,18 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
     finally:
         with signals_deferred():
             undo_error = _undo(name, undo)
+            if undo_error and window.armed is not None:  # the node is out of reach until its own undo fires
+                undo_error = _undo_armed(name, undo, armed_at + window.armed.after_s + recovery_timeout_s)
             window.undone_at = time.time()
+            if window.armed is not None and access is not None:
+                try:
+                    window.node_undo_at = disarm(access, node, window.armed)
+                except Exception as e:  # noqa: BLE001 - the health check tells whether the node is back
+                    log.error("disarming %s on %s failed: %s", window.armed.unit, node, e)
+                if window.node_undo_at is not None:
+                    log.warning("%s on %s was undone by the node itself (%s) at %.1f, not by the suite",
+                                name, node, window.armed.unit, window.node_undo_at)
+                    window.undone_at = min(window.undone_at, window.node_undo_at)
             site.mark(window.undone_at, f"undo {name}")
             _declare(site, window)
             report = check_health(name, site.kube, recovery_timeout_s, probe=probe, since=window.undone_at)

@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from ..cluster.egress import NETWORK, NODE_CHAIN
 from ..base.waiting import wait_until
-from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault
+from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault, require_docker
 
 if TYPE_CHECKING:
     from ..cluster.kind import Kind
@@ -118,7 +118,9 @@ def paused(node: str) -> bool:
 
 @contextmanager
 def node_paused(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S) -> Iterator[FaultWindow]:
-    """The worker ``node`` frozen (``docker pause``) for the ``with`` block (NF-4)."""
+    """The worker ``node`` frozen (``docker pause``) for the ``with`` block (NF-4). Skipped through
+    the node agent: the freezer of the whole node container has no equivalent inside the node."""
+    require_docker(site, "node-pause", "docker pause of the whole node container")
     def unpause() -> None:
         if paused(node):  # idempotent: a retried undo finds it running already
             docker("unpause", node)
@@ -144,19 +146,23 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
                      ) -> Iterator[FaultWindow]:
     """The worker ``node`` cut off from the API server for the ``with`` block (NF-8):
     ``mode`` ``reject`` or ``drop`` (see the module doc)."""
+    require_docker(site, f"partition-{mode}", "cut from the control plane's address on the suite's Docker network "
+                   "(docker inspect; not yet read from the node's kubelet.conf)")
     rules = [partition_rule(a, mode) for a in node_addresses(cast("Kind", site.kind).control_plane)]  # faults run on kind clusters
 
     def cut() -> None:
         for command, rule in rules:
             site.node_exec(command, "-I", *rule, node=node)
 
+    # every copy of every rule, so a retried inject leaves nothing behind; then none may be left
+    removes = "; ".join(f"while {command} -D {' '.join(rule)} 2>/dev/null; do :; done" for command, rule in rules)
+    listed = "; ".join(f"{command} -S OUTPUT" for command in sorted({c for c, _ in rules}))
+
     def heal() -> None:
-        # every copy of every rule, so a retried inject leaves nothing behind; then none may be left
-        removes = "; ".join(f"while {command} -D {' '.join(rule)} 2>/dev/null; do :; done" for command, rule in rules)
-        listed = "; ".join(f"{command} -S OUTPUT" for command in sorted({c for c, _ in rules}))
         site.node_exec("sh", "-c", f"{removes}; ! ( {listed} ) | grep -q -- {PARTITION_COMMENT}", node=node)
 
-    with fault(site, f"partition-{mode}", node, cut, heal, recovery_timeout_s) as window:
+    with fault(site, f"partition-{mode}", node, cut, heal, recovery_timeout_s,
+               node_undo=("sh", "-c", removes)) as window:
         yield window
 
 
@@ -209,7 +215,8 @@ def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
             site.node_exec("systemctl", "restart", "kubelet", node=node, timeout=SYSTEMCTL_TIMEOUT_S)
 
     with fault(site, "node-shutdown", node, lambda: prepare_for_shutdown(site, node, True), cancel,
-               recovery_timeout_s) as window:
+               recovery_timeout_s, node_undo=("busctl", "emit", LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForShutdown", "b",
+                                              "false")) as window:
         yield window
 
 
@@ -322,6 +329,7 @@ def node_rebooted(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
 
     Then the health check of every fault (every node Ready with its Lease renewed after the boot,
     every kube-system pod Running and ready)."""
+    require_docker(site, "node-reboot", "docker stop and start of the whole node container")
     kind = cast("Kind", site.kind)  # faults run on kind clusters
     if node == kind.control_plane:
         raise ValueError(f"node_rebooted reboots a worker: {node} is the control plane, whose API server the test, "

@@ -36,6 +36,7 @@ from ..cluster.lockfiles import first_free, remove_unused, take
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
+from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess
 from ..run.plan import Plan
 from .options import APPS, STAGED, _is_controller, _reports, run_id
 
@@ -251,6 +252,8 @@ class ClusterInfo:
     replica: int = 0
     # the node the test's pods are pinned to (a --kubeconfig cluster's node whose facts satisfy the profile)
     node: str | None = None
+    # the way into its nodes (e2e.cluster.nodeaccess; None: --kubeconfig without --node-agent)
+    access: NodeAccess | None = None
 
 
 def _cgroup_version(kind: Kind | None) -> int | None:
@@ -258,6 +261,17 @@ def _cgroup_version(kind: Kind | None) -> int | None:
         return None
     fs = kind.node_exec("stat", "-fc", "%T", "/sys/fs/cgroup").strip()
     return 2 if fs == "cgroup2fs" else 1
+
+
+def node_access(config: pytest.Config, kind: Kind | None, kube: Kube) -> NodeAccess | None:
+    """How tests enter the nodes: ``docker exec`` on a kind cluster the suite made, the node
+    agent on a ``--kubeconfig`` cluster with ``--node-agent`` (its image: ``--agent-image``, else
+    the workload busybox), else none."""
+    if kind is not None:
+        return DockerAccess()
+    if not config.getoption("--node-agent"):
+        return None
+    return AgentAccess(kube, run_id(), config.getoption("--agent-image") or workload_images()["busybox_image"])
 
 
 def clusters_of(config: pytest.Config) -> "Clusters":
@@ -367,7 +381,8 @@ class Clusters:
         cgroup = _cgroup_version(kind)
         self._facts[(name, replica)] = facts = cluster_facts.collect(kube, cgroup)
         record_facts(self._config, name if not replica else f"{name}-{replica}", facts)
-        return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica)
+        return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica,
+                           access=node_access(self._config, kind, kube))
 
     def _by_facts(self, name: str) -> ClusterInfo:
         """A ``--kubeconfig`` cluster stands in for profile ``name`` when one of its nodes' facts
@@ -384,7 +399,8 @@ class Clusters:
         node, reason = cluster_facts.choose_node(needs, self._facts[(DEFAULT_PROFILE, 0)])
         if node is None:
             pytest.skip(reason)
-        return ClusterInfo(default.kube, default.kubernetes, default.minor, default.cgroup, None, name, 0, node)
+        return ClusterInfo(default.kube, default.kubernetes, default.minor, default.cgroup, None, name, 0, node,
+                           default.access)
 
 
 # the run's cluster facts (e2e.cluster.facts), one entry per profile's cluster, staged with its

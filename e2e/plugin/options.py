@@ -37,6 +37,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     g.addoption("--kubeconfig", default=None, help="use the existing cluster of this kubeconfig instead of kind")
     g.addoption("--context", default=None, help="kubeconfig context (with --kubeconfig)")
+    g.addoption("--node-agent", action="store_true",
+                help="with --kubeconfig: enter the worker nodes through a privileged agent pod per node (hostPID, "
+                     "hostNetwork, nsenter into PID 1) for node reads and node faults; never on a control-plane node "
+                     "(e2e.cluster.nodeaccess). Without it a --kubeconfig run enters no node")
+    g.addoption("--agent-image", default=None, metavar="IMAGE",
+                help="the node agent's image: must be on every worker already (imagePullPolicy Never) and have "
+                     "nsenter (default: the workload busybox, E2E_BUSYBOX_IMAGE)")
     g.addoption("--keep-cluster", action="store_true", help="keep the kind cluster after the run")
     g.addoption("--keep-namespaces", action="store_true", help="keep the namespaces of failed tests")
     g.addoption(

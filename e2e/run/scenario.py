@@ -34,6 +34,7 @@ from kubernetes.client.exceptions import ApiException
 
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
+from ..cluster.nodeaccess import AgentAccess, NodeAccess, NodeRefused, run
 from ..cluster.kube import ApiAnswer, ApiRefused, ExecResult, Kube, load_manifests, refusal_as
 from ..cluster.stamp_sh import STAMP_SH
 from ..judge.measurements import Judge
@@ -92,9 +93,10 @@ class Scenario:
     (:class:`e2e.judge.measurements.Judge`), ``manifest_dir`` (the test file's folder, where
     :meth:`apply` reads), ``kubernetes_minor`` (the cluster's ``1.<minor>``), ``cgroup`` the node's
     cgroup version (1 or 2; None on a ``--kubeconfig`` cluster), ``kind`` (the kind cluster; None
-    on a ``--kubeconfig`` one), ``profile`` (the cluster profile, ``@pytest.mark.profile``), ``node`` the
-    node the test's pods are pinned to (a ``--kubeconfig`` node whose facts satisfy the profile,
-    :mod:`e2e.cluster.facts`; else None).
+    on a ``--kubeconfig`` one), ``access`` (the way into its nodes, :mod:`e2e.cluster.nodeaccess`:
+    ``docker exec`` on kind, the node agent with ``--node-agent``, else None), ``profile`` (the
+    cluster profile, ``@pytest.mark.profile``), ``node`` the node the test's pods are pinned to (a
+    ``--kubeconfig`` node whose facts satisfy the profile, :mod:`e2e.cluster.facts`; else None).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
     ``files`` are the test's own report files (:meth:`add_file`), ``properties`` its
@@ -111,6 +113,9 @@ class Scenario:
     kubernetes_minor: int
     cgroup: int | None
     kind: Kind | None = None
+    # the way into the nodes (e2e.cluster.nodeaccess): docker exec on a kind cluster, the node
+    # agent on a --kubeconfig one (None: no node access)
+    access: NodeAccess | None = None
     # the cluster profile (@pytest.mark.profile) and what replaces its cluster when a fault
     # left it broken (e2e.faults.core; the plugin's Clusters.replace_broken)
     profile: str = "default"
@@ -170,11 +175,33 @@ class Scenario:
         return created
 
     def node_exec(self, *cmd: str, timeout: float = 30, node: str | None = None) -> str:
-        """Run ``cmd`` in the kind node container ``node`` (default: the control plane), for at
-        most ``timeout`` seconds; returns its stdout. Skips the test on a ``--kubeconfig`` cluster."""
-        if self.kind is None:
-            pytest.skip("needs a kind node to exec into (not available with --kubeconfig)")
-        return self.kind.node_exec(*cmd, timeout=timeout, node=node)
+        """Run ``cmd`` in ``node``'s namespaces through :attr:`access` (``docker exec`` into a kind
+        node, or the node agent on a ``--kubeconfig`` cluster: e2e.cluster.nodeaccess), for at most
+        ``timeout`` seconds; returns its stdout, ``RuntimeError`` with its stderr when it exits non-zero.
+        The default node: the node the test's pods are pinned to (:attr:`node`), else the control
+        plane of a kind cluster (every pod of a one-node cluster runs there), else through the agent
+        the first worker by name (a test reading a pod's own node names it). Skips the test without node access, and for a node the agent must not enter
+        (a control-plane node)."""
+        if self.access is None:
+            pytest.skip("needs node access (docker exec into a kind node, or the node agent: --node-agent)")
+        if node is None:
+            node = self.default_node()
+        try:
+            return run(self.access, node, cmd, timeout)
+        except NodeRefused as e:
+            pytest.skip(str(e))
+
+    def default_node(self) -> str:
+        """The node :meth:`node_exec` enters when none is named (see there); skips the test when the
+        agent has no worker to enter."""
+        if self.node is not None:
+            return self.node
+        if self.kind is not None:
+            return self.kind.control_plane
+        workers = self.access.workers() if isinstance(self.access, AgentAccess) else []  # docker: kind only
+        if not workers:
+            pytest.skip("needs a worker node for the node agent (it never enters a control-plane node); the cluster has none")
+        return workers[0]
 
     def apply_node_port(self, filename: str, **values: Any) -> list[dict]:
         """:meth:`apply` the manifest ``filename`` (``${placeholders}`` filled from ``values``) whose

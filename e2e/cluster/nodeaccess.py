@@ -1,0 +1,301 @@
+"""One way into a node, two backends (issue 42 item 1), and the undo a node runs by itself (item 2).
+
+:class:`NodeAccess` runs a command in a node's own namespaces: ``exec(node, argv, timeout)`` →
+:class:`e2e.cluster.kube.ExecResult` ``(exit_code, stdout, stderr)``. Every fault of e2e.faults and
+:meth:`e2e.run.scenario.Scenario.node_exec` go through it.
+
+- :class:`DockerAccess` — ``docker exec <node> …`` into a kind node container: the clusters the
+  suite creates (a kind node's container is named as its Node).
+- :class:`AgentAccess` — a node agent for a ``--kubeconfig`` cluster: one privileged pod per node,
+  pinned by ``spec.nodeName`` (hostPID, hostNetwork, hostIPC, every taint tolerated), that runs
+  each command as ``nsenter -t 1 -m -u -i -n -p -- argv`` in PID 1's namespaces, through the API's
+  ``pods/exec`` (the kubernetes client's ``stream``). Chosen over ``kubectl debug node/…
+  --profile=sysadmin`` because that one makes a new pod per call (seconds each, a pod left
+  behind per command unless deleted), needs the kubectl binary and attaches through a TTY, while a
+  pod made once per node answers every later call in one exec round trip and is cleaned with
+  its namespace. The agent's image must already be on the node (no pull: ``imagePullPolicy:
+  Never``): the suite's busybox (the offline build: Debian's busybox 1.35, whose applet list has
+  ``nsenter``; docker.io busybox 1.36.1 has it too) is loaded on every node for the workloads
+  anyway; ``--agent-image`` names another. Pods live in one namespace per run
+  (:func:`agent_namespace`, labelled with the run's id so that the end of the run and ``make
+  clean`` delete it with the run's other namespaces). A control-plane node is refused
+  (:class:`NodeRefused`): the agent never runs there.
+
+The exec channel of the agent goes API server → kubelet → containerd → the agent container.
+Stopping the kubelet or containerd, or cutting the node's path to the API server, cuts it. So
+a fault arms its own undo on the node first (:class:`ArmedUndo`): a transient systemd timer
+(``systemd-run --on-active=<s>s --unit=ple2e-undo-<id> -- <undo>``: kind nodes and real nodes run
+systemd), which fires at the end of the window even if the suite never reaches the node again
+(Ctrl-C, SIGKILL, a lost laptop); once the suite reaches the node again it stops the timer
+(:meth:`ArmedUndo.disarm_argv`), fired or not, so that no unit is left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from kubernetes.client.exceptions import ApiException
+
+from .kube import RUN_LABEL, ApiRefused, ExecError, ExecResult
+
+log = logging.getLogger(__name__)
+
+# kubeadm's (and every managed distribution's) label of a control-plane node.
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
+# The prefix of every agent namespace and armed-undo unit (``make clean`` finds them by it).
+PREFIX = "ple2e"
+AGENT_LABEL = "pod-lifecycle-e2e/node-agent"
+# Pod Security admission: the agent's namespace admits privileged pods (a cluster whose default
+# level is baseline or restricted would refuse the agent otherwise).
+PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
+# Seconds the agent pod gets to run after it is created (no pull: the image is on the node).
+AGENT_START_S = 60.0
+# The command that puts the agent's argv into PID 1's (the node's) namespaces.
+NSENTER = ("nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--")
+# The PATH the node's commands are looked up in (a node's usual one, /usr/local first).
+NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Seconds an armed undo fires after the end of the window it guards (the suite's own undo
+# comes first when it can reach the node).
+UNDO_MARGIN_S = 30.0
+
+
+class NodeUnreachable(RuntimeError):
+    """The command could not be run in the node (the exec channel is cut, the container is gone)."""
+
+
+class NodeRefused(RuntimeError):
+    """The node must not be entered by this backend (a control-plane node, for the agent)."""
+
+
+class NodeAccess(Protocol):
+    """A way into the nodes: ``name`` (``docker`` or ``agent``) and :meth:`exec`, whose answer is an
+    :class:`e2e.cluster.kube.ExecResult` ``(exit_code, stdout, stderr)``."""
+
+    name: str
+
+    def exec(self, node: str, argv: Sequence[str], timeout: float = 30) -> ExecResult:
+        """Run ``argv`` in ``node``'s namespaces for at most ``timeout`` s. :class:`NodeUnreachable`
+        when it could not be run at all, :class:`NodeRefused` for a node this backend must not
+        enter; a command that ran and failed is a result with ``exit_code != 0``."""
+        ...
+
+    def close(self) -> None:
+        """Let go of whatever the backend made (the agent's pods and namespace)."""
+        ...
+
+
+def run(access: NodeAccess, node: str, argv: Sequence[str], timeout: float = 30) -> str:
+    """``access.exec``'s stdout; ``RuntimeError`` naming the backend, node, command and stderr when
+    its exit code is not 0."""
+    r = access.exec(node, argv, timeout)
+    if r.exit_code != 0:
+        raise RuntimeError(f"{access.name} exec {node} {' '.join(argv)}: exit {r.exit_code}: {(r.stderr or r.stdout).strip()}")
+    return r.stdout
+
+
+class DockerAccess:
+    """``docker exec`` into a kind node container (its name is the Node's)."""
+
+    name = "docker"
+
+    def exec(self, node: str, argv: Sequence[str], timeout: float = 30) -> ExecResult:
+        try:
+            r = subprocess.run(["docker", "exec", node, *argv], capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise NodeUnreachable(f"docker exec {node} {' '.join(argv)}: no answer within {timeout:g} s") from e
+        if r.returncode in (125, 126, 127) and "Error response from daemon" in r.stderr:
+            raise NodeUnreachable(f"docker exec {node}: {r.stderr.strip()}")
+        return ExecResult(r.returncode, r.stdout, r.stderr)
+
+    def close(self) -> None:
+        pass
+
+
+def agent_namespace(run_id: str) -> str:
+    """The namespace of run ``run_id``'s agent pods: ``ple2e-agent-<run id>`` as a DNS label
+    (lower case, ``[a-z0-9-]``, ≤ 63 characters; a longer id is cut and given a hash)."""
+    label = re.sub(r"[^a-z0-9-]+", "-", run_id.lower()).strip("-")
+    name = f"{PREFIX}-agent-{label}"
+    if len(name) > 63:
+        name = f"{name[:54]}-{hashlib.sha256(run_id.encode()).hexdigest()[:8]}"
+    return name
+
+
+def agent_pod_name(node: str) -> str:
+    """The agent pod of ``node``: ``agent-<node>`` (a hash instead when that is over 63 characters)."""
+    name = f"agent-{node}"
+    return name if len(name) <= 63 else f"agent-{hashlib.sha256(node.encode()).hexdigest()[:16]}"
+
+
+def agent_pod(node: str, image: str, run_id: str) -> dict:
+    """The agent pod for ``node`` (the API's JSON): pinned by ``nodeName`` (no scheduler, so
+    NoSchedule taints do not keep it off; ``operator: Exists`` tolerates every taint, NoExecute
+    too), hostPID/hostNetwork/hostIPC, privileged, ``imagePullPolicy: Never``, no service account
+    token, killed at once on delete."""
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": agent_pod_name(node), "labels": {AGENT_LABEL: "1", "pod-lifecycle-e2e/run-id": run_id}},
+        "spec": {
+            "nodeName": node, "hostPID": True, "hostNetwork": True, "hostIPC": True,
+            "tolerations": [{"operator": "Exists"}], "automountServiceAccountToken": False,
+            "enableServiceLinks": False, "terminationGracePeriodSeconds": 0, "restartPolicy": "Always",
+            "containers": [{
+                "name": "agent", "image": image, "imagePullPolicy": "Never",
+                "command": ["sleep", "2147483647"],
+                # nsenter looks the command up in its own environment's PATH: a busybox image sets
+                # none (busybox's default lacks /usr/local/bin, where kind keeps containerd, crictl)
+                "env": [{"name": "PATH", "value": NODE_PATH}],
+                "securityContext": {"privileged": True},
+                "resources": {"requests": {"cpu": "1m", "memory": "4Mi"}},
+            }],
+        },
+    }
+
+
+def is_control_plane(node: dict) -> bool:
+    """Whether the Node (the API's JSON) carries the control-plane role label."""
+    return CONTROL_PLANE_LABEL in ((node.get("metadata") or {}).get("labels") or {})
+
+
+class AgentAccess:
+    """The node agent (module doc) on the cluster of ``kube`` (:class:`e2e.cluster.kube.Kube`),
+    its pods in namespace :func:`agent_namespace` of ``run_id``, running ``image``."""
+
+    name = "agent"
+
+    def __init__(self, kube, run_id: str, image: str, start_timeout_s: float = AGENT_START_S):
+        self.kube, self.run_id, self.image, self.start_timeout_s = kube, run_id, image, start_timeout_s
+        self.namespace = agent_namespace(run_id)
+        self._pods: dict[str, str] = {}
+
+    def _node(self, node: str) -> dict:
+        return self.kube.api_client.sanitize_for_serialization(self.kube.core.read_node(node))
+
+    def workers(self) -> list[str]:
+        """The names of the nodes the agent may enter (every node but the control plane), sorted."""
+        return sorted(n["metadata"]["name"] for n in self.kube.nodes() if not is_control_plane(n))
+
+    def pod(self, node: str) -> str:
+        """The name of ``node``'s agent pod, Running (made on first use, with the namespace);
+        :class:`NodeRefused` on a control-plane node, :class:`NodeUnreachable` when it does not
+        run within the start timeout."""
+        if node in self._pods:
+            return self._pods[node]
+        if is_control_plane(self._node(node)):
+            raise NodeRefused(f"node {node} is a control-plane node ({CONTROL_PLANE_LABEL}): the node agent never runs there")
+        try:
+            self.kube.core.create_namespace({"metadata": {"name": self.namespace,
+                                                          "labels": {RUN_LABEL: self.run_id, AGENT_LABEL: "1", **PRIVILEGED}}})
+        except ApiException as e:
+            if e.status != 409:  # another xdist worker made it
+                raise
+        name = agent_pod_name(node)
+        try:
+            self.kube.core.create_namespaced_pod(self.namespace, agent_pod(node, self.image, self.run_id))
+        except ApiException as e:
+            if e.status != 409:
+                raise
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            pod = self.kube.core.read_namespaced_pod(name, self.namespace)
+            if pod.status.phase == "Running" and all(c.ready for c in pod.status.container_statuses or []):
+                break
+            if time.monotonic() > deadline:
+                waiting = [c.state.waiting.reason for c in pod.status.container_statuses or [] if c.state.waiting]
+                raise NodeUnreachable(f"agent pod {self.namespace}/{name} on {node} not running after "
+                                      f"{self.start_timeout_s:g} s: phase {pod.status.phase} {waiting} (image {self.image} "
+                                      "must be on the node: imagePullPolicy Never; --agent-image names another)")
+            time.sleep(0.5)
+        self._pods[node] = name
+        return name
+
+    def exec(self, node: str, argv: Sequence[str], timeout: float = 30) -> ExecResult:
+        pod = self.pod(node)
+        try:
+            return self.kube.exec(self.namespace, pod, "agent", [*NSENTER, *argv], timeout_s=timeout)
+        except (ApiRefused, ExecError) as e:  # the kubelet down, containerd down, the API cut: the channel is cut
+            raise NodeUnreachable(f"agent exec {node} {' '.join(argv)}: {type(e).__name__}: {str(e)[:300]}") from e
+
+    def close(self) -> None:
+        """Delete the agent namespace (its pods at once); a 404 is fine."""
+        self._pods.clear()
+        self.kube.delete_namespace(self.namespace)
+
+
+# -- the undo a node runs by itself ----------------------------------------------------------
+
+def undo_unit(fault: str, node: str, when: float | None = None, role: str = "undo") -> str:
+    """The unit name of an armed undo: ``ple2e-undo-<fault>-<8 hex>`` (the hash of node and time:
+    two faults never share one); ``role="inject"``: of a detached inject, ``ple2e-inject-…``."""
+    stamp = f"{node}/{time.time() if when is None else when}"
+    return f"{PREFIX}-{role}-{re.sub(r'[^a-z0-9-]+', '-', fault.lower())}-{hashlib.sha256(stamp.encode()).hexdigest()[:8]}"
+
+
+@dataclass(frozen=True)
+class ArmedUndo:
+    """An undo armed on a node: ``unit`` (:func:`undo_unit`) runs ``argv`` ``after_s`` seconds
+    after it was armed (``armed_at``, host epoch s), as a transient systemd timer, whatever became
+    of the suite."""
+
+    unit: str
+    argv: tuple[str, ...]
+    after_s: float
+    armed_at: float = 0.0
+
+    def arm_argv(self) -> list[str]:
+        """``systemd-run --on-active=<after_s, whole s up>s --unit=<unit> --timer-property=AccuracySec=1s
+        --timer-property=RemainAfterElapse=no --collect -- argv``: the timer fires within 1 s of
+        its time and unloads once it fired, the service once it ran (even when it failed): a
+        fired undo leaves no unit behind."""
+        return ["systemd-run", f"--on-active={max(1, math.ceil(self.after_s))}s", f"--unit={self.unit}",
+                "--timer-property=AccuracySec=1s", "--timer-property=RemainAfterElapse=no", "--collect",
+                "--", *self.argv]
+
+    def state_argv(self) -> list[str]:
+        """The timer's ``ActiveState`` (``active`` while armed; ``inactive`` once it fired and
+        unloaded)."""
+        return ["systemctl", "show", "-p", "ActiveState", "--value", f"{self.unit}.timer"]
+
+    def disarm_argv(self) -> list[str]:
+        """Stop the timer (when still armed) and forget a failed service run; succeeds when the
+        units are gone already."""
+        return ["sh", "-c", f"systemctl stop {self.unit}.timer 2>/dev/null; "
+                            f"systemctl reset-failed {self.unit}.timer {self.unit}.service 2>/dev/null; true"]
+
+
+# Seconds between the exec that queues a detached inject (:func:`detached_argv`) and the inject:
+# the exec's answer is back through the channel before the inject cuts it.
+DETACH_S = 1.0
+
+
+def detached_argv(unit: str, argv: Sequence[str], delay_s: float = DETACH_S) -> list[str]:
+    """``argv`` run by a transient timer ``unit`` ``delay_s`` s from now (within 100 ms): for an
+    inject that cuts the exec channel it runs through (``systemctl stop kubelet`` through the
+    agent: the kubelet carries the exec, which would be cut before it answered)."""
+    return ["systemd-run", f"--on-active={int(delay_s * 1000)}ms", f"--unit={unit}",
+            "--timer-property=AccuracySec=100ms", "--timer-property=RemainAfterElapse=no", "--collect", "--", *argv]
+
+
+def arm(access: NodeAccess, node: str, fault: str, argv: Sequence[str], after_s: float) -> ArmedUndo:
+    """Arm ``argv`` on ``node`` to run ``after_s`` s from now (:class:`ArmedUndo`), for the fault
+    named ``fault``; ``RuntimeError`` when systemd-run refuses (the fault must not be injected)."""
+    undo = ArmedUndo(undo_unit(fault, node), tuple(argv), after_s, time.time())
+    run(access, node, undo.arm_argv(), timeout=30)
+    log.info("armed on %s: %s fires in %.0f s: %s", node, undo.unit, after_s, " ".join(argv))
+    return undo
+
+
+def disarm(access: NodeAccess, node: str, undo: ArmedUndo) -> float | None:
+    """Stop ``undo`` on ``node``, fired or not. Returns ``None`` when it was still armed (the
+    suite's own undo came first), else when it was due (``armed_at + after_s``, host epoch s:
+    it fires within 1 s of that)."""
+    state = run(access, node, undo.state_argv(), timeout=30).strip()
+    run(access, node, undo.disarm_argv(), timeout=30)
+    return None if state == "active" else undo.armed_at + undo.after_s

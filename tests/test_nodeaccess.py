@@ -1,0 +1,342 @@
+"""One way into a node (e2e.cluster.nodeaccess): the docker and agent backends build the right
+commands and pods, the agent refuses a control-plane node, and a fault arms its undo on the node
+before the inject, disarms it after, and waits for it when the node is out of reach — with fakes
+for Docker, the API and the node; no cluster."""
+
+from __future__ import annotations
+
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+import e2e.faults.components as components
+import e2e.faults.core as core
+from e2e.cluster import nodeaccess
+from e2e.cluster.kube import ExecError, ExecResult
+from e2e.cluster.nodeaccess import (
+    AgentAccess,
+    ArmedUndo,
+    DockerAccess,
+    NodeRefused,
+    NodeUnreachable,
+    agent_namespace,
+    agent_pod,
+    arm,
+    disarm,
+    run,
+    undo_unit,
+)
+from e2e.faults import containerd_stopped, kubelet_stopped
+from helpers import FaultSite
+
+HEALTHY = (["node n Ready=True"], [])
+
+
+class FakeAccess:
+    """Records ``"<node>: <argv>"``; ``answers``: first matching substring wins (an Exception is
+    raised, an int is the exit code, anything else the stdout)."""
+
+    name = "agent"
+
+    def __init__(self, answers: dict[str, object] | None = None):
+        self.answers = answers or {}
+        self.calls: list[str] = []
+
+    def exec(self, node, argv, timeout=30):
+        line = f"{node}: {' '.join(argv)}"
+        self.calls.append(line)
+        for key, answer in self.answers.items():
+            if key in line:
+                if isinstance(answer, Exception):
+                    raise answer
+                if isinstance(answer, int):
+                    return ExecResult(answer, "", "failed")
+                return ExecResult(0, str(answer), "")
+        return ExecResult(0, "", "")
+
+    def close(self):
+        pass
+
+
+def test_run_returns_stdout_and_raises_on_a_non_zero_exit():
+    access = FakeAccess({"cat /etc/x": "text", "false": 3})
+    assert run(access, "w1", ["cat", "/etc/x"]) == "text"
+    with pytest.raises(RuntimeError, match=r"agent exec w1 false: exit 3: failed"):
+        run(access, "w1", ["false"])
+
+
+def test_docker_access_runs_docker_exec_and_tells_an_unreachable_container(monkeypatch):
+    seen = []
+
+    def fake_run(argv, **kw):
+        seen.append(argv)
+        if argv[2] == "gone":
+            return subprocess.CompletedProcess(argv, 1, "", "Error response from daemon: No such container: gone")
+        return subprocess.CompletedProcess(argv, 2, "out", "err")
+
+    monkeypatch.setattr(nodeaccess.subprocess, "run", fake_run)
+    assert DockerAccess().exec("c-worker", ["systemctl", "is-active", "kubelet"]) == ExecResult(2, "out", "err")
+    assert seen == [["docker", "exec", "c-worker", "systemctl", "is-active", "kubelet"]]
+    monkeypatch.setattr(nodeaccess.subprocess, "run",
+                        lambda argv, **kw: subprocess.CompletedProcess(argv, 1, "", "Error response from daemon: No such container: gone"))
+    # exit 1 with a daemon error is the command's own status in docker exec only for 125-127
+    assert DockerAccess().exec("gone", ["true"]).exit_code == 1
+    monkeypatch.setattr(nodeaccess.subprocess, "run",
+                        lambda argv, **kw: subprocess.CompletedProcess(argv, 125, "", "Error response from daemon: No such container: gone"))
+    with pytest.raises(NodeUnreachable, match="No such container"):
+        DockerAccess().exec("gone", ["true"])
+
+
+def test_the_agent_namespace_is_a_dns_label_of_the_run():
+    assert agent_namespace("20261206-104512-ab12") == "ple2e-agent-20261206-104512-ab12"
+    assert agent_namespace("Run_ID.x") == "ple2e-agent-run-id-x"
+    long = agent_namespace("x" * 100)
+    assert len(long) <= 63 and long.startswith("ple2e-agent-x") and long != agent_namespace("x" * 99)
+
+
+def test_the_agent_pod_is_pinned_privileged_in_the_hosts_namespaces_and_never_pulls():
+    pod = agent_pod("worker-1", "busybox:local", "run-1")
+    spec = pod["spec"]
+    assert pod["metadata"]["name"] == "agent-worker-1"
+    assert pod["metadata"]["labels"]["pod-lifecycle-e2e/run-id"] == "run-1"
+    assert spec["nodeName"] == "worker-1"
+    assert (spec["hostPID"], spec["hostNetwork"], spec["hostIPC"]) == (True, True, True)
+    assert spec["tolerations"] == [{"operator": "Exists"}]
+    (c,) = spec["containers"]
+    assert c["securityContext"] == {"privileged": True}
+    assert (c["image"], c["imagePullPolicy"]) == ("busybox:local", "Never")
+    assert c["env"] == [{"name": "PATH", "value": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}]
+    assert spec["automountServiceAccountToken"] is False
+    assert agent_pod("n" * 80, "i", "r")["metadata"]["name"].startswith("agent-") and \
+        len(agent_pod("n" * 80, "i", "r")["metadata"]["name"]) <= 63
+
+
+def _agent(labels: dict[str, str], exec_answer=None):
+    execs = []
+
+    def kube_exec(namespace, pod, container, command, timeout_s=30):
+        execs.append((namespace, pod, container, command))
+        if isinstance(exec_answer, Exception):
+            raise exec_answer
+        return ExecResult(0, "ok", "")
+
+    created = []
+    running = SimpleNamespace(status=SimpleNamespace(phase="Running", container_statuses=[SimpleNamespace(ready=True)]))
+    core_api = SimpleNamespace(
+        read_node=lambda name: {"metadata": {"name": name, "labels": labels}},
+        create_namespace=lambda body: created.append(("ns", body["metadata"]["name"],
+                                                      body["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])),
+        create_namespaced_pod=lambda ns, body: created.append(("pod", ns, body["metadata"]["name"], body["spec"]["nodeName"])),
+        read_namespaced_pod=lambda name, ns: running)
+    kube = SimpleNamespace(core=core_api, exec=kube_exec,
+                           api_client=SimpleNamespace(sanitize_for_serialization=lambda o: o))
+    return AgentAccess(kube, "run-1", "busybox:local"), execs, created
+
+
+def test_the_agent_enters_pid_1s_namespaces_through_its_pod():
+    agent, execs, created = _agent({"kubernetes.io/hostname": "w1"})
+    assert agent.exec("w1", ["systemctl", "is-active", "kubelet"]) == ExecResult(0, "ok", "")
+    agent.exec("w1", ["true"])
+    assert created == [("ns", "ple2e-agent-run-1", "privileged"), ("pod", "ple2e-agent-run-1", "agent-w1", "w1")]  # once
+    assert execs[0] == ("ple2e-agent-run-1", "agent-w1", "agent",
+                        ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", "systemctl", "is-active", "kubelet"])
+
+
+def test_the_agent_never_enters_a_control_plane_node():
+    agent, execs, created = _agent({"node-role.kubernetes.io/control-plane": ""})
+    with pytest.raises(NodeRefused, match="control-plane"):
+        agent.exec("cp", ["true"])
+    assert (execs, created) == ([], [])
+
+
+def test_a_cut_exec_channel_is_unreachable_not_a_failed_command():
+    agent, _, _ = _agent({}, ExecError("exec in agent-w1: error dialing backend"))
+    with pytest.raises(NodeUnreachable, match="error dialing backend"):
+        agent.exec("w1", ["systemctl", "start", "kubelet"])
+
+
+def test_the_undo_is_armed_as_a_transient_systemd_timer():
+    undo = ArmedUndo("ple2e-undo-kubelet-stop-0123abcd", ("systemctl", "start", "kubelet"), 630, 1000.0)
+    assert undo.arm_argv() == ["systemd-run", "--on-active=630s", "--unit=ple2e-undo-kubelet-stop-0123abcd",
+                               "--timer-property=AccuracySec=1s", "--timer-property=RemainAfterElapse=no", "--collect",
+                               "--", "systemctl", "start", "kubelet"]
+    assert undo.state_argv() == ["systemctl", "show", "-p", "ActiveState", "--value", "ple2e-undo-kubelet-stop-0123abcd.timer"]
+    assert "systemctl stop ple2e-undo-kubelet-stop-0123abcd.timer" in undo.disarm_argv()[2]
+
+
+def test_undo_units_are_named_per_fault_and_never_shared():
+    a, b = undo_unit("kubelet-stop", "w1", 1.0), undo_unit("kubelet-stop", "w1", 2.0)
+    assert a.startswith("ple2e-undo-kubelet-stop-") and len(a) == len("ple2e-undo-kubelet-stop-") + 8
+    assert a != b != undo_unit("kubelet-stop", "w2", 2.0)
+    assert undo_unit("partition-reject", "w1", 1.0).startswith("ple2e-undo-partition-reject-")
+
+
+def test_disarm_tells_whether_the_node_undid_the_fault_itself():
+    access = FakeAccess({"ActiveState": "active\n"})
+    undo = arm(access, "w1", "kubelet-stop", ["systemctl", "start", "kubelet"], 60)
+    assert access.calls[0].startswith(f"w1: systemd-run --on-active=60s --unit={undo.unit} ")
+    assert disarm(access, "w1", undo) is None  # still armed: the suite's undo came first
+    assert access.calls[-1].startswith(f"w1: sh -c systemctl stop {undo.unit}.timer")
+    fired = FakeAccess({"ActiveState": "inactive\n"})
+    assert disarm(fired, "w1", undo) == undo.armed_at + 60
+
+
+def test_a_refused_arm_injects_nothing():
+    access = FakeAccess({"systemd-run": 1})
+    with pytest.raises(RuntimeError, match="systemd-run"):
+        arm(access, "w1", "kubelet-stop", ["systemctl", "start", "kubelet"], 60)
+
+
+# -- the fault protocol with an armed undo -------------------------------------------------------
+
+class AgentSite(FaultSite):
+    """A fault site whose node commands go through a :class:`FakeAccess` (``answers`` there)."""
+
+    def __init__(self, answers: dict[str, object] | None = None):
+        super().__init__("fast-lifecycle")
+        self.kind = None
+        self.access = FakeAccess(answers)
+
+    def node_exec(self, *cmd, timeout=30, node=None):
+        return run(self.access, node, cmd, timeout)
+
+
+@pytest.fixture(autouse=True)
+def fast(monkeypatch):
+    monkeypatch.setattr(core, "HEALTH_POLL_S", 0.01)
+    monkeypatch.setattr(core, "REACH_POLL_S", 0.01)
+    monkeypatch.setattr(core, "health", lambda kube, since=None: HEALTHY)
+    monkeypatch.setattr(components, "DETACH_S", 0.0)
+
+
+def test_a_fault_arms_its_undo_before_the_inject_and_disarms_it_after_the_undo():
+    site = AgentSite({"ActiveState": "active"})
+    with kubelet_stopped(site, "w1", recovery_timeout_s=1, window_s=120) as window:
+        assert window.armed is not None and window.armed.after_s == 120 + nodeaccess.UNDO_MARGIN_S
+    unit = window.armed.unit
+    calls = site.access.calls
+    assert calls[0].startswith(f"w1: systemd-run --on-active=150s --unit={unit} ")
+    assert calls[0].endswith(" -- systemctl start kubelet")
+    # the inject detached: the kubelet carries the agent's exec, which it would cut before the answer
+    assert calls[1].startswith("w1: systemd-run --on-active=0ms --unit=ple2e-inject-kubelet-stop-")
+    assert calls[1].endswith(" -- systemctl stop kubelet")
+    assert calls[2:] == [
+        "w1: systemctl start kubelet",
+        f"w1: systemctl show -p ActiveState --value {unit}.timer",
+        f"w1: sh -c systemctl stop {unit}.timer 2>/dev/null; systemctl reset-failed {unit}.timer {unit}.service 2>/dev/null; true",
+    ]
+    assert window.node_undo_at is None and window.recovery.healthy
+
+
+def test_a_node_out_of_reach_is_waited_for_until_its_armed_undo_brought_it_back(monkeypatch):
+    """The kubelet stopped cuts the agent's exec: the suite's undo fails until the node's timer
+    started the kubelet again; then it is disarmed (already fired) and the node checked."""
+    tries = {"n": 0}
+    site = AgentSite({"ActiveState": "inactive"})
+    plain = site.access.exec
+
+    def exec_(node, argv, timeout=30):
+        if list(argv) == ["systemctl", "start", "containerd"]:
+            tries["n"] += 1
+            if tries["n"] <= 3:
+                site.access.calls.append("unreachable")
+                raise NodeUnreachable("agent exec w1: error dialing backend")
+        return plain(node, argv, timeout)
+
+    site.access.exec = exec_
+    with containerd_stopped(site, "w1", recovery_timeout_s=5, window_s=0.05) as window:
+        pass
+    assert tries["n"] == 4  # two attempts of the plain undo, then one per poll until it answered
+    assert window.node_undo_at == window.armed.armed_at + window.armed.after_s
+    assert window.undone_at <= window.node_undo_at + 0.001 or window.undone_at == window.node_undo_at
+    assert window.recovery.healthy
+
+
+def test_a_node_that_never_comes_back_breaks_the_cluster(monkeypatch):
+    monkeypatch.setattr(nodeaccess, "UNDO_MARGIN_S", 0.0)
+    monkeypatch.setattr(core, "UNDO_MARGIN_S", 0.0)
+    site = AgentSite({"w1: systemctl start kubelet": NodeUnreachable("error dialing backend"),
+                      "ActiveState": NodeUnreachable("error dialing backend")})
+    with pytest.raises(core.ClusterBroken, match="armed undo did not bring it back"):
+        with kubelet_stopped(site, "w1", recovery_timeout_s=0.05, window_s=0.01):
+            pass
+    assert site.broken
+
+
+def test_a_fault_on_a_control_plane_node_through_the_agent_is_skipped():
+    site = AgentSite({"systemd-run": NodeRefused("node cp is a control-plane node")})
+    with pytest.raises(pytest.skip.Exception, match="control-plane"):
+        with kubelet_stopped(site, "cp"):
+            pass
+    assert site.access.calls == [site.access.calls[0]] and "systemctl stop" not in site.access.calls[0]
+
+
+def test_a_fault_of_the_node_container_says_so_through_the_agent():
+    from e2e.faults.node import node_paused
+
+    site = AgentSite()
+    with pytest.raises(pytest.skip.Exception, match="docker pause of the whole node container.*no node-side equivalent"):
+        with node_paused(site, "w1"):
+            pass
+    assert site.access.calls == []
+
+
+def test_without_a_kind_cluster_a_fault_names_its_node():
+    site = AgentSite()
+    with pytest.raises(core.FaultRefused, match="name the node"):
+        with kubelet_stopped(site):
+            pass
+
+
+# -- Scenario.node_exec and the backend of a run ---------------------------------------------------
+
+def _scenario(access, kind=None):
+    from pathlib import Path
+
+    from e2e.run.scenario import Scenario
+
+    return Scenario(None, "ns", None, judge=None, manifest_dir=Path("."), kubernetes_minor=37, cgroup=2, kind=kind,
+                    access=access)
+
+
+def test_node_exec_goes_through_the_runs_node_access():
+    access = FakeAccess({"containerd config dump": "version = 3\n"})
+    kind = SimpleNamespace(control_plane="c-control-plane")
+    assert _scenario(access, kind).node_exec("containerd", "config", "dump") == "version = 3\n"
+    _scenario(access, kind).node_exec("dmesg", node="c-worker")
+    assert access.calls == ["c-control-plane: containerd config dump", "c-worker: dmesg"]
+
+
+def test_node_exec_through_the_agent_enters_the_first_worker_unless_told():
+    agent, execs, _ = _agent({})
+    agent.kube.nodes = lambda: [{"metadata": {"name": "w2", "labels": {}}}, {"metadata": {"name": "w1", "labels": {}}},
+                                {"metadata": {"name": "cp", "labels": {"node-role.kubernetes.io/control-plane": ""}}}]
+    _scenario(agent).node_exec("cat", "/etc/os-release")
+    assert [e[1] for e in execs] == ["agent-w1"]
+    agent.kube.nodes = lambda: [{"metadata": {"name": "cp", "labels": {"node-role.kubernetes.io/control-plane": ""}}}]
+    with pytest.raises(pytest.skip.Exception, match="needs a worker node"):
+        _scenario(agent).node_exec("true")
+
+
+def test_node_exec_skips_without_node_access_or_on_a_refused_node():
+    with pytest.raises(pytest.skip.Exception, match="needs node access.*--node-agent"):
+        _scenario(None).node_exec("dmesg")
+    refused = FakeAccess({"dmesg": NodeRefused("node cp is a control-plane node: the node agent never runs there")})
+    with pytest.raises(pytest.skip.Exception, match="never runs there"):
+        _scenario(refused).node_exec("dmesg", node="cp")
+
+
+def test_a_kind_cluster_gets_docker_a_kubeconfig_one_the_agent_only_when_asked(monkeypatch):
+    from e2e.plugin import clusters
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-1")
+    opts = {"--node-agent": False, "--agent-image": None}
+    config = SimpleNamespace(getoption=lambda name: opts[name])
+    assert isinstance(clusters.node_access(config, SimpleNamespace(), None), DockerAccess)
+    assert clusters.node_access(config, None, SimpleNamespace()) is None
+    opts.update({"--node-agent": True, "--agent-image": "my/nsenter:1"})
+    agent = clusters.node_access(config, None, SimpleNamespace())
+    assert isinstance(agent, AgentAccess) and agent.image == "my/nsenter:1" and agent.namespace == "ple2e-agent-run-1"
+    opts["--agent-image"] = None
+    assert clusters.node_access(config, None, SimpleNamespace()).image == clusters.workload_images()["busybox_image"]
