@@ -412,30 +412,36 @@ def heavy_slot(slots: int) -> Iterator[None]:
         os.close(fd)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Controller only, after every worker: export kind logs when something failed (not
-    after Ctrl-C), then delete every cluster this run created, whatever its profile (unless
-    --keep-cluster, which sweeps this run's namespaces instead). On a --kubeconfig cluster,
-    sweep this run's namespaces: those of tests whose worker was stopped before its teardown
-    (xdist ends a worker that is not done within seconds of a Ctrl-C or SIGTERM). Last, the lock
-    files the run made that nobody holds any more go (:func:`_remove_lock_files`)."""
+def export_logs(session: pytest.Session, exitstatus: int) -> None:
+    """The end of a run (e2e.plugin.runend, controller): export the kind logs of every cluster this
+    run created into ``<reports>/<run id>/kind-logs/<cluster>/`` when something failed (a test, or
+    an exit status other than 0 and 5), not after Ctrl-C; an export that fails is logged and the
+    next cluster's goes on."""
     config = session.config
-    if not _is_controller(config):
+    if config.getoption("--kubeconfig"):
         return
     try:
-        _finish_run(session, exitstatus)
-    finally:
-        _remove_lock_files(config)
+        kinds = [Kind(name) for name in owned_clusters(run_id())]
+    except PreflightError:
+        return
+    if kinds and (session.testsfailed > 0 or exitstatus not in (0, 5)) and exitstatus != pytest.ExitCode.INTERRUPTED:
+        for kind in kinds:
+            dest = _reports(config) / run_id() / "kind-logs" / kind.name
+            try:
+                kind.export_logs(dest)
+                log.warning("kind logs exported to %s", dest)
+            except Exception as e:  # noqa: BLE001
+                log.warning("kind export logs of %s failed: %s", kind.name, e)
 
 
 # Seconds the end of a run waits for its exiting xdist workers to let go of the run's own locks
 WORKERS_EXIT_S = 10.0
 
 
-def _remove_lock_files(config: pytest.Config) -> None:
-    """The lock files this run made in the state directory go once no process holds them
-    (e2e.cluster.lockfiles: removed while held exclusively, every taker checks): a --kubeconfig
+def remove_lock_files(config: pytest.Config) -> None:
+    """The end of a run (e2e.plugin.runend, controller), after the clusters' release: the lock
+    files this run made in the state directory go once no process holds them
+    (e2e.base.locks: removed while held exclusively, every taker checks): a --kubeconfig
     run's node lock and turnstile and the run's own liveness lock (after its exiting workers let
     go, at most :data:`WORKERS_EXIT_S` s), and the cluster creations' marker and slots, which any
     run of the state directory shares (unless another run holds one now) — only in a run that
@@ -457,7 +463,14 @@ def _remove_lock_files(config: pytest.Config) -> None:
                  ", ".join(map(str, held)))
 
 
-def _finish_run(session: pytest.Session, exitstatus: int) -> None:
+def release_clusters(session: pytest.Session) -> None:
+    """The end of a run (e2e.plugin.runend, controller): delete every cluster this run created,
+    whatever its profile (unless --keep-cluster, which sweeps this run's namespaces instead), a
+    failure logged and the next cluster still deleted; sweep this run's namespaces on the clusters
+    it used without creating them, and remove the egress guard with the last cluster on it. On a
+    --kubeconfig cluster, sweep this run's namespaces: those of tests whose worker was stopped
+    before its teardown (xdist ends a worker that is not done within seconds of a Ctrl-C or
+    SIGTERM). First, the run's own files of the state directory go (heavy slots, tests left)."""
     config = session.config
     for path in (*(STATE_DIR / "runs").glob(f"{run_id()}.heavy.*.lock"), _left_file(), Path(f"{_left_file()}.lock"),
                  _phase_file(), Path(f"{_phase_file()}.lock")):
@@ -472,25 +485,14 @@ def _finish_run(session: pytest.Session, exitstatus: int) -> None:
         kinds = [Kind(name) for name in owned_clusters(run_id())]
     except PreflightError:
         return
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-    try:
-        if kinds and (session.testsfailed > 0 or exitstatus not in (0, 5)) and not interrupted:
-            for kind in kinds:
-                dest = _reports(config) / run_id() / "kind-logs" / kind.name
-                try:
-                    kind.export_logs(dest)
-                    log.warning("kind logs exported to %s", dest)
-                except Exception as e:  # noqa: BLE001
-                    log.warning("kind export logs of %s failed: %s", kind.name, e)
-    finally:  # a Ctrl-C during the export still deletes the clusters
-        for kind in kinds:
-            try:
-                _finish_cluster(config, kind)
-            except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
-                log.warning("finishing kind cluster %s failed: %s", kind.name, e)
-        _sweep_used(config, {kind.name for kind in kinds})
-        if kinds or egress.prepared():
-            _release_egress()
+    for kind in kinds:
+        try:
+            _finish_cluster(config, kind)
+        except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
+            log.warning("finishing kind cluster %s failed: %s", kind.name, e)
+    _sweep_used(config, {kind.name for kind in kinds})
+    if kinds or egress.prepared():
+        _release_egress()
 
 
 def _sweep_used(config: pytest.Config, owned: set[str]) -> None:
