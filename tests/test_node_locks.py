@@ -177,7 +177,7 @@ def test_the_end_of_a_run_removes_the_lock_files_it_made_unless_someone_holds_th
     from types import SimpleNamespace
 
     from e2e.cluster import kind
-    from e2e.cluster.lockfiles import take
+    from e2e.base.locks import take
 
     monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
     monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)
@@ -207,7 +207,7 @@ def test_the_lock_files_of_a_cluster_whose_creation_was_stopped_go_at_the_end_of
     import os
     from types import SimpleNamespace
 
-    from e2e.cluster.lockfiles import take
+    from e2e.base.locks import take
     from e2e.record.jsonfile import update_json
 
     monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)

@@ -4,7 +4,6 @@ released after a profile's last test and at the end of the run."""
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import time
@@ -17,6 +16,7 @@ from typing import Iterator
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from ..base.locks import EXCLUSIVE, SHARED, first_free, remove_unused, take
 from ..cluster import egress
 from ..cluster.kind import (
     DEFAULT_PROFILE,
@@ -31,7 +31,6 @@ from ..cluster.kind import (
     profile_patches,
     release_run,
 )
-from ..cluster.lockfiles import first_free, remove_unused, take
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..record.jsonfile import read_json, update_json
@@ -383,10 +382,10 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
     serial tests use them): the first one free."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     choices = replicas if serial else [0]
-    mode = fcntl.LOCK_EX if serial else fcntl.LOCK_SH
+    mode = EXCLUSIVE if serial else SHARED
     if len(choices) == 1:
         lock = node_lock_path(config, name, choices[0])
-        turnstile = take(lock.with_suffix(".turn"), fcntl.LOCK_EX)
+        turnstile = take(lock.with_suffix(".turn"), EXCLUSIVE)
         try:
             fd = take(lock, mode)
         finally:
@@ -405,7 +404,7 @@ def heavy_slot(slots: int) -> Iterator[None]:
     """Hold one of ``slots`` heavy-test slots of this run (e2e.run.plan), waiting for one."""
     runs = STATE_DIR / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    _, fd = first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], fcntl.LOCK_EX)
+    _, fd = first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], EXCLUSIVE)
     try:
         yield
     finally:
