@@ -31,7 +31,7 @@ runs in all. After each run, from outside the suite:
   check still there (the kept one, which the kubeconfig runs use too, and any leaked one);
 - **state files left** in the check's own ``E2E_STATE_DIR``: every file there that the run made and
   left — any file that was not there before it, its lock files (``*.lock``, ``*.use``, ``*.turn``)
-  included: a run removes those it made once nobody holds them (e2e.cluster.lockfiles). Only what
+  included: a run removes those it made once nobody holds them (e2e.base.locks). Only what
   :data:`STAYS` names may stay, each with why that is safe (said under the table, with the
   host's own lock files outside the state directory, :data:`HOST_LOCKS`);
 - **reports**: ``junit.xml`` readable and agreeing with ``summary.md`` (testcases, tests, failures,

@@ -178,7 +178,7 @@ def test_a_run_deletes_its_cluster_only_when_no_other_process_uses_it(state, fak
     kind._hold_use()
     assert kind.delete_unless_used() is True
     assert deletions(fake_kind) == ["delete cluster --name ple2e-shared"]
-    # issue 41 (6): its lock files went with it, removed while held (e2e.cluster.lockfiles)
+    # issue 41 (6): its lock files went with it, removed while held (e2e.base.locks)
     assert sorted(p.name for p in state.iterdir() if p.is_file()) == []
 
 

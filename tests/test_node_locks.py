@@ -177,7 +177,7 @@ def test_the_end_of_a_run_removes_the_lock_files_it_made_unless_someone_holds_th
     from types import SimpleNamespace
 
     from e2e.cluster import kind
-    from e2e.cluster.lockfiles import take
+    from e2e.base.locks import take
 
     monkeypatch.setattr(kind, "STATE_DIR", tmp_path)
     monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)
@@ -189,7 +189,7 @@ def test_the_end_of_a_run_removes_the_lock_files_it_made_unless_someone_holds_th
     assert "runs/run-1.lock" in made and "creating.lock" in made and "default-0.node.turn" in made
     other = take(tmp_path / "create.0.lock", fcntl.LOCK_EX)  # another run creating a cluster now
     try:
-        clusters._remove_lock_files(config)
+        clusters.remove_lock_files(config)
     finally:
         os.close(other)
     left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
@@ -207,7 +207,7 @@ def test_the_lock_files_of_a_cluster_whose_creation_was_stopped_go_at_the_end_of
     import os
     from types import SimpleNamespace
 
-    from e2e.cluster.lockfiles import take
+    from e2e.base.locks import take
     from e2e.base.jsonfile import update_json
 
     monkeypatch.setattr(clusters, "WORKERS_EXIT_S", 0.0)

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..cluster import kind as cluster, egress
 from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
-from ..cluster.lockfiles import remove_unused, unused
+from ..base.locks import remove_unused, unused
 from ..cluster.kube import RUN_LABEL, Kube
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ STATE_SUFFIXES = (".json", ".kubeconfig", ".kind-config.yaml", ".node.lock", ".n
 NODE_LOCKS = (".node.lock", ".node.turn")
 # cluster creations' marker and slots (e2e.cluster.kind.creating): creating.lock, create.<i>.lock
 CREATION_LOCKS = ("creating.lock", "create.*.lock")
-# lock files: removed only while held exclusively (e2e.cluster.lockfiles), so a process that
+# lock files: removed only while held exclusively (e2e.base.locks), so a process that
 # takes one meanwhile keeps it
 LOCK_SUFFIXES = (".lock", ".use", ".turn")
 

@@ -43,7 +43,6 @@ but iptables failing); a host without root gets the node guard only, with a warn
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import ipaddress
 import logging
@@ -53,12 +52,13 @@ import shutil
 import struct
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from filelock import FileLock
+
+from ..base.locks import EXCLUSIVE, hold_shared, let_go, try_take
 
 log = logging.getLogger(__name__)
 
@@ -451,7 +451,6 @@ def host_guard_installed() -> bool:
     return any(_run([ipt, "-w", "-S", HOST_CHAIN], check=False).returncode == 0 for ipt in IPTABLES.values())
 
 
-_use_fd: list[int] = []  # this process's shared lock on network.use, while it holds it
 _prepared: list[bool] = []
 
 
@@ -481,10 +480,7 @@ def prepare() -> str:
     mode = egress_mode()
     _prepared.append(True)
     locks = _lock_dir()
-    if not _use_fd:
-        fd = os.open(locks / "network.use", os.O_RDONLY | os.O_CREAT, 0o666)
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        _use_fd.append(fd)
+    hold_shared(locks / "network.use", perm=0o666)
     with FileLock(str(locks / "network.lock"), mode=0o666):
         if not can_guard_host():
             ensure_network()
@@ -497,31 +493,17 @@ def prepare() -> str:
     return f"egress guard: node layer + host layer on bridge {BRIDGE} (E2E_EGRESS={mode})"
 
 
-def _lock_exclusive(fd: int, wait_s: float) -> bool:
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.5)
-
-
 def release() -> bool:
     """After this process's clusters are gone: when no other process holds the guard and no
     container is left on the network (a kept cluster keeps both), remove the host layer and
     the network. True when removed."""
-    for fd in _use_fd:
-        os.close(fd)
-    _use_fd.clear()
     locks = _lock_dir()
+    let_go(locks / "network.use")
     with FileLock(str(locks / "network.lock"), mode=0o666):
-        fd = os.open(locks / "network.use", os.O_RDONLY | os.O_CREAT, 0o666)
+        fd = try_take(locks / "network.use", EXCLUSIVE, RELEASE_WAIT_S, perm=0o666)
+        if fd is None:
+            return False  # another run still uses the network
         try:
-            if not _lock_exclusive(fd, RELEASE_WAIT_S):
-                return False  # another run still uses the network
             if nodes_on_network():
                 return False
             if network_exists():

@@ -30,7 +30,6 @@ answering, kind missing, a kind command failing (with its output), an unknown pr
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import ipaddress
 import json
@@ -49,7 +48,7 @@ import yaml
 from filelock import FileLock
 
 from . import egress
-from .lockfiles import first_free, remove_unused, take, try_take, unused
+from ..base.locks import EXCLUSIVE, SHARED, first_free, hold_shared, let_go, remove_unused, take, try_take, unused
 
 log = logging.getLogger(__name__)
 
@@ -477,15 +476,12 @@ class Kind:
         """Hold a shared lock on ``<name>.use`` for the life of this process (or until
         :meth:`delete_unless_used`): ``make clean`` and the end of a run delete only clusters
         nobody else holds it on (a dead process holds nothing)."""
-        if self.name not in _use_fds:
-            _use_fds[self.name] = take(STATE_DIR / f"{self.name}.use", fcntl.LOCK_SH)
+        hold_shared(STATE_DIR / f"{self.name}.use")
 
     def _let_go(self) -> None:
         """This process stops using the cluster, which does not exist: its lock files go unless
-        another process holds them (lockfiles.remove_unused)."""
-        fd = _use_fds.pop(self.name, None)
-        if fd is not None:
-            os.close(fd)
+        another process holds them (e2e.base.locks.remove_unused)."""
+        let_go(STATE_DIR / f"{self.name}.use")
         for suffix in (".use", ".lock"):
             remove_unused(STATE_DIR / f"{self.name}{suffix}")
 
@@ -493,11 +489,9 @@ class Kind:
         """Delete the cluster unless another process uses it (another worker of this run, or a
         second run of the same profile) — after exporting its kind logs to ``export_logs_to``
         when given; True when deleted. This process stops using it either way."""
-        fd = _use_fds.pop(self.name, None)
-        if fd is not None:
-            os.close(fd)
         use = STATE_DIR / f"{self.name}.use"
-        fd = try_take(use, fcntl.LOCK_EX)
+        let_go(use)
+        fd = try_take(use, EXCLUSIVE)
         if fd is None:
             log.info("kind cluster %s is in use by another process: leaving it to the last user "
                      "(or `make clean` once unused)", self.name)
@@ -509,7 +503,7 @@ class Kind:
                 except PreflightError as e:
                     log.warning("kind export logs of %s failed: %s", self.name, e)
             self.delete()  # a process about to use it waits in _hold_use meanwhile
-            use.unlink()  # held exclusively: one waiting in _hold_use locks the path again (e2e.cluster.lockfiles)
+            use.unlink()  # held exclusively: one waiting in _hold_use locks the path again (e2e.base.locks)
             return True
         finally:
             os.close(fd)
@@ -530,7 +524,7 @@ class Kind:
 
     def delete(self) -> None:
         """Delete the cluster and its state files (kubeconfig, state, kind config, its node's lock
-        files, and its creation lock while this process holds it: e2e.cluster.lockfiles).
+        files, and its creation lock while this process holds it: e2e.base.locks).
         ``kind delete`` runs in a session of its own: a Ctrl-C to the run's process group does not
         cut it. Its use lock goes in :meth:`delete_unless_used`, which holds it exclusively."""
         with self._lock:
@@ -571,9 +565,9 @@ def creating():
     slot, so that no test starts between two creations) and hold one of the CREATE_SLOTS
     creation slots (waiting for one) until the block ends."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
-    marker = take(STATE_DIR / "creating.lock", fcntl.LOCK_SH)
+    marker = take(STATE_DIR / "creating.lock", SHARED)
     try:
-        _, slot = first_free(creation_locks()[1:], fcntl.LOCK_EX)
+        _, slot = first_free(creation_locks()[1:], EXCLUSIVE)
         try:
             yield
         finally:
@@ -635,8 +629,6 @@ def owned_clusters(run_id: str) -> list[str]:
 # A process that runs tests holds a shared flock on its run's lock file, and one on the use
 # file of every cluster it uses, for as long as it lives; the kernel drops them when it dies
 # (SIGKILL included). Whoever gets an exclusive lock knows that nobody holds them.
-_held: dict[str, int] = {}  # run id -> this process's open, shared-locked runs/<run id>.lock
-_use_fds: dict[str, int] = {}  # cluster name -> this process's open, shared-locked <name>.use
 
 
 def _runs_dir() -> Path:
@@ -645,18 +637,15 @@ def _runs_dir() -> Path:
 
 def hold_run(run_id: str) -> None:
     """Mark run ``run_id`` alive for the life of this process (every worker of it calls this)."""
-    if run_id not in _held:
-        _runs_dir().mkdir(parents=True, exist_ok=True)
-        _held[run_id] = take(_runs_dir() / f"{run_id}.lock", fcntl.LOCK_SH)
+    _runs_dir().mkdir(parents=True, exist_ok=True)
+    hold_shared(_runs_dir() / f"{run_id}.lock")
 
 
 def release_run(run_id: str, wait_s: float = 0.0) -> bool:
     """At the end of run ``run_id``: this process lets go of its liveness lock (:func:`hold_run`),
     and the run's lock file goes once no other process of the run holds it, waiting at most
     ``wait_s`` seconds for them (exiting xdist workers); True when it is gone."""
-    fd = _held.pop(run_id, None)
-    if fd is not None:
-        os.close(fd)
+    let_go(_runs_dir() / f"{run_id}.lock")
     return remove_unused(_runs_dir() / f"{run_id}.lock", wait_s)
 
 

@@ -24,14 +24,15 @@ The run id (``E2E_RUN_ID``, made by the first process and inherited by xdist wor
 every namespace and measurement. A test runs on the cluster of its profile
 (``@pytest.mark.profile("name")``: ``profiles/<name>.yaml`` merged over the kind config and
 patches above; ``default`` without the marker). Each profile's cluster is created lazily by the
-first test that needs it, under a file lock, shared by every worker, and deleted in the
-controller's ``pytest_sessionfinish`` by the run that created it.
+first test that needs it, under a file lock, shared by every worker, and deleted at the end of
+the run (:mod:`~e2e.plugin.runend`, in the controller) by the run that created it.
 
 The plugin is this package (entry point ``pytest11``: ``pod_lifecycle_e2e = "e2e.plugin"``); its
 hooks and fixtures live in the modules it names in ``pytest_plugins``, which pytest registers with
 it: :mod:`~e2e.plugin.options` (options, markers, run id, reports' defaults),
 :mod:`~e2e.plugin.collection` (selection, order), :mod:`~e2e.plugin.clusters` (preflight, one
 cluster per profile, release), :mod:`~e2e.plugin.outcomes` (the outcome policy, terminal lines),
+:mod:`~e2e.plugin.runend` (the run's end: its steps in order, the only ``pytest_sessionfinish``),
 :mod:`~e2e.plugin.fixtures` (``clusters``, ``cluster``, ``host_load``, ``scenario``), :mod:`~e2e.plugin.signals`
 (Ctrl-C and SIGTERM stop a run once, with its cleanup).
 """
@@ -52,5 +53,6 @@ pytest_plugins = [
     "e2e.plugin.clusters",
     "e2e.plugin.collection",
     "e2e.plugin.outcomes",
+    "e2e.plugin.runend",
     "e2e.plugin.fixtures",
 ]

@@ -4,7 +4,6 @@ released after a profile's last test and at the end of the run."""
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import time
@@ -17,6 +16,7 @@ from typing import Iterator
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from ..base.locks import EXCLUSIVE, SHARED, first_free, remove_unused, take
 from ..cluster import egress
 from ..cluster import facts as cluster_facts
 from ..cluster.kind import (
@@ -32,7 +32,6 @@ from ..cluster.kind import (
     profile_patches,
     release_run,
 )
-from ..cluster.lockfiles import first_free, remove_unused, take
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
@@ -437,10 +436,10 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
     serial tests use them): the first one free."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     choices = replicas if serial else [0]
-    mode = fcntl.LOCK_EX if serial else fcntl.LOCK_SH
+    mode = EXCLUSIVE if serial else SHARED
     if len(choices) == 1:
         lock = node_lock_path(config, name, choices[0])
-        turnstile = take(lock.with_suffix(".turn"), fcntl.LOCK_EX)
+        turnstile = take(lock.with_suffix(".turn"), EXCLUSIVE)
         try:
             fd = take(lock, mode)
         finally:
@@ -459,37 +458,43 @@ def heavy_slot(slots: int) -> Iterator[None]:
     """Hold one of ``slots`` heavy-test slots of this run (e2e.run.plan), waiting for one."""
     runs = STATE_DIR / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    _, fd = first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], fcntl.LOCK_EX)
+    _, fd = first_free([runs / f"{run_id()}.heavy.{i}.lock" for i in range(max(1, slots))], EXCLUSIVE)
     try:
         yield
     finally:
         os.close(fd)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Controller only, after every worker: export kind logs when something failed (not
-    after Ctrl-C), then delete every cluster this run created, whatever its profile (unless
-    --keep-cluster, which sweeps this run's namespaces instead). On a --kubeconfig cluster,
-    sweep this run's namespaces: those of tests whose worker was stopped before its teardown
-    (xdist ends a worker that is not done within seconds of a Ctrl-C or SIGTERM). Last, the lock
-    files the run made that nobody holds any more go (:func:`_remove_lock_files`)."""
+def export_logs(session: pytest.Session, exitstatus: int) -> None:
+    """The end of a run (e2e.plugin.runend, controller): export the kind logs of every cluster this
+    run created into ``<reports>/<run id>/kind-logs/<cluster>/`` when something failed (a test, or
+    an exit status other than 0 and 5), not after Ctrl-C; an export that fails is logged and the
+    next cluster's goes on."""
     config = session.config
-    if not _is_controller(config):
+    if config.getoption("--kubeconfig"):
         return
     try:
-        _finish_run(session, exitstatus)
-    finally:
-        _remove_lock_files(config)
+        kinds = [Kind(name) for name in owned_clusters(run_id())]
+    except PreflightError:
+        return
+    if kinds and (session.testsfailed > 0 or exitstatus not in (0, 5)) and exitstatus != pytest.ExitCode.INTERRUPTED:
+        for kind in kinds:
+            dest = _reports(config) / run_id() / "kind-logs" / kind.name
+            try:
+                kind.export_logs(dest)
+                log.warning("kind logs exported to %s", dest)
+            except Exception as e:  # noqa: BLE001
+                log.warning("kind export logs of %s failed: %s", kind.name, e)
 
 
 # Seconds the end of a run waits for its exiting xdist workers to let go of the run's own locks
 WORKERS_EXIT_S = 10.0
 
 
-def _remove_lock_files(config: pytest.Config) -> None:
-    """The lock files this run made in the state directory go once no process holds them
-    (e2e.cluster.lockfiles: removed while held exclusively, every taker checks): a --kubeconfig
+def remove_lock_files(config: pytest.Config) -> None:
+    """The end of a run (e2e.plugin.runend, controller), after the clusters' release: the lock
+    files this run made in the state directory go once no process holds them
+    (e2e.base.locks: removed while held exclusively, every taker checks): a --kubeconfig
     run's node lock and turnstile and the run's own liveness lock (after its exiting workers let
     go, at most :data:`WORKERS_EXIT_S` s), and the cluster creations' marker and slots, which any
     run of the state directory shares (unless another run holds one now) — only in a run that
@@ -511,7 +516,14 @@ def _remove_lock_files(config: pytest.Config) -> None:
                  ", ".join(map(str, held)))
 
 
-def _finish_run(session: pytest.Session, exitstatus: int) -> None:
+def release_clusters(session: pytest.Session) -> None:
+    """The end of a run (e2e.plugin.runend, controller): delete every cluster this run created,
+    whatever its profile (unless --keep-cluster, which sweeps this run's namespaces instead), a
+    failure logged and the next cluster still deleted; sweep this run's namespaces on the clusters
+    it used without creating them, and remove the egress guard with the last cluster on it. On a
+    --kubeconfig cluster, sweep this run's namespaces: those of tests whose worker was stopped
+    before its teardown (xdist ends a worker that is not done within seconds of a Ctrl-C or
+    SIGTERM). First, the run's own files of the state directory go (heavy slots, tests left)."""
     config = session.config
     for path in (*(STATE_DIR / "runs").glob(f"{run_id()}.heavy.*.lock"), _left_file(), Path(f"{_left_file()}.lock"),
                  _phase_file(), Path(f"{_phase_file()}.lock")):
@@ -526,25 +538,14 @@ def _finish_run(session: pytest.Session, exitstatus: int) -> None:
         kinds = [Kind(name) for name in owned_clusters(run_id())]
     except PreflightError:
         return
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
-    try:
-        if kinds and (session.testsfailed > 0 or exitstatus not in (0, 5)) and not interrupted:
-            for kind in kinds:
-                dest = _reports(config) / run_id() / "kind-logs" / kind.name
-                try:
-                    kind.export_logs(dest)
-                    log.warning("kind logs exported to %s", dest)
-                except Exception as e:  # noqa: BLE001
-                    log.warning("kind export logs of %s failed: %s", kind.name, e)
-    finally:  # a Ctrl-C during the export still deletes the clusters
-        for kind in kinds:
-            try:
-                _finish_cluster(config, kind)
-            except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
-                log.warning("finishing kind cluster %s failed: %s", kind.name, e)
-        _sweep_used(config, {kind.name for kind in kinds})
-        if kinds or egress.prepared():
-            _release_egress()
+    for kind in kinds:
+        try:
+            _finish_cluster(config, kind)
+        except Exception as e:  # noqa: BLE001 - the next cluster is still deleted
+            log.warning("finishing kind cluster %s failed: %s", kind.name, e)
+    _sweep_used(config, {kind.name for kind in kinds})
+    if kinds or egress.prepared():
+        _release_egress()
 
 
 def _sweep_used(config: pytest.Config, owned: set[str]) -> None:

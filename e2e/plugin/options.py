@@ -9,7 +9,6 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -122,12 +121,12 @@ def pytest_configure(config: pytest.Config) -> None:
         staged = StagedReports(config, _reports(config))
         config.stash[STAGED] = staged.incoming
         if _is_controller(config):
-            config.pluginmanager.register(staged, "e2e-staged-reports")
+            config.pluginmanager.register(staged, STAGED_REPORTS)
     live = LiveProgress(config)
     config.pluginmanager.register(live, "e2e-live-progress")
     set_observer(live)
     if _is_controller(config) and not config.option.collectonly:
-        config.pluginmanager.register(RunSummary(_reports(config), run_id()), "e2e-run-summary")
+        config.pluginmanager.register(RunSummary(_reports(config), run_id()), RUN_SUMMARY)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -183,18 +182,13 @@ class StagedReports:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = len(session.items) + self.deselected
 
-    # innermost wrapper: after every plugin's finish (junit.xml written, clusters deleted, kind logs
-    # exported), before the terminal summary (which writes summary.md)
-    @pytest.hookimpl(wrapper=True, trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
-        try:
-            return (yield)
-        finally:
-            if self.reported:
-                self.publish(session)
-
-    def publish(self, session: pytest.Session) -> None:
-        """Put this run's reports in place of the last run's (see class doc)."""
+    def publish(self) -> None:
+        """Put this run's reports in place of the last run's (see class doc): a step of the run's
+        end (e2e.plugin.runend), after every plugin's finish (junit.xml written, clusters deleted,
+        kind logs exported), before the terminal summary (which writes summary.md). Nothing when
+        no test reported."""
+        if not self.reported:
+            return
         self.reports.mkdir(parents=True, exist_ok=True)
         for written, published in self.staged:
             if written.exists():
@@ -220,6 +214,14 @@ class StagedReports:
         if not self.config.getoption("--shard", None):
             # an earlier shard's record (e2e.run.shards): this run is no shard
             (self.reports / SHARD_FILE).unlink(missing_ok=True)
+
+    def build_html(self, session: pytest.Session) -> None:
+        """The run's HTML report from its published results (:func:`e2e.cli.htmlreport.build`), a
+        step of the run's end after :meth:`publish`: a report that cannot be made (or a Ctrl-C
+        while it is made) is said at the end, and fails a passing run. Nothing when no test
+        reported."""
+        if not self.reported:
+            return
         try:
             self.said = htmlreport.said(htmlreport.build(self.reports, self.results))
         except (htmlreport.ReportError, OSError, KeyboardInterrupt) as e:
@@ -249,6 +251,10 @@ class StagedReports:
     def pytest_unconfigure(self) -> None:
         shutil.rmtree(self.incoming, ignore_errors=True)
 
+
+# the names of the controller's StagedReports and RunSummary plugins (config.pluginmanager.get_plugin)
+STAGED_REPORTS = "e2e-staged-reports"
+RUN_SUMMARY = "e2e-run-summary"
 
 # where a run with a cluster stages its reports (StagedReports.incoming), for what other parts add
 STAGED = pytest.StashKey[Path]()

@@ -33,6 +33,8 @@ SETTLED = pytest.StashKey[tuple[str, str]]()
 # ClusterUnreachable, EgressError, Docker gone, the preflight), an API refusal or a code error.
 RERUN_ONLY = [r"^ExpectationFailed: ", r"^WaitTimeout: "]
 # a test that failed and then passed on a rerun ends e2e.base.verdicts.FLAKY (never a plain pass)
+# the name of the controller's RerunAttempts plugin (config.pluginmanager.get_plugin)
+RERUN_ATTEMPTS = "e2e-rerun-attempts"
 # the user properties a test had before its first attempt (its case IDs): what each rerun starts with
 BASE_PROPERTIES = pytest.StashKey[list[tuple[str, object]]]()
 # the first line of the last failed attempt (what a flaky test's reason quotes)
@@ -63,15 +65,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "reruns", None) and not (config.option.only_rerun or config.option.rerun_except):
         config.option.only_rerun = list(RERUN_ONLY)
     if getattr(config.option, "reruns", None) and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(RerunAttempts(config), "e2e-rerun-attempts")
+        config.pluginmanager.register(RerunAttempts(config), RERUN_ATTEMPTS)
 
 
 class RerunAttempts:
     """junit.xml of a run with ``--reruns``: one testcase per test, its failed attempts inside it.
 
     pytest's junitxml writes a rerun attempt as a testcase of its own with no failure in it —
-    read by any junit consumer as one more pass. Once junit.xml is written (a plain
-    ``pytest_sessionfinish`` after junitxml's; the reports are published after it), each test's
+    read by any junit consumer as one more pass. Once junit.xml is written (:meth:`fold`, a step
+    of the run's end, e2e.plugin.runend; the reports are published after it), each test's
     earlier testcases become children of its last one, in Maven Surefire's vocabulary:
     ``<flakyFailure message=…>`` when the last attempt passed (the ``outcome`` property says
     ``flaky``), ``<rerunFailure message=…>`` when it failed too — ``message`` the first line of
@@ -85,8 +87,8 @@ class RerunAttempts:
         if report.outcome == "rerun":  # pytest-rerunfailures
             self.failed.setdefault(report.nodeid, []).append(_first_line(report))
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self) -> None:
+    def fold(self) -> None:
+        """Fold each rerun test's earlier attempts into its last testcase of junit.xml (class doc)."""
         path = self.config.option.xmlpath
         if path and self.failed and Path(path).is_file():
             fold_attempts(Path(path), self.failed)

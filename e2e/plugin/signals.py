@@ -35,7 +35,9 @@ class Stop:
 
     def __init__(self) -> None:
         self.first: str | None = None  # the signal that stopped the run
-        self.stopping = False  # from the first signal, a KeyboardInterrupt raised otherwise or the session's finish, on
+        # from the first signal, a KeyboardInterrupt raised otherwise or the session's finish on
+        # (its first step, e2e.plugin.runend: before the run's finish deletes its clusters and writes its reports)
+        self.stopping = False
         self.ignored = 0  # signals ignored since (a child process in the terminal's group got them too)
         self.previous: dict[int, object] = {}
 
@@ -61,10 +63,6 @@ class Stop:
         # said here: in the test, its output is captured
         if self.first not in (None, "SIGINT"):
             sys.stderr.write(f"pod-lifecycle-e2e: {self.first}: stopping as after Ctrl-C, with the cleanup\n")
-
-    @pytest.hookimpl(tryfirst=True)  # before the run's finish deletes its clusters and writes its reports
-    def pytest_sessionfinish(self) -> None:
-        self.stopping = True
 
     def restore(self) -> None:
         """The signals' previous handlers back: the last of pytest's cleanups (see pytest_configure)."""

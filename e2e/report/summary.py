@@ -357,8 +357,10 @@ class RunSummary:
                                          "stopped during its set-up, before any report")
                 for nodeid, r in self._reports.items()]
 
-    @pytest.hookimpl(trylast=True)  # a plain hook after junitxml's: junit.xml is written, not yet published
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def stamp_junit(self, session: pytest.Session) -> None:
+        """The end of a run (e2e.plugin.runend), once junit.xml is written and before it is
+        published: the tests stopped before any report marked interrupted in it
+        (:func:`~e2e.report.junit.mark_interrupted`), and the run id stamped on it."""
         junit = session.config.option.xmlpath
         interrupted = {o.test: (o.reason, sum(r.duration for r in self._reports.get(o.test, [])))
                        for o in self.outcomes() if o.outcome == INTERRUPTED}
