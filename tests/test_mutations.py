@@ -5,7 +5,8 @@ holds; every mutation FAILS, with a message naming its case, value and band — 
 a known upstream bug's correct behaviour, reads "bug fixed?" (never a pass).
 
 NF, DR and KB have no recording in tests/data: their real data are the records of a real run's
-measurements.json, with the evidence the scenarios kept in ``details`` (tests/data/ci-s5/README.md).
+measurements.json, with the evidence the scenarios kept in ``details`` (tests/data/ci-s5/README.md,
+tests/data/ci17/README.md).
 So have the workload families RS, RR, PB, HK, IM, JB, CJ, PC, ST and HP: records of three quiet
 runs on v1.37.2 (tests/data/real-workloads-v1.37.2/README.md). Where a record keeps the evidence
 (JB-8, JB-2, JB-3, PB-2, PC-3, RS-1, CJ-4, HK-4, IM-4), the mutation edits the evidence and the
@@ -24,7 +25,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, cast
 
 import pytest
 
@@ -46,7 +47,7 @@ from e2e.measure.crashloop import restart_gap_values
 from e2e.measure.drain import RETRY, lines_from_text, retry_interval_values, retry_intervals
 from e2e.measure.known_bugs import prestop_outlives
 from e2e.measure.memory import oom_run_values
-from e2e.measure.nodelost import unknown_values
+from e2e.measure.nodelost import taint_values, unknown_values
 from e2e.measure.sidecar import start_gaps
 from e2e.measure.storage import eviction_delays
 from e2e.measure.termination import sigterm_after_delete
@@ -195,6 +196,14 @@ ES1 = load_changes(REAL / "es1-single-recording.json")
 ES1_CROSSED = event_times(parse((REAL / "es1-single-writer.app.log").read_text()))["crossed"]
 
 
+def terminal_later(changes: list[Change], late_s: float) -> list[Change]:
+    """The pod's terminal status ``late_s`` after the Evicted event instead of at the end of the kill
+    (the status manager's write held back)."""
+    ev = eviction(changes, "writer")
+    assert ev is not None and ev.terminal_received_at is not None
+    return shift_after(changes, ev.terminal_received_at, late_s)
+
+
 def es1(changes: list[Change]) -> Judging:
     ev = eviction(changes, "writer")
     assert ev is not None, "the recording holds the writer's eviction"
@@ -215,6 +224,20 @@ def om1(changes: list[Change]) -> Judging:
              for cid, term, reasons in terminated_runs(pod, "app")]
     return measured(*(v for i, t in enumerate(ended, start=1) for v in oom_run_values("OM-1", "", i, t, kernel_read=False)),
                     *restart_gap_values("OM-1", changes, "oom", "app", 2))
+
+
+def disruption_target_added(changes: list[Change]) -> list[Change]:
+    """The OOM-killed pod marked as the kubelet marks a pod it evicts or kills (a DisruptionTarget
+    condition), as if the kernel's kill were taken for the kubelet's."""
+    out = []
+    for c in changes:
+        obj = c.obj
+        if c.kind == "Pod":
+            status = obj.get("status") or {}
+            target = {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"}
+            obj = {**obj, "status": {**status, "conditions": [*(status.get("conditions") or []), target]}}
+        out.append(Change(c.received_at, c.kind, c.type, c.name, obj))
+    return out
 
 
 def exit_zero(changes: list[Change]) -> list[Change]:
@@ -271,6 +294,27 @@ def unknown_after(last_renew: float, unknown: dict, after_s: float) -> dict:
     grace (20 s on fast-lifecycle); the API keeps whole seconds."""
     at = parse_time(unknown["lastTransitionTime"])
     return _shift_obj(unknown, at, int(last_renew + after_s) - at)
+
+
+# NF: the node-lost chain's taints (NF-2 [fast-lifecycle] of the v1.37.2 CI run of 5efbf0a; tests/data/ci17)
+
+CI17_NF2 = {m["name"]: m["details"] for m in json.loads((DATA / "ci17" / "measurements-nf2-taints.json").read_text())["measurements"]}
+NF2_TAINTS = {"unknown": CI17_NF2["unknown_after_last_renew_s[fast-lifecycle]"]["unknown"],
+              "noschedule": CI17_NF2["noschedule_taint_after_unknown_s"]["taint"],
+              "noexecute": CI17_NF2["noexecute_taint_after_unknown_s"]["taint"]}
+
+
+def nf_taints(chain: dict) -> Judging:
+    """Both unreachable taints after Unknown on the chain's one clock (timeAdded − lastTransitionTime),
+    as node_lost measures them for NF-2, NF-4 and NF-8 (receive times play no part)."""
+    return measured(*taint_values("NF-2", Seen(0.0, chain["unknown"]), Seen(0.0, chain["noschedule"]), Seen(0.0, chain["noexecute"])))
+
+
+def noschedule_taint_late(chain: dict, late_s: int) -> dict:
+    """doNoScheduleTaintingPass tainting the node ``late_s`` after the Unknown write (the node update
+    lost; the taint left to the next resync) instead of on that update."""
+    taint = chain["noschedule"]
+    return {**chain, "noschedule": _shift_obj(taint, cast(float, parse_time(taint["timeAdded"])), late_s)}
 
 
 # -- DR: DR-2's kubectl drain transcript (max-unavailable-1: one pod retried until the timeout) ----
@@ -631,13 +675,19 @@ MUTATIONS = [
              ("PS-2 sigterm_after_delete_s",)),
     Mutation("ES", "eviction 40 s after the crossing", 37, lambda: es1(shift_after(ES1, ES1_CROSSED + 0.1, 40)),
              ("ES-1 crossing_to_evicted_event_s",)),
+    Mutation("ES", "Failed 10 s after the Evicted event", 37, lambda: es1(terminal_later(ES1, 10)),
+             ("ES-1 evicted_event_to_failed_s",)),
     Mutation("OM", "exit 0 with OOMKilled under Always", 37, lambda: om1(exit_zero(OM1)),
              ("OM-1 exit_code[run=1]", "OM-1 exit_code[run=2]")),
+    Mutation("OM", "an OOM kill marked DisruptionTarget", 37, lambda: om1(disruption_target_added(OM1)),
+             ("OM-1 eviction_signals[run=1]", "OM-1 eviction_signals[run=2]")),
     Mutation("PR", "kill before the startup budget", 37, lambda: pr1(killed_before_budget(PR1)),
              ("PR-1 startup_kill_after_start_s[Never]", "PR-1 startup_probe_failures_before_kill[Never]")),
     Mutation("NF", "Ready=Unknown 5 s after the last renewal", 37,
              lambda: nf2(NF2["last_renew"], unknown_after(NF2["last_renew"], NF2["unknown"], 5)),
              ("NF-2 unknown_after_last_renew_s[fast-lifecycle]",)),
+    Mutation("NF", "unreachable:NoSchedule 5 s after Unknown", 37, lambda: nf_taints(noschedule_taint_late(NF2_TAINTS, 5)),
+             ("NF-2 noschedule_taint_after_unknown_s",)),
     Mutation("DR", "a drain retry every 1 s", 37, lambda: dr2(retry_every(lines_from_text(DR2), 1)),
              tuple(f"DR-2 retry_interval_s[max-unavailable-1/1/{k}]" for k in range(1, 6))),
     Mutation("KB", "the pod gone at the container's exit", 37, lambda: kb1(hook_ends_at_exit(KB1)), (),
@@ -691,6 +741,7 @@ REAL_RUNS = [
     ("OM", "OM-1 v1.37.2 recording", 37, lambda: om1(OM1)),
     ("PR", "PR-1 v1.37.2 probe stamps", 37, lambda: pr1(PR1)),
     ("NF", "NF-2 v1.37.2 renewal and Unknown (ci-s5)", 37, lambda: nf2(NF2["last_renew"], NF2["unknown"])),
+    ("NF", "NF-2 v1.37.2 Unknown and both unreachable taints (ci17)", 37, lambda: nf_taints(NF2_TAINTS)),
     ("DR", "DR-2 v1.37.2 kubectl drain transcript (ci-s5)", 37, lambda: dr2(lines_from_text(DR2))),
     ("KB", "KB-1 v1.37.2 times after the delete (ci-s5)", 37, lambda: kb1(KB1)),
     ("JB", "JB-8 v1.37.2 restart counts", 37, lambda: jb8(JB8)),
