@@ -39,7 +39,7 @@ def test_the_chain_on_the_api_clock_receive_times_play_no_part():
                    "noschedule_taint_after_unknown_s": 1.0, "noexecute_taint_after_unknown_s": 0.0}
     assert {v.case for v in chain.values} == {"NF-4"}
     assert chain.noexecute_added == T_UNKNOWN and chain.last_renew == parse_time("2026-12-06T10:38:44.25Z")
-    assert all(v.around == T_UNKNOWN + 7.9 for v in chain.values)
+    assert all(v.at == T_UNKNOWN + 7.9 for v in chain.values)
 
 
 def test_without_a_taint_or_a_renewal_the_values_say_not_seen():
