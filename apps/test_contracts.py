@@ -67,6 +67,7 @@ from e2e.judge.measurements import ExpectationFailed
 from e2e.pictures import traffic as traffic_picture
 from e2e.plugin.options import APPS
 from e2e.record import pods
+from e2e.measure.drain import RETRY
 from e2e.record.nodes import first_condition, last_renew_before
 from e2e.record.pods import Until
 from e2e.record.apitime import api_time
@@ -74,7 +75,7 @@ from e2e.record.recorder import Change
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import PODS_SLACK_S, WAIT_SLACK_S
-from scenarios.disruption.disruption_helpers import RETRY, deployment_status, replicaset_sum
+from scenarios.disruption.disruption_helpers import deployment_status, replicaset_sum
 from scenarios.statefulset.test_statefulset import Life, lives, max_not_ready_at_once, most_at_once
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,8 @@ holds; every mutation FAILS, with a message naming its case, value and band — 
 a known upstream bug's correct behaviour, reads "bug fixed?" (never a pass).
 
 NF, DR and KB have no recording in tests/data: their real data are the records of a real run's
-measurements.json, with the evidence the scenarios kept in ``details`` (tests/data/ci-s5/README.md).
+measurements.json, with the evidence the scenarios kept in ``details`` (tests/data/ci-s5/README.md,
+tests/data/ci17/README.md).
 So have the workload families RS, RR, PB, HK, IM, JB, CJ, PC, ST and HP: records of three quiet
 runs on v1.37.2 (tests/data/real-workloads-v1.37.2/README.md). Where a record keeps the evidence
 (JB-8, JB-2, JB-3, PB-2, PC-3, RS-1, CJ-4, HK-4, IM-4), the mutation edits the evidence and the
@@ -24,7 +25,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, cast
 
 import pytest
 
@@ -37,14 +38,25 @@ from e2e.documented import known_bugs as kb_doc
 from e2e.documented import probes as probes_doc
 from e2e.documented import statefulset as sts_doc
 from e2e.evidence.ephemeral import eviction
+from e2e.evidence.oomkill import termination
 from e2e.evidence.kubectl import Line
 from e2e.measure import cronjobs, hooks, images, jobs, podstatus, probes, resize
 from e2e.measure.values import Value, expect_all
 from e2e.judge.measurements import BUG_FIXED, BUG_FIXED_PREFIX, ExpectationFailed, Judge, MeasurementLog
+from e2e.measure.crashloop import restart_gap_values
+from e2e.measure.drain import RETRY, lines_from_text, retry_interval_values, retry_intervals
+from e2e.measure.known_bugs import prestop_outlives
+from e2e.measure.memory import oom_run_values
+from e2e.measure.nodelost import taint_values, unknown_values
+from e2e.measure.sidecar import start_gaps
+from e2e.measure.storage import eviction_delays
+from e2e.measure.termination import sigterm_after_delete
+from e2e.record.nodes import Seen
+from e2e.record.pods import terminated_runs
 from e2e.record.recorder import Change, load_changes
-from e2e.evidence.stamps import Stamp, event_times, find, first, gap_ms, labelled, parse
+from e2e.evidence.stamps import Stamp, event_times, find, first, parse
 from e2e.evidence.stamp_order import expect_order
-from e2e.record.timeline import attempts, parse_time, restart_gaps
+from e2e.record.timeline import attempts, parse_time
 
 DATA = Path(__file__).parent / "data"
 REAL = DATA / "real-v1.37.2"  # taken from one `make e2e` run on v1.37.2, cgroup v1 (issue 12)
@@ -123,8 +135,7 @@ CL1 = load_changes(DATA / "cl1-v1.37.2-recording.json")
 
 
 def cl1_gaps(changes: list[Change]) -> Judging:
-    gaps = restart_gaps(attempts(changes, "crashloop", "app"))
-    return values(*(("CL-1", f"restart_gap[{i}]", g) for i, g in enumerate(gaps[:4])))
+    return measured(*restart_gap_values("CL-1", changes, "crashloop", "app", 4))
 
 
 def doubled_backoff(changes: list[Change]) -> list[Change]:
@@ -149,11 +160,10 @@ SC1 = parse((REAL / "sc1-start-order.stamps.log").read_text())
 
 
 def sc1(stamps: list[Stamp]) -> Judging:
-    """SC-1's order and gaps, as test_start_order judges them."""
+    """SC-1's order (expect_order, as test_start_order judges it) and its start gaps."""
     def run(j: Judge) -> None:
         expect_order(j, "SC-1", "start_order", stamps, t_ref=stamps[0].at)
-        j.expect("SC-1", "sidecar_start_after_init_exit_ms", gap_ms(stamps, "init exit", "sidecar start"))
-        j.expect("SC-1", "app_start_after_startup_ok_ms", gap_ms(stamps, "sidecar startup-ok", "app start"))
+        measured(*start_gaps(stamps))(j)
     return run
 
 
@@ -171,8 +181,7 @@ PS2_DELETE = float(re.search(r"t0 = ([\d.]+)", _marks).group(1)) + float(re.sear
 
 
 def ps2(log: str, t_delete: float = PS2_DELETE) -> Judging:
-    sig = first(parse(log), "SIGTERM")
-    return values(("PS-2", "sigterm_after_delete_s", round(sig.at - t_delete, 3)))
+    return measured(sigterm_after_delete(t_delete, parse(log)))
 
 
 def sigterm_at_delete(log: str) -> str:
@@ -187,10 +196,18 @@ ES1 = load_changes(REAL / "es1-single-recording.json")
 ES1_CROSSED = event_times(parse((REAL / "es1-single-writer.app.log").read_text()))["crossed"]
 
 
+def terminal_later(changes: list[Change], late_s: float) -> list[Change]:
+    """The pod's terminal status ``late_s`` after the Evicted event instead of at the end of the kill
+    (the status manager's write held back)."""
+    ev = eviction(changes, "writer")
+    assert ev is not None and ev.terminal_received_at is not None
+    return shift_after(changes, ev.terminal_received_at, late_s)
+
+
 def es1(changes: list[Change]) -> Judging:
     ev = eviction(changes, "writer")
-    return values(("ES-1", "crossing_to_evicted_event_s", round(ev.event_received_at - ES1_CROSSED, 3)),
-                  ("ES-1", "evicted_event_to_failed_s", round(ev.terminal_received_at - ev.event_received_at, 3)))
+    assert ev is not None, "the recording holds the writer's eviction"
+    return measured(*eviction_delays("ES-1", ev, ES1_CROSSED))
 
 
 # -- OM: OM-1's recording (v1.37.2, cgroup v1) ----------------------------------------------------
@@ -199,10 +216,28 @@ OM1 = load_changes(REAL / "om1-recording.json")
 
 
 def om1(changes: list[Change]) -> Judging:
-    """Exit code of every ended run (OM-1 exit_code[run=i]) under Always, and the restarts."""
-    runs = [r for r in attempts(changes, "oom", "app") if r.finished_at is not None]
-    return values(*(("OM-1", f"exit_code[run={i}]", r.exit_code) for i, r in enumerate(runs, start=1)),
-                  *(("OM-1", f"restart_gap[{i}]", g) for i, g in enumerate(restart_gaps(attempts(changes, "oom", "app"))[:2])))
+    """Every ended run (OM-1 exit_code, terminated_reason, eviction_signals [run=i]; the kernel log is
+    not in the recording) under Always, and the restarts, as test_limit_exceeded_always measures them."""
+    pod = [c for c in changes if c.kind == "Pod" and c.name == "oom"]
+    events = [c.obj for c in changes if c.kind == "Event"]
+    ended = [termination(pod[-1].obj, "app", cid, term, reasons, events, None)
+             for cid, term, reasons in terminated_runs(pod, "app")]
+    return measured(*(v for i, t in enumerate(ended, start=1) for v in oom_run_values("OM-1", "", i, t, kernel_read=False)),
+                    *restart_gap_values("OM-1", changes, "oom", "app", 2))
+
+
+def disruption_target_added(changes: list[Change]) -> list[Change]:
+    """The OOM-killed pod marked as the kubelet marks a pod it evicts or kills (a DisruptionTarget
+    condition), as if the kernel's kill were taken for the kubelet's."""
+    out = []
+    for c in changes:
+        obj = c.obj
+        if c.kind == "Pod":
+            status = obj.get("status") or {}
+            target = {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"}
+            obj = {**obj, "status": {**status, "conditions": [*(status.get("conditions") or []), target]}}
+        out.append(Change(c.received_at, c.kind, c.type, c.name, obj))
+    return out
 
 
 def exit_zero(changes: list[Change]) -> list[Change]:
@@ -225,11 +260,10 @@ PR1 = parse((REAL / "pr1-unstarted-never.app.log").read_text())
 
 
 def pr1(stamps: list) -> Judging:
-    start, sigterm = first(stamps, "start"), first(stamps, "sigterm")
-    startup = labelled(stamps, "probe:startup")
-    return values(("PR-1", "startup_kill_after_start_s[Never]", round(sigterm.at - start.at, 3)),
-                  ("PR-1", "startup_probe_failures_before_kill[Never]",
-                   len([s for s in startup if s.event == "probe:startup:failure" and s.at <= sigterm.at])))
+    """The killed run's values under Never, as test_startup_probe_budget measures them."""
+    start, sigterm = probes.start_and_sigterm(stamps)
+    assert start is not None and sigterm is not None, "the recording holds the run's start and SIGTERM"
+    return measured(*probes.killed_run("Never", start, sigterm, stamps))
 
 
 def killed_before_budget(stamps: list) -> list:
@@ -250,9 +284,9 @@ NF2 = CI_S5[("NF-2", "unknown_after_last_renew_s[fast-lifecycle]")]["details"]
 
 
 def nf2(last_renew: float, unknown: dict) -> Judging:
-    """Unknown's lastTransitionTime after the last renewTime, as test_kubelet_stopped measures it."""
-    return values(("NF-2", "unknown_after_last_renew_s[fast-lifecycle]",
-                   round(parse_time(unknown["lastTransitionTime"]) - last_renew, 3)))
+    """Unknown's lastTransitionTime after the last renewTime, its reason and message, as the node-lost
+    chain of test_kubelet_stopped (and NF-4, NF-8) measures them."""
+    return measured(*unknown_values("NF-2", "fast-lifecycle", last_renew, Seen(0.0, unknown), NF2["fault"]))
 
 
 def unknown_after(last_renew: float, unknown: dict, after_s: float) -> dict:
@@ -262,33 +296,37 @@ def unknown_after(last_renew: float, unknown: dict, after_s: float) -> dict:
     return _shift_obj(unknown, at, int(last_renew + after_s) - at)
 
 
+# NF: the node-lost chain's taints (NF-2 [fast-lifecycle] of the v1.37.2 CI run of 5efbf0a; tests/data/ci17)
+
+CI17_NF2 = {m["name"]: m["details"] for m in json.loads((DATA / "ci17" / "measurements-nf2-taints.json").read_text())["measurements"]}
+NF2_TAINTS = {"unknown": CI17_NF2["unknown_after_last_renew_s[fast-lifecycle]"]["unknown"],
+              "noschedule": CI17_NF2["noschedule_taint_after_unknown_s"]["taint"],
+              "noexecute": CI17_NF2["noexecute_taint_after_unknown_s"]["taint"]}
+
+
+def nf_taints(chain: dict) -> Judging:
+    """Both unreachable taints after Unknown on the chain's one clock (timeAdded − lastTransitionTime),
+    as node_lost measures them for NF-2, NF-4 and NF-8 (receive times play no part)."""
+    return measured(*taint_values("NF-2", Seen(0.0, chain["unknown"]), Seen(0.0, chain["noschedule"]), Seen(0.0, chain["noexecute"])))
+
+
+def noschedule_taint_late(chain: dict, late_s: int) -> dict:
+    """doNoScheduleTaintingPass tainting the node ``late_s`` after the Unknown write (the node update
+    lost; the taint left to the next resync) instead of on that update."""
+    taint = chain["noschedule"]
+    return {**chain, "noschedule": _shift_obj(taint, cast(float, parse_time(taint["timeAdded"])), late_s)}
+
+
 # -- DR: DR-2's kubectl drain transcript (max-unavailable-1: one pod retried until the timeout) ----
 
 DR2 = CI_S5[("DR-2", "first_stdout_line[max-unavailable-1]")]["details"]["transcript"]
-_TRANSCRIPT_LINE = re.compile(r"^\s*([+-]\d+\.\d{3}) (stdout|stderr) (.*)$")
-_RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "[^"]+" \(will retry after 5s\): ')
 _EVICTING = re.compile(r"^evicting pod [^/]+/(?P<pod>\S+)$")
-
-
-def transcript_lines(text: str) -> list[Line]:
-    """The lines of a transcript as ``Transcript.to_text`` wrote them (``+s.mmm stream text``, after
-    the ``$`` command and ``# started <epoch>`` lines), with their read times (epoch s, ms)."""
-    started = float(re.search(r"^# started ([\d.]+)", text, re.M).group(1))
-    found = (_TRANSCRIPT_LINE.match(ln) for ln in text.splitlines()[2:])
-    return [Line(started + float(m.group(1)), m.group(2), m.group(3)) for m in found if m]
 
 
 def dr2(lines: list[Line]) -> Judging:
     """The seconds between consecutive "will retry after 5s" lines per pod, as test_drain_against_pdb
-    judges them."""
-    times: dict[str, list[float]] = {}
-    for ln in lines:
-        m = _RETRY.match(ln.text) if ln.stream == "stderr" else None
-        if m:
-            times.setdefault(m.group("pod"), []).append(ln.at)
-    return values(*(("DR-2", f"retry_interval_s[max-unavailable-1/{i}/{k}]", round(b - a, 3))
-                    for i, pod in enumerate(sorted(times), 1)
-                    for k, (a, b) in enumerate(zip(times[pod], times[pod][1:], strict=False), 1)))
+    measures them."""
+    return measured(*retry_interval_values("max-unavailable-1", retry_intervals(lines)))
 
 
 def retry_every(lines: list[Line], every_s: float) -> list[Line]:
@@ -296,7 +334,7 @@ def retry_every(lines: list[Line], every_s: float) -> list[Line]:
     attempt of the pod (its "evicting pod" and "will retry" lines) earlier by the sleeps it saved."""
     out, refusals = [], 0
     for ln in lines:
-        retry, evicting = _RETRY.match(ln.text), _EVICTING.match(ln.text)
+        retry, evicting = RETRY.match(ln.text), _EVICTING.match(ln.text)
         pod = (retry or evicting).group("pod") if (retry or evicting) else None
         shifted = pod is not None and refusals > 0
         out.append(Line(ln.at - refusals * (5 - every_s), ln.stream, ln.text) if shifted else ln)
@@ -311,7 +349,9 @@ KB1 = {name: CI_S5[("KB-1", name)]["value"]
 
 
 def kb1(times: dict[str, float]) -> Judging:
-    return values(*(("KB-1", name, t) for name, t in times.items()))
+    """The three times after the delete (the delete at 0), as test_prestop_sleep_outlives_its_container measures them."""
+    return measured(*prestop_outlives(0.0, times["container_exit_after_delete_s"], times["api_shows_exit_after_delete_s"],
+                                     times["pod_gone_after_delete_s"]))
 
 
 def hook_ends_at_exit(times: dict[str, float]) -> dict[str, float]:
@@ -635,14 +675,20 @@ MUTATIONS = [
              ("PS-2 sigterm_after_delete_s",)),
     Mutation("ES", "eviction 40 s after the crossing", 37, lambda: es1(shift_after(ES1, ES1_CROSSED + 0.1, 40)),
              ("ES-1 crossing_to_evicted_event_s",)),
+    Mutation("ES", "Failed 10 s after the Evicted event", 37, lambda: es1(terminal_later(ES1, 10)),
+             ("ES-1 evicted_event_to_failed_s",)),
     Mutation("OM", "exit 0 with OOMKilled under Always", 37, lambda: om1(exit_zero(OM1)),
              ("OM-1 exit_code[run=1]", "OM-1 exit_code[run=2]")),
+    Mutation("OM", "an OOM kill marked DisruptionTarget", 37, lambda: om1(disruption_target_added(OM1)),
+             ("OM-1 eviction_signals[run=1]", "OM-1 eviction_signals[run=2]")),
     Mutation("PR", "kill before the startup budget", 37, lambda: pr1(killed_before_budget(PR1)),
              ("PR-1 startup_kill_after_start_s[Never]", "PR-1 startup_probe_failures_before_kill[Never]")),
     Mutation("NF", "Ready=Unknown 5 s after the last renewal", 37,
              lambda: nf2(NF2["last_renew"], unknown_after(NF2["last_renew"], NF2["unknown"], 5)),
              ("NF-2 unknown_after_last_renew_s[fast-lifecycle]",)),
-    Mutation("DR", "a drain retry every 1 s", 37, lambda: dr2(retry_every(transcript_lines(DR2), 1)),
+    Mutation("NF", "unreachable:NoSchedule 5 s after Unknown", 37, lambda: nf_taints(noschedule_taint_late(NF2_TAINTS, 5)),
+             ("NF-2 noschedule_taint_after_unknown_s",)),
+    Mutation("DR", "a drain retry every 1 s", 37, lambda: dr2(retry_every(lines_from_text(DR2), 1)),
              tuple(f"DR-2 retry_interval_s[max-unavailable-1/1/{k}]" for k in range(1, 6))),
     Mutation("KB", "the pod gone at the container's exit", 37, lambda: kb1(hook_ends_at_exit(KB1)), (),
              ("KB-1 api_shows_exit_after_delete_s", "KB-1 pod_gone_after_delete_s")),
@@ -695,7 +741,8 @@ REAL_RUNS = [
     ("OM", "OM-1 v1.37.2 recording", 37, lambda: om1(OM1)),
     ("PR", "PR-1 v1.37.2 probe stamps", 37, lambda: pr1(PR1)),
     ("NF", "NF-2 v1.37.2 renewal and Unknown (ci-s5)", 37, lambda: nf2(NF2["last_renew"], NF2["unknown"])),
-    ("DR", "DR-2 v1.37.2 kubectl drain transcript (ci-s5)", 37, lambda: dr2(transcript_lines(DR2))),
+    ("NF", "NF-2 v1.37.2 Unknown and both unreachable taints (ci17)", 37, lambda: nf_taints(NF2_TAINTS)),
+    ("DR", "DR-2 v1.37.2 kubectl drain transcript (ci-s5)", 37, lambda: dr2(lines_from_text(DR2))),
     ("KB", "KB-1 v1.37.2 times after the delete (ci-s5)", 37, lambda: kb1(KB1)),
     ("JB", "JB-8 v1.37.2 restart counts", 37, lambda: jb8(JB8)),
     ("JB", "JB-2 v1.37.2 pods and status at the deadline", 37, lambda: jb2(JB2)),
@@ -726,7 +773,7 @@ def test_the_real_recording_holds(family, name, minor, judging, tmp_path):
 def test_the_transcript_read_back_gives_the_run_its_own_intervals(tmp_path):
     """DR-2's transcript parsed from the report's text (ms) gives the intervals the run judged."""
     j = Judge(MeasurementLog(tmp_path / "m.json"), "t", "r", "v1.37.2", minor=37, cgroup=1)
-    dr2(transcript_lines(DR2))(j)
+    dr2(lines_from_text(DR2))(j)
     judged = {k[1]: m["value"] for k, m in CI_S5.items() if k[1].startswith("retry_interval_s[")}
     assert {v.measurement.name: v.measurement.value for v in j.verdicts} == pytest.approx(judged, abs=0.002)
 

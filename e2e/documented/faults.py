@@ -43,6 +43,8 @@ UP_LEASE = ("[UP] k8s.io/component-helpers v0.34.4–v0.37.2 apimachinery/lease/
 UP_LEASE_DEFAULTS = "[UP] pkg/kubelet/apis/config/v1beta1/defaults.go (NodeLeaseDurationSeconds 40)"
 UP_NLC = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth, tryUpdateNodeHealth "
           "(probeTimestamp, NodeStatusUnknown), doNoScheduleTaintingPass, handleDisruption (full disruption)")
+UP_TAINT_TIME = ("[UP] pkg/controller/util/node/controller_utils.go SwapNodeControllerTaint (timeAdded = metav1.Now() on every "
+                 "taint it adds: doNoScheduleTaintingPass's and doNoExecuteTaintingPass's)")
 UP_MARK = ("[UP] pkg/controller/util/node/controller_utils.go MarkPodsNotReady (Ready=False, no reason; event NodeNotReady); "
            "node_lifecycle_controller.go monitorNodeHealth (same pass as the status write)")
 UP_TAINT_EVICTION = ("[UP] pkg/controller/tainteviction/taint_eviction.go processPodOnNode (timeAdded + min tolerationSeconds), "
@@ -201,7 +203,7 @@ NF2 = [
     equal("NF-2", "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
     equal("NF-2", "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
     equal("NF-2", "pressure_conditions", "DiskPressure=Unknown MemoryPressure=Unknown PIDPressure=Unknown", UP_NLC),
-    Expectation("NF-2", "noschedule_taint_after_unknown_s", 0.0, UP_NLC, unit="s",
+    Expectation("NF-2", "noschedule_taint_after_unknown_s", 0.0, f"{UP_NLC}; {UP_TAINT_TIME}", unit="s",
                 band=Band(0, API_RESOLUTION_S + LOADED_S),
                 why="doNoScheduleTaintingPass follows the status write (node update → nodeUpdateQueue), same second or the "
                     f"next (timeAdded and lastTransitionTime both truncated); +{LOADED_S:g} s on the loaded host"),

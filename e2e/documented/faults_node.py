@@ -167,8 +167,8 @@ def _chain_common(case: str) -> list[Expectation]:
            f"{S0_TAINTS}; {UP_NLC}", race=single.noexecute_token_race()),
         within(case, "noschedule_taint_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "doNoScheduleTaintingPass on the node update after the Unknown write (informer → nodeUpdateQueue → taint write); "
-           f"receive times (the NoSchedule taint has no timeAdded); {API_RESOLUTION_S:g} s for the pass and the write, "
-           f"+{LOADED_S:g} s on the loaded host", UP_NLC),
+           "timeAdded (SwapNodeControllerTaint stamps every taint it adds) and lastTransitionTime both truncated: "
+           f"{API_RESOLUTION_S:g} s for the pass and the write, +{LOADED_S:g} s on the loaded host", f"{UP_NLC}; {single.UP_TAINT_TIME}"),
         within(case, "pod_not_ready_after_unknown_s", 0, 0, API_RESOLUTION_S + LOADED_S,
            "MarkPodsNotReady runs in the pass that wrote Unknown, right after the write; both API times truncated; "
            f"+{LOADED_S:g} s on the loaded host", UP_MARK),

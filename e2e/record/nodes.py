@@ -98,8 +98,8 @@ def flips(changes: list[Seen], since: float, until: float) -> int:
 
 def taint_seen(node: Iterable[Change], key: str, effect: str, after: float = 0.0) -> Seen | None:
     """The first recorded taint ``key:effect`` of a node's recording received at or after epoch
-    second ``after``: the taint's dict (a NoExecute taint carries ``timeAdded``, API time; a
-    NoSchedule one has none), or None."""
+    second ``after``: the taint's dict (a taint the node lifecycle controller added, NoSchedule or
+    NoExecute, carries ``timeAdded``, API time; one added through the API by hand has none), or None."""
     for ch in node:
         if ch.received_at < after:
             continue

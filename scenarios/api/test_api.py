@@ -17,8 +17,10 @@ from kubernetes.client.exceptions import ApiException
 from e2e.record import pods
 from e2e.documented import api as doc, kubelet
 from e2e.evidence import endpoints
-from e2e.evidence.stamps import Stamp, before, first, intervals, labelled, parse
+from e2e.evidence.stamps import Stamp, before, first, labelled, parse
 from e2e.cluster.kube import ApiRefused
+from e2e.measure.probes import killed_run, start_and_sigterm
+from e2e.measure.values import expect_all
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import container_samples
 from e2e.base.waiting import WAIT_SLACK_S
@@ -132,19 +134,10 @@ def _previous_run_stamps(sc: Scenario, pod: str, first_timeout_s: float, next_ti
 
 def _judge_killed_run(sc: Scenario, key: str, pod: str, stamps: list[Stamp]) -> None:
     """PR-1 facts of one run that never started, from its own log (``key``: the restart policy)."""
-    start, sigterm = (sc.require(first(stamps, e), f"{pod}: the killed run's {e} stamp in its log: {stamps}") for e in ("start", "sigterm"))
-    startup = labelled(stamps, "probe:startup")
+    start, sigterm = (sc.require(found, f"{pod}: the killed run's {e} stamp in its log: {stamps}")
+                      for e, found in zip(("start", "sigterm"), start_and_sigterm(stamps), strict=True))
     sc.mark(sigterm.at, f"SIGTERM {pod}")
-    details = {"start": start.at, "sigterm": sigterm.at, "startup_probes": [(s.event, s.at) for s in startup]}
-    sc.expect("PR-1", f"startup_kill_after_start_s[{key}]", round(sigterm.at - start.at, 3), around=sigterm.at, details=details)
-    sc.expect("PR-1", f"startup_probe_failures_before_kill[{key}]",
-              len([s for s in startup if s.event == "probe:startup:failure" and s.at <= sigterm.at]), around=sigterm.at, details=details)
-    for i, gap in enumerate(intervals(startup)):
-        sc.expect("PR-1", f"startup_probe_period_s[{key},{i}]", gap, around=startup[i + 1].at)
-    if startup:
-        sc.expect("PR-1", f"kill_after_last_startup_failure_s[{key}]", round(sigterm.at - startup[-1].at, 3), around=sigterm.at)
-    for probe in ("liveness", "readiness"):
-        sc.expect("PR-1", f"{probe}_probe_runs_before_started[{key}]", len(labelled(stamps, f"probe:{probe}")))
+    expect_all(sc.expect, killed_run(key, start, sigterm, stamps))
 
 
 @pytest.mark.smoke

@@ -13,6 +13,8 @@ from e2e.record import pods
 from e2e.documented import crashloop as cl
 from e2e.documented.crashloop import BACKOFF_TEXT, DOCUMENTED_GAPS_S
 from e2e.evidence.ephemeral import kubelet_config
+from e2e.measure.crashloop import restart_gap_values
+from e2e.measure.values import expect_all
 from e2e.cluster.kube import api_status
 from e2e.record.podstatus import pod_columns
 from e2e.run.scenario import Scenario
@@ -36,11 +38,9 @@ def wait_for_runs(sc: Scenario, case: str, pod: str, runs: int) -> list:
 
 
 def judge_gaps(sc: Scenario, case: str, pod: str, count: int) -> None:
-    runs = sc.attempts(pod, "app")
-    gaps = restart_gaps(runs)
+    gaps = restart_gap_values(case, sc.recorder.changes("Pod"), pod, "app", count)
     sc.require(len(gaps) >= count, f"{case}: {count} restart gaps seen (only {len(gaps)})")
-    for i in range(count):
-        sc.expect(case, f"restart_gap[{i}]", gaps[i], around=runs[i + 1].started_at)
+    expect_all(sc.expect, gaps)
 
 
 def judge_waiting(sc: Scenario, case: str, pod: str, exit_code: int) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 import pytest
@@ -17,7 +16,6 @@ from e2e.base.waiting import PODS_SLACK_S
 
 # kubectl drain's line for an eviction the API refused with 429 TooManyRequests (k8s.io/kubectl
 # pkg/drain/drain.go evictPods: apierrors.IsTooManyRequests → "will retry after 5s"), e.g. a budget's refusal.
-RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "(?P<ns>[^"]+)" \(will retry after 5s\): ')
 
 # The template of web.yaml after a rollout (rev 2): new pods wait for the test to write /tmp/ready.
 STEPPED = 'trap \'exit 0\' TERM; sleep 3600 & wait $!'

@@ -16,10 +16,12 @@ import time
 import pytest
 
 from e2e.documented import disruption as doc
-from e2e.evidence.kubectl import Transcript, run
+from e2e.evidence.kubectl import run
+from e2e.measure.drain import RETRY, retry_interval_values, retry_intervals
+from e2e.measure.values import expect_all
 from e2e.run.scenario import Scenario
 
-from .disruption_helpers import RETRY, apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
+from .disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
 
 log = logging.getLogger(__name__)
 
@@ -41,16 +43,6 @@ def uncordon_and_check(sc: Scenario, node: str) -> None:
     obj = sc.kube.get("Node", node, None) or {}
     if (obj.get("spec") or {}).get("unschedulable"):
         raise RuntimeError(f"node {node} is still cordoned after uncordon: fix it by hand (kubectl uncordon {node})")
-
-
-def retry_intervals(t: Transcript) -> dict[str, list[float]]:
-    """Per pod: the seconds between consecutive "will retry after 5s" lines."""
-    times: dict[str, list[float]] = {}
-    for ln in t.stderr():
-        m = RETRY.match(ln.text)
-        if m:
-            times.setdefault(m.group("pod"), []).append(ln.at)
-    return {pod: [round(b - a, 3) for a, b in zip(ts, ts[1:], strict=False)] for pod, ts in times.items()}
 
 
 @pytest.mark.serial
@@ -84,7 +76,7 @@ def test_drain_against_pdb(scenario: Scenario, cluster, kubectl: str, max_unavai
     attach_transcript(sc, t, f"kubectl drain ({variant})")
     log.info("DR-2 %s transcript:\n%s", variant, t.to_text())
 
-    intervals = retry_intervals(t)
+    intervals = retry_intervals(t.lines)
     details = {"transcript": t.to_text(), "retry_intervals_s": intervals}
     stdout = t.stdout()
     sc.expect("DR-2", f"first_stdout_line[{variant}]", stdout[0].text if stdout else None, details=details, node=node)
@@ -101,8 +93,7 @@ def test_drain_against_pdb(scenario: Scenario, cluster, kubectl: str, max_unavai
     for i, pod in enumerate(sorted(intervals), 1):
         first_retry = next(ln.text for ln in t.stderr() if RETRY.match(ln.text) and RETRY.match(ln.text).group("pod") == pod)
         sc.expect("DR-2", f"retry_line[{variant}/{i}]", first_retry, details=details, pod=pod, namespace=sc.namespace)
-        for k, gap in enumerate(intervals[pod], 1):
-            sc.expect("DR-2", f"retry_interval_s[{variant}/{i}/{k}]", gap, details={"pod": pod})
+    expect_all(sc.expect, retry_interval_values(variant, intervals))
     sc.expect("DR-2", f"evicted_lines[{variant}]", sum(1 for ln in stdout if EVICTED.match(ln.text)), details=details)
 
     stderr = [ln.text for ln in t.stderr()]

@@ -27,11 +27,13 @@ from e2e.documented import faults as doc
 from e2e.evidence import endpoints
 from e2e.evidence.load import LoadResult, outcomes
 from e2e.faults import FaultWindow, kubelet_killed, kubelet_restarted, kubelet_stopped
+from e2e.measure.nodelost import UNREACHABLE, after_unknown_s, node_lost
+from e2e.measure.values import expect_all
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 from e2e.base.waiting import FAULT_SLACK_S
-from e2e.record.nodes import Seen, condition_changes, first_condition, flips, last_renew_before, taint_gone, taint_seen
+from e2e.record.nodes import Seen, condition_changes, first_condition, flips, taint_gone
 from e2e.record.pods import deletion_requested_at
 
 from .fault_helpers import (
@@ -46,7 +48,6 @@ from .fault_helpers import (
     web_serving,
 )
 RECORD = ("Pod", "Event", "EndpointSlice", "Node", "Lease")
-UNREACHABLE = "node.kubernetes.io/unreachable"
 # (profile, exclude-disruption label on the node: CASES-faults.md §6 point 1)
 NF2_VARIANTS = [pytest.param(doc.FAST, False, marks=pytest.mark.profile(doc.FAST), id=doc.FAST),
                 pytest.param(doc.FAST, True, marks=pytest.mark.profile(doc.FAST), id=f"{doc.FAST}-{doc.EXCLUDED}"),
@@ -98,18 +99,12 @@ class Outage:
     result: LoadResult
     recovered_at: float
 
-    @property
-    def unknown_at(self) -> float:
-        """``Ready=Unknown``'s lastTransitionTime (API time, epoch s)."""
-        return cast(float, parse_time(self.unknown.obj.get("lastTransitionTime")))
-
 
 def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str) -> None:
     """The NF-2 chain (CASES-faults.md §2.1), link by link."""
     outage = _stop_the_kubelet(sc, node, profile)
     attach_traffic(sc, outage.result, [outage.window], f"NF-2 kubelet stopped ({profile})")
-    _judge_unknown_after_the_last_renewal(sc, node, profile, outage)
-    _judge_taints(sc, node, variant, outage)
+    _judge_node_lost(sc, node, profile, variant, outage)
     for pod in outage.web:
         _judge_pod_not_ready_then_ready(sc, pod, outage)
     _judge_node_event(sc, node, outage)
@@ -149,35 +144,24 @@ def _node_condition(sc: Scenario, node: str, status: str, after: float | None) -
     return first_condition(sc.recorder.changes("Node", node), status, after=cast(float, after))
 
 
-def _judge_unknown_after_the_last_renewal(sc: Scenario, node: str, profile: str, outage: Outage) -> None:
-    """Last Lease renewal → Ready=Unknown after the grace; its reason, message and the pressure
-    conditions with it."""
-    unknown, injected_at = outage.unknown, cast(float, outage.window.injected_at)
-    last_renew = last_renew_before(sc.recorder.changes("Lease", node), injected_at + 1)
-    sc.expect("NF-2", f"unknown_after_last_renew_s[{profile}]",
-              None if last_renew is None else round(outage.unknown_at - last_renew, 3),
-              around=unknown.received_at, details={"last_renew": last_renew, "unknown": unknown.obj, "fault": injected_at})
-    sc.expect("NF-2", "ready_unknown_reason", unknown.obj.get("reason"))
-    sc.expect("NF-2", "ready_unknown_message", unknown.obj.get("message"))
-    node_obj = next(c.obj for c in sc.recorder.changes("Node", node) if c.received_at >= unknown.received_at)
+def _judge_node_lost(sc: Scenario, node: str, profile: str, variant: str, outage: Outage) -> None:
+    """The chain shared with NF-4 and NF-8 (:func:`e2e.measure.nodelost.node_lost`): last Lease
+    renewal → Ready=Unknown after the grace (its reason and message) → unreachable:NoSchedule;
+    then the pressure conditions with Unknown, and NoExecute only on an excluded node (or the
+    #111385 race), the tolerant pod deleted at timeAdded + its tolerationSeconds (NF-3)."""
+    injected_at = cast(float, outage.window.injected_at)
+    # the kubelet's stop returns within the second of its last renewal
+    chain = node_lost("NF-2", profile, sc.recorder.changes("Node", node), sc.recorder.changes("Lease", node), injected_at,
+                      renewed_by=injected_at + 1)
+    expect_all(sc.expect, chain.values)
+    node_obj = next(c.obj for c in sc.recorder.changes("Node", node) if c.received_at >= chain.unknown.received_at)
     pressure = " ".join(f"{t}={(condition(node_obj, t) or {}).get('status')}" for t in ("DiskPressure", "MemoryPressure", "PIDPressure"))
     sc.expect("NF-2", "pressure_conditions", pressure)
-
-
-def _judge_taints(sc: Scenario, node: str, variant: str, outage: Outage) -> None:
-    """Unknown → unreachable:NoSchedule; NoExecute only on an excluded node (or the #111385
-    race), and then the tolerant pod deleted at timeAdded + its tolerationSeconds (NF-3)."""
-    injected_at = cast(float, outage.window.injected_at)
-    noschedule = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoSchedule", after=injected_at)
-    sc.expect("NF-2", "noschedule_taint_after_unknown_s",
-              None if noschedule is None else parse_time(noschedule.obj.get("timeAdded")) - outage.unknown_at,
-              details={"taint": noschedule and noschedule.obj})
-    noexecute = taint_seen(sc.recorder.changes("Node", node), UNREACHABLE, "NoExecute", after=injected_at)
+    noexecute = chain.noexecute
     sc.expect("NF-2", f"noexecute_taint_seen[{variant}]", noexecute is not None, details={"taint": noexecute and noexecute.obj})
-    if noexecute is None:
+    added = chain.noexecute_added
+    if noexecute is None or added is None:
         return
-    added = cast(float, parse_time(noexecute.obj.get("timeAdded")))
-    sc.expect("NF-2", "noexecute_taint_after_unknown_s", added - outage.unknown_at, details={"taint": noexecute.obj})
     at = deletion_requested_at(sc.recorder.changes("Pod", outage.tolerant))
     sc.expect("NF-2", "tolerant_deleted_after_taint_s", None if at is None else at - added,
               details={"pod": outage.tolerant, "taint": noexecute.obj})
@@ -190,7 +174,7 @@ def _judge_pod_not_ready_then_ready(sc: Scenario, pod: str, outage: Outage) -> N
     injected_at = cast(float, outage.window.injected_at)
     not_ready = next((s for s in ready_changes if s.obj.get("status") == "False" and s.received_at >= injected_at), None)
     sc.expect("NF-2", "pod_not_ready_after_unknown_s",
-              None if not_ready is None else parse_time(not_ready.obj.get("lastTransitionTime")) - outage.unknown_at,
+              None if not_ready is None else after_unknown_s(not_ready.obj.get("lastTransitionTime"), outage.unknown.obj),
               details={"pod": pod, "condition": not_ready and not_ready.obj})
     if not_ready is None:
         return

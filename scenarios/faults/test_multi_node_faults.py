@@ -29,12 +29,13 @@ from e2e.faults.node import (
     prepare_for_shutdown,
     shutdown_capability,
 )
+from e2e.measure.nodelost import UNREACHABLE, NodeLost, after_unknown_s, node_lost
+from e2e.measure.values import expect_all
 from e2e.record.nodes import Seen, first_condition, last_renew_before, ready_seen, taint_seen
 from e2e.record.pods import condition, deletion_requested_at
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
-UNREACHABLE = "node.kubernetes.io/unreachable"
 # Slack for waits that only set up (scheduling, container start on the 2-core host).
 SETUP_S = 90
 RECORD = pytest.mark.record("Pod", "Event", "EndpointSlice", "Node", "Lease")
@@ -104,45 +105,29 @@ def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_p
     """Judge the controller's chain on a worker that stopped renewing (NF-4, NF-8), link by link;
     returns the moments the callers need: ``unknown`` (receive time), ``endpoint_gone`` (receive
     time), ``eviction`` (API time) and ``replacement`` (the new web pod's name)."""
-    unknown = _judge_unknown_after_the_last_renewal(sc, case, profile, worker, injected_at)
-    noexecute_added = _judge_taints(sc, case, worker, unknown, injected_at)
-    gone = _judge_pod_not_ready_then_endpoint(sc, case, web_pod, unknown, injected_at)
-    eviction = _judge_eviction(sc, case, profile, web_pod, noexecute_added)
+    chain = _judge_node_lost(sc, case, profile, worker, injected_at)
+    gone = _judge_pod_not_ready_then_endpoint(sc, case, web_pod, chain.unknown, injected_at)
+    eviction = _judge_eviction(sc, case, profile, web_pod, cast(float, chain.noexecute_added))
     replacement = _judge_replacement(sc, case, web_pod, eviction)
-    return {"unknown": unknown.received_at, "endpoint_gone": gone, "eviction": eviction, "replacement": replacement}
+    return {"unknown": chain.unknown.received_at, "endpoint_gone": gone, "eviction": eviction, "replacement": replacement}
 
 
-def _judge_unknown_after_the_last_renewal(sc: Scenario, case: str, profile: str, worker: str, injected_at: float) -> Seen:
-    """Last Lease renewal → Ready=Unknown after the grace (its reason and message); returns the
-    Unknown condition as first recorded."""
-    q = f"[{profile}]"
-    unknown = sc.wait_for(f"{worker} Ready=Unknown",
-                          lambda: first_condition(sc.recorder.changes("Node", worker), "Unknown", after=injected_at),
-                          doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + 30,
-                          case=case, measurement=f"unknown_after_last_renew_s{q}")
-    last_renew = sc.require(last_renew_before(sc.recorder.changes("Lease", worker), injected_at),
-                            f"a Lease renewal of {worker} recorded before the fault")
-    cond = unknown.obj
-    sc.expect(case, f"unknown_after_last_renew_s{q}", round(parse_time(cond["lastTransitionTime"]) - last_renew, 3),
-              around=unknown.received_at,
-              details={"last_renew": last_renew, "unknown_lastTransitionTime": cond["lastTransitionTime"], "fault_at": injected_at})
-    sc.expect(case, "ready_unknown_reason", cond.get("reason"), around=unknown.received_at)
-    sc.expect(case, "ready_unknown_message", cond.get("message"), around=unknown.received_at)
-    return unknown
-
-
-def _judge_taints(sc: Scenario, case: str, worker: str, unknown: Seen, injected_at: float) -> float:
-    """Unknown → unreachable:NoExecute (timeAdded) and :NoSchedule; returns the NoExecute taint's
-    timeAdded (API time, epoch s)."""
-    taint = sc.wait_for("the unreachable NoExecute taint",
-                        lambda: taint_seen(sc.recorder.changes("Node", worker), UNREACHABLE, "NoExecute", injected_at), 30).obj
-    added = cast(float, parse_time(taint["timeAdded"]))
-    unknown_api = parse_time(unknown.obj["lastTransitionTime"])
-    sc.expect(case, "noexecute_taint_after_unknown_s", added - unknown_api, around=unknown.received_at)
-    nosched = taint_seen(sc.recorder.changes("Node", worker), UNREACHABLE, "NoSchedule", injected_at)
-    sc.expect(case, "noschedule_taint_after_unknown_s", None if nosched is None else round(nosched.received_at - unknown.received_at, 3),
-              around=unknown.received_at)
-    return added
+def _judge_node_lost(sc: Scenario, case: str, profile: str, worker: str, injected_at: float) -> NodeLost:
+    """Last Lease renewal → Ready=Unknown after the grace (its reason and message) → the
+    unreachable NoExecute and NoSchedule taints: the chain shared with NF-2
+    (:func:`e2e.measure.nodelost.node_lost`), judged once the NoExecute taint is there."""
+    sc.wait_for(f"{worker} Ready=Unknown",
+                lambda: first_condition(sc.recorder.changes("Node", worker), "Unknown", after=injected_at),
+                doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + 30,
+                case=case, measurement=f"unknown_after_last_renew_s[{profile}]")
+    sc.require(last_renew_before(sc.recorder.changes("Lease", worker), injected_at),
+               f"a Lease renewal of {worker} recorded before the fault")
+    sc.wait_for("the unreachable NoExecute taint",
+                lambda: taint_seen(sc.recorder.changes("Node", worker), UNREACHABLE, "NoExecute", injected_at), 30)
+    chain = node_lost(case, profile, sc.recorder.changes("Node", worker), sc.recorder.changes("Lease", worker), injected_at,
+                      renewed_by=injected_at)
+    expect_all(sc.expect, chain.values)
+    return chain
 
 
 def _judge_pod_not_ready_then_endpoint(sc: Scenario, case: str, web_pod: str, unknown: Seen, injected_at: float) -> float:
@@ -153,8 +138,8 @@ def _judge_pod_not_ready_then_endpoint(sc: Scenario, case: str, web_pod: str, un
         return cond if cond and cond.get("status") == "False" else None
 
     pod_cond = sc.wait_for(f"{web_pod} Ready=False", not_ready, 30)
-    unknown_api = parse_time(unknown.obj["lastTransitionTime"])
-    sc.expect(case, "pod_not_ready_after_unknown_s", parse_time(pod_cond["lastTransitionTime"]) - unknown_api, around=unknown.received_at)
+    sc.expect(case, "pod_not_ready_after_unknown_s", after_unknown_s(pod_cond["lastTransitionTime"], unknown.obj),
+              around=unknown.received_at)
     sc.expect(case, "pod_not_ready_reason", pod_cond.get("reason") or "", around=unknown.received_at)
     pod_not_ready_at = next(ch.received_at for ch in sc.recorder.changes("Pod", web_pod)
                             if ch.received_at >= injected_at and (condition(ch.obj, "Ready") or {}).get("status") == "False")

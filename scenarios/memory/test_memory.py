@@ -27,7 +27,6 @@ from e2e.documented.memory import (
     GUARANTEED_OOM_SCORE_ADJ,
     LIMIT_MI,
     MIB,
-    NO_EVICTION,
     NODE_VIEW_CPU,
     NODE_VIEW_MEMORY_MI,
     PAUSE_OOM_SCORE_ADJ,
@@ -35,9 +34,12 @@ from e2e.documented.memory import (
 )
 from e2e.evidence.nodeview import cpu_quota_period, inspect_container, inspect_sandbox, memory_limit_bytes, oom_score_adj, oom_score_floor
 from e2e.evidence.oomkill import OomReport, Termination, parse_dmesg, reports_for_container, termination
+from e2e.measure.crashloop import restart_gap_values
+from e2e.measure.memory import oom_run_values, reason_raced
+from e2e.measure.values import expect_all
 from e2e.record.podstatus import pod_columns
 from e2e.run.scenario import Scenario
-from e2e.record.timeline import container_samples, restart_gaps
+from e2e.record.timeline import container_samples
 from e2e.base.waiting import WAIT_SLACK_S
 
 # One run of an OOM container: its `sleep 1`, then the allocation and the kill (well under 1 s),
@@ -94,22 +96,16 @@ def judge_oom_run(sc: Scenario, case: str, prefix: str, pod: str, container: str
     :func:`judge_reason_missing`), not to a failed reason."""
     t = termination(sc.pod(pod), container, cid, term, reasons, [c.obj for c in sc.recorder.changes("Event")],
                     kernel, kernel_note)
-    q = f"[run={index}]"
     details = t.details()
-    raced = t.exit_code == 137 and t.reason != "OOMKilled"
+    raced = reason_raced(t)
     if raced:
         details["runtime_log"] = runtime_log(sc, t.container_id)
-    sc.expect(case, f"{prefix}exit_code{q}", t.exit_code, details=details)
-    if not raced:
-        # a non-137 exit is judged on its reason too: it was not the documented kill at all
-        sc.expect(case, f"{prefix}terminated_reason{q}", t.reason or None, details=details)
-    else:
+    # a non-137 exit is judged on its reason too: it was not the documented kill at all
+    expect_all(sc.expect, oom_run_values(case, prefix, index, t, kernel_read=kernel is not None, details=details))
+    if raced:
         flakes.append(f"{pod}/{container} run {index} ({t.container_id[:12]}): exit 137 but terminated.reason "
                       f"{t.reason or '(none)'!r} (seen: {' → '.join(reasons)}); containerd: "
                       + (" | ".join(ln for ln in details["runtime_log"].splitlines() if "oom" in ln.lower() or "metrics" in ln) or "-"))
-    if kernel is not None:
-        sc.expect(case, f"{prefix}kernel_oom_kill{q}", t.kernel is not None, details=details)
-    sc.expect(case, f"{prefix}eviction_signals{q}", ", ".join(t.eviction_signals()) or NO_EVICTION, details=details)
     sc.add_file(f"oom-vs-eviction {pod}.{container} run {index}.txt",
                 "How the suite told this OOM kill from an eviction\n\n" + t.table() + "\n\nevidence:\n"
                 + json.dumps(details, indent=1, default=str) + ("\n\nkernel report:\n" + t.kernel.summary() if t.kernel else "")
@@ -152,10 +148,7 @@ def test_limit_exceeded_always(scenario: Scenario):
                 lambda: len(sc.attempts("oom", "app")) >= 3 and len(terminated_runs(sc, "oom", "app")) >= 2 or None,
                 budget + 3 * RUN_BUDGET_S + WAIT_SLACK_S)
 
-    runs = sc.attempts("oom", "app")
-    gaps = restart_gaps(runs)
-    for i in range(2):
-        sc.expect("OM-1", f"restart_gap[{i}]", gaps[i], around=runs[i + 1].started_at)
+    expect_all(sc.expect, restart_gap_values("OM-1", sc.recorder.changes("Pod"), "oom", "app", 2))
 
     kernel, note = read_kernel_log(sc)
     flakes: list[str] = []

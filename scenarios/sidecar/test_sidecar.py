@@ -22,6 +22,8 @@ from e2e.evidence.stamps import Stamp, find, gap_ms, merge, ms, since_ms, stamps
 from e2e.evidence.stamp_logs import stamps_from_logs, stamps_of
 from e2e.evidence.stamp_order import expect_order
 from e2e.evidence.stamp_table import merged_table
+from e2e.measure.sidecar import start_gaps
+from e2e.measure.values import expect_all
 from e2e.record.podstatus import pod_columns, ready_status
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import status_sequence
@@ -74,10 +76,7 @@ def test_start_order(scenario: Scenario):
     show(sc, stamps)
 
     expect_order(sc.judge, "SC-1", "start_order", stamps, t_ref=sc.t0)
-    sc.expect("SC-1", "sidecar_start_after_init_exit_ms", gap_ms(stamps, "init exit", "sidecar start"))
-    sc.expect("SC-1", "app_start_after_startup_ok_ms", gap_ms(stamps, "sidecar startup-ok", "app start"))
-    sc.expect("SC-1", "app_start_after_sidecar_start_ms", gap_ms(stamps, "sidecar start", "app start"),
-              details={"startup_ok_after_file_ms": gap_ms(stamps, "sidecar started-file", "sidecar startup-ok")})
+    expect_all(sc.expect, start_gaps(stamps))
     # API view: never a recorded status with app running while the sidecar is not started
     early = [round(ch.received_at - sc.t0, 3) for ch in sc.recorder.changes("Pod", pod)
              if pods.state(ch.obj, "app") == "running" and not pods.container_status(ch.obj, "sidecar").get("started")]

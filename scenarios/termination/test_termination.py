@@ -23,6 +23,8 @@ from e2e.documented import kubelet, termination as doc
 from e2e.evidence import applog, endpoints, stamps
 from e2e.evidence.applog import LogFollower
 from e2e.evidence.load import LoadGenerator, LoadResult, answering_pods, failure_windows
+from e2e.measure.termination import sigterm_after_delete
+from e2e.measure.values import expect_all
 from e2e.pictures import traffic as traffic_picture
 from e2e.record.podstatus import pod_columns
 from e2e.run.scenario import NODE_PORT, Scenario
@@ -125,7 +127,7 @@ def test_prestop_delays_sigterm_and_endpoint_conditions(scenario: Scenario, foll
 
     sig = sc.wait_for("SIGTERM in the app's log", lambda: stamps.first(log.events(), "SIGTERM"),
                       sc.judge.wait_budget_s("PS-2", "sigterm_after_delete_s") + WAIT_SLACK_S)
-    sc.expect("PS-2", "sigterm_after_delete_s", since(t_delete, sig.at), around=sig.at)
+    expect_all(sc.expect, [sigterm_after_delete(t_delete, log.events())])
 
     failing = sc.wait_for("a failing readiness probe after SIGTERM",
                           lambda: stamps.first(log.events(), "PROBE", after=sig.at, path="/readyz", status="503"),
