@@ -7,6 +7,7 @@ walks is still two layers that lean on each other. Read with ``ast`` (no module 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -152,6 +153,17 @@ def test_every_package_of_e2e_has_a_layer():
                                        f"LAYERS that are no package {sorted(set(LAYERS) - set(packages))}"
     beside = sorted(p.name for p in (ROOT / "e2e").glob("*.py") if p.name != "__init__.py")
     assert not beside, f"modules of e2e/ in no layer: {beside}"
+
+
+def test_the_layer_table_of_the_guide_is_this_order():
+    # the table a reader goes by (docs/architecture.md, "Layers") says what LAYERS enforces:
+    # the same packages, in the same order, numbered from 1
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    table = page[page.index("\n## Layers\n"):]
+    table = table[:table.index("\n## ", 1)]
+    rows = re.findall(r"^\| (\d+) \| `e2e/([a-z]+)/` \|", table, re.M)
+    assert [name for _, name in rows] == LAYERS, "docs/architecture.md's layer table and LAYERS differ"
+    assert [int(n) for n, _ in rows] == list(range(1, len(LAYERS) + 1))
 
 
 def test_e2e_packages_import_only_packages_to_their_left():
