@@ -18,7 +18,7 @@ import pytest
 from test_api_reference import CHECKED
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["running", "reading-a-report", "comparing-and-upgrading", "profiles-and-concurrency",
+PAGES = ["running", "your-own-cluster", "reading-a-report", "comparing-and-upgrading", "profiles-and-concurrency",
          "writing-a-case", "your-own-app", "safety-and-cleanup", "architecture"]
 
 

@@ -157,7 +157,7 @@ def test_the_readme_reads_in_five_minutes_and_leads_to_every_page():
     (picture,) = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", readme)
     assert (ROOT / picture).is_file()
     pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md", "reference.md"}
-    assert len(pages) == 8 and all(f"](docs/{page})" in readme for page in pages), pages
+    assert len(pages) == 9 and all(f"](docs/{page})" in readme for page in pages), pages
     # how to run one case is told under running, not under writing one
     run_one = ".venv/bin/pytest examples/job_deadline --keep-cluster"
     assert run_one in (ROOT / "docs" / "running.md").read_text() and run_one not in _guide()
