@@ -91,9 +91,12 @@ def let_go(path: Path) -> None:
         os.close(fd)
 
 
-def _take(path: Path, flags: int, perm: int) -> int | None:
+def _take(path: Path, flags: int, perm: int, create: bool = True) -> int | None:
+    """The descriptor holding ``flags`` on the file now at ``path`` (a file replaced meanwhile is
+    locked again), None when a non-blocking lock is held elsewhere; ``FileNotFoundError`` when
+    ``path`` is missing and not to be created."""
     while True:
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT, perm)
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, perm) if create else os.open(path, os.O_RDONLY)
         try:
             fcntl.flock(fd, flags)
         except BlockingIOError:
@@ -110,20 +113,14 @@ def _take(path: Path, flags: int, perm: int) -> int | None:
 def unused(path: Path) -> bool:
     """True when no process holds a lock on ``path`` (a missing file: nobody does). A probe: it
     creates nothing, and holds nothing once it returns."""
-    while True:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return True
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        else:
-            if _names(path, fd):
-                return True
-        finally:
-            os.close(fd)  # closing drops the probe's lock
+    try:
+        fd = _take(path, EXCLUSIVE | fcntl.LOCK_NB, PERM, create=False)
+    except FileNotFoundError:
+        return True
+    if fd is None:
+        return False
+    os.close(fd)  # closing drops the probe's lock
+    return True
 
 
 def remove_unused(path: Path, wait_s: float = 0.0) -> bool:
@@ -134,20 +131,17 @@ def remove_unused(path: Path, wait_s: float = 0.0) -> bool:
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = _take(path, EXCLUSIVE | fcntl.LOCK_NB, PERM, create=False)
         except FileNotFoundError:
             return True
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if _names(path, fd):
+        if fd is not None:
+            try:
                 path.unlink()
-                return True
-            continue  # removed (and maybe made again) by another process meanwhile: look again
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-        finally:
-            os.close(fd)
+            finally:
+                os.close(fd)
+            return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(POLL_S)
 
 
