@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+from fnmatch import fnmatch
 import json
 import types
 import xml.etree.ElementTree as ET
@@ -79,6 +80,23 @@ def test_unknown_case_is_a_usage_error(suite):
     result = suite.runpytest("--collect-only", "--case", "XX-9")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--case: no collected test judges XX-9 (collected: CL-1, CL-10, CL-2, PS-1, SC-3)*"])
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--case", "XX-9"], "*ERROR: --case: no collected test judges XX-9 (collected: CL-1, CL-10, CL-2, PS-1, SC-3)*"),
+        (["--case", "CL-1"], "*ERROR: scenarios need a cluster: give --node-image*"),  # raised after -k/-m
+    ],
+)
+def test_a_usage_error_in_an_xdist_worker_ends_the_run_as_one(suite, args, said):
+    # the check runs where the tests are collected, in the worker: a raise there was an INTERNALERROR
+    # ("assert not crashitem") with exit status 3 and the message lost
+    result = suite.runpytest_subprocess("-n", "1", *args)
+    output = result.stdout.lines + result.stderr.lines
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, "\n".join(output)
+    assert not [line for line in output if "INTERNALERROR" in line]
+    assert [line for line in output if fnmatch(line, said)], "\n".join(output)
 
 
 @pytest.mark.parametrize("text", ["cl-1", "CL-1,, x", "", "CL_1"])

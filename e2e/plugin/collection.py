@@ -28,16 +28,51 @@ _SHARD_LINE = pytest.StashKey[str]()
 SEED_DURATIONS = Path(__file__).resolve().parents[2] / "scenarios" / "durations.json"
 
 
+# the key of an xdist worker's usage error in its workeroutput (read by the controller)
+WORKER_USAGE_ERROR = "pod_lifecycle_e2e_usage_error"
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # around pytest's own -k and -m (see e2e.run.selection)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
-    check_declared(items)
-    label(items)
-    select_cases(config, items)
+    refused = None
+    try:
+        check_declared(items)
+        label(items)
+        select_cases(config, items)
+    except pytest.UsageError as e:
+        refused = _refuse_in_worker(config, items, e)
     with keyword_selection(config, items):
         result = yield
-    _skip_other_minors(config, items)
-    _check_and_order(config, items)  # what -k, -m and the others left: nothing selected needs no cluster
+    if refused is None:
+        try:
+            _skip_other_minors(config, items)
+            _check_and_order(config, items)  # what -k, -m and the others left: nothing selected needs no cluster
+        except pytest.UsageError as e:
+            _refuse_in_worker(config, items, e)
     return result
+
+
+def _refuse_in_worker(config: pytest.Config, items: list[pytest.Item], error: pytest.UsageError) -> str:
+    """Re-raise ``error`` in the controller (pytest prints it, exit 4). In an xdist worker, where
+    a raise ends the whole run in an INTERNALERROR (xdist's dsession: "assert not crashitem"), hand
+    its text to the controller (:func:`pytest_testnodedown`) and collect nothing instead."""
+    if not hasattr(config, "workerinput"):
+        raise error
+    config.workeroutput[WORKER_USAGE_ERROR] = str(error)
+    if items:
+        config.hook.pytest_deselected(items=list(items))
+        items.clear()
+    return str(error)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """The controller's end of :func:`_refuse_in_worker`: a worker's usage error ends the run as
+    one in the controller would (``ERROR: …`` on stderr, exit status 4, the reports' end as after
+    any usage error)."""
+    said = (getattr(node, "workeroutput", None) or {}).get(WORKER_USAGE_ERROR)
+    if said:
+        pytest.exit(f"ERROR: {said}", returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 # why a test was skipped at collection for the node image's minor (e2e.run.minors)
