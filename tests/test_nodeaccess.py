@@ -340,3 +340,39 @@ def test_a_kind_cluster_gets_docker_a_kubeconfig_one_the_agent_only_when_asked(m
     assert isinstance(agent, AgentAccess) and agent.image == "my/nsenter:1" and agent.namespace == "ple2e-agent-run-1"
     opts["--agent-image"] = None
     assert clusters.node_access(config, None, SimpleNamespace()).image == clusters.workload_images()["busybox_image"]
+
+
+# -- the cgroup version, read in the node ------------------------------------------------------------
+
+@pytest.mark.parametrize("fs, version", [("cgroup2fs\n", 2), ("tmpfs\n", 1)])
+def test_the_cgroup_version_is_read_in_the_node(fs, version):
+    access = FakeAccess({"stat -fc %T /sys/fs/cgroup": fs})
+    assert nodeaccess.cgroup_version(access, "w1") == version
+    assert access.calls == ["w1: stat -fc %T /sys/fs/cgroup"]
+
+
+def test_a_kubeconfig_clusters_cgroup_version_is_read_on_each_worker_through_the_agent(monkeypatch):
+    from e2e.plugin import clusters
+
+    agent, _, _ = _agent({})
+    agent.kube.nodes = lambda: [{"metadata": {"name": "w2", "labels": {}}}, {"metadata": {"name": "w1", "labels": {}}},
+                                {"metadata": {"name": "cp", "labels": {"node-role.kubernetes.io/control-plane": ""}}}]
+    read = {"w1": 2, "w2": 2}
+
+    def version(access, node):
+        if isinstance(read[node], Exception):
+            raise read[node]
+        return read[node]
+
+    monkeypatch.setattr(clusters, "cgroup_version", version)
+    assert clusters.cgroup_versions(None, agent) == (2, {"w1": 2, "w2": 2})
+    read["w2"] = 1  # workers that differ: no one version for the cluster's bands
+    assert clusters.cgroup_versions(None, agent) == (None, {"w1": 2, "w2": 1})
+    read["w2"] = NodeUnreachable("agent pod not running")
+    whole, per_node = clusters.cgroup_versions(None, agent)
+    assert whole is None and per_node["w1"] == 2 and "NodeUnreachable: agent pod not running" in per_node["w2"]
+    # without node access nothing is read; a kind cluster: its control plane, through docker exec
+    assert clusters.cgroup_versions(None, None) == (None, None)
+    kind = SimpleNamespace(node_exec=lambda *argv: "cgroup2fs\n" if argv == ("stat", "-fc", "%T", "/sys/fs/cgroup") else "")
+    assert clusters.cgroup_versions(kind, DockerAccess()) == (2, 2)
+
