@@ -452,3 +452,14 @@ def test_the_kubelet_server_of_its_current_context_and_the_default_port():
            "contexts:\n- {name: c, context: {cluster: b}}\ncurrent-context: c\n")
     assert kubelet_server(two) == ("fd00::1", 8443)
     assert kubelet_server("clusters:\n- {name: a, cluster: {server: 'https://10.0.0.1'}}\n") == ("10.0.0.1", 443)
+
+
+def test_a_pods_own_node_is_the_one_it_was_scheduled_to():
+    """A reading of a pod in its node enters the pod's node (spec.nodeName), not the first worker."""
+    access = FakeAccess({"dmesg": "kernel log"})
+    sc = _scenario(access)
+    recorded = {"oom": {"metadata": {"name": "oom"}, "spec": {"nodeName": "w2"}}, "pending": {"spec": {}}}
+    sc.recorder = SimpleNamespace(latest=lambda kind, name: recorded.get(name))
+    assert (sc.node_of("oom"), sc.node_of("pending"), sc.node_of("never-seen")) == ("w2", None, None)
+    assert sc.node_exec("dmesg", node=sc.node_of("oom")) == "kernel log"
+    assert access.calls == ["w2: dmesg"]
