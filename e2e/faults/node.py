@@ -9,8 +9,8 @@ fault (window name)    inject                                                   
                        containerd, shims and apps frozen; heartbeats stop,        (only if still paused)
                        apps time out instead of refusing)
 ``partition-reject``   in the worker: ``iptables -I OUTPUT -d <API server>       the same rules ``-D`` (every copy;
-                       -p tcp --dport <port> -j REJECT --reject-with tcp-reset``  armed on the node first)
-                       (and ``ip6tables`` for its IPv6 address)
+                       -p tcp --dport <port> -j REJECT --reject-with             armed on the node first)
+                       tcp-reset`` (and ``ip6tables`` for its IPv6 address)
 ``partition-drop``     the same rules with ``-j DROP`` (packets vanish: the       the same rules ``-D``
                        client notices only by its own timeouts)
 ``node-shutdown``      in the worker: the logind signal ``PrepareForShutdown``   ``PrepareForShutdown(false)``,
@@ -151,7 +151,7 @@ def partition_rule(apiserver: str, mode: str, port: int = APISERVER_PORT) -> tup
 
 
 def kubelet_server(kubeconfig: str) -> tuple[str, int]:
-    """``(host, port)`` of the API server a kubelet's kubeconfig (the YAML text of
+    """``(host, port)`` of the API server a kubelet's ``kubeconfig`` (the YAML text of
     :data:`KUBELET_KUBECONFIG`) names: its current context's cluster's ``server`` (the only
     cluster when there is no current context); the port 443 when the URL has none. ``ValueError``
     naming what is missing."""
