@@ -371,6 +371,17 @@ def test_a_kubeconfig_clusters_cgroup_version_is_read_on_each_worker_through_the
     read["w2"] = NodeUnreachable("agent pod not running")
     whole, per_node = clusters.cgroup_versions(None, agent)
     assert whole is None and per_node["w1"] == 2 and "NodeUnreachable: agent pod not running" in per_node["w2"]
+    from kubernetes.client.exceptions import ApiException
+
+    read["w2"] = ApiException(403, "Forbidden")  # the agent's namespace or pod refused
+    whole, per_node = clusters.cgroup_versions(None, agent)
+    assert whole is None and per_node["w1"] == 2 and "Forbidden" in per_node["w2"]
+
+    def forbidden():
+        raise ApiException(403, "Forbidden")
+
+    agent.kube.nodes = forbidden
+    assert clusters.cgroup_versions(None, agent) == (None, "not read: list nodes: 403 Forbidden")
     # without node access nothing is read; a kind cluster: its control plane, through docker exec
     assert clusters.cgroup_versions(None, None) == (None, None)
     kind = SimpleNamespace(node_exec=lambda *argv: "cgroup2fs\n" if argv == ("stat", "-fc", "%T", "/sys/fs/cgroup") else "")

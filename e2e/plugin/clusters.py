@@ -258,7 +258,8 @@ class ClusterInfo:
 def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int | None, cluster_facts.Cgroup]:
     """The cgroup version read in the nodes: ``(the cluster's, the facts')``. On a kind cluster the
     suite made, its control plane's (``docker exec``), for every node. Through the node agent each
-    worker's (:func:`e2e.cluster.nodeaccess.cgroup_version`; a failed read is recorded as why), the
+    worker's (:func:`e2e.cluster.nodeaccess.cgroup_version`; a failed read, the agent refused by the
+    API included, is recorded as why: never an error of the run), the
     cluster's when every worker read the same, else ``None``; the control plane is not entered.
     Without node access ``(None, None)``."""
     if kind is not None:
@@ -267,11 +268,15 @@ def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int |
         return version, version
     if not isinstance(access, AgentAccess):
         return None, None
+    try:
+        workers = access.workers()
+    except ApiException as e:  # this user may not list nodes: facts.json says so under "nodes"
+        return None, f"not read: list nodes: {e.status} {e.reason}"
     per_node: dict[str, int | str] = {}
-    for node in access.workers():
+    for node in workers:
         try:
             per_node[node] = cgroup_version(access, node)
-        except (RuntimeError, NodeUnreachable, NodeRefused) as e:
+        except (RuntimeError, NodeUnreachable, NodeRefused, ApiException) as e:  # ApiException: the agent refused (RBAC, admission)
             per_node[node] = f"read through the node agent failed: {type(e).__name__}: {str(e)[:200]}"
     versions = {v for v in per_node.values() if isinstance(v, int)}
     whole = versions.pop() if len(versions) == 1 and all(isinstance(v, int) for v in per_node.values()) else None
