@@ -33,8 +33,11 @@ so the cut needs an ``ip6tables`` rule as well as the ``iptables`` one (found on
 cluster: with IPv4 alone the node never went Unknown). Through the node agent (a ``--kubeconfig``
 cluster, no Docker) the address and port are read in the node instead: the ``server`` of the
 kubelet's own kubeconfig (:data:`KUBELET_KUBECONFIG`), resolved there (``getent ahosts``: both
-families); the agent's exec still works during the cut (the API server dials the kubelet on
-10250), and the rules' removal is armed on the node (a systemd timer) in case the suite is gone. Each rule carries the comment
+families). The cut also cuts the agent's exec once it is in: the API server still dials the
+kubelet (10250), but the kubelet asks the API server to authorize each request (its webhook
+authorizer's SubjectAccessReview: "connection refused" in its log, measured on v1.37.2), so the
+rules' removal is armed on the node first (a systemd timer) and the suite waits for it when its
+own undo cannot get through. Each rule carries the comment
 :data:`PARTITION_COMMENT` so the undo removes exactly them. A partition inside
 one node is not possible: the kubelet and the API server would share its network namespace, and
 this host's cgroup v1 rules out ``-m cgroup`` matching per process (CASES-faults.md §3b).
@@ -194,8 +197,8 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
     ``mode`` ``reject`` or ``drop`` (see the module doc). The API server's addresses: on the
     suite's kind cluster the control plane's on its Docker network (``docker inspect``), through
     the node agent read in the node (:func:`apiserver_in_node`). The undo (every rule deleted) is
-    armed on the node first, firing ``window_s`` (+ 30 s) after the inject; the rule leaves the
-    agent's exec channel open (the API server dials the kubelet: port 10250, not 6443)."""
+    armed on the node first, firing ``window_s`` (+ 30 s) after the inject: through the agent the
+    cut also cuts the exec (the kubelet authorizes each exec at the API server)."""
     access = getattr(site, "access", None)
     if access is None or access.name == "docker":
         addresses, port = node_addresses(cast("Kind", site.kind).control_plane), APISERVER_PORT
