@@ -340,3 +340,137 @@ def test_a_kind_cluster_gets_docker_a_kubeconfig_one_the_agent_only_when_asked(m
     assert isinstance(agent, AgentAccess) and agent.image == "my/nsenter:1" and agent.namespace == "ple2e-agent-run-1"
     opts["--agent-image"] = None
     assert clusters.node_access(config, None, SimpleNamespace()).image == clusters.workload_images()["busybox_image"]
+
+
+# -- the cgroup version, read in the node ------------------------------------------------------------
+
+@pytest.mark.parametrize("fs, version", [("cgroup2fs\n", 2), ("tmpfs\n", 1)])
+def test_the_cgroup_version_is_read_in_the_node(fs, version):
+    access = FakeAccess({"stat -fc %T /sys/fs/cgroup": fs})
+    assert nodeaccess.cgroup_version(access, "w1") == version
+    assert access.calls == ["w1: stat -fc %T /sys/fs/cgroup"]
+
+
+def test_a_kubeconfig_clusters_cgroup_version_is_read_on_each_worker_through_the_agent(monkeypatch):
+    from e2e.plugin import clusters
+
+    agent, _, _ = _agent({})
+    agent.kube.nodes = lambda: [{"metadata": {"name": "w2", "labels": {}}}, {"metadata": {"name": "w1", "labels": {}}},
+                                {"metadata": {"name": "cp", "labels": {"node-role.kubernetes.io/control-plane": ""}}}]
+    read = {"w1": 2, "w2": 2}
+
+    def version(access, node):
+        if isinstance(read[node], Exception):
+            raise read[node]
+        return read[node]
+
+    monkeypatch.setattr(clusters, "cgroup_version", version)
+    assert clusters.cgroup_versions(None, agent) == (2, {"w1": 2, "w2": 2})
+    read["w2"] = 1  # workers that differ: no one version for the cluster's bands
+    assert clusters.cgroup_versions(None, agent) == (None, {"w1": 2, "w2": 1})
+    read["w2"] = NodeUnreachable("agent pod not running")
+    whole, per_node = clusters.cgroup_versions(None, agent)
+    assert whole is None and per_node["w1"] == 2 and "NodeUnreachable: agent pod not running" in per_node["w2"]
+    from kubernetes.client.exceptions import ApiException
+
+    read["w2"] = ApiException(403, "Forbidden")  # the agent's namespace or pod refused
+    whole, per_node = clusters.cgroup_versions(None, agent)
+    assert whole is None and per_node["w1"] == 2 and "Forbidden" in per_node["w2"]
+
+    def forbidden():
+        raise ApiException(403, "Forbidden")
+
+    agent.kube.nodes = forbidden
+    assert clusters.cgroup_versions(None, agent) == (None, "not read: list nodes: 403 Forbidden")
+    # without node access nothing is read; a kind cluster: its control plane, through docker exec
+    assert clusters.cgroup_versions(None, None) == (None, None)
+    kind = SimpleNamespace(node_exec=lambda *argv: "cgroup2fs\n" if argv == ("stat", "-fc", "%T", "/sys/fs/cgroup") else "")
+    assert clusters.cgroup_versions(kind, DockerAccess()) == (2, 2)
+
+
+# -- the partition through the agent ---------------------------------------------------------------
+
+KUBELET_CONF = """apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: AAAA
+    server: https://foreign-control-plane:6443
+  name: default-cluster
+contexts:
+- context:
+    cluster: default-cluster
+    user: default-auth
+  name: default-context
+current-context: default-context
+"""
+GETENT = ("172.18.0.4      STREAM foreign-control-plane\n172.18.0.4      DGRAM  \n172.18.0.4      RAW    \n"
+          "fc00:f853::4    STREAM \nfc00:f853::4    DGRAM  \n")
+
+
+@pytest.mark.parametrize("mode", ["reject", "drop"])
+def test_the_partition_through_the_agent_reads_the_api_server_in_the_node_and_arms_its_removal(mode):
+    from e2e.faults.node import PARTITION_COMMENT, node_partitioned
+
+    site = AgentSite({"cat /etc/kubernetes/kubelet.conf": KUBELET_CONF, "getent ahosts": GETENT,
+                      "ActiveState": "active"})
+    with node_partitioned(site, "w1", mode, recovery_timeout_s=1, window_s=60) as window:
+        pass
+    target = "REJECT --reject-with tcp-reset" if mode == "reject" else "DROP"
+    v4 = f"OUTPUT -d 172.18.0.4 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j {target}"
+    v6 = f"OUTPUT -d fc00:f853::4 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j {target}"
+    calls = site.access.calls
+    assert calls[0] == "w1: cat /etc/kubernetes/kubelet.conf"
+    assert calls[1] == 'w1: sh -c getent ahosts "$1" || true sh foreign-control-plane'
+    removes = f"while iptables -D {v4} 2>/dev/null; do :; done; while ip6tables -D {v6} 2>/dev/null; do :; done"
+    # the removal armed on the node before the first rule goes in
+    assert calls[2] == (f"w1: systemd-run --on-active=90s --unit={window.armed.unit} --timer-property=AccuracySec=1s "
+                        f"--timer-property=RemainAfterElapse=no --collect -- sh -c {removes}")
+    assert calls[3:5] == [f"w1: iptables -I {v4}", f"w1: ip6tables -I {v6}"]
+    assert calls[5].startswith(f"w1: sh -c {removes}; ! ( ip6tables -S OUTPUT; iptables -S OUTPUT ) | grep -q")
+    assert calls[6] == f"w1: systemctl show -p ActiveState --value {window.armed.unit}.timer"
+    assert window.node_undo_at is None and window.recovery.healthy
+
+
+def test_a_partition_whose_api_server_does_not_resolve_in_the_node_injects_nothing():
+    from e2e.faults.node import node_partitioned
+
+    site = AgentSite({"cat /etc/kubernetes/kubelet.conf": KUBELET_CONF, "getent ahosts": ""})
+    with pytest.raises(RuntimeError, match="foreign-control-plane .*resolves to no address"):
+        with node_partitioned(site, "w1", "reject"):
+            pass
+    assert not any("iptables" in c or "systemd-run" in c for c in site.access.calls)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("clusters: []\n", "names no API server"),
+    ("clusters:\n- {name: a, cluster: {server: 'https://a:6443'}}\n- {name: b, cluster: {server: 'https://b:6443'}}\n",
+     "names no API server"),
+    ("{", "not YAML"),
+])
+def test_a_kubelet_kubeconfig_without_one_server_is_a_clear_error(text, says):
+    from e2e.faults.node import kubelet_server
+
+    with pytest.raises(ValueError, match=says):
+        kubelet_server(text)
+
+
+def test_the_kubelet_server_of_its_current_context_and_the_default_port():
+    from e2e.faults.node import kubelet_server
+
+    assert kubelet_server(KUBELET_CONF) == ("foreign-control-plane", 6443)
+    two = ("clusters:\n- {name: a, cluster: {server: 'https://10.0.0.1'}}\n- {name: b, cluster: {server: 'https://[fd00::1]:8443'}}\n"
+           "contexts:\n- {name: c, context: {cluster: b}}\ncurrent-context: c\n")
+    assert kubelet_server(two) == ("fd00::1", 8443)
+    assert kubelet_server("clusters:\n- {name: a, cluster: {server: 'https://10.0.0.1'}}\n") == ("10.0.0.1", 443)
+
+
+def test_a_pods_own_node_is_the_one_it_was_scheduled_to():
+    """A reading of a pod in its node enters the pod's node (spec.nodeName), not the first worker."""
+    access = FakeAccess({"dmesg": "kernel log"})
+    sc = _scenario(access)
+    recorded = {"oom": {"metadata": {"name": "oom"}, "spec": {"nodeName": "w2"}}, "pending": {"spec": {}}}
+    sc.recorder = SimpleNamespace(latest=lambda kind, name: recorded.get(name))
+    assert (sc.node_of("oom"), sc.node_of("pending"), sc.node_of("never-seen")) == ("w2", None, None)
+    assert sc.node_exec("dmesg", node=sc.node_of("oom")) == "kernel log"
+    assert access.calls == ["w2: dmesg"]

@@ -14,8 +14,9 @@ request goes to the kubeconfig's server, which the readers require to be on 127.
 - ``gates_on``: the kubelet's feature gates that are on (``kubernetes_feature_enabled`` of the
   node proxy's ``/metrics``, :func:`e2e.cluster.gates.kubelet`);
 - ``cgroup``: ``{"version": 1 | 2}`` when the suite could read it in the node (its own kind
-  clusters: ``docker exec``), else ``{"version": None, "reason": …}`` — reading it needs node access
-  (issue 42 item 1, the node agent).
+  clusters: ``docker exec`` into the control plane; a ``--kubeconfig`` cluster with
+  ``--node-agent``: on each worker through the agent), else ``{"version": None, "reason": …}``
+  — without node access, on a control-plane node (the agent never enters one), or the read's error.
 
 A piece that cannot be read is recorded as ``{"unknown": "<why>"}`` in its place, never dropped.
 Shape of :func:`collect`'s answer (``facts.json`` holds one per profile's cluster):
@@ -46,7 +47,9 @@ from . import gates
 ZONE_LABEL = "topology.kubernetes.io/zone"
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 CGROUP_NEEDS_NODE = "needs node access (a process in the node reads /sys/fs/cgroup; the node agent, issue 42 item 1)"
-"""Why a ``--kubeconfig`` cluster's cgroup version is unknown."""
+"""Why a ``--kubeconfig`` cluster's cgroup version is unknown without ``--node-agent``."""
+CGROUP_CONTROL_PLANE = "not read: a control-plane node (the node agent never enters one)"
+"""Why a control-plane node's cgroup version is unknown through the node agent."""
 # taints that keep a test's pod (no tolerations) off a node
 _BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>ns|us|µs|ms|s|m|h)")
@@ -71,10 +74,16 @@ def _taint(t: Mapping) -> str:
     return f"{t.get('key')}{value}:{t.get('effect')}"
 
 
-def node_facts(node: dict, get: Callable[[str], str], cgroup: int | None = None) -> dict:
+Cgroup = int | str | None | Mapping[str, "int | str"]
+"""What a caller read of the nodes' cgroup version: one version (1, 2) for every node; ``None``
+(not read: :data:`CGROUP_NEEDS_NODE`); or per node name a version or why it is unknown (a node
+missing from the mapping: :data:`CGROUP_CONTROL_PLANE`)."""
+
+
+def node_facts(node: dict, get: Callable[[str], str], cgroup: int | str | None = None) -> dict:
     """The facts of one node: ``node`` is the API's JSON of it (``GET /api/v1/nodes``), ``get(path)``
     answers a GET on the API server (its body as text; raises on any failure), ``cgroup`` the version
-    when the caller read it in the node (see module doc for the shape)."""
+    when the caller read it in the node, or why it could not (a text; see module doc for the shape)."""
     name = node["metadata"]["name"]
     labels = node["metadata"].get("labels") or {}
     info = (node.get("status") or {}).get("nodeInfo") or {}
@@ -86,7 +95,8 @@ def node_facts(node: dict, get: Callable[[str], str], cgroup: int | None = None)
         "zone": labels.get(ZONE_LABEL),
         "control_plane": CONTROL_PLANE_LABEL in labels,
         "taints": sorted(_taint(t) for t in (node.get("spec") or {}).get("taints") or []),
-        "cgroup": {"version": cgroup} if cgroup else {"version": None, "reason": CGROUP_NEEDS_NODE},
+        "cgroup": ({"version": cgroup} if isinstance(cgroup, int)
+                   else {"version": None, "reason": cgroup or CGROUP_NEEDS_NODE}),
     }
     proxy = f"/api/v1/nodes/{quote(name, safe='')}/proxy"
     try:
@@ -101,18 +111,24 @@ def node_facts(node: dict, get: Callable[[str], str], cgroup: int | None = None)
     return out
 
 
-def facts_from(server: str, nodes: list[dict], get: Callable[[str], str], cgroup: int | None = None) -> dict:
-    """The cluster's facts (module doc) from its server version, its nodes' JSON and ``get`` (see
-    :func:`node_facts`)."""
+def _cgroup_of(cgroup: Cgroup, name: str) -> int | str | None:
+    if isinstance(cgroup, Mapping):
+        return cgroup.get(name, CGROUP_CONTROL_PLANE)
+    return cgroup
+
+
+def facts_from(server: str, nodes: list[dict], get: Callable[[str], str], cgroup: Cgroup = None) -> dict:
+    """The cluster's facts (module doc) from its server version, its nodes' JSON, ``get`` (see
+    :func:`node_facts`) and ``cgroup`` (:data:`Cgroup`)."""
     try:
         api_gates: object = sorted(g.name for g in gates.parse(get("/metrics"), "kube-apiserver").values() if g.enabled)
     except Exception as e:  # noqa: BLE001
         api_gates = {"unknown": f"GET /metrics: {type(e).__name__}: {str(e).strip()[:200]}"}
     return {"server": server, "api_server_gates_on": api_gates,
-            "nodes": {n["metadata"]["name"]: node_facts(n, get, cgroup) for n in nodes}}
+            "nodes": {n["metadata"]["name"]: node_facts(n, get, _cgroup_of(cgroup, n["metadata"]["name"])) for n in nodes}}
 
 
-def collect(kube, cgroup: int | None = None) -> dict:
+def collect(kube, cgroup: Cgroup = None) -> dict:
     """The facts of the cluster of ``kube`` (:class:`e2e.cluster.kube.Kube`), read through its API
     server on 127.0.0.1 (:func:`e2e.cluster.gates.read`); ``cgroup``: the nodes' cgroup version when
     read in a node. A node list the user may not read is ``{"unknown": …}`` under ``nodes``."""

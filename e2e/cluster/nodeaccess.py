@@ -229,6 +229,18 @@ class AgentAccess:
         self.kube.delete_namespace(self.namespace)
 
 
+# The filesystem type of /sys/fs/cgroup in a node (stat -f): cgroup2fs on a cgroup v2 (unified)
+# node; tmpfs (the v1 controllers mounted below it) on a v1 node.
+CGROUP_ARGV = ("stat", "-fc", "%T", "/sys/fs/cgroup")
+
+
+def cgroup_version(access: NodeAccess, node: str) -> int:
+    """The cgroup version of ``node`` (2 or 1), read in the node through ``access``: ``stat -f`` of
+    ``/sys/fs/cgroup`` is ``cgroup2fs`` on v2, anything else (``tmpfs``) is v1. The errors of
+    :func:`run` (``RuntimeError``, :class:`NodeUnreachable`, :class:`NodeRefused`)."""
+    return 2 if run(access, node, CGROUP_ARGV).strip() == "cgroup2fs" else 1
+
+
 # -- the undo a node runs by itself ----------------------------------------------------------
 
 def undo_unit(fault: str, node: str, when: float | None = None, role: str = "undo") -> str:

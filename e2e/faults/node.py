@@ -8,9 +8,9 @@ fault (window name)    inject                                                   
 ``node-pause``         ``docker pause <worker>`` (cgroup freezer: kubelet,       ``docker unpause <worker>``
                        containerd, shims and apps frozen; heartbeats stop,        (only if still paused)
                        apps time out instead of refusing)
-``partition-reject``   in the worker: ``iptables -I OUTPUT -d <control-plane>    the same rules ``-D`` (every copy)
-                       -p tcp --dport 6443 -j REJECT --reject-with tcp-reset``
-                       (and ``ip6tables`` for its IPv6 address)
+``partition-reject``   in the worker: ``iptables -I OUTPUT -d <API server>       the same rules ``-D`` (every copy;
+                       -p tcp --dport <port> -j REJECT --reject-with             armed on the node first)
+                       tcp-reset`` (and ``ip6tables`` for its IPv6 address)
 ``partition-drop``     the same rules with ``-j DROP`` (packets vanish: the       the same rules ``-D``
                        client notices only by its own timeouts)
 ``node-shutdown``      in the worker: the logind signal ``PrepareForShutdown``   ``PrepareForShutdown(false)``,
@@ -30,7 +30,14 @@ nodes and the host's NodePort traffic keep flowing, so NF-8 sees the control pat
 Docker network is dual-stack and that name resolves to both addresses: on this host the kubelet
 and kube-proxy connect over IPv6 (``ss -tn`` in the worker: ``[fc00:…::2] → [fc00:…::3]:6443``),
 so the cut needs an ``ip6tables`` rule as well as the ``iptables`` one (found on the real
-cluster: with IPv4 alone the node never went Unknown). Each rule carries the comment
+cluster: with IPv4 alone the node never went Unknown). Through the node agent (a ``--kubeconfig``
+cluster, no Docker) the address and port are read in the node instead: the ``server`` of the
+kubelet's own kubeconfig (:data:`KUBELET_KUBECONFIG`), resolved there (``getent ahosts``: both
+families). The cut also cuts the agent's exec once it is in: the API server still dials the
+kubelet (10250), but the kubelet asks the API server to authorize each request (its webhook
+authorizer's SubjectAccessReview: "connection refused" in its log, measured on v1.37.2), so the
+rules' removal is armed on the node first (a systemd timer) and the suite waits for it when its
+own undo cannot get through. Each rule carries the comment
 :data:`PARTITION_COMMENT` so the undo removes exactly them. A partition inside
 one node is not possible: the kubelet and the API server would share its network namespace, and
 this host's cgroup v1 rules out ``-m cgroup`` matching per process (CASES-faults.md §3b).
@@ -63,10 +70,13 @@ import subprocess
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, cast
+from urllib.parse import urlsplit
+
+import yaml
 
 from ..cluster.egress import NETWORK, NODE_CHAIN
 from ..base.waiting import wait_until
-from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault, require_docker
+from .core import RECOVERY_TIMEOUT_S, WINDOW_S, FaultSite, FaultWindow, fault, require_docker
 
 if TYPE_CHECKING:
     from ..cluster.kind import Kind
@@ -75,6 +85,8 @@ if TYPE_CHECKING:
 DOCKER_TIMEOUT_S = 60
 # The API server's port inside the kind network (kind's control plane: 6443).
 APISERVER_PORT = 6443
+# The kubelet's kubeconfig (kubeadm's path, kind's too): where a node's kubelet finds its API server.
+KUBELET_KUBECONFIG = "/etc/kubernetes/kubelet.conf"
 # The iptables comment that marks the partition rule (the undo removes every rule carrying it).
 PARTITION_COMMENT = "pod-lifecycle-e2e-partition"
 PARTITION_MODES = {"reject": ["REJECT", "--reject-with", "tcp-reset"], "drop": ["DROP"]}
@@ -129,26 +141,70 @@ def node_paused(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY
         yield window
 
 
-def partition_rule(apiserver: str, mode: str) -> tuple[str, list[str]]:
+def partition_rule(apiserver: str, mode: str, port: int = APISERVER_PORT) -> tuple[str, list[str]]:
     """``(command, rule)``: ``iptables`` or ``ip6tables`` (by the address family) and the OUTPUT
     rule (without ``-I``/``-D``) that cuts the node's connections to the API server at
-    ``apiserver`` (address): ``mode`` ``reject`` (TCP reset) or ``drop``; ``ValueError`` for
+    ``apiserver`` (address) and ``port``: ``mode`` ``reject`` (TCP reset) or ``drop``; ``ValueError`` for
     another mode."""
     if mode not in PARTITION_MODES:
         raise ValueError(f"partition mode must be one of {sorted(PARTITION_MODES)}, not {mode!r}")
     command = "ip6tables" if ":" in apiserver else "iptables"
-    return command, ["OUTPUT", "-d", apiserver, "-p", "tcp", "--dport", str(APISERVER_PORT),
+    return command, ["OUTPUT", "-d", apiserver, "-p", "tcp", "--dport", str(port),
                      "-m", "comment", "--comment", PARTITION_COMMENT, "-j", *PARTITION_MODES[mode]]
 
 
+def kubelet_server(kubeconfig: str) -> tuple[str, int]:
+    """``(host, port)`` of the API server a kubelet's ``kubeconfig`` (the YAML text of
+    :data:`KUBELET_KUBECONFIG`) names: its current context's cluster's ``server`` (the only
+    cluster when there is no current context); the port 443 when the URL has none. ``ValueError``
+    naming what is missing."""
+    try:
+        config = yaml.safe_load(kubeconfig) or {}
+    except yaml.YAMLError as e:
+        raise ValueError(f"{KUBELET_KUBECONFIG} is not YAML: {e}") from None
+    clusters = {c.get("name"): c.get("cluster") or {} for c in config.get("clusters") or []}
+    contexts = {c.get("name"): c.get("context") or {} for c in config.get("contexts") or []}
+    current = contexts.get(config.get("current-context"), {}).get("cluster")
+    cluster = clusters.get(current) if current in clusters else (next(iter(clusters.values())) if len(clusters) == 1 else None)
+    server = (cluster or {}).get("server")
+    if not server:
+        raise ValueError(f"{KUBELET_KUBECONFIG} names no API server (clusters {sorted(map(str, clusters))}, "
+                         f"current-context {config.get('current-context')!r})")
+    url = urlsplit(server)
+    if not url.hostname:
+        raise ValueError(f"{KUBELET_KUBECONFIG}: server {server!r} has no host")
+    return url.hostname, url.port or 443
+
+
+def apiserver_in_node(site: FaultSite, node: str) -> tuple[list[str], int]:
+    """``(addresses, port)`` of the API server as ``node``'s kubelet reaches it, read in the node:
+    the server of :data:`KUBELET_KUBECONFIG` (:func:`kubelet_server`), its host resolved by the
+    node's own resolver (``getent ahosts``: IPv4 and IPv6, as the kubelet may use either).
+    ``RuntimeError`` when the name resolves to nothing."""
+    host, port = kubelet_server(site.node_exec("cat", KUBELET_KUBECONFIG, node=node))
+    answer = site.node_exec("sh", "-c", 'getent ahosts "$1" || true', "sh", host, node=node)
+    addresses = sorted({line.split()[0] for line in answer.splitlines() if line.split()}, key=lambda a: (":" in a, a))
+    if not addresses:
+        raise RuntimeError(f"node {node}: the API server's host {host} (from {KUBELET_KUBECONFIG}) resolves to no address "
+                           "there (getent ahosts)")
+    return addresses, port
+
+
 @contextmanager
-def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S
-                     ) -> Iterator[FaultWindow]:
+def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
+                     window_s: float = WINDOW_S) -> Iterator[FaultWindow]:
     """The worker ``node`` cut off from the API server for the ``with`` block (NF-8):
-    ``mode`` ``reject`` or ``drop`` (see the module doc)."""
-    require_docker(site, f"partition-{mode}", "cut from the control plane's address on the suite's Docker network "
-                   "(docker inspect; not yet read from the node's kubelet.conf)")
-    rules = [partition_rule(a, mode) for a in node_addresses(cast("Kind", site.kind).control_plane)]  # faults run on kind clusters
+    ``mode`` ``reject`` or ``drop`` (see the module doc). The API server's addresses: on the
+    suite's kind cluster the control plane's on its Docker network (``docker inspect``), through
+    the node agent read in the node (:func:`apiserver_in_node`). The undo (every rule deleted) is
+    armed on the node first, firing ``window_s`` (+ 30 s) after the inject: through the agent the
+    cut also cuts the exec (the kubelet authorizes each exec at the API server)."""
+    access = getattr(site, "access", None)
+    if access is None or access.name == "docker":
+        addresses, port = node_addresses(cast("Kind", site.kind).control_plane), APISERVER_PORT
+    else:
+        addresses, port = apiserver_in_node(site, node)
+    rules = [partition_rule(a, mode, port) for a in addresses]
 
     def cut() -> None:
         for command, rule in rules:
@@ -162,7 +218,7 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
         site.node_exec("sh", "-c", f"{removes}; ! ( {listed} ) | grep -q -- {PARTITION_COMMENT}", node=node)
 
     with fault(site, f"partition-{mode}", node, cut, heal, recovery_timeout_s,
-               node_undo=("sh", "-c", removes)) as window:
+               node_undo=("sh", "-c", removes), window_s=window_s) as window:
         yield window
 
 

@@ -35,7 +35,7 @@ from ..cluster.kind import (
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
-from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess
+from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess, NodeRefused, NodeUnreachable, cgroup_version
 from ..run.plan import Plan
 from .options import APPS, STAGED, _is_controller, _reports, run_id
 
@@ -255,11 +255,32 @@ class ClusterInfo:
     access: NodeAccess | None = None
 
 
-def _cgroup_version(kind: Kind | None) -> int | None:
-    if kind is None:
-        return None
-    fs = kind.node_exec("stat", "-fc", "%T", "/sys/fs/cgroup").strip()
-    return 2 if fs == "cgroup2fs" else 1
+def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int | None, cluster_facts.Cgroup]:
+    """The cgroup version read in the nodes: ``(the cluster's, the facts')``. On a kind cluster the
+    suite made, its control plane's (``docker exec``), for every node. Through the node agent each
+    worker's (:func:`e2e.cluster.nodeaccess.cgroup_version`; a failed read, the agent refused by the
+    API included, is recorded as why: never an error of the run), the
+    cluster's when every worker read the same, else ``None``; the control plane is not entered.
+    Without node access ``(None, None)``."""
+    if kind is not None:
+        fs = kind.node_exec("stat", "-fc", "%T", "/sys/fs/cgroup").strip()
+        version = 2 if fs == "cgroup2fs" else 1
+        return version, version
+    if not isinstance(access, AgentAccess):
+        return None, None
+    try:
+        workers = access.workers()
+    except ApiException as e:  # this user may not list nodes: facts.json says so under "nodes"
+        return None, f"not read: list nodes: {e.status} {e.reason}"
+    per_node: dict[str, int | str] = {}
+    for node in workers:
+        try:
+            per_node[node] = cgroup_version(access, node)
+        except (RuntimeError, NodeUnreachable, NodeRefused, ApiException) as e:  # ApiException: the agent refused (RBAC, admission)
+            per_node[node] = f"read through the node agent failed: {type(e).__name__}: {str(e)[:200]}"
+    versions = {v for v in per_node.values() if isinstance(v, int)}
+    whole = versions.pop() if len(versions) == 1 and all(isinstance(v, int) for v in per_node.values()) else None
+    return whole, per_node
 
 
 def node_access(config: pytest.Config, kind: Kind | None, kube: Kube) -> NodeAccess | None:
@@ -377,11 +398,11 @@ class Clusters:
             log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
         kube = Kube(kubeconfig, context)
         version = kube.version()
-        cgroup = _cgroup_version(kind)
-        self._facts[(name, replica)] = facts = cluster_facts.collect(kube, cgroup)
+        access = node_access(self._config, kind, kube)
+        cgroup, per_node = cgroup_versions(kind, access)
+        self._facts[(name, replica)] = facts = cluster_facts.collect(kube, per_node)
         record_facts(self._config, name if not replica else f"{name}-{replica}", facts)
-        return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica,
-                           access=node_access(self._config, kind, kube))
+        return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica, access=access)
 
     def _by_facts(self, name: str) -> ClusterInfo:
         """A ``--kubeconfig`` cluster stands in for profile ``name`` when one of its nodes' facts

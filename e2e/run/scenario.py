@@ -180,7 +180,7 @@ class Scenario:
         ``timeout`` seconds; returns its stdout, ``RuntimeError`` with its stderr when it exits non-zero.
         The default node: the node the test's pods are pinned to (:attr:`node`), else the control
         plane of a kind cluster (every pod of a one-node cluster runs there), else through the agent
-        the first worker by name (a test reading a pod's own node names it). Skips the test without node access, and for a node the agent must not enter
+        the first worker by name (a test reading a pod's own node names it: :meth:`node_of`). Skips the test without node access, and for a node the agent must not enter
         (a control-plane node)."""
         if self.access is None:
             pytest.skip("needs node access (docker exec into a kind node, or the node agent: --node-agent)")
@@ -275,6 +275,12 @@ class Scenario:
     def pod(self, name: str) -> dict | None:
         """The newest recorded state of pod ``name``."""
         return self.recorder.latest("Pod", name)
+
+    def node_of(self, pod: str) -> str | None:
+        """The node pod ``pod`` of the test's namespace runs on: its recorded ``spec.nodeName``;
+        ``None`` before it was scheduled. A reading of that pod in its node (its cgroup, the kernel
+        log of its OOM kill) names it: ``node_exec(…, node=sc.node_of(pod))``."""
+        return ((self.pod(pod) or {}).get("spec") or {}).get("nodeName")
 
     def wait_for(self, what: str, check: Callable[[], T | None], timeout_s: float, interval_s: float = 0.25,
                  case: str | None = None, measurement: str | None = None, explain: Callable[[], str] | None = None) -> T:

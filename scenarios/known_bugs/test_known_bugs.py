@@ -220,8 +220,8 @@ def test_init_container_with_oom_killed_child_exiting_0(scenario: Scenario):
                "app_waiting": (container_status(obj, "app").get("state") or {}).get("waiting")}
     sc.expect("KB-3", "init_terminated_reason", term.get("reason"), details=details)
     sc.expect("KB-3", "init_exit_code", term.get("exitCode"), details=details)
-    if sc.kind is not None and term.get("containerID"):
-        kernel = parse_dmesg(sc.node_exec("dmesg", timeout=30))
+    if sc.access is not None and term.get("containerID"):
+        kernel = parse_dmesg(sc.node_exec("dmesg", timeout=30, node=sc.node_of(pod)))
         killed = sorted({k.name for r in reports_for_container(kernel, term["containerID"]) for k in r.killed})
         sc.expect("KB-3", "kernel_killed_tasks", " ".join(killed) or None, details=details)
     sc.expect("KB-3", "main_started", main_started, details=details)

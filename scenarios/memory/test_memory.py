@@ -2,14 +2,16 @@
 
 Every OOM scenario gives a container a ``LIMIT_MI`` (32) MiB memory limit and has its PID 1 or a
 child allocate more (manifests next to this file). Each OOM-killed run is judged on what the API
-shows (exit code 137, reason ``OOMKilled``), on the kernel's own report (``dmesg`` in the kind
+shows (exit code 137, reason ``OOMKilled``), on the kernel's own report (``dmesg`` in the pod's
 node, matched by container ID) and on the absence of every eviction sign; the evidence that told
 the OOM kill from an eviction is attached to the report (``oom-vs-eviction.txt``) and written in
-the measurements' details. Node-side values (OM-5) are read inside the kind node.
+the measurements' details. Node-side values (OM-5) are read inside the pod's node
+(``docker exec`` into a kind node, or the node agent: ``Scenario.node_of``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -64,23 +66,27 @@ def container_id(sc: Scenario, pod: str, container: str = "app") -> str | None:
     return cs.get("containerID") if (cs.get("state") or {}).get("running") else None
 
 
-def read_kernel_log(sc: Scenario) -> tuple[list[OomReport] | None, str]:
-    """The kernel's OOM reports from ``dmesg`` in the kind node, or ``(None, why not)``."""
-    if sc.kind is None:
-        return None, "no kind node to read dmesg in (--kubeconfig cluster)"
+NO_NODE_ACCESS = "no node access to read it in (--kubeconfig cluster without --node-agent)"
+
+
+def read_kernel_log(sc: Scenario, pod: str) -> tuple[list[OomReport] | None, str]:
+    """The kernel's OOM reports from ``dmesg`` in the node of ``pod``, or ``(None, why not)``."""
+    if sc.access is None:
+        return None, f"dmesg: {NO_NODE_ACCESS}"
     try:
-        return parse_dmesg(sc.node_exec("dmesg", timeout=30)), ""
+        return parse_dmesg(sc.node_exec("dmesg", timeout=30, node=sc.node_of(pod))), ""
     except RuntimeError as e:
         return None, f"dmesg in the node failed: {e}"
 
 
-def runtime_log(sc: Scenario, cid: str) -> str:
-    """containerd's journal lines about container ``cid`` in the kind node (its own account of an
+def runtime_log(sc: Scenario, cid: str, pod: str) -> str:
+    """containerd's journal lines about container ``cid`` in the node of ``pod`` (its own account of an
     exit, e.g. "failed to check and update container … if oom event occurred"), or why not."""
-    if sc.kind is None:
-        return "(no kind node: containerd's log not read)"
+    if sc.access is None:
+        return f"(containerd's log not read: {NO_NODE_ACCESS})"
     try:
-        return sc.node_exec("sh", "-c", f"journalctl -u containerd --no-pager -o short-precise | grep -F {cid} || true").strip()
+        return sc.node_exec("sh", "-c", f"journalctl -u containerd --no-pager -o short-precise | grep -F {cid} || true",
+                            node=sc.node_of(pod)).strip()
     except RuntimeError as e:
         return f"(journalctl failed: {e})"
 
@@ -99,7 +105,7 @@ def judge_oom_run(sc: Scenario, case: str, prefix: str, pod: str, container: str
     details = t.details()
     raced = reason_raced(t)
     if raced:
-        details["runtime_log"] = runtime_log(sc, t.container_id)
+        details["runtime_log"] = runtime_log(sc, t.container_id, pod)
     # a non-137 exit is judged on its reason too: it was not the documented kill at all
     expect_all(sc.expect, oom_run_values(case, prefix, index, t, kernel_read=kernel is not None, details=details))
     if raced:
@@ -150,7 +156,7 @@ def test_limit_exceeded_always(scenario: Scenario):
 
     expect_all(sc.expect, restart_gap_values("OM-1", sc.recorder.changes("Pod"), "oom", "app", 2))
 
-    kernel, note = read_kernel_log(sc)
+    kernel, note = read_kernel_log(sc, "oom")
     flakes: list[str] = []
     ended = terminated_runs(sc, "oom", "app")
     for i, (cid, term, reasons) in enumerate(ended, start=1):
@@ -193,7 +199,7 @@ def test_child_over_limit(scenario: Scenario):
     sc.wait(pods.pod_phase("oom-child", "Succeeded", "Failed"), WAIT_SLACK_S)
 
     cid, term, reasons = terminated_runs(sc, "oom-child", "app")[-1]
-    kernel, note = read_kernel_log(sc)
+    kernel, note = read_kernel_log(sc, "oom-child")
     t = termination(sc.pod("oom-child"), "app", cid, term, reasons, [c.obj for c in sc.recorder.changes("Event")], kernel, note)
     details = {"node_cgroup_version": sc.cgroup, **t.details()}
     log = sc.kube.logs(sc.namespace, "oom-child", "app")
@@ -223,7 +229,7 @@ def test_init_container_oom(scenario: Scenario):
     sc = scenario
     sc.apply("init-oom.yaml", name="init-oom", alloc_mi=ALLOC_MI, limit_mi=LIMIT_MI)
     sc.wait(pods.pod_phase("init-oom", "Failed", "Succeeded"), RUN_BUDGET_S + WAIT_SLACK_S)
-    kernel, note = read_kernel_log(sc)
+    kernel, note = read_kernel_log(sc, "init-oom")
     flakes: list[str] = []
     ended = sc.require(terminated_runs(sc, "init-oom", "init"), "the init container seen terminated")
     for i, (cid, term, reasons) in enumerate(ended, start=1):
@@ -281,13 +287,16 @@ def test_node_cgroup_limits(scenario: Scenario):
     limits.cpu 1, CFS quota/period ``100000 100000`` (µs)."""
     sc = scenario
     if sc.cgroup is None:
-        pytest.skip("the node's cgroup version is unknown (--kubeconfig cluster)")
+        pytest.skip("the node's cgroup version is unknown (--kubeconfig cluster without --node-agent, or workers of "
+                    "different versions: facts.json)")
     sc.note("cgroup", f"v{sc.cgroup}")
     sc.apply("qos-limits-only.yaml", name="node-view", cpu=NODE_VIEW_CPU, memory_mi=NODE_VIEW_MEMORY_MI)
-    view = inspect_container(sc.node_exec, _running_container_id(sc, "node-view"))
+    cid = _running_container_id(sc, "node-view")
+    node_exec = functools.partial(sc.node_exec, node=sc.node_of("node-view"))  # the pod's own node
+    view = inspect_container(node_exec, cid)
     details = {"node_cgroup_version": sc.cgroup, "pid": view.pid, "cgroups": {k: v for k, v in view.cgroups.items() if k in ("", "memory", "cpu")}}
-    sc.expect("OM-5", "memory_limit_bytes", memory_limit_bytes(sc.node_exec, view, sc.cgroup), details=details)
-    sc.expect("OM-5", "cpu_quota_period", cpu_quota_period(sc.node_exec, view, sc.cgroup), details=details)
+    sc.expect("OM-5", "memory_limit_bytes", memory_limit_bytes(node_exec, view, sc.cgroup), details=details)
+    sc.expect("OM-5", "cpu_quota_period", cpu_quota_period(node_exec, view, sc.cgroup), details=details)
 
 
 QOS_MANIFESTS = {
@@ -311,8 +320,10 @@ def test_oom_score_adj(scenario: Scenario, target: str):
     manifest, values = QOS_MANIFESTS[target]
     pod = f"score-{target.lower()}"
     sc.apply(manifest, name=pod, **values)
-    view = inspect_container(sc.node_exec, _running_container_id(sc, pod))
-    floor = oom_score_floor(sc.node_exec)
+    cid = _running_container_id(sc, pod)
+    node_exec = functools.partial(sc.node_exec, node=sc.node_of(pod))  # the pod's own node
+    view = inspect_container(node_exec, cid)
+    floor = oom_score_floor(node_exec)
     for name, value in (("restrict_oom_score_adj", floor.restricted), ("runtime_oom_score_adj", floor.runtime_oom_score_adj),
                         ("runtime_cap_sys_resource", floor.cap_sys_resource)):
         sc.note(f"environment.{name}", value)
@@ -322,7 +333,7 @@ def test_oom_score_adj(scenario: Scenario, target: str):
                      "container_oci_spec": view.spec_oom_score_adj}
 
     if target == "pause":
-        sandbox = inspect_sandbox(sc.node_exec, view.sandbox_id)
+        sandbox = inspect_sandbox(node_exec, view.sandbox_id)
         pid, expected = sandbox.pid, PAUSE_OOM_SCORE_ADJ
         details.update(pause_pid=sandbox.pid, pause_oci_spec=sandbox.spec_oom_score_adj)
         name = "oom_score_adj[pause]"
@@ -341,7 +352,7 @@ def test_oom_score_adj(scenario: Scenario, target: str):
             sc.expect("OM-5", f"oom_score_adj_requested[{target}]", view.requested_oom_score_adj, details=details)
             name = f"oom_score_adj[{target}]"
 
-    observed = oom_score_adj(sc.node_exec, pid)
+    observed = oom_score_adj(node_exec, pid)
     details.update(expected=expected, observed_in_kernel=observed)
     value = observed - expected if target == "Burstable" else observed
     sc.add_file(f"oom_score_adj {target}.txt",
@@ -378,7 +389,7 @@ def test_memory_backed_emptydir(scenario: Scenario):
     sc = scenario
     sc.apply("emptydir-memory.yaml", name="tmpfs", write_mi=EMPTYDIR_WRITE_MI, limit_mi=LIMIT_MI)
     sc.wait(pods.pod_phase("tmpfs", "Failed", "Succeeded"), RUN_BUDGET_S + WAIT_SLACK_S)
-    kernel, note = read_kernel_log(sc)
+    kernel, note = read_kernel_log(sc, "tmpfs")
     flakes: list[str] = []
     cid, term, reasons = sc.require(terminated_runs(sc, "tmpfs", "app"), "the container seen terminated")[-1]
     t = judge_oom_run(sc, "OM-6", "", "tmpfs", "app", 1, cid, term, reasons, kernel, note, flakes)

@@ -46,14 +46,14 @@ def resize_conditions(pod: dict | None) -> str:
     return ", ".join(found) or "none"
 
 
-def pod_cgroup_memory_limit(sc: Scenario, uid: str) -> int | None:
-    """The pod-level cgroup's memory limit in the kind node (``docker exec``): the directory whose name
+def pod_cgroup_memory_limit(sc: Scenario, uid: str, node: str | None) -> int | None:
+    """The pod-level cgroup's memory limit in the pod's ``node`` (``spec.nodeName``): the directory whose name
     holds ``pod<uid>`` (systemd driver: dashes as underscores) under the memory hierarchy (v1) or the
     unified one (v2: ``memory.max``); None when not found."""
     root, name = ("/sys/fs/cgroup", "memory.max") if sc.cgroup == 2 else ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
     found = sc.node_exec("sh", "-c", f"find {root} -maxdepth 5 -type d \\( -name '*pod{uid.replace('-', '_')}*' "
-                                     f"-o -name 'pod{uid}' \\) | head -1").strip()
+                                     f"-o -name 'pod{uid}' \\) | head -1", node=node).strip()
     if not found:
         return None
-    text = sc.node_exec("cat", f"{found}/{name}").strip()
+    text = sc.node_exec("cat", f"{found}/{name}", node=node).strip()
     return None if text == "max" else int(text)

@@ -342,7 +342,7 @@ def test_memory_resize_of_an_oom_looping_container(scenario: Scenario):
     sc.expect("RS-5", "running_after_resize", bool(ran),
               details={"state": pods.container_status(pod, "app").get("state"), "status_resources":
                        pods.container_status(pod, "app").get("resources")})
-    sc.expect("RS-5", "pod_cgroup_memory_limit_bytes", pod_cgroup_memory_limit(sc, pod["metadata"]["uid"]))
+    sc.expect("RS-5", "pod_cgroup_memory_limit_bytes", pod_cgroup_memory_limit(sc, pod["metadata"]["uid"], pod["spec"].get("nodeName")))
 
 
 # -- RS-6 ------------------------------------------------------------------------------------------
