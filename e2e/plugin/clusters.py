@@ -35,7 +35,7 @@ from ..cluster.kind import (
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
-from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess
+from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess, parse_node_selector
 from ..run.plan import Plan
 from .options import APPS, STAGED, _is_controller, _reports, run_id
 
@@ -265,12 +265,14 @@ def _cgroup_version(kind: Kind | None) -> int | None:
 def node_access(config: pytest.Config, kind: Kind | None, kube: Kube) -> NodeAccess | None:
     """How tests enter the nodes: ``docker exec`` on a kind cluster the suite made, the node
     agent on a ``--kubeconfig`` cluster with ``--node-agent`` (its image: ``--agent-image``, else
-    the workload busybox), else none."""
+    the workload busybox; only on the nodes of ``--node-selector``), else none."""
     if kind is not None:
         return DockerAccess()
     if not config.getoption("--node-agent"):
         return None
-    return AgentAccess(kube, run_id(), config.getoption("--agent-image") or workload_images()["busybox_image"])
+    selector = config.getoption("--node-selector")
+    return AgentAccess(kube, run_id(), config.getoption("--agent-image") or workload_images()["busybox_image"],
+                       selector=parse_node_selector(selector) if selector else None)
 
 
 def clusters_of(config: pytest.Config) -> "Clusters":
