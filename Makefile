@@ -167,12 +167,15 @@ lint: $(BIN)/.installed $(ACTIONLINT) ## ruff on the tree, mypy on e2e/, actionl
 
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
 # files (DRY_RUN=1: only list them). kind: the run's (REPORTS/profile.env), else the one on PATH,
-# else the pinned one make e2e installed (whatever REPORTS the run used)
+# else the pinned one make e2e installed (whatever REPORTS the run used). `make clean KUBECONFIG=PATH
+# [CONTEXT=NAME]` (on the command line only: an exported KUBECONFIG is never cleaned by surprise)
+# cleans that cluster instead: what dead runs left there (armed undos fire now, namespaces)
 clean: $(BIN)/.installed ## remove what dead runs left: clusters no process uses, namespaces, lock files (DRY_RUN=1: list)
 	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
 	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
 	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi; \
-	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run)
+	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run) \
+	  $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig '$(KUBECONFIG)' $(if $(CONTEXT),--context '$(CONTEXT)'))
 
 # the "foreign" cluster (issue 42 item 6; hack/foreign_cluster.py): plain `kind create cluster` from
 # hack/foreign-cluster.yaml (1 control plane + 2 workers in zones, eviction thresholds of its own, one

@@ -357,3 +357,55 @@ def disarm(access: NodeAccess, node: str, undo: ArmedUndo) -> float | None:
     state = run(access, node, undo.state_argv(), timeout=30).strip()
     run(access, node, undo.disarm_argv(), timeout=30)
     return None if state == "active" else undo.armed_at + undo.after_s
+
+
+# -- what a dead run left on a node (make clean KUBECONFIG=…, e2e.cli.clean) --------------------
+
+# the suite's units on a node: armed undos (undo_unit) and detached injects (detached_argv)
+LIST_UNITS = ("systemctl", "list-units", "--all", "--plain", "--no-legend", "--full", f"{PREFIX}-*")
+
+
+def units_on(access: NodeAccess, node: str) -> dict[str, str]:
+    """The suite's units loaded on ``node``: ``{unit: ActiveState}`` (``ple2e-undo-….timer``:
+    ``active`` while armed); :class:`NodeUnreachable` when the node cannot be entered."""
+    units = {}
+    for line in run(access, node, LIST_UNITS).splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[0].startswith(f"{PREFIX}-"):
+            units[fields[0]] = fields[2]
+    return units
+
+
+def sweep_units(access: NodeAccess, node: str) -> tuple[list[str], list[str]]:
+    """Remove what a dead run left armed on ``node``: ``(done, left)``, each a line per unit.
+
+    - an armed undo (``ple2e-undo-….timer`` active) **fires now**: its service is started (the
+      undo runs at once), then the timer is stopped. The run that armed it is dead, so nothing
+      else undoes the fault before the timer would fire (up to the fault's window + 30 s later),
+      and every undo is one that is fine to run on a node already well (``systemctl start …``,
+      ``mv`` the manifest back when it is parked);
+    - a pending inject (``ple2e-inject-….timer`` active) is stopped, never run;
+    - failed units are forgotten (``systemctl reset-failed``).
+
+    ``left``: what is still loaded after that (an undo's service still running is said, not
+    counted as left: it unloads itself when it ends). :class:`NodeUnreachable` when the node
+    cannot be entered."""
+    done = []
+    for unit, state in sorted(units_on(access, node).items()):
+        base, _, suffix = unit.rpartition(".")
+        if suffix != "timer" or state != "active":
+            continue
+        if base.startswith(f"{PREFIX}-undo-"):
+            run(access, node, ["systemctl", "start", f"{base}.service"], timeout=60)
+            done.append(f"{node}: {unit} fired now (armed by a dead run)")
+        else:
+            done.append(f"{node}: {unit} stopped (a pending inject of a dead run: never run)")
+        run(access, node, ["systemctl", "stop", unit], timeout=60)
+    run(access, node, ["sh", "-c", f"systemctl reset-failed '{PREFIX}-*' 2>/dev/null; true"], timeout=60)
+    left = []
+    for unit, state in sorted(units_on(access, node).items()):
+        if unit.endswith(".service") and state in ("active", "activating", "deactivating"):
+            done.append(f"{node}: {unit} is running (an undo; it unloads itself when it ends)")
+        else:
+            left.append(f"{node}: {unit} {state}")
+    return done, left
