@@ -428,3 +428,16 @@ def test_make_clean_cleans_a_cluster_only_when_kubeconfig_is_given_on_the_comman
 
     assert "--kubeconfig '/k/c' --context 'ctx'" in recipe("KUBECONFIG=/k/c", "CONTEXT=ctx")
     assert "--kubeconfig" not in recipe(env={"KUBECONFIG": "/k/c"})  # an exported one: never by surprise
+
+
+def test_clean_cluster_removes_the_dead_runs_lock_files_without_kind(state, monkeypatch, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: run == "live")
+    monkeypatch.setattr(clean, "kind_clusters", lambda: pytest.fail("a --kubeconfig clean looks at no kind cluster"))
+    (state / "runs").mkdir()
+    for name in ("runs/dead.lock", "runs/live.lock", "dead.node.lock", "dead.node.turn", "live.node.lock",
+                 "ple2e-x.node.lock"):
+        (state / name).touch()
+    kube, _ = _foreign(FakeNodes({}), [], {})
+    assert clean.clean_cluster(kube) == 0
+    assert sorted(str(p.relative_to(state)) for p in state.rglob("*") if p.is_file()) == \
+        ["live.node.lock", "ple2e-x.node.lock", "runs/live.lock"]  # a kind cluster's: plain make clean's

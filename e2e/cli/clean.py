@@ -27,7 +27,8 @@ cluster itself, only what dead runs left there:
   swept; its Ready condition is said. A node still out of reach keeps its agent namespace (the
   next clean tries again) and counts as a failure.
 - **Namespaces** labelled with the run id of a run that is no longer alive (its agent namespace
-  too, once its nodes are swept).
+  too, once its nodes are swept); then the dead runs' lock files in ``STATE_DIR`` (no kind
+  cluster is looked at: this needs no Docker).
 
 Prints what it removes (``--dry-run``: the same list, removing nothing); exit code 0, or 1 when
 something could not be removed.
@@ -129,14 +130,7 @@ def clean(dry_run: bool = False) -> int:
         if not dry_run:
             _remove(path)
     if state_dir.is_dir():
-        runs = state_dir / "runs"
-        run_locks = sorted(runs.glob("*.lock")) if runs.is_dir() else []
-        alive = [path for path in run_locks if run_alive(path.name[: -len(".lock")])]
-        for path in run_locks:
-            if path not in alive:
-                _say(dry_run, f"lock of dead run {path}")
-                if not dry_run:
-                    _remove(path)
+        alive = _remove_run_locks(dry_run)
         # the creation marker and slots (e2e.cluster.kind.creating) are shared by every run: they
         # go when nobody holds them and no run is alive (an older checkout's run, which does not
         # lock a removed file again, may share the state directory)
@@ -158,6 +152,32 @@ def clean(dry_run: bool = False) -> int:
                     path.unlink(missing_ok=True)
     failures += _clean_egress(dry_run)
     return failures
+
+
+def _remove_run_locks(dry_run: bool) -> list:
+    """Remove the liveness locks of dead runs (``runs/<run id>.lock`` in the state directory);
+    returns those of live runs."""
+    runs = cluster.STATE_DIR / "runs"
+    run_locks = sorted(runs.glob("*.lock")) if runs.is_dir() else []
+    alive = [path for path in run_locks if run_alive(path.name[: -len(".lock")])]
+    for path in run_locks:
+        if path not in alive:
+            _say(dry_run, f"lock of dead run {path}")
+            if not dry_run:
+                _remove(path)
+    return alive
+
+
+def _remove_node_locks(dry_run: bool) -> None:
+    """Remove the node locks and turnstiles of dead ``--kubeconfig`` runs (``<run id>.node.lock``,
+    ``.node.turn`` in the state directory)."""
+    for suffix in NODE_LOCKS:
+        for path in sorted(cluster.STATE_DIR.glob(f"*{suffix}")):
+            of = path.name[: -len(suffix)]
+            if not of.startswith(CLUSTER_PREFIX) and not run_alive(of):
+                _say(dry_run, f"node lock of dead run {path}")
+                if not dry_run:
+                    _remove(path)
 
 
 def _clean_egress(dry_run: bool) -> int:
@@ -243,7 +263,10 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
                       "(its agent pods enter the node; `make clean KUBECONFIG=…` again later)", file=sys.stderr)
             else:
                 failures += swept
-    return failures + _delete_dead_namespaces(kube, name, dry_run, frozenset(keep))
+    failures += _delete_dead_namespaces(kube, name, dry_run, frozenset(keep))
+    _remove_node_locks(dry_run)
+    _remove_run_locks(dry_run)  # after the namespaces: a run is alive or dead for both alike
+    return failures
 
 
 def _sweep_node(kube: Kube, access: AgentAccess, node: str, wait_s: float, poll_s: float,
