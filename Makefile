@@ -132,8 +132,12 @@ smoke: ## the fast API-level cases (smoke marker)
 # --kubeconfig clusters, with and without xdist (hack/interrupt_check.py; 20: every variant twice):
 # nothing leaks, reports are written and agree (after make e2e)
 INTERRUPTS ?= 20
-interrupt-check: $(BIN)/.installed ## INTERRUPTS smoke runs stopped by Ctrl-C or SIGTERM, and what they left (after make e2e)
-	set -a; . $(REPORTS)/profile.env; set +a; $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) --out $(REPORTS)/interrupts.md
+# KUBECONFIG=PATH (on the command line): the runs on that cluster with --node-agent, a clean end and
+# SIGKILL + make clean KUBECONFIG=… too, and what they left on its workers (INTERRUPT_ARGS: e.g.
+# --select "-m smoke" --agent-args "--node-selector …"; NO_DOCKER=1 forbids Docker to the check and its runs)
+interrupt-check: $(BIN)/.installed ## INTERRUPTS smoke runs stopped by Ctrl-C or SIGTERM, and what they left (after make e2e; KUBECONFIG=: on that cluster)
+	set -a; . $(REPORTS)/profile.env; set +a; $(NO_DOCKER_WRAP) $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) \
+	  --out $(REPORTS)/interrupts.md $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig '$(KUBECONFIG)') $(INTERRUPT_ARGS)
 
 # compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes);
 # e2e.cli.compare needs only the standard library: no venv is built or rebuilt for it

@@ -514,3 +514,51 @@ def test_the_clusters_are_named_by_the_suites_own_code_one_pair_per_state_direct
     two = ic.prepare(tmp_path / "b", NoClusters("kind"), random.Random(0)).names
     assert all(n.startswith("ple2e-") for n in [*one.values(), *two.values()])
     assert len({*one.values(), *two.values()}) == 4
+
+
+# -- --kubeconfig: a cluster the suite did not make (issue 42 item 5) -------------------------------
+
+def test_the_foreign_variants_cover_every_ending_issue_42_names():
+    """A clean end, Ctrl-C once and twice, SIGTERM, SIGKILL followed by make clean KUBECONFIG=…."""
+    vs = ic.FOREIGN_VARIANTS
+    assert {v.cluster for v in vs} == {ic.FOREIGN}
+    assert {v.signals for v in vs} == {(), ("SIGINT",), ("SIGINT", "SIGINT"), ("SIGTERM",), ("SIGKILL",)}
+    assert [v.moment for v in vs if not v.signals] == [ic.END]
+    assert "then make clean KUBECONFIG=…" in next(v.label for v in vs if v.signals == ("SIGKILL",))
+    assert "no signal: a clean end" in vs[0].label
+
+
+def test_a_foreign_run_uses_the_kubeconfig_the_node_agent_and_its_selection(tmp_path):
+    check = ic.Check(FakeHost(), tmp_path, {"E2E_STATE_DIR": str(tmp_path / "state")}, {}, {}, random.Random(0),
+                     kubeconfig=tmp_path / "k", select=("-k", "qos"), agent_args=("--node-selector", "zone=a"))
+    cmd = ic.command(ic.FOREIGN_VARIANTS[2], check, tmp_path / "R")
+    assert cmd[1:6] == ["-m", "pytest", str(ROOT / "scenarios"), "-k", "qos"] and "smoke" not in cmd
+    assert cmd[-5:] == ["--kubeconfig", str(tmp_path / "k"), "--node-agent", "--node-selector", "zone=a"]
+    assert cmd[cmd.index("-n") + 1] == "2"
+
+
+@pytest.mark.parametrize("kw, problem", [
+    ({"exit": "-9 (SIGKILL)", "clean": "exit 0 (3 s; 1 armed undo(s) fired)"}, None),
+    ({"exit": 2, "clean": "exit 0 (3 s; 0 armed undo(s) fired)"}, "exit 2, expected -9"),
+    ({"exit": "-9 (SIGKILL)", "clean": "exit 1 (630 s; 0 armed undo(s) fired)"},
+     "make clean KUBECONFIG=…: exit 1 (630 s; 0 armed undo(s) fired)"),
+    ({"exit": "-9 (SIGKILL)", "clean": "exit 0 (1 s)", "on_nodes": ["w1: ple2e-undo-kubelet-stop-1.timer active"]},
+     "left on the nodes: w1: ple2e-undo-kubelet-stop-1.timer active"),
+])
+def test_a_foreign_rows_verdict(kw, problem):
+    r = row(variant=ic.FOREIGN_VARIANTS[4], **kw)
+    assert r.problems() == ([problem] if problem else [])
+
+
+def test_the_foreign_table_shows_the_clean_and_what_is_left_on_the_workers():
+    vs = ic.FOREIGN_VARIANTS
+    rows = [row(run=1, variant=vs[0], signalled=False, exit=0, moment="no signal: ended after 30.0 s"),
+            row(run=2, variant=vs[4], exit="-9 (SIGKILL)", clean="exit 0 (2 s; 1 armed undo(s) fired)",
+                reports="ok: not judged (SIGKILL: the run had no finish)", exit_after_s=0.1),
+            row(run=3, variant=vs[1], on_nodes=["w1: 2 iptables rules pod-lifecycle-e2e-partition"])]
+    text, ok = ic.report(rows, 2, vs[:2] + vs[4:])
+    lines = text.splitlines()
+    assert lines[0] == ic.table_line(list(ic.FOREIGN_COLUMNS))
+    assert "| exit 0 (2 s; 1 armed undo(s) fired) | none | none |" in lines[3]
+    assert "left on the nodes: w1: 2 iptables rules pod-lifecycle-e2e-partition" in lines[4]
+    assert "; 1 units/rules on the workers" in text and not ok
