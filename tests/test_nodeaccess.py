@@ -421,3 +421,42 @@ def test_a_bad_node_selector_is_a_usage_error(pytester, args, said):
     result = pytester.runpytest("--collect-only", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--node-selector*{said}*"])
+
+
+# -- a broken node stays with the user's cluster -------------------------------------------------
+
+def test_a_node_left_notready_on_a_kubeconfig_cluster_says_its_state_and_the_next_step(monkeypatch):
+    monkeypatch.setattr(core, "health", lambda kube, since=None: (["/readyz 'ok'"], ["node w1 Ready=Unknown"]))
+    site = AgentSite({"ActiveState": "active"})  # kind None: a --kubeconfig cluster
+    ready = SimpleNamespace(type="Ready", status="Unknown", reason="NodeStatusUnknown",
+                            last_transition_time="2026-12-06T14:30:00Z", message="Kubelet stopped posting node status.")
+    site.kube.core.read_node = lambda name, _request_timeout=None: SimpleNamespace(status=SimpleNamespace(conditions=[ready]))
+    with pytest.raises(core.ClusterBroken) as broken:
+        with kubelet_stopped(site, "w1", recovery_timeout_s=0.05, window_s=60):
+            pass
+    (said,) = site.broken
+    assert said in str(broken.value)
+    assert ("Node w1: Ready=Unknown (NodeStatusUnknown) since 2026-12-06T14:30:00Z: Kubelet stopped posting node status.; "
+            "its armed undo ple2e-undo-kubelet-stop-") in said
+    assert "The suite never deletes or replaces a cluster it did not make: the run stops here" in said
+    assert "Next: `kubectl describe node w1`" in said and "make clean KUBECONFIG=…" in said
+    site.kind = SimpleNamespace(control_plane="c")  # a kind cluster of the run: replaced, nothing of this said
+    site.broken.clear()
+    with pytest.raises(core.ClusterBroken):
+        with kubelet_stopped(site, "w1", recovery_timeout_s=0.05, window_s=60):
+            pass
+    assert "never deletes" not in site.broken[0]
+
+
+def test_a_broken_kubeconfig_cluster_stops_the_run_a_kind_one_is_replaced(monkeypatch):
+    from e2e.plugin import fixtures
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-1")
+
+    replaced = []
+    clusters = SimpleNamespace(replace_broken=lambda *a: replaced.append(a[:3]))
+    request = SimpleNamespace(config=SimpleNamespace(getoption=lambda name: "/r"), session=SimpleNamespace(shouldstop=False))
+    fixtures._broken(request, clusters, SimpleNamespace(profile="default", replica=0, kind=SimpleNamespace()), "x")
+    assert request.session.shouldstop is False and replaced == [("default", 0, "x")]
+    fixtures._broken(request, clusters, SimpleNamespace(profile="default", replica=0, kind=None), "node w1 …")
+    assert request.session.shouldstop == "pod-lifecycle-e2e: node w1 …"
