@@ -435,9 +435,9 @@ def test_clean_cluster_removes_the_dead_runs_lock_files_without_kind(state, monk
     monkeypatch.setattr(clean, "kind_clusters", lambda: pytest.fail("a --kubeconfig clean looks at no kind cluster"))
     (state / "runs").mkdir()
     for name in ("runs/dead.lock", "runs/live.lock", "dead.node.lock", "dead.node.turn", "live.node.lock",
-                 "ple2e-x.node.lock"):
+                 "ple2e-x.node.lock", "runs/dead.left.json", "runs/dead.phase1.json", "runs/live.used.json"):
         (state / name).touch()
     kube, _ = _foreign(FakeNodes({}), [], {})
     assert clean.clean_cluster(kube) == 0
     assert sorted(str(p.relative_to(state)) for p in state.rglob("*") if p.is_file()) == \
-        ["live.node.lock", "ple2e-x.node.lock", "runs/live.lock"]  # a kind cluster's: plain make clean's
+        ["live.node.lock", "ple2e-x.node.lock", "runs/live.lock", "runs/live.used.json"]  # a kind cluster's: plain make clean's

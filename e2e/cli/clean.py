@@ -155,8 +155,8 @@ def clean(dry_run: bool = False) -> int:
 
 
 def _remove_run_locks(dry_run: bool) -> list:
-    """Remove the liveness locks of dead runs (``runs/<run id>.lock`` in the state directory);
-    returns those of live runs."""
+    """Remove the liveness locks of dead runs (``runs/<run id>.lock`` in the state directory) and
+    their records there; returns the locks of live runs."""
     runs = cluster.STATE_DIR / "runs"
     run_locks = sorted(runs.glob("*.lock")) if runs.is_dir() else []
     alive = [path for path in run_locks if run_alive(path.name[: -len(".lock")])]
@@ -165,6 +165,13 @@ def _remove_run_locks(dry_run: bool) -> list:
             _say(dry_run, f"lock of dead run {path}")
             if not dry_run:
                 _remove(path)
+    # a killed run's own records beside its lock (e2e.plugin.clusters: <run id>.left.json,
+    # .used.json, .phase1.json)
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        if not run_alive(path.name.partition(".")[0]):
+            _say(dry_run, f"record of dead run {path}")
+            if not dry_run:
+                path.unlink(missing_ok=True)
     return alive
 
 
