@@ -6,6 +6,7 @@ namespaces and files on a timetable, and leak them when told to."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import signal
 import subprocess
@@ -562,3 +563,34 @@ def test_the_foreign_table_shows_the_clean_and_what_is_left_on_the_workers():
     assert "| exit 0 (2 s; 1 armed undo(s) fired) | none | none |" in lines[3]
     assert "left on the nodes: w1: 2 iptables rules pod-lifecycle-e2e-partition" in lines[4]
     assert "; 1 units/rules on the workers" in text and not ok
+
+
+def test_a_foreign_check_runs_every_ending_and_cleans_after_sigkill(clock, tmp_path, monkeypatch):
+    host = FakeHost(clock=clock)
+    kubeconfig = tmp_path / "foreign.kubeconfig"
+    kubeconfig.write_text(f"kubeconfig of {KEPT}")  # the fake runs' namespaces are the "kept" cluster's
+    check = ic.Check(host, tmp_path, {**os.environ, "E2E_STATE_DIR": str(tmp_path / "state")}, {}, {},
+                     random.Random(1), kubeconfig=kubeconfig)
+    cleaned, looked = [], []
+
+    def clean_after_kill(check, i):  # as make clean KUBECONFIG=… does: the dead run's namespace and files go
+        run = host.runs[-1]
+        cleaned.append(run.run_id)
+        host.ns[(KEPT, run.run_id)] = [(name, "Terminating") for name, _ in host.ns.get((KEPT, run.run_id), [])]
+        for path in (check.state / "runs").glob(f"{run.run_id}.*"):
+            path.unlink()
+        return "exit 0 (2 s; 1 armed undo(s) fired)"
+
+    monkeypatch.setattr(ic, "clean_after_kill", clean_after_kill)
+    monkeypatch.setattr(ic, "on_workers", lambda check, i: looked.append(i) or [])
+    rows = ic.run_all(check, 5, ic.FOREIGN_VARIANTS, lambda line: None)
+    assert [r.variant.id for r in rows] == ["f1", "f2", "f3", "f4", "f5"]
+    assert [r.problems() for r in rows] == [[]] * 5, [r.verdict() for r in rows]
+    by = {r.variant.id: r for r in rows}
+    assert by["f1"].moment.startswith("no signal: ended after") and by["f1"].exit == 0 and not by["f1"].signalled
+    assert sent_to(host, by["f5"]) == [("SIGKILL", True)] and by["f5"].exit == "-9 (SIGKILL)"
+    assert cleaned == [by["f5"].run_id] and by["f5"].clean.startswith("exit 0")
+    assert by["f5"].reports == "ok: not judged (SIGKILL: the run had no finish)"
+    assert looked == [1, 2, 3, 4, 5] and host.deleted == []  # no kind cluster touched
+    text, ok = ic.report(rows, 5, ic.FOREIGN_VARIANTS)
+    assert ok, text
