@@ -132,8 +132,12 @@ smoke: ## the fast API-level cases (smoke marker)
 # --kubeconfig clusters, with and without xdist (hack/interrupt_check.py; 20: every variant twice):
 # nothing leaks, reports are written and agree (after make e2e)
 INTERRUPTS ?= 20
-interrupt-check: $(BIN)/.installed ## INTERRUPTS smoke runs stopped by Ctrl-C or SIGTERM, and what they left (after make e2e)
-	set -a; . $(REPORTS)/profile.env; set +a; $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) --out $(REPORTS)/interrupts.md
+# KUBECONFIG=PATH (on the command line): the runs on that cluster with --node-agent, a clean end and
+# SIGKILL + make clean KUBECONFIG=… too, and what they left on its workers (INTERRUPT_ARGS: e.g.
+# --select "-m smoke" --agent-args "--node-selector …"; NO_DOCKER=1 forbids Docker to the check and its runs)
+interrupt-check: $(BIN)/.installed ## INTERRUPTS smoke runs stopped by Ctrl-C or SIGTERM, and what they left (after make e2e; KUBECONFIG=: on that cluster)
+	set -a; . $(REPORTS)/profile.env; set +a; $(NO_DOCKER_WRAP) $(BIN)/python hack/interrupt_check.py --runs $(INTERRUPTS) \
+	  --out $(REPORTS)/interrupts.md $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig '$(KUBECONFIG)') $(INTERRUPT_ARGS)
 
 # compare two runs' reports: make compare A=reports-1.34 B=reports (exit 1 on unexplained changes);
 # e2e.cli.compare needs only the standard library: no venv is built or rebuilt for it
@@ -167,12 +171,15 @@ lint: $(BIN)/.installed $(ACTIONLINT) ## ruff on the tree, mypy on e2e/, actionl
 
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
 # files (DRY_RUN=1: only list them). kind: the run's (REPORTS/profile.env), else the one on PATH,
-# else the pinned one make e2e installed (whatever REPORTS the run used)
+# else the pinned one make e2e installed (whatever REPORTS the run used). `make clean KUBECONFIG=PATH
+# [CONTEXT=NAME]` (on the command line only: an exported KUBECONFIG is never cleaned by surprise)
+# cleans that cluster instead: what dead runs left there (armed undos fire now, namespaces)
 clean: $(BIN)/.installed ## remove what dead runs left: clusters no process uses, namespaces, lock files (DRY_RUN=1: list)
 	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
 	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
 	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi; \
-	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run)
+	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run) \
+	  $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig '$(KUBECONFIG)' $(if $(CONTEXT),--context '$(CONTEXT)'))
 
 # the "foreign" cluster (issue 42 item 6; hack/foreign_cluster.py): plain `kind create cluster` from
 # hack/foreign-cluster.yaml (1 control plane + 2 workers in zones, eviction thresholds of its own, one

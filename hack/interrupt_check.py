@@ -38,6 +38,17 @@ runs in all. After each run, from outside the suite:
   errors, skipped; an interrupted test is a testcase that pytest counts in no outcome), no staged
   ``.incoming-<run id>/`` left; or, for a run that says no test ran, neither file.
 
+**On a cluster the suite did not make** (``--kubeconfig PATH``: ``make interrupt-check KUBECONFIG=PATH``)
+the runs use that cluster with ``--node-agent`` (``--select`` picks their tests, default ``-m smoke``;
+``--agent-args`` adds e.g. ``--node-selector``), cycling through :data:`FOREIGN_VARIANTS`: a clean
+end, Ctrl-C once and twice, SIGTERM, and SIGKILL followed by ``python -m e2e.cli.clean --kubeconfig
+PATH`` (``make clean KUBECONFIG=PATH``). No kind cluster is made or looked at (no Docker). Besides
+the namespaces, state files and reports above, each row checks every worker the node agent may
+enter, through the check's own agent (made for the look, deleted after it): no ``ple2e-*`` unit
+(an armed undo or pending inject; a failed one) and no iptables rule of the suite's partition
+(:data:`e2e.faults.node.PARTITION_COMMENT`). After SIGKILL the reports are not judged (the run
+had no finish) and the clean's exit must be 0.
+
 The check runs in a state directory of its own (a temporary one): its clusters' names hash it (the
 node guard files they mount live there), so it never meets another run's cluster, and it deletes
 only clusters of those names. Its work directory keeps every run's log and reports.
@@ -46,6 +57,7 @@ Usage (after ``make e2e`` wrote ``reports/profile.env``; Docker and kind as for 
 
     set -a; . reports/profile.env; set +a
     .venv/bin/python hack/interrupt_check.py --runs 20 [--seed 1] [--out reports/interrupts.md]
+    .venv/bin/python hack/interrupt_check.py --kubeconfig PATH --runs 10 [--select "-m smoke"]
 
 Exit 0 when no run leaked or disagreed and every variant was stopped at its moment as often as
 planned, 1 otherwise, 2 when the check could not start (no node image, the kept cluster could not
@@ -58,6 +70,7 @@ import argparse
 import os
 import random
 import re
+import shlex
 import signal
 import statistics
 import subprocess
@@ -73,13 +86,16 @@ from typing import Callable
 import yaml
 
 from e2e.cluster.egress import HOST_LOCK_DIR
+from e2e.cluster.images import workload_images
 from e2e.cluster.kube import RUN_LABEL, Kube
+from e2e.cluster.nodeaccess import AgentAccess, NodeUnreachable, parse_node_selector, run as node_run, units_on
+from e2e.faults.node import PARTITION_COMMENT
 
 ROOT = Path(__file__).resolve().parent.parent
 
-OWNED, KEPT, KUBECONFIG = "owned", "kept", "kubeconfig"
+OWNED, KEPT, KUBECONFIG, FOREIGN = "owned", "kept", "kubeconfig", "foreign"
 GROUP, PYTEST = "group", "pytest"  # whom a signal goes to: the run's process group, or pytest alone
-RANDOM, KIND_CREATE, NAMESPACE, FINISH = "random", "kind-create", "namespace", "finish"
+RANDOM, KIND_CREATE, NAMESPACE, FINISH, END = "random", "kind-create", "namespace", "finish", "end"
 
 
 @dataclass(frozen=True)
@@ -102,7 +118,10 @@ class Variant:
         to = "to its process group" if self.target == GROUP else "to pytest only"
         when = {RANDOM: "at a random moment", KIND_CREATE: "during kind create", NAMESPACE: "as its namespace appears",
                 FINISH: "in the run's finish"}
-        return f"{self.id} {self.cluster} · -n {self.workers} · {' + '.join(self.signals)} {to} {when[self.moment]}"
+        if self.moment == END:
+            return f"{self.id} {self.cluster} · -n {self.workers} · no signal: a clean end"
+        then = ", then make clean KUBECONFIG=…" if "SIGKILL" in self.signals else ""
+        return f"{self.id} {self.cluster} · -n {self.workers} · {' + '.join(self.signals)} {to} {when[self.moment]}{then}"
 
 
 # Smoke runs on a free 2-core host: an owned cluster Ready with images loaded in ~60 s, the six
@@ -119,6 +138,15 @@ VARIANTS = (
     Variant("v8", KUBECONFIG, 0, ("SIGINT", "SIGINT"), GROUP, RANDOM, (0, 55)),
     Variant("v9", KUBECONFIG, 2, ("SIGTERM",), PYTEST, RANDOM, (0, 28)),
     Variant("v10", KUBECONFIG, 0, ("SIGINT",), GROUP, NAMESPACE),
+)
+
+# --kubeconfig PATH: a cluster the suite did not make, its runs with --node-agent (module doc)
+FOREIGN_VARIANTS = (
+    Variant("f1", FOREIGN, 0, (), GROUP, END),
+    Variant("f2", FOREIGN, 0, ("SIGINT",), GROUP, RANDOM, (0, 40)),
+    Variant("f3", FOREIGN, 2, ("SIGINT", "SIGINT"), GROUP, RANDOM, (0, 30)),
+    Variant("f4", FOREIGN, 0, ("SIGTERM",), PYTEST, RANDOM, (0, 40)),
+    Variant("f5", FOREIGN, 0, ("SIGKILL",), GROUP, RANDOM, (0, 40)),
 )
 
 POLL_S = 0.2  # how often the moment's condition and the run are looked at
@@ -268,6 +296,9 @@ class Row:
     stays: list[str] = field(default_factory=list)  # made by the run, allowed to stay (STAYS)
     host_left: list[str] = field(default_factory=list)  # in the host's lock directory, not its HOST_LOCKS
     reports: str = ""
+    # FOREIGN: what is left on the nodes (<node>: <unit> <state>, iptables rules) and the clean after SIGKILL
+    on_nodes: list[str] = field(default_factory=list)
+    clean: str = ""
 
     def expected_exit(self) -> tuple[int, ...]:
         """2 after a signal, the tests' outcome (0 or 1) without one; after the last test was reported
@@ -277,6 +308,8 @@ class Row:
         — a first one after the last test, or a second one after an interrupted run's cleanup."""
         if not self.signalled:
             return (0, 1)
+        if self.variant.signals == ("SIGKILL",):
+            return (-signal.SIGKILL,)
         died = tuple(-getattr(signal, name) for name in dict.fromkeys(self.variant.signals)) if self.ended_before_death else ()
         if self.after_last_test:
             return (0, 1, INTERRUPTED, *died)
@@ -297,6 +330,10 @@ class Row:
             out.append(f"state files left {', '.join(self.state_left)}")
         if self.host_left:
             out.append(f"files left in the host's lock directory {', '.join(self.host_left)}")
+        if self.on_nodes:
+            out.append(f"left on the nodes: {', '.join(self.on_nodes)}")
+        if self.clean and not self.clean.startswith("exit 0"):
+            out.append(f"make clean KUBECONFIG=…: {self.clean}")
         if not self.reports.startswith("ok"):
             out.append(self.reports)
         return out
@@ -315,9 +352,22 @@ class Row:
                 + (f" (stays: {', '.join(self.stays)})" if self.stays else ""),
                 self.reports, self.verdict()]
 
+    def foreign_cells(self) -> list[str]:
+        """The row of a ``--kubeconfig`` check (:data:`FOREIGN_COLUMNS`)."""
+        return [str(self.run), self.variant.label, self.moment or "-", str(self.exit),
+                "-" if self.exit_after_s is None else f"{self.exit_after_s:.1f}", self.clean or "-",
+                (", ".join(self.namespaces) or "none") + (f" ({self.deleting} Terminating)" if self.deleting else ""),
+                ", ".join(self.on_nodes) or "none",
+                (", ".join(self.state_left + self.host_left) or "none")
+                + (f" (stays: {', '.join(self.stays)})" if self.stays else ""),
+                self.reports, self.verdict()]
+
 
 COLUMNS = ("run", "variant", "signals and moment", "exit", "exit after (s)", "leaked clusters/containers",
            "leaked namespaces", "state files left", "reports: junit.xml vs summary.md", "verdict")
+FOREIGN_COLUMNS = ("run", "variant", "signals and moment", "exit", "exit after (s)", "make clean KUBECONFIG=…",
+                   "leaked namespaces (agent ones too)", "ple2e units / partition rules left on the workers",
+                   "state files left", "reports: junit.xml vs summary.md", "verdict")
 
 
 def table_line(cells: list[str]) -> str:
@@ -328,7 +378,10 @@ def report(rows: list[Row], runs: int, variants: tuple[Variant, ...] = VARIANTS,
            host_lock_dir: Path | None = None) -> tuple[str, bool]:
     """The table of ``rows`` and its summary; whether the check passed (no row with a problem,
     every variant stopped at its moment as often as planned)."""
-    lines = [table_line(list(COLUMNS)), "|" + "---|" * len(COLUMNS)] + [table_line(r.cells()) for r in rows]
+    foreign = any(v.cluster == FOREIGN for v in variants)
+    columns = FOREIGN_COLUMNS if foreign else COLUMNS
+    lines = [table_line(list(columns)), "|" + "---|" * len(columns)] + \
+        [table_line(r.foreign_cells() if foreign else r.cells()) for r in rows]
     want, got = planned(runs, variants), Counter(r.variant.id for r in rows if r.hit)
     bad = [r for r in rows if r.problems()]
     short = [v for v in variants if got[v.id] < want[v.id]]
@@ -339,7 +392,8 @@ def report(rows: list[Row], runs: int, variants: tuple[Variant, ...] = VARIANTS,
               "leaked: " + f"{sum(len(r.clusters) for r in rows)} clusters/containers, {sum(r.kept_lost for r in rows)} kept "
               f"clusters lost, {sum(len(r.namespaces) for r in rows)} namespaces, {sum(len(r.state_left) + len(r.host_left) for r in rows)} "
               f"files (lock files included; {sum(len(r.stays) for r in rows)} that stay by design, below); "
-              f"{sum(not r.reports.startswith('ok') for r in rows)} runs without agreeing reports",
+              f"{sum(not r.reports.startswith('ok') for r in rows)} runs without agreeing reports"
+              + (f"; {sum(len(r.on_nodes) for r in rows)} units/rules on the workers" if foreign else ""),
               "exit codes: " + ", ".join(f"{code} ×{n}" for code, n in sorted(codes.items()))
               + (f"; exit after the first signal: median {statistics.median(after):.1f} s, max {max(after):.1f} s" if after else ""),
               "", "| variant | stopped at its moment | planned | with a problem |", "|---|---|---|---|"]
@@ -441,6 +495,11 @@ class Check:
     kept_setups: int = 0
     # the host's lock files (HOST_LOCKS), outside the state directory
     host_lock_dir: Path = field(default_factory=lambda: HOST_LOCK_DIR)
+    # FOREIGN (--kubeconfig): the cluster, the runs' selection and extra options, the agent's image
+    kubeconfig: Path | None = None
+    select: tuple[str, ...] = ("-m", "smoke")
+    agent_args: tuple[str, ...] = ()
+    agent_image: str = ""
 
     @property
     def state(self) -> Path:
@@ -504,6 +563,10 @@ def command(variant: Variant, check: Check, reports: Path) -> list[str]:
            "-n", str(variant.workers), "--reports-dir", str(reports)]
     if variant.cluster == KUBECONFIG:
         return cmd + ["--kubeconfig", str(check.kept_kubeconfig)]
+    if variant.cluster == FOREIGN:
+        i = cmd.index("smoke") - 1  # the selection "-m smoke", replaced
+        return [*cmd[:i], *check.select, *cmd[i + 2:], "--kubeconfig", str(check.kubeconfig), "--node-agent",
+                *check.agent_args]
     return cmd + ["--kind-config", str(check.configs[variant.cluster])] + (["--keep-cluster"] if variant.cluster == KEPT else [])
 
 
@@ -595,11 +658,16 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
     run_id = f"interrupt-check-{check.stamp}-{i:03d}"
     reports, log = check.work / f"run-{i:03d}", check.work / f"run-{i:03d}.log"
     row = Row(i, variant, run_id, str(log))
-    kept_before = check.names[KEPT] in check.host.clusters()
+    kept_before = variant.cluster != FOREIGN and check.names[KEPT] in check.host.clusters()
     before = Before(files(check.state), files(check.host_lock_dir))
     started = time.monotonic()
     proc = check.host.start(command(variant, check, reports), {**check.env, "E2E_RUN_ID": run_id}, log)
     try:
+        if variant.moment == END:  # a clean end: nothing sent
+            code = proc.wait(timeout=EXIT_TIMEOUT_S + KEPT_SETUP_TIMEOUT_S)
+            row.hit, row.moment, row.exit = True, f"no signal: ended after {time.monotonic() - started:.1f} s", code
+            look_after(check, row, reports, log, kept_before, before)
+            return row
         moment = wait_for_moment(check, variant, proc, run_id, log)
         first_at = time.monotonic()
         group = variant.target == GROUP
@@ -629,8 +697,45 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
     row.exit = code if code >= 0 else f"{code} ({signal.Signals(-code).name})"
     if row.signalled:
         row.exit_after_s = round(time.monotonic() - first_at, 1)
+    if variant.cluster == FOREIGN and "SIGKILL" in variant.signals and row.signalled:
+        row.clean = clean_after_kill(check, i)
     look_after(check, row, reports, log, kept_before, before)
     return row
+
+
+def clean_after_kill(check: Check, i: int) -> str:
+    """``python -m e2e.cli.clean --kubeconfig`` (``make clean KUBECONFIG=…``) after run ``i`` was
+    killed: ``exit <code> (<s> s)``, its output in ``clean-<i>.log``."""
+    log = check.work / f"clean-{i:03d}.log"
+    started = time.monotonic()
+    with open(log, "w") as out:
+        code = subprocess.run([sys.executable, "-m", "e2e.cli.clean", "--kubeconfig", str(check.kubeconfig)], cwd=ROOT,
+                              env=check.env, stdout=out, stderr=subprocess.STDOUT).returncode
+    fired = sum("fired now" in line for line in log.read_text().splitlines())
+    return f"exit {code} ({time.monotonic() - started:.0f} s; {fired} armed undo(s) fired)"
+
+
+def on_workers(check: Check, i: int) -> list[str]:
+    """What the suite left on the workers the node agent may enter (module doc), seen through the
+    check's own agent (namespace ``ple2e-agent-interrupt-check-…-look-<i>``, deleted after the look):
+    ``<node>: <unit> <state>`` and ``<node>: <n> iptables rules <comment>``."""
+    kube = Kube(str(check.kubeconfig))
+    selector = next((check.agent_args[k + 1] for k, a in enumerate(check.agent_args[:-1]) if a == "--node-selector"), None)
+    agent = AgentAccess(kube, f"interrupt-check-{check.stamp}-look-{i}", check.agent_image,
+                        selector=parse_node_selector(selector) if selector else None)
+    left = []
+    try:
+        for node in agent.workers():
+            try:
+                left += [f"{node}: {unit} {state}" for unit, state in units_on(agent, node).items()]
+                rules = node_run(agent, node, ["sh", "-c", f"iptables-save | grep -c -- '{PARTITION_COMMENT}'; true"])
+                if rules.strip() not in ("", "0"):
+                    left.append(f"{node}: {rules.strip()} iptables rules {PARTITION_COMMENT}")
+            except (NodeUnreachable, RuntimeError) as e:
+                left.append(f"{node}: not looked at ({str(e)[:120]})")
+    finally:
+        agent.close()
+    return left
 
 
 @dataclass
@@ -643,7 +748,19 @@ class Before:
 
 def look_after(check: Check, row: Row, reports: Path, log: Path, kept_before: bool, before: Before) -> None:
     """Fill in what run ``row`` left: clusters, containers, namespaces, state files (any file it
-    made: ``before``), reports."""
+    made: ``before``), reports; on a ``--kubeconfig`` check namespaces, what is on the workers,
+    state files, reports (not after SIGKILL)."""
+    if row.variant.cluster == FOREIGN:
+        assert check.kubeconfig is not None
+        namespaces = check.host.namespaces(check.kubeconfig, row.run_id)
+        row.namespaces = [name for name, phase in namespaces if phase != "Terminating"]
+        row.deleting = sum(phase == "Terminating" for _, phase in namespaces)
+        row.on_nodes = on_workers(check, row.run)
+        row.state_left, row.stays = leftovers(check.state, before.state)
+        row.host_left = sorted(set(host_locks(check.host_lock_dir)) - before.host_locks)
+        row.reports = ("ok: not judged (SIGKILL: the run had no finish)" if row.clean else
+                       reports_verdict(reports, log.read_text(errors="replace") if log.exists() else "", row.run_id))
+        return
     kept = check.names[KEPT]
     present = check.our_clusters()
     row.kept_lost = kept_before and kept not in present
@@ -677,16 +794,17 @@ def run_all(check: Check, runs: int, variants: tuple[Variant, ...] = VARIANTS,
             say: Callable[[str], None] = _say) -> list[Row]:
     """Runs until ``runs`` were stopped at their moment (at most ``2 * runs`` runs), each row said as it is made."""
     rows: list[Row] = []
-    say(table_line(list(COLUMNS)))
+    foreign = any(v.cluster == FOREIGN for v in variants)
+    say(table_line(list(FOREIGN_COLUMNS if foreign else COLUMNS)))
     for i in range(1, 2 * runs + 1):
         hits = sum(r.hit for r in rows)
         if hits >= runs:
             break
         variant = variant_of(hits, variants)
-        if variant.cluster != OWNED:
+        if variant.cluster in (KEPT, KUBECONFIG):
             ensure_kept(check)
         rows.append(one_run(check, i, variant))
-        say(table_line(rows[-1].cells()))
+        say(table_line(rows[-1].foreign_cells() if foreign else rows[-1].cells()))
     return rows
 
 
@@ -710,7 +828,14 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
     p.add_argument("--runs", type=int, default=20, help="how many runs to stop at their moment (20: every variant twice)")
     p.add_argument("--seed", type=int, default=None, help="seed of the random moments")
     p.add_argument("--out", default=None, help="write the table (markdown) here too")
+    p.add_argument("--kubeconfig", default=None, help="check runs on this cluster (one the suite did not make) with "
+                                                       "--node-agent instead (FOREIGN_VARIANTS; no kind, no Docker)")
+    p.add_argument("--select", default="-m smoke", help="with --kubeconfig: the runs' selection (pytest arguments)")
+    p.add_argument("--agent-args", default="", help="with --kubeconfig: more options of the runs, e.g. "
+                                                    "'--node-selector topology.kubernetes.io/zone=zone-a'")
     args = p.parse_args(argv)
+    if args.kubeconfig:
+        return main_foreign(args, host or Host(os.environ.get("E2E_KIND", "kind")))
     if not os.environ.get("E2E_NODE_IMAGE"):
         print("interrupt_check: E2E_NODE_IMAGE is not set (source reports/profile.env first)", file=sys.stderr)
         return 2
@@ -730,6 +855,29 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         remove_clusters(check)
     text, ok = report(rows, args.runs, VARIANTS, check.host_lock_dir)
     text += f"\n\nwork directory {work}: each run's log and reports; the state directory {check.state}"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    return 0 if ok else 1
+
+
+def main_foreign(args: argparse.Namespace, host: Host) -> int:
+    """The check on the cluster of ``args.kubeconfig`` (module doc)."""
+    kubeconfig = Path(args.kubeconfig).expanduser().resolve()
+    if not kubeconfig.is_file():
+        print(f"interrupt_check: no kubeconfig {kubeconfig}", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="interrupt-check-"))
+    check = Check(host, work, {**os.environ, "E2E_STATE_DIR": str(work / "state")}, {}, {}, random.Random(args.seed),
+                  kubeconfig=kubeconfig, select=tuple(shlex.split(args.select)), agent_args=tuple(shlex.split(args.agent_args)),
+                  agent_image=os.environ.get("E2E_BUSYBOX_IMAGE") or workload_images()["busybox_image"])
+    try:
+        rows = run_all(check, args.runs, FOREIGN_VARIANTS)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"interrupt_check: {_why(e)} (work directory {work})", file=sys.stderr)
+        return 2
+    text, ok = report(rows, args.runs, FOREIGN_VARIANTS, check.host_lock_dir)
+    text += f"\n\nwork directory {work}: each run's log and reports, each clean's log; the state directory {check.state}"
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n")

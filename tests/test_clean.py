@@ -304,3 +304,140 @@ def test_creation_locks_go_once_no_run_is_alive(state, fake_kind, capsys):
     assert [line for line in listed if line.startswith("cluster creation lock")] == [
         f"cluster creation lock {state / n}" for n in names]
     assert not [p for p in state.iterdir() if p.name.startswith("creat")]
+
+
+# -- make clean KUBECONFIG=…: a cluster the suite did not make ----------------------------------
+
+class FakeNodes:
+    """The systemd of a cluster's nodes as the node agent's exec sees it: ``units[node]`` is
+    ``{unit: ActiveState}``; a node in ``cut`` answers no exec (ExecError) for that many calls."""
+
+    def __init__(self, units: dict[str, dict[str, str]], cut: dict[str, int] | None = None):
+        self.units, self.cut, self.ran = units, dict(cut or {}), []
+
+    def exec(self, namespace, pod, container, command, timeout_s=30):
+        from e2e.cluster.kube import ExecError, ExecResult
+
+        node = pod.removeprefix("agent-")
+        argv = command[command.index("--") + 1:]
+        if self.cut.get(node):
+            self.cut[node] -= 1
+            raise ExecError(f"exec in {pod}: error dialing backend")
+        units = self.units[node]
+        if argv[:2] == ["systemctl", "list-units"]:
+            return ExecResult(0, "".join(f"{u} loaded {s} waiting x\n" for u, s in units.items()), "")
+        self.ran.append(f"{namespace}/{node}: {' '.join(argv)}")
+        if argv[:2] == ["systemctl", "start"]:  # the undo's service runs (and, --collect, unloads)
+            units.pop(argv[2], None)
+        elif argv[:2] == ["systemctl", "stop"]:
+            units.pop(argv[2], None)
+        elif argv[0] == "sh" and "reset-failed" in argv[2]:
+            for u in [u for u, s in units.items() if s == "failed"]:
+                del units[u]
+        return ExecResult(0, "", "")
+
+
+def _ns(name: str, run: str, agent: bool = False, phase: str = "Active"):
+    from types import SimpleNamespace as NS
+
+    labels = {"pod-lifecycle-e2e/run-id": run, **({"pod-lifecycle-e2e/node-agent": "1"} if agent else {})}
+    return NS(metadata=NS(name=name, labels=labels), status=NS(phase=phase))
+
+
+def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]]):
+    """A fake Kube of a cluster the suite did not make: ``namespaces`` (:func:`_ns`), the agent
+    pods of each namespace by node, ``nodes`` the nodes' systemd; ``deleted`` records deletions."""
+    from types import SimpleNamespace as NS
+
+    deleted: list[str] = []
+
+    def list_namespace(label_selector=""):
+        return NS(items=[ns for ns in namespaces if label_selector in ns.metadata.labels])
+
+    def list_pods(namespace):
+        return NS(items=[NS(metadata=NS(name=f"agent-{n}"), spec=NS(node_name=n)) for n in pods.get(namespace, [])])
+
+    ready = NS(status=NS(conditions=[NS(type="Ready", status="True", reason="KubeletReady")]))
+    core = NS(list_namespace=list_namespace, list_namespaced_pod=list_pods, read_node=lambda name: ready,
+              read_namespace=lambda name: NS(status=NS(phase="Active")))
+    kube = NS(kubeconfig="/k/config", core=core, exec=nodes.exec, delete_namespace=deleted.append)
+    return kube, deleted
+
+
+UNDO = "ple2e-undo-kubelet-stop-0123abcd"
+INJECT = "ple2e-inject-containerd-stop-89abcdef"
+
+
+def test_clean_fires_a_dead_runs_armed_undo_and_deletes_its_namespaces(monkeypatch, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: run == "live")
+    nodes = FakeNodes({"w1": {f"{UNDO}.timer": "active", f"{UNDO}.service": "inactive"},
+                       "w2": {f"{INJECT}.timer": "active", "ple2e-undo-x-1.service": "failed"},
+                       "w3": {"ple2e-undo-live-2.timer": "active"}})
+    kube, deleted = _foreign(nodes, [_ns("ple2e-agent-dead", "dead", agent=True), _ns("ple2e-cl-1-abc", "dead"),
+                                     _ns("ple2e-agent-live", "live", agent=True), _ns("ple2e-x-live", "live")],
+                             {"ple2e-agent-dead": ["w1", "w2"], "ple2e-agent-live": ["w3"]})
+    assert clean.clean_cluster(kube, wait_s=1, poll_s=0, sleep=lambda s: None) == 0
+    assert nodes.ran == [f"ple2e-agent-dead/w1: systemctl start {UNDO}.service",  # the undo runs now
+                         f"ple2e-agent-dead/w1: systemctl stop {UNDO}.timer",
+                         "ple2e-agent-dead/w1: sh -c systemctl reset-failed 'ple2e-*' 2>/dev/null; true",
+                         f"ple2e-agent-dead/w2: systemctl stop {INJECT}.timer",  # the inject never runs
+                         "ple2e-agent-dead/w2: sh -c systemctl reset-failed 'ple2e-*' 2>/dev/null; true"]
+    assert nodes.units == {"w1": {}, "w2": {}, "w3": {"ple2e-undo-live-2.timer": "active"}}  # a live run's: untouched
+    assert deleted == ["ple2e-agent-dead", "ple2e-cl-1-abc"]
+    out = capsys.readouterr().out
+    assert f"removing w1: {UNDO}.timer fired now (armed by a dead run)" in out
+    assert f"removing w2: {INJECT}.timer stopped (a pending inject of a dead run: never run)" in out
+    assert "node w1: Ready=True (KubeletReady)" in out
+
+
+def test_clean_waits_for_a_node_a_fault_cut_off_and_keeps_its_agent_while_it_stays_out(monkeypatch, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: False)
+    nodes = FakeNodes({"w1": {f"{UNDO}.timer": "active"}}, cut={"w1": 3})
+    kube, deleted = _foreign(nodes, [_ns("ple2e-agent-dead", "dead", agent=True)], {"ple2e-agent-dead": ["w1"]})
+    slept = []
+    assert clean.clean_cluster(kube, wait_s=60, poll_s=5, sleep=slept.append) == 0  # back after 3 polls
+    assert slept == [5, 5, 5] and nodes.units["w1"] == {} and deleted == ["ple2e-agent-dead"]
+    assert "waiting up to 60 s for node w1" in capsys.readouterr().out
+
+    nodes = FakeNodes({"w1": {f"{UNDO}.timer": "active"}}, cut={"w1": 10**6})
+    kube, deleted = _foreign(nodes, [_ns("ple2e-agent-dead", "dead", agent=True)], {"ple2e-agent-dead": ["w1"]})
+    assert clean.clean_cluster(kube, wait_s=0, poll_s=0, sleep=lambda s: None) == 1
+    assert deleted == []  # its agent pods are the way back in: the next clean tries again
+    assert "namespace ple2e-agent-dead kept" in capsys.readouterr().err
+
+
+def test_clean_cluster_dry_run_touches_nothing(monkeypatch, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: False)
+    nodes = FakeNodes({"w1": {f"{UNDO}.timer": "active"}})
+    kube, deleted = _foreign(nodes, [_ns("ple2e-agent-dead", "dead", agent=True)], {"ple2e-agent-dead": ["w1"]})
+    assert clean.clean_cluster(kube, dry_run=True) == 0
+    assert (nodes.ran, deleted, nodes.units["w1"]) == ([], [], {f"{UNDO}.timer": "active"})
+    out = capsys.readouterr().out
+    assert "would fire the armed undos and stop the pending injects of dead run dead on node w1" in out
+    assert "would remove namespace ple2e-agent-dead of dead run dead" in out
+
+
+def test_make_clean_cleans_a_cluster_only_when_kubeconfig_is_given_on_the_command_line():
+    root = Path(__file__).resolve().parents[1]
+
+    def recipe(*args: str, env: dict | None = None) -> str:
+        import os
+
+        return subprocess.run(["make", "-n", "-C", str(root), "clean", *args], capture_output=True, text=True,
+                              env={**os.environ, **(env or {})}, check=True).stdout
+
+    assert "--kubeconfig '/k/c' --context 'ctx'" in recipe("KUBECONFIG=/k/c", "CONTEXT=ctx")
+    assert "--kubeconfig" not in recipe(env={"KUBECONFIG": "/k/c"})  # an exported one: never by surprise
+
+
+def test_clean_cluster_removes_the_dead_runs_lock_files_without_kind(state, monkeypatch, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: run == "live")
+    monkeypatch.setattr(clean, "kind_clusters", lambda: pytest.fail("a --kubeconfig clean looks at no kind cluster"))
+    (state / "runs").mkdir()
+    for name in ("runs/dead.lock", "runs/live.lock", "dead.node.lock", "dead.node.turn", "live.node.lock",
+                 "ple2e-x.node.lock", "runs/dead.left.json", "runs/dead.phase1.json", "runs/live.used.json"):
+        (state / name).touch()
+    kube, _ = _foreign(FakeNodes({}), [], {})
+    assert clean.clean_cluster(kube) == 0
+    assert sorted(str(p.relative_to(state)) for p in state.rglob("*") if p.is_file()) == \
+        ["live.node.lock", "ple2e-x.node.lock", "runs/live.lock", "runs/live.used.json"]  # a kind cluster's: plain make clean's

@@ -34,7 +34,10 @@ def kube(answers: dict[str, object], host: str = "https://127.0.0.1:40000"):
         if isinstance(answer, int):
             return SimpleNamespace(read=lambda: None, data=b"", status=answer)
         return SimpleNamespace(read=lambda: None, data=answer.encode(), status=200)
-    return SimpleNamespace(asked=asked, api_client=SimpleNamespace(configuration=SimpleNamespace(host=host), call_api=call_api))
+    def param_serialize(method, path, auth_settings=None):
+        return method, f"{host}{path}", {}, None, []
+    return SimpleNamespace(asked=asked, api_client=SimpleNamespace(configuration=SimpleNamespace(host=host), call_api=call_api,
+                                                                   param_serialize=param_serialize))
 
 
 def test_parse_reads_name_stage_and_value_of_every_gate_and_nothing_else():
@@ -99,3 +102,23 @@ def test_controller_manager_is_read_with_curl_in_the_node():
         raise RuntimeError("docker exec n curl …: curl: (7) Failed to connect")
     with pytest.raises(GatesUnreadable, match="kube-controller-manager .*Failed to connect"):
         gates.controller_manager(failing)
+
+
+def test_a_read_sends_the_kubeconfigs_bearer_token(monkeypatch):
+    """A ServiceAccount's kubeconfig has a token and no client certificate: the request must carry
+    it (it went anonymous, 403, on the foreign cluster with deploy/rbac.yaml)."""
+    from kubernetes import client
+
+    cfg = client.Configuration()
+    cfg.host, cfg.api_key = "https://127.0.0.1:40000", {"authorization": "Bearer sa-token"}
+    api = client.ApiClient(cfg)
+    sent = []
+
+    def request(method, url, headers=None, **kw):
+        sent.append((method, url, dict(headers or {})))
+        return SimpleNamespace(read=lambda: None, data=b"ok", status=200)
+
+    monkeypatch.setattr(api.rest_client, "request", request)
+    assert gates.read(SimpleNamespace(api_client=api), "/metrics", "kube-apiserver /metrics") == "ok"
+    ((method, url, headers),) = sent
+    assert (method, url, headers.get("authorization")) == ("GET", "https://127.0.0.1:40000/metrics", "Bearer sa-token")

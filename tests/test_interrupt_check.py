@@ -6,6 +6,7 @@ namespaces and files on a timetable, and leak them when told to."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import random
 import signal
 import subprocess
@@ -514,3 +515,82 @@ def test_the_clusters_are_named_by_the_suites_own_code_one_pair_per_state_direct
     two = ic.prepare(tmp_path / "b", NoClusters("kind"), random.Random(0)).names
     assert all(n.startswith("ple2e-") for n in [*one.values(), *two.values()])
     assert len({*one.values(), *two.values()}) == 4
+
+
+# -- --kubeconfig: a cluster the suite did not make (issue 42 item 5) -------------------------------
+
+def test_the_foreign_variants_cover_every_ending_issue_42_names():
+    """A clean end, Ctrl-C once and twice, SIGTERM, SIGKILL followed by make clean KUBECONFIG=…."""
+    vs = ic.FOREIGN_VARIANTS
+    assert {v.cluster for v in vs} == {ic.FOREIGN}
+    assert {v.signals for v in vs} == {(), ("SIGINT",), ("SIGINT", "SIGINT"), ("SIGTERM",), ("SIGKILL",)}
+    assert [v.moment for v in vs if not v.signals] == [ic.END]
+    assert "then make clean KUBECONFIG=…" in next(v.label for v in vs if v.signals == ("SIGKILL",))
+    assert "no signal: a clean end" in vs[0].label
+
+
+def test_a_foreign_run_uses_the_kubeconfig_the_node_agent_and_its_selection(tmp_path):
+    check = ic.Check(FakeHost(), tmp_path, {"E2E_STATE_DIR": str(tmp_path / "state")}, {}, {}, random.Random(0),
+                     kubeconfig=tmp_path / "k", select=("-k", "qos"), agent_args=("--node-selector", "zone=a"))
+    cmd = ic.command(ic.FOREIGN_VARIANTS[2], check, tmp_path / "R")
+    assert cmd[1:6] == ["-m", "pytest", str(ROOT / "scenarios"), "-k", "qos"] and "smoke" not in cmd
+    assert cmd[-5:] == ["--kubeconfig", str(tmp_path / "k"), "--node-agent", "--node-selector", "zone=a"]
+    assert cmd[cmd.index("-n") + 1] == "2"
+
+
+@pytest.mark.parametrize("kw, problem", [
+    ({"exit": "-9 (SIGKILL)", "clean": "exit 0 (3 s; 1 armed undo(s) fired)"}, None),
+    ({"exit": 2, "clean": "exit 0 (3 s; 0 armed undo(s) fired)"}, "exit 2, expected -9"),
+    ({"exit": "-9 (SIGKILL)", "clean": "exit 1 (630 s; 0 armed undo(s) fired)"},
+     "make clean KUBECONFIG=…: exit 1 (630 s; 0 armed undo(s) fired)"),
+    ({"exit": "-9 (SIGKILL)", "clean": "exit 0 (1 s)", "on_nodes": ["w1: ple2e-undo-kubelet-stop-1.timer active"]},
+     "left on the nodes: w1: ple2e-undo-kubelet-stop-1.timer active"),
+])
+def test_a_foreign_rows_verdict(kw, problem):
+    r = row(variant=ic.FOREIGN_VARIANTS[4], **kw)
+    assert r.problems() == ([problem] if problem else [])
+
+
+def test_the_foreign_table_shows_the_clean_and_what_is_left_on_the_workers():
+    vs = ic.FOREIGN_VARIANTS
+    rows = [row(run=1, variant=vs[0], signalled=False, exit=0, moment="no signal: ended after 30.0 s"),
+            row(run=2, variant=vs[4], exit="-9 (SIGKILL)", clean="exit 0 (2 s; 1 armed undo(s) fired)",
+                reports="ok: not judged (SIGKILL: the run had no finish)", exit_after_s=0.1),
+            row(run=3, variant=vs[1], on_nodes=["w1: 2 iptables rules pod-lifecycle-e2e-partition"])]
+    text, ok = ic.report(rows, 2, vs[:2] + vs[4:])
+    lines = text.splitlines()
+    assert lines[0] == ic.table_line(list(ic.FOREIGN_COLUMNS))
+    assert "| exit 0 (2 s; 1 armed undo(s) fired) | none | none |" in lines[3]
+    assert "left on the nodes: w1: 2 iptables rules pod-lifecycle-e2e-partition" in lines[4]
+    assert "; 1 units/rules on the workers" in text and not ok
+
+
+def test_a_foreign_check_runs_every_ending_and_cleans_after_sigkill(clock, tmp_path, monkeypatch):
+    host = FakeHost(clock=clock)
+    kubeconfig = tmp_path / "foreign.kubeconfig"
+    kubeconfig.write_text(f"kubeconfig of {KEPT}")  # the fake runs' namespaces are the "kept" cluster's
+    check = ic.Check(host, tmp_path, {**os.environ, "E2E_STATE_DIR": str(tmp_path / "state")}, {}, {},
+                     random.Random(1), kubeconfig=kubeconfig)
+    cleaned, looked = [], []
+
+    def clean_after_kill(check, i):  # as make clean KUBECONFIG=… does: the dead run's namespace and files go
+        run = host.runs[-1]
+        cleaned.append(run.run_id)
+        host.ns[(KEPT, run.run_id)] = [(name, "Terminating") for name, _ in host.ns.get((KEPT, run.run_id), [])]
+        for path in (check.state / "runs").glob(f"{run.run_id}.*"):
+            path.unlink()
+        return "exit 0 (2 s; 1 armed undo(s) fired)"
+
+    monkeypatch.setattr(ic, "clean_after_kill", clean_after_kill)
+    monkeypatch.setattr(ic, "on_workers", lambda check, i: looked.append(i) or [])
+    rows = ic.run_all(check, 5, ic.FOREIGN_VARIANTS, lambda line: None)
+    assert [r.variant.id for r in rows] == ["f1", "f2", "f3", "f4", "f5"]
+    assert [r.problems() for r in rows] == [[]] * 5, [r.verdict() for r in rows]
+    by = {r.variant.id: r for r in rows}
+    assert by["f1"].moment.startswith("no signal: ended after") and by["f1"].exit == 0 and not by["f1"].signalled
+    assert sent_to(host, by["f5"]) == [("SIGKILL", True)] and by["f5"].exit == "-9 (SIGKILL)"
+    assert cleaned == [by["f5"].run_id] and by["f5"].clean.startswith("exit 0")
+    assert by["f5"].reports == "ok: not judged (SIGKILL: the run had no finish)"
+    assert looked == [1, 2, 3, 4, 5] and host.deleted == []  # no kind cluster touched
+    text, ok = ic.report(rows, 5, ic.FOREIGN_VARIANTS)
+    assert ok, text

@@ -331,7 +331,7 @@ def test_a_kind_cluster_gets_docker_a_kubeconfig_one_the_agent_only_when_asked(m
     from e2e.plugin import clusters
 
     monkeypatch.setenv("E2E_RUN_ID", "run-1")
-    opts = {"--node-agent": False, "--agent-image": None}
+    opts = {"--node-agent": False, "--agent-image": None, "--node-selector": None}
     config = SimpleNamespace(getoption=lambda name: opts[name])
     assert isinstance(clusters.node_access(config, SimpleNamespace(), None), DockerAccess)
     assert clusters.node_access(config, None, SimpleNamespace()) is None
@@ -474,3 +474,121 @@ def test_a_pods_own_node_is_the_one_it_was_scheduled_to():
     assert (sc.node_of("oom"), sc.node_of("pending"), sc.node_of("never-seen")) == ("w2", None, None)
     assert sc.node_exec("dmesg", node=sc.node_of("oom")) == "kernel log"
     assert access.calls == ["w2: dmesg"]
+# -- --node-selector: the agent only on the nodes it names ----------------------------------------
+
+NODES = {"w-a": {"topology.kubernetes.io/zone": "zone-a", "disk": "ssd"},
+         "w-b": {"topology.kubernetes.io/zone": "zone-b"},
+         "cp": {"topology.kubernetes.io/zone": "zone-a", "node-role.kubernetes.io/control-plane": ""}}
+
+
+def _selected_agent(selector: str):
+    agent, execs, created = _agent({})
+    agent.selector = nodeaccess.parse_node_selector(selector)
+    agent.kube.core.read_node = lambda name: {"metadata": {"name": name, "labels": NODES[name]}}
+    agent.kube.nodes = lambda: [{"metadata": {"name": n, "labels": labels}} for n, labels in NODES.items()]
+    return agent, execs, created
+
+
+def test_the_node_selector_is_read_as_label_value_pairs():
+    assert nodeaccess.parse_node_selector("topology.kubernetes.io/zone=zone-a, disk=ssd") == \
+        {"topology.kubernetes.io/zone": "zone-a", "disk": "ssd"}
+    assert nodeaccess.parse_node_selector("example.com/empty=") == {"example.com/empty": ""}
+    for bad in ("", "zone", "zone=a,", "=a", "zone=a b", "Bad_Prefix/x=1", "zone=a,zone=b", f"k={'v' * 64}"):
+        with pytest.raises(ValueError, match="--node-selector"):
+            nodeaccess.parse_node_selector(bad)
+
+
+def test_the_agent_enters_only_the_workers_the_selector_names():
+    agent, execs, created = _selected_agent("topology.kubernetes.io/zone=zone-a")
+    assert agent.workers() == ["w-a"]  # w-b has zone-b, cp is the control plane (zone-a too)
+    agent.exec("w-a", ["true"])
+    with pytest.raises(NodeRefused, match=r"node w-b is not selected by --node-selector "
+                                          r"topology.kubernetes.io/zone=zone-a \(it has topology.kubernetes.io/zone=zone-b\)"):
+        agent.exec("w-b", ["true"])
+    with pytest.raises(NodeRefused, match="control-plane"):
+        agent.exec("cp", ["true"])
+    assert [c[2] for c in created if c[0] == "pod"] == ["agent-w-a"] and [e[1] for e in execs] == ["agent-w-a"]
+    both, _, _ = _selected_agent("topology.kubernetes.io/zone=zone-a,disk=hdd")
+    with pytest.raises(NodeRefused, match=r"\(it has topology.kubernetes.io/zone=zone-a, disk=ssd\)"):
+        both.exec("w-a", ["true"])
+    assert both.workers() == []
+
+
+def test_a_fault_on_a_node_outside_the_selector_skips_and_touches_no_node():
+    agent, execs, created = _selected_agent("topology.kubernetes.io/zone=zone-a")
+    site = AgentSite()
+    site.access = agent
+    with pytest.raises(pytest.skip.Exception, match="fault kubelet-stop: node w-b is not selected by --node-selector"):
+        with kubelet_stopped(site, "w-b", recovery_timeout_s=1, window_s=60):
+            pytest.fail("injected on a node outside the selector")
+    assert (execs, created) == ([], [])
+
+
+def test_node_exec_skips_naming_the_selector_when_no_worker_matches():
+    agent, execs, _ = _selected_agent("topology.kubernetes.io/zone=zone-c")
+    with pytest.raises(pytest.skip.Exception, match="no worker matches --node-selector topology.kubernetes.io/zone=zone-c"):
+        _scenario(agent).node_exec("dmesg")
+    with pytest.raises(pytest.skip.Exception, match="node w-a is not selected by --node-selector"):
+        _scenario(agent).node_exec("dmesg", node="w-a")
+    assert execs == []
+
+
+def test_the_run_gives_the_agent_the_node_selector(monkeypatch):
+    from e2e.plugin import clusters
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-1")
+    opts = {"--node-agent": True, "--agent-image": None, "--node-selector": "disk=ssd"}
+    config = SimpleNamespace(getoption=lambda name: opts[name])
+    assert clusters.node_access(config, None, SimpleNamespace()).selector == {"disk": "ssd"}
+    opts["--node-selector"] = None
+    assert clusters.node_access(config, None, SimpleNamespace()).selector == {}
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--node-selector", "disk=ssd"], "needs --node-agent"),
+    (["--node-agent", "--node-selector", "disk"], "'disk' is not LABEL=VALUE"),
+])
+def test_a_bad_node_selector_is_a_usage_error(pytester, args, said):
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest("--collect-only", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--node-selector*{said}*"])
+
+
+# -- a broken node stays with the user's cluster -------------------------------------------------
+
+def test_a_node_left_notready_on_a_kubeconfig_cluster_says_its_state_and_the_next_step(monkeypatch):
+    monkeypatch.setattr(core, "health", lambda kube, since=None: (["/readyz 'ok'"], ["node w1 Ready=Unknown"]))
+    site = AgentSite({"ActiveState": "active"})  # kind None: a --kubeconfig cluster
+    ready = SimpleNamespace(type="Ready", status="Unknown", reason="NodeStatusUnknown",
+                            last_transition_time="2026-12-06T14:30:00Z", message="Kubelet stopped posting node status.")
+    site.kube.core.read_node = lambda name, _request_timeout=None: SimpleNamespace(status=SimpleNamespace(conditions=[ready]))
+    with pytest.raises(core.ClusterBroken) as broken:
+        with kubelet_stopped(site, "w1", recovery_timeout_s=0.05, window_s=60):
+            pass
+    (said,) = site.broken
+    assert said in str(broken.value)
+    assert ("Node w1: Ready=Unknown (NodeStatusUnknown) since 2026-12-06T14:30:00Z: Kubelet stopped posting node status.; "
+            "its armed undo ple2e-undo-kubelet-stop-") in said
+    assert "The suite never deletes or replaces a cluster it did not make: the run stops here" in said
+    assert "Next: `kubectl describe node w1`" in said and "make clean KUBECONFIG=…" in said
+    site.kind = SimpleNamespace(control_plane="c")  # a kind cluster of the run: replaced, nothing of this said
+    site.broken.clear()
+    with pytest.raises(core.ClusterBroken):
+        with kubelet_stopped(site, "w1", recovery_timeout_s=0.05, window_s=60):
+            pass
+    assert "never deletes" not in site.broken[0]
+
+
+def test_a_broken_kubeconfig_cluster_stops_the_run_a_kind_one_is_replaced(monkeypatch):
+    from e2e.plugin import fixtures
+
+    monkeypatch.setenv("E2E_RUN_ID", "run-1")
+
+    replaced = []
+    clusters = SimpleNamespace(replace_broken=lambda *a: replaced.append(a[:3]))
+    request = SimpleNamespace(config=SimpleNamespace(getoption=lambda name: "/r"), session=SimpleNamespace(shouldstop=False))
+    fixtures._broken(request, clusters, SimpleNamespace(profile="default", replica=0, kind=SimpleNamespace()), "x")
+    assert request.session.shouldstop is False and replaced == [("default", 0, "x")]
+    fixtures._broken(request, clusters, SimpleNamespace(profile="default", replica=0, kind=None), "node w1 …")
+    assert request.session.shouldstop == "pod-lifecycle-e2e: node w1 …"

@@ -14,6 +14,22 @@
 - **Egress guard** (:mod:`e2e.cluster.egress`): the suite's Docker network and the host guard's
   iptables rules, once no node is on the network and no live run holds it.
 
+With ``--kubeconfig PATH [--context NAME]`` (``make clean KUBECONFIG=PATH [CONTEXT=NAME]``) it
+cleans that cluster instead, a cluster the suite did not make (:func:`clean_cluster`): never the
+cluster itself, only what dead runs left there:
+
+- **Armed units** on the nodes a dead run's node agent entered (its ``ple2e-agent-<run id>``
+  namespace is still there: the run was killed): through that run's own agent pods (clean makes
+  no pod), every armed undo fires now and every pending inject is stopped
+  (:func:`e2e.cluster.nodeaccess.sweep_units`). A node whose agent does not answer (the fault
+  cut the exec channel: the kubelet stopped) is waited for, every 5 s for at most ``--wait-s``
+  (default the longest a fault's armed undo takes to fire by itself: its window + 30 s), then
+  swept; its Ready condition is said. A node still out of reach keeps its agent namespace (the
+  next clean tries again) and counts as a failure.
+- **Namespaces** labelled with the run id of a run that is no longer alive (its agent namespace
+  too, once its nodes are swept); then the dead runs' lock files in ``STATE_DIR`` (no kind
+  cluster is looked at: this needs no Docker).
+
 Prints what it removes (``--dry-run``: the same list, removing nothing); exit code 0, or 1 when
 something could not be removed.
 """
@@ -24,12 +40,15 @@ import argparse
 import logging
 import subprocess
 import sys
-from typing import Any
+import time
+from typing import Any, Callable
 
 from ..cluster import kind as cluster, egress
 from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
 from ..base.locks import remove_unused, unused
 from ..cluster.kube import RUN_LABEL, Kube
+from ..cluster.nodeaccess import AGENT_LABEL, UNDO_MARGIN_S, AgentAccess, NodeUnreachable, sweep_units
+from ..faults.core import REACH_POLL_S, WINDOW_S
 
 log = logging.getLogger(__name__)
 
@@ -111,14 +130,7 @@ def clean(dry_run: bool = False) -> int:
         if not dry_run:
             _remove(path)
     if state_dir.is_dir():
-        runs = state_dir / "runs"
-        run_locks = sorted(runs.glob("*.lock")) if runs.is_dir() else []
-        alive = [path for path in run_locks if run_alive(path.name[: -len(".lock")])]
-        for path in run_locks:
-            if path not in alive:
-                _say(dry_run, f"lock of dead run {path}")
-                if not dry_run:
-                    _remove(path)
+        alive = _remove_run_locks(dry_run)
         # the creation marker and slots (e2e.cluster.kind.creating) are shared by every run: they
         # go when nobody holds them and no run is alive (an older checkout's run, which does not
         # lock a removed file again, may share the state directory)
@@ -142,6 +154,39 @@ def clean(dry_run: bool = False) -> int:
     return failures
 
 
+def _remove_run_locks(dry_run: bool) -> list:
+    """Remove the liveness locks of dead runs (``runs/<run id>.lock`` in the state directory) and
+    their records there; returns the locks of live runs."""
+    runs = cluster.STATE_DIR / "runs"
+    run_locks = sorted(runs.glob("*.lock")) if runs.is_dir() else []
+    alive = [path for path in run_locks if run_alive(path.name[: -len(".lock")])]
+    for path in run_locks:
+        if path not in alive:
+            _say(dry_run, f"lock of dead run {path}")
+            if not dry_run:
+                _remove(path)
+    # a killed run's own records beside its lock (e2e.plugin.clusters: <run id>.left.json,
+    # .used.json, .phase1.json)
+    for path in sorted(runs.glob("*.json")) if runs.is_dir() else []:
+        if not run_alive(path.name.partition(".")[0]):
+            _say(dry_run, f"record of dead run {path}")
+            if not dry_run:
+                path.unlink(missing_ok=True)
+    return alive
+
+
+def _remove_node_locks(dry_run: bool) -> None:
+    """Remove the node locks and turnstiles of dead ``--kubeconfig`` runs (``<run id>.node.lock``,
+    ``.node.turn`` in the state directory)."""
+    for suffix in NODE_LOCKS:
+        for path in sorted(cluster.STATE_DIR.glob(f"*{suffix}")):
+            of = path.name[: -len(suffix)]
+            if not of.startswith(CLUSTER_PREFIX) and not run_alive(of):
+                _say(dry_run, f"node lock of dead run {path}")
+                if not dry_run:
+                    _remove(path)
+
+
 def _clean_egress(dry_run: bool) -> int:
     """The suite's Docker network and the host guard, once no node is on it and no run holds it;
     says nothing when neither is there."""
@@ -163,6 +208,15 @@ def _clean_namespaces(name: str, dry_run: bool) -> int:
     kind = Kind(name)
     try:
         kube = Kube(str(kind.write_kubeconfig()))
+    except Exception as e:  # noqa: BLE001 - one cluster's trouble does not stop the rest
+        print(f"cannot list namespaces of cluster {name}: {e}", file=sys.stderr)
+        return 1
+    return _delete_dead_namespaces(kube, name, dry_run)
+
+
+def _delete_dead_namespaces(kube: Kube, name: str, dry_run: bool, keep: frozenset[str] = frozenset()) -> int:
+    """Delete the namespaces of dead runs (but ``keep``) in cluster ``name`` of ``kube``; returns failures."""
+    try:
         namespaces: list[Any] = kube.core.list_namespace(label_selector=RUN_LABEL).items  # the API sets these fields
     except Exception as e:  # noqa: BLE001 - one cluster's trouble does not stop the rest
         print(f"cannot list namespaces of cluster {name}: {e}", file=sys.stderr)
@@ -170,7 +224,7 @@ def _clean_namespaces(name: str, dry_run: bool) -> int:
     failures = 0
     for ns in namespaces:
         run = ns.metadata.labels[RUN_LABEL]
-        if run_alive(run) or ns.status.phase == "Terminating":
+        if run_alive(run) or ns.status.phase == "Terminating" or ns.metadata.name in keep:
             continue
         _say(dry_run, f"namespace {ns.metadata.name} of dead run {run} in cluster {name}")
         if not dry_run:
@@ -182,10 +236,102 @@ def _clean_namespaces(name: str, dry_run: bool) -> int:
     return failures
 
 
+def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + UNDO_MARGIN_S,
+                  poll_s: float = REACH_POLL_S, sleep: Callable[[float], None] = time.sleep) -> int:
+    """Clean the cluster of ``kube``, one the suite did not make (module doc): the armed units a
+    dead run's node agent left on its nodes, then the dead runs' namespaces; returns the number
+    of failures (a node out of reach after ``wait_s`` s, polled every ``poll_s`` s)."""
+    name = kube.kubeconfig or "of the kubeconfig"
+    try:
+        agents: list[Any] = kube.core.list_namespace(label_selector=AGENT_LABEL).items
+    except Exception as e:  # noqa: BLE001
+        print(f"cannot list namespaces of cluster {name}: {e}", file=sys.stderr)
+        return 1
+    failures, keep = 0, set()
+    for ns in agents:
+        run = (ns.metadata.labels or {}).get(RUN_LABEL)
+        if not run or run_alive(run) or ns.status.phase == "Terminating":
+            continue
+        listed: list[Any] = kube.core.list_namespaced_pod(ns.metadata.name).items  # the API sets these fields
+        pods: dict[str, str] = {p.spec.node_name: p.metadata.name for p in listed if p.spec.node_name}
+        if dry_run:
+            for node in sorted(pods):
+                print(f"would fire the armed undos and stop the pending injects of dead run {run} on node {node}")
+            continue
+        access = AgentAccess(kube, run, image="")
+        access.namespace = ns.metadata.name
+        access._pods.update(pods)  # the dead run's own agent pods: clean makes none
+        for node in sorted(pods):
+            swept = _sweep_node(kube, access, node, wait_s, poll_s, sleep)
+            if swept is None:
+                keep.add(ns.metadata.name)
+                failures += 1
+                print(f"  node {node} out of reach for {wait_s:g} s: namespace {ns.metadata.name} kept "
+                      "(its agent pods enter the node; `make clean KUBECONFIG=…` again later)", file=sys.stderr)
+            else:
+                failures += swept
+    failures += _delete_dead_namespaces(kube, name, dry_run, frozenset(keep))
+    _remove_node_locks(dry_run)
+    _remove_run_locks(dry_run)  # after the namespaces: a run is alive or dead for both alike
+    return failures
+
+
+def _sweep_node(kube: Kube, access: AgentAccess, node: str, wait_s: float, poll_s: float,
+                sleep: Callable[[float], None]) -> int | None:
+    """:func:`e2e.cluster.nodeaccess.sweep_units` on ``node``, waiting for it to answer for at most
+    ``wait_s`` s; the number of units left (failures), None when the node stayed out of reach."""
+    deadline = time.monotonic() + wait_s
+    said = False
+    while True:
+        try:
+            done, left = sweep_units(access, node)
+            break
+        except NodeUnreachable as e:
+            if time.monotonic() >= deadline:
+                print(f"  node {node}: {e}", file=sys.stderr)
+                return None
+            if not said:
+                print(f"waiting up to {wait_s:g} s for node {node} (its agent does not answer: a fault cut it off; "
+                      "its armed undo fires by itself)")
+                said = True
+            sleep(poll_s)
+    for line in done:
+        print(f"removing {line}")
+    for line in left:
+        print(f"  left: {line}", file=sys.stderr)
+    print(f"node {node}: {_ready(kube, node)}")
+    return len(left)
+
+
+def _ready(kube: Kube, node: str) -> str:
+    """The node's Ready condition, as ``Ready=True`` (or the reason it cannot be read)."""
+    try:
+        read: Any = kube.core.read_node(node)  # the API sets status
+        conditions = read.status.conditions or []
+    except Exception as e:  # noqa: BLE001
+        return f"Ready unknown ({e})"
+    ready = next((c for c in conditions if c.type == "Ready"), None)
+    return f"Ready={ready.status} ({ready.reason})" if ready else "no Ready condition"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m e2e.cli.clean", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="only say what would be removed")
+    parser.add_argument("--kubeconfig", help="clean this cluster (one the suite did not make) instead: what dead runs "
+                                             "left there (armed units on its nodes, namespaces)")
+    parser.add_argument("--context", help="the kubeconfig's context (with --kubeconfig)")
+    parser.add_argument("--wait-s", type=float, default=WINDOW_S + UNDO_MARGIN_S,
+                        help="with --kubeconfig: how long to wait for a node a fault cut off (s)")
     args = parser.parse_args(argv)
+    if args.context and not args.kubeconfig:
+        parser.error("--context needs --kubeconfig")
+    if args.kubeconfig:
+        try:
+            kube = Kube(args.kubeconfig, args.context)
+        except Exception as e:  # noqa: BLE001 - a bad kubeconfig is said, nothing is touched
+            print(f"cannot use kubeconfig {args.kubeconfig}: {e}", file=sys.stderr)
+            return 1
+        return 1 if clean_cluster(kube, args.dry_run, args.wait_s) else 0
     return 1 if clean(args.dry_run) else 0
 
 

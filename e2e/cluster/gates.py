@@ -142,7 +142,10 @@ def read(kube, path: str, source: str) -> str:
     if urlsplit(host).hostname not in LOOPBACK:
         raise GatesUnreadable(f"{source}: the API server is read on 127.0.0.1 only; this client's is {host}")
     try:
-        answer = kube.api_client.call_api("GET", f"{host}{path}", _request_timeout=REQUEST_TIMEOUT_S)
+        # param_serialize puts the kubeconfig's bearer token in (call_api alone sends none: a
+        # token-only user, a ServiceAccount's, was refused with 403 as anonymous)
+        method, url, headers, _, _ = kube.api_client.param_serialize("GET", path, auth_settings=["BearerToken"])
+        answer = kube.api_client.call_api(method, url, header_params=headers, _request_timeout=REQUEST_TIMEOUT_S)
         answer.read()
     except Exception as e:  # refused, 403, timeout: one error saying what was asked
         raise GatesUnreadable(f"{source}: GET {path}: {type(e).__name__}: {str(e).strip()[:200]}") from e

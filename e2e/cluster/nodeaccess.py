@@ -19,7 +19,8 @@
   anyway; ``--agent-image`` names another. Pods live in one namespace per run
   (:func:`agent_namespace`, labelled with the run's id so that the end of the run and ``make
   clean`` delete it with the run's other namespaces). A control-plane node is refused
-  (:class:`NodeRefused`): the agent never runs there.
+  (:class:`NodeRefused`): the agent never runs there; so is, with ``--node-selector``
+  (:func:`parse_node_selector`), every node whose labels do not match the selector.
 
 The exec channel of the agent goes API server → kubelet → containerd → the agent container.
 Stopping the kubelet or containerd, or cutting the node's path to the API server, cuts it. So
@@ -164,14 +165,54 @@ def is_control_plane(node: dict) -> bool:
     return CONTROL_PLANE_LABEL in ((node.get("metadata") or {}).get("labels") or {})
 
 
+# a label key (an optional DNS-subdomain prefix and "/", then a name) and a label value, as the API
+# validates them (k8s.io/apimachinery validation: IsQualifiedName, IsValidLabelValue)
+_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_LABEL_KEY = re.compile(rf"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_LABEL_NAME}")
+_LABEL_VALUE = re.compile(rf"({_LABEL_NAME})?")
+
+
+def parse_node_selector(text: str) -> dict[str, str]:
+    """``--node-selector``'s ``LABEL=VALUE[,LABEL=VALUE…]`` as a dict (every pair must match, as a
+    pod's ``nodeSelector``); ``ValueError`` naming the bad part for an empty selector, a pair
+    without ``=``, a key or value the API would refuse, or one key given twice."""
+    selector: dict[str, str] = {}
+    for part in text.split(","):
+        key, eq, value = part.strip().partition("=")
+        if not eq or not _LABEL_KEY.fullmatch(key) or len(key.rpartition("/")[0]) > 253 \
+                or not _LABEL_VALUE.fullmatch(value):
+            raise ValueError(f"--node-selector {text!r}: {part.strip()!r} is not LABEL=VALUE (a node label and its value, "
+                             "e.g. topology.kubernetes.io/zone=zone-a; several: comma-separated)")
+        if key in selector:
+            raise ValueError(f"--node-selector {text!r}: {key} given twice")
+        selector[key] = value
+    return selector
+
+
+def shown_selector(selector: dict[str, str]) -> str:
+    """``selector`` as ``--node-selector`` takes it: ``LABEL=VALUE,…``."""
+    return ",".join(f"{k}={v}" for k, v in selector.items())
+
+
+def matches(node: dict, selector: dict[str, str]) -> bool:
+    """Whether the Node (the API's JSON) has every label of ``selector`` with its value (an empty
+    selector: every node)."""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
 class AgentAccess:
     """The node agent (module doc) on the cluster of ``kube`` (:class:`e2e.cluster.kube.Kube`),
-    its pods in namespace :func:`agent_namespace` of ``run_id``, running ``image``."""
+    its pods in namespace :func:`agent_namespace` of ``run_id``, running ``image``, only on the
+    workers whose labels match ``selector`` (``--node-selector``, :func:`parse_node_selector`;
+    empty: every worker)."""
 
     name = "agent"
 
-    def __init__(self, kube, run_id: str, image: str, start_timeout_s: float = AGENT_START_S):
+    def __init__(self, kube, run_id: str, image: str, start_timeout_s: float = AGENT_START_S,
+                 selector: dict[str, str] | None = None):
         self.kube, self.run_id, self.image, self.start_timeout_s = kube, run_id, image, start_timeout_s
+        self.selector = dict(selector or {})
         self.namespace = agent_namespace(run_id)
         self._pods: dict[str, str] = {}
 
@@ -179,17 +220,34 @@ class AgentAccess:
         return self.kube.api_client.sanitize_for_serialization(self.kube.core.read_node(node))
 
     def workers(self) -> list[str]:
-        """The names of the nodes the agent may enter (every node but the control plane), sorted."""
-        return sorted(n["metadata"]["name"] for n in self.kube.nodes() if not is_control_plane(n))
+        """The names of the nodes the agent may enter (every node but the control plane, that
+        matches the selector), sorted."""
+        return sorted(n["metadata"]["name"] for n in self.kube.nodes()
+                      if not is_control_plane(n) and matches(n, self.selector))
+
+    def refusal(self, node: dict) -> str | None:
+        """Why the agent must not enter the Node (the API's JSON): a control-plane node, or one the
+        selector does not match; None when it may."""
+        name = (node.get("metadata") or {}).get("name")
+        if is_control_plane(node):
+            return f"node {name} is a control-plane node ({CONTROL_PLANE_LABEL}): the node agent never runs there"
+        if not matches(node, self.selector):
+            labels = (node.get("metadata") or {}).get("labels") or {}
+            has = ", ".join(f"{k}={labels[k]}" if k in labels else f"no {k}" for k in self.selector)
+            return (f"node {name} is not selected by --node-selector {shown_selector(self.selector)} (it has {has}): "
+                    "the node agent enters only the nodes the selector names")
+        return None
 
     def pod(self, node: str) -> str:
         """The name of ``node``'s agent pod, Running (made on first use, with the namespace);
-        :class:`NodeRefused` on a control-plane node, :class:`NodeUnreachable` when it does not
-        run within the start timeout."""
+        :class:`NodeRefused` on a control-plane node or one the selector does not match (the
+        reason: :meth:`refusal`), :class:`NodeUnreachable` when it does not run within the start
+        timeout."""
         if node in self._pods:
             return self._pods[node]
-        if is_control_plane(self._node(node)):
-            raise NodeRefused(f"node {node} is a control-plane node ({CONTROL_PLANE_LABEL}): the node agent never runs there")
+        refused = self.refusal(self._node(node))
+        if refused:
+            raise NodeRefused(refused)
         try:
             self.kube.core.create_namespace({"metadata": {"name": self.namespace,
                                                           "labels": {RUN_LABEL: self.run_id, AGENT_LABEL: "1", **PRIVILEGED}}})
@@ -311,3 +369,55 @@ def disarm(access: NodeAccess, node: str, undo: ArmedUndo) -> float | None:
     state = run(access, node, undo.state_argv(), timeout=30).strip()
     run(access, node, undo.disarm_argv(), timeout=30)
     return None if state == "active" else undo.armed_at + undo.after_s
+
+
+# -- what a dead run left on a node (make clean KUBECONFIG=…, e2e.cli.clean) --------------------
+
+# the suite's units on a node: armed undos (undo_unit) and detached injects (detached_argv)
+LIST_UNITS = ("systemctl", "list-units", "--all", "--plain", "--no-legend", "--full", f"{PREFIX}-*")
+
+
+def units_on(access: NodeAccess, node: str) -> dict[str, str]:
+    """The suite's units loaded on ``node``: ``{unit: ActiveState}`` (``ple2e-undo-….timer``:
+    ``active`` while armed); :class:`NodeUnreachable` when the node cannot be entered."""
+    units = {}
+    for line in run(access, node, LIST_UNITS).splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[0].startswith(f"{PREFIX}-"):
+            units[fields[0]] = fields[2]
+    return units
+
+
+def sweep_units(access: NodeAccess, node: str) -> tuple[list[str], list[str]]:
+    """Remove what a dead run left armed on ``node``: ``(done, left)``, each a line per unit.
+
+    - an armed undo (``ple2e-undo-….timer`` active) **fires now**: its service is started (the
+      undo runs at once), then the timer is stopped. The run that armed it is dead, so nothing
+      else undoes the fault before the timer would fire (up to the fault's window + 30 s later),
+      and every undo is one that is fine to run on a node already well (``systemctl start …``,
+      ``mv`` the manifest back when it is parked);
+    - a pending inject (``ple2e-inject-….timer`` active) is stopped, never run;
+    - failed units are forgotten (``systemctl reset-failed``).
+
+    ``left``: what is still loaded after that (an undo's service still running is said, not
+    counted as left: it unloads itself when it ends). :class:`NodeUnreachable` when the node
+    cannot be entered."""
+    done = []
+    for unit, state in sorted(units_on(access, node).items()):
+        base, _, suffix = unit.rpartition(".")
+        if suffix != "timer" or state != "active":
+            continue
+        if base.startswith(f"{PREFIX}-undo-"):
+            run(access, node, ["systemctl", "start", f"{base}.service"], timeout=60)
+            done.append(f"{node}: {unit} fired now (armed by a dead run)")
+        else:
+            done.append(f"{node}: {unit} stopped (a pending inject of a dead run: never run)")
+        run(access, node, ["systemctl", "stop", unit], timeout=60)
+    run(access, node, ["sh", "-c", f"systemctl reset-failed '{PREFIX}-*' 2>/dev/null; true"], timeout=60)
+    left = []
+    for unit, state in sorted(units_on(access, node).items()):
+        if unit.endswith(".service") and state in ("active", "activating", "deactivating"):
+            done.append(f"{node}: {unit} is running (an undo; it unloads itself when it ends)")
+        else:
+            left.append(f"{node}: {unit} {state}")
+    return done, left

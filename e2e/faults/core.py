@@ -359,9 +359,36 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
             if not report.healthy:
                 reason = f"the cluster did not recover from {name} on {node} within {recovery_timeout_s:g} s: " + \
                          "; ".join(report.problems)
+                if getattr(site, "kind", None) is None:  # a cluster the suite did not make stays as it is
+                    reason += ". " + stranded(site.kube, node, window)
                 site.cluster_broken(reason)
                 if not body_failed:
                     raise ClusterBroken(reason + " (logs exported; the cluster is replaced for the next test)")
+
+
+def stranded(kube, node: str, window: FaultWindow) -> str:
+    """What to say when ``node`` of a cluster the suite did not make (``--kubeconfig``) stays
+    unhealthy after the fault ``window``: the node's Ready condition (status, reason, since,
+    message), that the suite leaves the cluster as it is and stops, where its armed undo stands,
+    and the next steps to take."""
+    try:
+        conditions = kube.core.read_node(node, _request_timeout=HEALTH_REQUEST_S).status.conditions or []
+        ready = next((c for c in conditions if c.type == "Ready"), None)
+        state = (f"Ready={ready.status} ({ready.reason}) since {ready.last_transition_time}: {ready.message}" if ready
+                 else "no Ready condition")
+    except Exception as e:  # noqa: BLE001 - the API may be what is broken
+        state = f"unknown ({type(e).__name__}: {str(e)[:120]})"
+    if window.armed is None:
+        undo = "no undo was armed on it"
+    elif window.node_undo_at is not None:
+        undo = f"its armed undo {window.armed.unit} ({' '.join(window.armed.argv)}) fired at {window.node_undo_at:.0f}"
+    else:
+        undo = (f"its armed undo {window.armed.unit} ({' '.join(window.armed.argv)}) is due at "
+                f"{window.armed.armed_at + window.armed.after_s:.0f} (epoch s) unless it ran already")
+    return (f"Node {node}: {state}; {undo}. The suite never deletes or replaces a cluster it did not make: the run "
+            f"stops here and leaves the node to you. Next: `kubectl describe node {node}`; in the node `systemctl status "
+            f"kubelet containerd` and `journalctl -u kubelet -n 200`; once it is Ready, `make clean KUBECONFIG=…` "
+            "removes what the run left")
 
 
 def _declare(site: FaultSite, window: FaultWindow) -> None:

@@ -35,7 +35,8 @@ from ..cluster.kind import (
 from ..cluster.images import ENV_VARS, missing_on_nodes, workload_images
 from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
-from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess, NodeRefused, NodeUnreachable, cgroup_version
+from ..cluster.nodeaccess import (AgentAccess, DockerAccess, NodeAccess, NodeRefused, NodeUnreachable, cgroup_version,
+                               parse_node_selector)
 from ..run.plan import Plan
 from .options import APPS, STAGED, _is_controller, _reports, run_id
 
@@ -286,12 +287,14 @@ def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int |
 def node_access(config: pytest.Config, kind: Kind | None, kube: Kube) -> NodeAccess | None:
     """How tests enter the nodes: ``docker exec`` on a kind cluster the suite made, the node
     agent on a ``--kubeconfig`` cluster with ``--node-agent`` (its image: ``--agent-image``, else
-    the workload busybox), else none."""
+    the workload busybox; only on the nodes of ``--node-selector``), else none."""
     if kind is not None:
         return DockerAccess()
     if not config.getoption("--node-agent"):
         return None
-    return AgentAccess(kube, run_id(), config.getoption("--agent-image") or workload_images()["busybox_image"])
+    selector = config.getoption("--node-selector")
+    return AgentAccess(kube, run_id(), config.getoption("--agent-image") or workload_images()["busybox_image"],
+                       selector=parse_node_selector(selector) if selector else None)
 
 
 def clusters_of(config: pytest.Config) -> "Clusters":

@@ -87,6 +87,16 @@ def kubectl(cluster: ClusterInfo) -> str:
         pytest.skip(f"environment: {e}")
 
 
+def _broken(request: pytest.FixtureRequest, clusters: Clusters, cluster: ClusterInfo, reason: str) -> None:
+    """A fault left ``cluster`` broken (``reason``, e2e.faults.core): a kind cluster of the run is
+    replaced (:meth:`Clusters.replace_broken`); a ``--kubeconfig`` one is never deleted or
+    replaced, so the run stops after this test (``session.shouldstop``) with ``reason``: the
+    node's state and the next step (:func:`e2e.faults.core.stranded`)."""
+    clusters.replace_broken(cluster.profile, cluster.replica, reason, _reports(request.config) / run_id() / "kind-logs")
+    if cluster.kind is None:
+        request.session.shouldstop = f"pod-lifecycle-e2e: {reason}"
+
+
 def _namespace_name(item: pytest.Item) -> str:
     base = slug(item.name.lower()).replace("_", "-").replace(".", "-")
     return f"e2e-{base[:40].strip('-')}-{secrets.token_hex(3)}"
@@ -139,8 +149,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
                   access=cluster.access, profile=cluster.profile, node=cluster.node,
-                  on_broken=lambda reason: clusters.replace_broken(cluster.profile, cluster.replica, reason,
-                                                                   _reports(request.config) / run_id() / "kind-logs"))
+                  on_broken=lambda reason: _broken(request, clusters, cluster, reason))
     judge.context = sc.timeline_excerpt
     item.stash[SCENARIO] = sc
     # the cleanup is armed before the namespace is asked for: a Ctrl-C or failure while it is

@@ -15,6 +15,7 @@ import pytest
 
 from ..app.spec import AppInputError, AppSpec, load_app
 from ..cli import htmlreport
+from ..cluster.nodeaccess import parse_node_selector
 from ..judge.measurements import MeasurementLog
 from ..report import history
 from ..report.summary import RunSummary
@@ -40,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="with --kubeconfig: enter the worker nodes through a privileged agent pod per node (hostPID, "
                      "hostNetwork, nsenter into PID 1) for node reads and node faults; never on a control-plane node "
                      "(e2e.cluster.nodeaccess). Without it a --kubeconfig run enters no node")
+    g.addoption("--node-selector", default=None, metavar="LABEL=VALUE[,...]",
+                help="with --node-agent: the agent pods and node faults only on the workers with all these labels "
+                     "(e.g. topology.kubernetes.io/zone=zone-a); a test that needs another node is skipped naming it")
     g.addoption("--agent-image", default=None, metavar="IMAGE",
                 help="the node agent's image: must be on every worker already (imagePullPolicy Never) and have "
                      "nsenter (default: the workload busybox, E2E_BUSYBOX_IMAGE)")
@@ -104,6 +108,14 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["E2E_RUN_ID"] = f"{stamp}-{secrets.token_hex(2)}"  # as RUN_ID reads it
     if config.getoption("--case", None):
         parse_case_option(config.getoption("--case"))  # a malformed ID is refused before collection
+    if config.getoption("--node-selector", None):
+        if not config.getoption("--node-agent", None):
+            raise pytest.UsageError("--node-selector names the nodes the node agent may enter: it needs --node-agent "
+                                    "(and --kubeconfig)")
+        try:
+            parse_node_selector(config.getoption("--node-selector"))
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
     if config.getoption("--shard", None):
         try:
             parse_shard(config.getoption("--shard"))

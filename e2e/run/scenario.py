@@ -34,7 +34,7 @@ from kubernetes.client.exceptions import ApiException
 
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
-from ..cluster.nodeaccess import AgentAccess, NodeAccess, NodeRefused, run
+from ..cluster.nodeaccess import AgentAccess, NodeAccess, NodeRefused, run, shown_selector
 from ..cluster.kube import ApiAnswer, ApiRefused, ExecResult, Kube, load_manifests, refusal_as
 from ..cluster.stamp_sh import STAMP_SH
 from ..judge.measurements import Judge
@@ -200,6 +200,9 @@ class Scenario:
             return self.kind.control_plane
         workers = self.access.workers() if isinstance(self.access, AgentAccess) else []  # docker: kind only
         if not workers:
+            if isinstance(self.access, AgentAccess) and self.access.selector:
+                pytest.skip("needs a worker node for the node agent: no worker matches --node-selector "
+                            f"{shown_selector(self.access.selector)} (it never enters a control-plane node)")
             pytest.skip("needs a worker node for the node agent (it never enters a control-plane node); the cluster has none")
         return workers[0]
 
