@@ -59,10 +59,13 @@ def registries(scenario: Scenario, registry_image: str):
 
     yield start
     for reg in started:
-        scenario.add_file(f"registry-{reg.name}.log", reg.log())
         if isinstance(reg, reg_mod.PodRegistry):
-            reg_mod.remove_pod(reg, scenario.node_exec)
+            try:
+                scenario.add_file(f"registry-{reg.name}.log", reg.log())
+            finally:
+                reg_mod.remove_pod(reg, scenario.node_exec)
             continue
+        scenario.add_file(f"registry-{reg.name}.log", reg.log())
         try:
             reg_mod.unconfigure_nodes(scenario.node_exec, scenario.kind.nodes(), reg)
         finally:
