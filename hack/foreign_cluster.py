@@ -13,7 +13,8 @@ the suite's own clusters is what keeps packets on the machine and makes the offl
   (:meth:`e2e.cluster.kind.Profile.config`);
 - the offline node image's patch (``$E2E_PROFILE_PATCH``: static CNI, cgroup v1 allowed), its
   per-node pod subnets and the routes between the nodes (:meth:`e2e.cluster.kind.Kind.wire_nodes`);
-- the workload images, loaded into every node (``kind load docker-image``).
+- the workload images and the IM family's registry image, loaded into every node (``kind load
+  docker-image``).
 
 Its name has no ``ple2e-`` prefix, so ``make clean`` never takes it for the suite's (e2e.cli.clean
 lists ``ple2e-*`` clusters only); it is deleted by ``make foreign-cluster-delete`` (or ``kind delete
@@ -40,7 +41,7 @@ crashLoopBackOff:
 
 
 def create(name: str, out: Path) -> int:
-    from e2e.cluster import egress
+    from e2e.cluster import egress, registry
     from e2e.cluster.images import workload_images
     from e2e.cluster.kind import KIND_WAIT, READY_TIMEOUT_S, Kind, Profile
 
@@ -75,7 +76,7 @@ def create(name: str, out: Path) -> int:
                        timeout=READY_TIMEOUT_S + 10)
         kind.node_exec(*kubectl, "-n", "kube-system", "rollout", "status", "deployment/coredns",
                        f"--timeout={READY_TIMEOUT_S}s", timeout=READY_TIMEOUT_S + 10)
-        kind.load_images(workload_images().values())
+        kind.load_images([*workload_images().values(), registry.build_image()])  # the IM family's registry pod
     except BaseException:
         kind.delete()
         raise

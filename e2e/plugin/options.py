@@ -47,6 +47,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--agent-image", default=None, metavar="IMAGE",
                 help="the node agent's image: must be on every worker already (imagePullPolicy Never) and have "
                      "nsenter (default: the workload busybox, E2E_BUSYBOX_IMAGE)")
+    g.addoption("--registry-image", default=None, metavar="IMAGE",
+                help="with --kubeconfig: the image of the IM family's registry pod; must be on the nodes already "
+                     "(imagePullPolicy Never; default: the tag hack/images/registry/build.sh builds, which make "
+                     "foreign-cluster loads)")
     g.addoption("--keep-cluster", action="store_true", help="keep the kind cluster after the run")
     g.addoption("--keep-namespaces", action="store_true", help="keep the namespaces of failed tests")
     g.addoption(

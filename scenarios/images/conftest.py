@@ -1,5 +1,6 @@
-"""The IM family's registry: a fresh CNCF distribution container per test, on the suite's Docker
-network, reachable from the nodes only (:mod:`e2e.cluster.registry`)."""
+"""The IM family's registry: a fresh CNCF distribution registry per test, reachable from the nodes
+only — a container on the suite's Docker network on a kind cluster the suite creates, a pod with a
+NodePort Service on a ``--kubeconfig`` cluster (:mod:`e2e.cluster.registry`)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,15 @@ from e2e.run.scenario import Scenario
 
 
 @pytest.fixture(scope="session")
-def registry_image() -> str:
-    """The registry image (built from the Go module when absent: hack/images/registry/build.sh)."""
+def registry_image(request: pytest.FixtureRequest) -> str:
+    """The registry image: with ``--registry-image`` that one; else the tag
+    hack/images/registry/build.sh builds — built from the Go module when absent on a kind cluster,
+    only named on a ``--kubeconfig`` one (its nodes must hold it: no Docker, no pull)."""
+    chosen = request.config.getoption("--registry-image")
+    if chosen:
+        return chosen
     try:
-        return reg_mod.build_image()
+        return reg_mod.image_tag() if request.config.getoption("--kubeconfig") else reg_mod.build_image()
     except reg_mod.RegistryError as e:
         pytest.skip(f"no registry image: {e}")
 
@@ -28,13 +34,22 @@ def registry_image() -> str:
 @pytest.fixture
 def registries(scenario: Scenario, registry_image: str):
     """``start(auth=False)`` → a running :class:`~e2e.cluster.registry.Registry` whose host every
-    node's containerd knows as plain HTTP; removed (and the nodes' hosts.toml with it) after the
-    test, its access log attached to the report."""
-    if scenario.kind is None:
-        pytest.skip("the registry joins the kind nodes' Docker network (not available with --kubeconfig)")
+    node's containerd pulls over plain HTTP; removed after the test, its access log attached to the
+    report. On a kind cluster the suite creates: a container on its Docker network (the nodes'
+    hosts.toml names it); on a ``--kubeconfig`` cluster: a pod with a NodePort Service in the test's
+    namespace, on the node the test's pods run on, pulled as ``127.0.0.1:<nodePort>``
+    (:class:`~e2e.cluster.registry.PodRegistry`; needs node access for the image export)."""
     started: list[reg_mod.Registry] = []
 
     def start(auth: bool = False) -> reg_mod.Registry:
+        if scenario.kind is None:
+            node = scenario.default_node()  # skips without node access
+            reg: reg_mod.Registry = reg_mod.start_pod(scenario.kube, scenario.namespace, registry_image, node,
+                                                      scenario.node_exec, auth=auth)
+            started.append(reg)
+            scenario.note(f"registry{'-auth' if auth else ''}", f"pod {reg.name} ({reg.image}) on {node}; nodes pull {reg.host} "
+                                                                 f"(NodePort); host {reg.url} (pods/portforward)")
+            return reg
         reg = reg_mod.start(registry_image, auth=auth)
         started.append(reg)
         reg_mod.configure_nodes(scenario.node_exec, scenario.kind.nodes(), reg)
@@ -44,6 +59,12 @@ def registries(scenario: Scenario, registry_image: str):
 
     yield start
     for reg in started:
+        if isinstance(reg, reg_mod.PodRegistry):
+            try:
+                scenario.add_file(f"registry-{reg.name}.log", reg.log())
+            finally:
+                reg_mod.remove_pod(reg, scenario.node_exec)
+            continue
         scenario.add_file(f"registry-{reg.name}.log", reg.log())
         try:
             reg_mod.unconfigure_nodes(scenario.node_exec, scenario.kind.nodes(), reg)
@@ -60,11 +81,14 @@ def registry(registries) -> reg_mod.Registry:
 
 
 @pytest.fixture
-def payload_image():
+def payload_image(scenario: Scenario):
     """``make(kib)`` → a local image of its own: the suite's busybox plus ``kib`` KiB of random data
     (incompressible), so its layer is in no node's content store and a pull really transfers it
     (an image whose layers the node has already is "pulled" with one manifest request).
     Built with the classic builder from the local busybox (never pulls); removed after the test."""
+    if scenario.kind is None:
+        pytest.skip("the registry faults (docker stop, pause; tc in its network namespace) and this image's "
+                    "docker build act on the host's Docker: a kind cluster the suite creates, not --kubeconfig")
     made: list[str] = []
 
     def make(kib: int) -> str:

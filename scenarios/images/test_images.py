@@ -1,7 +1,8 @@
 """IM — image pulls against a real registry (CASES-workloads.md §4 IM-1 … IM-4).
 
-Every pull goes to the suite's own CNCF distribution registry on the kind network (the
-``registry`` / ``registries`` fixtures, conftest.py), whose access log is the registry's side of it:
+Every pull goes to the suite's own CNCF distribution registry — on the kind network, or a pod on a
+``--kubeconfig`` cluster (the ``registry`` / ``registries`` fixtures, conftest.py) — whose access log
+is the registry's side of it:
 each manifest and blob request with its status and time. The catalogue's loopback target (§3.2:
 ``127.0.0.1:5999`` inside the node, nothing listening) stays as the no-registry baseline. Values and
 sources: :mod:`e2e.documented.images`.
@@ -263,7 +264,7 @@ def test_recovery_once_the_image_exists(scenario: Scenario, registry: Registry):
     time.sleep(max(0.0, third + 1.0 - time.time()))
     t_fix = time.time()
     node_tag(sc, reg.ref(*images["tagged"]), source=APP)
-    node_tag(sc, reg.ref(*images["retagged"]))
+    node_tag(sc, reg.ref(*images["retagged"]), source=seed)  # the image ID the kubelet pulled for seed
     reg.push(BUSYBOX, *images["pushed"])
     t_fixed = time.time()
     sc.mark(t_fix, "image appears (node tags, registry push)")

@@ -5,11 +5,17 @@
 # ever pulled. Tagged by the module version and a hash of this recipe, so a second call only checks.
 #
 # usage: build.sh            prints the image tag on stdout (progress on stderr); builds it when absent
+#        build.sh --tag      prints the tag only (no Docker call: a --kubeconfig run names the image
+#                            the nodes must already have)
 # env:   REGISTRY_VERSION    (default v3.1.2: the newest v3 the Go module proxy serves)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 version=${REGISTRY_VERSION:-v3.1.2}
 tag=pod-lifecycle-e2e/registry:$version-$(cat "$here/build.sh" "$here/config.yml" | sha256sum | cut -c1-10)
+if [ "${1:-}" = --tag ]; then
+  echo "$tag"
+  exit 0
+fi
 if docker image inspect "$tag" >/dev/null 2>&1; then
   echo "$tag"
   exit 0
