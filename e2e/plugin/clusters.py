@@ -37,7 +37,7 @@ from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
 from ..cluster.nodeaccess import AgentAccess, DockerAccess, NodeAccess
 from ..run.plan import Plan
-from .options import APPS, STAGED, _is_controller, _reports, run_id
+from .options import APPS, CLUSTER_FACTS, STAGED, _is_controller, _reports, run_id
 
 log = logging.getLogger("e2e")
 
@@ -253,6 +253,8 @@ class ClusterInfo:
     node: str | None = None
     # the way into its nodes (e2e.cluster.nodeaccess; None: --kubeconfig without --node-agent)
     access: NodeAccess | None = None
+    # its facts read at the start (e2e.cluster.facts.collect, with "controller_manager")
+    facts: dict | None = None
 
 
 def _cgroup_version(kind: Kind | None) -> int | None:
@@ -379,9 +381,24 @@ class Clusters:
         version = kube.version()
         cgroup = _cgroup_version(kind)
         self._facts[(name, replica)] = facts = cluster_facts.collect(kube, cgroup)
+        facts["controller_manager"] = self._controller_manager(name)
         record_facts(self._config, name if not replica else f"{name}-{replica}", facts)
         return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica,
-                           access=node_access(self._config, kind, kube))
+                           access=node_access(self._config, kind, kube), facts=facts)
+
+    def _controller_manager(self, name: str) -> dict:
+        """The controller manager's node-lifecycle flags (e2e.cluster.facts.controller_manager): on a
+        ``--kubeconfig`` cluster those of ``--cluster-facts``, on a cluster the suite made those of
+        its profile's file (``profiles/<name>.yaml``); a flag given in neither is the upstream default."""
+        if self._config.getoption("--kubeconfig"):
+            given = self._config.stash.get(CLUSTER_FACTS, {}).get("controllerManager", {})
+            return cluster_facts.controller_manager(given, f"--cluster-facts {self._config.getoption('--cluster-facts')}")
+        path = _profiles_dir(self._config) / f"{name}.yaml"
+        if name == DEFAULT_PROFILE or not path.is_file():
+            return cluster_facts.controller_manager({}, None)
+        needs = cluster_facts.profile_needs(path)
+        given = {k: v for k, v in needs.from_facts.items() if k in cluster_facts.CM_DEFAULTS}
+        return cluster_facts.controller_manager(given, f"profiles/{name}.yaml")
 
     def _by_facts(self, name: str) -> ClusterInfo:
         """A ``--kubeconfig`` cluster stands in for profile ``name`` when one of its nodes' facts
@@ -399,7 +416,7 @@ class Clusters:
         if node is None:
             pytest.skip(reason)
         return ClusterInfo(default.kube, default.kubernetes, default.minor, default.cgroup, None, name, 0, node,
-                           default.access)
+                           default.access, default.facts)
 
 
 # the run's cluster facts (e2e.cluster.facts), one entry per profile's cluster, staged with its
