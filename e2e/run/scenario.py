@@ -22,6 +22,7 @@ Times called "epoch s" are host time (``time.time()``); on kind the nodes share 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import warnings
 
@@ -66,6 +67,17 @@ class PreconditionFailed(AssertionError):
 
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def published_on_loopback(port: int, timeout_s: float = 2.0) -> bool:
+    """Whether something accepts a TCP connection on ``127.0.0.1:<port>`` (a published NodePort:
+    docker's proxy or a tunnel listens whether or not a Service holds the port); only loopback is
+    ever asked."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def pin_to_node(obj: dict, node: str) -> dict:
@@ -247,8 +259,12 @@ class Scenario:
     def node_port_url(self, node_port: int = NODE_PORT, path: str = "/") -> str:
         """``http://127.0.0.1:<host port><path>`` where the cluster's ``node_port`` is published
         (kind config ``extraPortMappings``, a free host port per cluster); on a ``--kubeconfig``
-        cluster the NodePort itself (it must be published 1:1 on 127.0.0.1)."""
+        cluster the NodePort itself (it must be published 1:1 on 127.0.0.1): when nothing listens
+        there, the test is skipped saying so (:func:`published_on_loopback`)."""
         port = self.kind.host_port(node_port) if self.kind else node_port
+        if self.kind is None and not published_on_loopback(port):
+            pytest.skip(f"needs the NodePort {port} published on 127.0.0.1 (a kind cluster: extraPortMappings "
+                        f"containerPort {port} hostPort {port} listenAddress 127.0.0.1; else a tunnel); nothing listens there")
         return f"http://127.0.0.1:{port}{path}"
 
     def cluster_broken(self, reason: str) -> None:
