@@ -79,7 +79,92 @@ def test_profile_needs_of_the_suites_profiles():
     assert cap.unreadable == ()
     assert facts.profile_needs(ROOT / "profiles" / "image-pulls.yaml").kubelet == {"serializeImagePulls": True}
     assert facts.profile_needs(ROOT / "profiles" / "multi-node.yaml").unreadable == ("nodes", "InitConfiguration")
-    assert facts.profile_needs(ROOT / "profiles" / "fast-lifecycle.yaml").unreadable == ("ClusterConfiguration",)
+    # the node-lifecycle settings set bands, they ask for no node (issue 42 item 3)
+    fast = facts.profile_needs(ROOT / "profiles" / "fast-lifecycle.yaml")
+    assert (fast.kubelet, fast.unreadable) == ({}, ())
+    assert fast.from_facts == {"nodeLeaseDurationSeconds": 20, "node-monitor-grace-period": "20s", "node-monitor-period": "1s"}
+    both = facts.profile_needs(ROOT / "profiles" / "multi-node-fast-lifecycle.yaml")
+    assert both.unreadable == ("nodes", "InitConfiguration")
+    assert both.kubelet == {"shutdownGracePeriod": "30s", "shutdownGracePeriodCriticalPods": "10s"}
+
+
+def test_other_controller_manager_flags_stay_unreadable(tmp_path):
+    other = tmp_path / "other.yaml"
+    other.write_text("kubeadmConfigPatches:\n- |\n  kind: ClusterConfiguration\n  controllerManager:\n    extraArgs:\n"
+                     "      node-monitor-period: 1s\n      node-eviction-rate: '0.5'\n")
+    assert facts.profile_needs(other).unreadable == ("ClusterConfiguration",)
+
+
+def test_a_lifecycle_profile_runs_on_the_first_schedulable_node(recorded):
+    """Before: "needs a kind cluster of profile fast-lifecycle: it sets ClusterConfiguration"."""
+    for name in ("fast-lifecycle", "default-lifecycle"):
+        assert facts.choose_node(facts.profile_needs(ROOT / "profiles" / f"{name}.yaml"), recorded) == (W1, "")
+
+
+# -- the facts file and the node-lifecycle settings ---------------------------------------------
+
+def test_the_facts_file_is_read(tmp_path):
+    f = tmp_path / "facts.yaml"
+    f.write_text("controllerManager: {node-monitor-grace-period: 40s, node-monitor-period: 2s}\n")
+    assert facts.read_cluster_facts(f) == {"controllerManager": {"node-monitor-grace-period": "40s", "node-monitor-period": "2s"}}
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("controllerManagr: {node-monitor-period: 5s}\n", "unknown key 'controllerManagr' (known: controllerManager)"),
+    ("controllerManager: {node-monitor-grace: 5s}\n", "unknown key controllerManager.node-monitor-grace (known: "),
+    ("controllerManager: {node-monitor-period: 5}\n", "controllerManager.node-monitor-period 5 is not a duration"),
+    ("controllerManager: {node-monitor-period: fast}\n", "controllerManager.node-monitor-period 'fast' is not a duration"),
+    ("controllerManager: [1]\n", "controllerManager is not a mapping"),
+    ("- 1\n", "not a mapping"),
+    ("a: [\n", "while parsing"),
+])
+def test_a_bad_facts_file_names_the_file_and_key(tmp_path, text, problem):
+    f = tmp_path / "facts.yaml"
+    f.write_text(text)
+    with pytest.raises(facts.ClusterFactsError) as refused:
+        facts.read_cluster_facts(f)
+    assert str(refused.value).startswith(f"--cluster-facts {f}: ") and problem in str(refused.value)
+
+
+def test_a_missing_facts_file_is_an_error(tmp_path):
+    with pytest.raises(facts.ClusterFactsError, match="--cluster-facts .*nothere.yaml: .*No such file"):
+        facts.read_cluster_facts(tmp_path / "nothere.yaml")
+
+
+def test_without_a_facts_file_the_upstream_defaults_are_assumed_and_said(recorded):
+    recorded["controller_manager"] = facts.controller_manager({}, None)
+    lc = facts.lifecycle(recorded, W1)
+    assert (lc.lease_s, lc.grace_s, lc.period_s) == (40, 50, 5)
+    assert lc.source.startswith(f"kubelet configz nodeLeaseDurationSeconds=40 on node {W1}; "
+                                "controller-manager node-monitor-grace-period 50s (upstream default (pkg/controller/")
+    assert lc.assumed == ("controller-manager flags not given (--cluster-facts): upstream defaults assumed: "
+                          "node-monitor-grace-period 50s, node-monitor-period 5s (" + facts.CM_DEFAULTS_SOURCE + ")")
+
+
+def test_given_flags_are_used_and_named(recorded):
+    recorded["controller_manager"] = facts.controller_manager({"node-monitor-grace-period": "1m0s"}, "--cluster-facts f.yaml")
+    lc = facts.lifecycle(recorded, W2)
+    assert (lc.grace_s, lc.period_s) == (60, 5)
+    assert "controller-manager node-monitor-grace-period 1m0s (--cluster-facts f.yaml)" in lc.source
+    assert lc.assumed.endswith("upstream defaults assumed: node-monitor-period 5s (" + facts.CM_DEFAULTS_SOURCE + ")")
+    recorded["controller_manager"] = facts.controller_manager({"node-monitor-grace-period": "20s", "node-monitor-period": "1s"},
+                                                              "profiles/fast-lifecycle.yaml")
+    assert facts.lifecycle(recorded, W2).assumed == ""
+
+
+def test_an_unknown_configuration_is_an_error_naming_why(recorded):
+    recorded["nodes"][W1]["kubelet_config"] = {"unknown": "GET …/configz: 403"}
+    with pytest.raises(ValueError, match="nodeLeaseDurationSeconds unknown \\(GET …/configz: 403\\)"):
+        facts.lifecycle(recorded, W1)
+
+
+def test_the_controller_managers_flags_show_in_the_diff_and_the_section(recorded):
+    a = {"default": {**recorded, "controller_manager": facts.controller_manager({}, None)}}
+    b = {"default": {**recorded, "controller_manager": facts.controller_manager({"node-monitor-grace-period": "40s"}, "--cluster-facts f")}}
+    assert base_facts.diff(a, b) == [
+        f"default: controller-manager node-monitor-grace-period 50s (upstream default ({facts.CM_DEFAULTS_SOURCE})) → "
+        "40s (--cluster-facts f)"]
+    assert "controller manager: node-monitor-grace-period 40s (--cluster-facts f); node-monitor-period 5s" in base_facts.markdown(b)
 
 
 def test_profile_needs_refuses_a_bad_file(tmp_path):

@@ -69,6 +69,10 @@ def diff(a: Mapping, b: Mapping) -> list[str]:
         gates_change = _gates_change(fa.get("api_server_gates_on"), fb.get("api_server_gates_on"))
         if gates_change:
             out.append(f"{cluster}: API server gates on {gates_change}")
+        cma, cmb = _controller_manager(fa), _controller_manager(fb)
+        for flag in sorted(set(cma) | set(cmb)):
+            if cma.get(flag) != cmb.get(flag):
+                out.append(f"{cluster}: controller-manager {flag} {cma.get(flag, 'unrecorded')} → {cmb.get(flag, 'unrecorded')}")
         na, nb = fa.get("nodes") or {}, fb.get("nodes") or {}
         if "unknown" in na or "unknown" in nb:
             out.append(f"{cluster}: nodes {na.get('unknown', 'read')} → {nb.get('unknown', 'read')}")
@@ -87,6 +91,14 @@ def diff(a: Mapping, b: Mapping) -> list[str]:
     return out
 
 
+def _controller_manager(facts: Mapping) -> dict[str, str]:
+    """The controller manager's flags of one cluster's facts, each with where it came from:
+    ``{"node-monitor-grace-period": "50s (upstream default (…))"}``; ``{}`` when not recorded."""
+    cm = facts.get("controller_manager") or {}
+    flags, where = cm.get("flags") or {}, cm.get("from") or {}
+    return {k: f"{v} ({where.get(k, 'unknown origin')})" for k, v in flags.items()}
+
+
 def markdown(facts: Mapping) -> str:
     """The report's section "Cluster facts" of a run's ``facts.json``: per cluster, one table row per
     node (versions, runtime, zone, taints, cgroup, the crash-loop cap and eviction thresholds)."""
@@ -95,6 +107,9 @@ def markdown(facts: Mapping) -> str:
         f = facts[cluster]
         nodes = f.get("nodes") or {}
         lines += [f"### {cluster}: server {f.get('server')}", ""]
+        cm = _controller_manager(f)
+        if cm:
+            lines += ["controller manager: " + "; ".join(f"{k} {v}" for k, v in sorted(cm.items())), ""]
         if "unknown" in nodes:
             lines += [f"nodes unknown: {nodes['unknown']}", ""]
             continue

@@ -27,7 +27,15 @@ Profiles by facts (:func:`profile_needs`, :func:`differences`): a profile whose 
 maxContainerRestartPeriod: 20s``) is satisfied by any schedulable node whose running configuration
 has those values (durations compared as durations: ``5m0s`` == ``300s``; a ``featureGates`` entry
 against the kubelet's live gates). A patch with anything else (more nodes, controller-manager
-flags, cluster feature gates) cannot be read off a node: :attr:`Needs.unreadable` names it.
+flags, cluster feature gates) cannot be read off a node: :attr:`Needs.unreadable` names it —
+except the node-lifecycle settings, which set a band rather than ask for a node (:data:`FROM_FACTS`:
+``nodeLeaseDurationSeconds``, the controller manager's ``node-monitor-grace-period`` and
+``node-monitor-period``): they go to :attr:`Needs.from_facts`, and the values that depend on them
+take their band from the cluster's own settings (:func:`lifecycle`).
+
+The controller manager's flags cannot be read on a managed cluster: the user may give them in a
+facts file (``--cluster-facts FILE``, :func:`read_cluster_facts`); without one they are the
+upstream defaults (:data:`CM_DEFAULTS`), and every value judged from them says so.
 
 Two runs' facts side by side and a report's section: :mod:`e2e.base.facts`.
 """
@@ -153,11 +161,15 @@ def collect(kube, cgroup: Cgroup = None) -> dict:
 class Needs:
     """What a profile asks of a node: ``kubelet`` the KubeletConfiguration fields (dotted paths,
     ``featureGates.<Gate>`` included) and their values; ``unreadable`` what else its patch sets,
-    which no node fact shows (e.g. ``ClusterConfiguration``, ``nodes``)."""
+    which no node fact shows (e.g. ``ClusterConfiguration``, ``nodes``); ``from_facts`` the
+    node-lifecycle settings it sets (:data:`FROM_FACTS`, ``{"nodeLeaseDurationSeconds": 20,
+    "node-monitor-grace-period": "20s"}``), which ask for no node: the values that depend on them
+    take their band from the cluster's own settings (:func:`lifecycle`)."""
 
     profile: str
     kubelet: dict[str, object] = field(default_factory=dict)
     unreadable: tuple[str, ...] = ()
+    from_facts: dict[str, object] = field(default_factory=dict)
 
 
 def profile_needs(path: Path) -> Needs:
@@ -172,16 +184,31 @@ def profile_needs(path: Path) -> Needs:
     if not isinstance(patch, dict):
         raise ValueError(f"profile {path}: not a mapping")
     kubelet: dict[str, object] = {}
+    from_facts: dict[str, object] = {}
     other = [k for k in patch if k != "kubeadmConfigPatches"]
     for doc in patch.get("kubeadmConfigPatches") or []:
         part = yaml.safe_load(doc) if isinstance(doc, str) else doc
         if not isinstance(part, dict):
             raise ValueError(f"profile {path}: a kubeadmConfigPatches entry is not a mapping")
+        body = {k: v for k, v in part.items() if k not in ("kind", "apiVersion")}
         if part.get("kind") == "KubeletConfiguration":
-            kubelet.update(flatten({k: v for k, v in part.items() if k not in ("kind", "apiVersion")}))
+            for key, value in flatten(body).items():
+                (from_facts if ("KubeletConfiguration", key) in FROM_FACTS else kubelet)[key] = value
+        elif part.get("kind") == "ClusterConfiguration" and _cm_flags_only(body):
+            from_facts.update(body["controllerManager"]["extraArgs"])
         else:
             other.append(str(part.get("kind")))
-    return Needs(path.stem, kubelet, tuple(other))
+    return Needs(path.stem, kubelet, tuple(other), from_facts)
+
+
+def _cm_flags_only(cluster_configuration: Mapping) -> bool:
+    """Whether a ClusterConfiguration patch sets only the controller manager's node-lifecycle flags
+    (:data:`FROM_FACTS`), as a map-form ``extraArgs``."""
+    cm = cluster_configuration.get("controllerManager")
+    if set(cluster_configuration) != {"controllerManager"} or not isinstance(cm, Mapping) or set(cm) != {"extraArgs"}:
+        return False
+    args = cm["extraArgs"]
+    return isinstance(args, Mapping) and bool(args) and all(("controllerManager", k) in FROM_FACTS for k in args)
 
 
 def _same(want: object, have: object) -> bool:
@@ -232,3 +259,100 @@ def choose_node(needs: Needs, facts: Mapping) -> tuple[str | None, str]:
             return name, ""
         why.append(f"node {name} has {', '.join(diff)}")
     return None, f"needs {want or 'a schedulable node'}; " + "; ".join(why or ["no node"])
+
+
+# -- the node-lifecycle settings: bands from the cluster's facts ---------------------------------
+
+# kube-controller-manager's upstream defaults (k8s.io/kubernetes v1.37.2
+# pkg/controller/nodelifecycle/config/v1alpha1/defaults.go RecommendedDefaultNodeLifecycleControllerConfiguration)
+CM_DEFAULTS = {"node-monitor-grace-period": "50s", "node-monitor-period": "5s"}
+CM_DEFAULTS_SOURCE = ("pkg/controller/nodelifecycle/config/v1alpha1/defaults.go "
+                      "RecommendedDefaultNodeLifecycleControllerConfiguration, v1.37.2")
+# the facts file's sections and keys (--cluster-facts)
+CLUSTER_FACTS_KEYS = {"controllerManager": tuple(CM_DEFAULTS)}
+# the profile settings that set a band instead of asking for a node: (section, key)
+FROM_FACTS = (("KubeletConfiguration", "nodeLeaseDurationSeconds"),
+              *(("controllerManager", k) for k in CM_DEFAULTS))
+
+
+class ClusterFactsError(ValueError):
+    """A facts file (``--cluster-facts``) that cannot be used: the message names the file and key."""
+
+
+def read_cluster_facts(path: Path) -> dict:
+    """The facts file ``path`` (YAML): ``{"controllerManager": {"node-monitor-grace-period": "50s",
+    "node-monitor-period": "5s"}}`` (either key may be left out). Raises :class:`ClusterFactsError`
+    naming the file and the key for a file that cannot be read, an unknown section or key, or a
+    value that is not a Go duration (``"50s"``, ``"1m0s"``)."""
+    import yaml  # here: see profile_needs
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ClusterFactsError(f"--cluster-facts {path}: {e}") from None
+    if not isinstance(data, dict):
+        raise ClusterFactsError(f"--cluster-facts {path}: not a mapping (expected {', '.join(CLUSTER_FACTS_KEYS)})")
+    out: dict = {}
+    for section, entries in data.items():
+        if section not in CLUSTER_FACTS_KEYS:
+            raise ClusterFactsError(f"--cluster-facts {path}: unknown key {section!r} (known: {', '.join(CLUSTER_FACTS_KEYS)})")
+        if not isinstance(entries, dict):
+            raise ClusterFactsError(f"--cluster-facts {path}: {section} is not a mapping")
+        known = CLUSTER_FACTS_KEYS[section]
+        for key, value in entries.items():
+            if key not in known:
+                raise ClusterFactsError(f"--cluster-facts {path}: unknown key {section}.{key} (known: {', '.join(known)})")
+            if duration_s(value) is None:
+                raise ClusterFactsError(f"--cluster-facts {path}: {section}.{key} {value!r} is not a duration (e.g. 50s, 1m0s)")
+        out[section] = dict(entries)
+    return out
+
+
+def controller_manager(given: Mapping[str, str], origin: str | None) -> dict:
+    """The controller manager's node-lifecycle flags as facts.json records them: ``given`` (from the
+    facts file or the profile the suite made the cluster from, named by ``origin``) over the
+    upstream defaults; ``{"flags": {...}, "from": {flag: where}}``, where a flag not given says
+    ``"upstream default (…)"``."""
+    flags, where = {}, {}
+    for key, default in CM_DEFAULTS.items():
+        if key in given:
+            flags[key], where[key] = given[key], str(origin)
+        else:
+            flags[key], where[key] = default, f"upstream default ({CM_DEFAULTS_SOURCE})"
+    return {"flags": flags, "from": where}
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """A node's node-lifecycle settings, in seconds: ``lease_s`` (its kubelet's
+    ``nodeLeaseDurationSeconds``), ``grace_s`` and ``period_s`` (the controller manager's
+    ``node-monitor-grace-period`` and ``node-monitor-period``); ``source`` names each setting and
+    where it came from; ``assumed`` is the sentence every value judged from an upstream default
+    carries in its details (``""`` when every flag was given)."""
+
+    lease_s: float
+    grace_s: float
+    period_s: float
+    source: str
+    assumed: str = ""
+
+
+def lifecycle(facts: Mapping, node: str) -> Lifecycle:
+    """The :class:`Lifecycle` of ``node`` from a cluster's facts (:func:`collect` with its
+    ``controller_manager`` entry, :func:`controller_manager`). ``ValueError`` when the node's
+    running configuration is unknown (its reason named)."""
+    config = ((facts.get("nodes") or {}).get(node) or {}).get("kubelet_config") or {}
+    lease = config.get("nodeLeaseDurationSeconds")
+    if "unknown" in config or not isinstance(lease, (int, float)):
+        raise ValueError(f"node {node}: nodeLeaseDurationSeconds unknown ({config.get('unknown', 'not in configz')})")
+    cm = facts.get("controller_manager") or controller_manager({}, None)
+    flags, where = cm["flags"], cm["from"]
+    grace, period = (duration_s(flags[k]) for k in CM_DEFAULTS)
+    if grace is None or period is None:
+        raise ValueError(f"controller-manager flags {flags}: not durations")
+    source = "; ".join([f"kubelet configz nodeLeaseDurationSeconds={lease:g} on node {node}",
+                        *(f"controller-manager {k} {flags[k]} ({where[k]})" for k in CM_DEFAULTS)])
+    defaulted = [f"{k} {flags[k]}" for k in CM_DEFAULTS if where[k].startswith("upstream default")]
+    assumed = (f"controller-manager flags not given (--cluster-facts): upstream defaults assumed: {', '.join(defaulted)} "
+               f"({CM_DEFAULTS_SOURCE})") if defaulted else ""
+    return Lifecycle(float(lease), float(grace), float(period), source, assumed)

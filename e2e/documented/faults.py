@@ -24,6 +24,9 @@ values depend on the cluster profile: they are keyed by it in the measurement na
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..cluster.facts import Lifecycle
 from ..judge.expectations import Band, Expectation, KnownBug, Race, equal, register
 
 # First read in v1.34.4 and v1.37.2 (716097c, bc101e1); v1.35.4 and v1.36.3 read afterwards: every
@@ -171,35 +174,68 @@ KUBELET_START_S = 5
 POD_START_S = 15
 
 
-def _nf1(profile: str) -> list[Expectation]:
-    interval = LEASE_DURATION_S[profile] * RENEW_FRACTION
+def _nf1(key: str, lease_s: float, setting: str, why: str, live: str = "") -> list[Expectation]:
+    """NF-1's values for lease ``lease_s`` (s), named ``[key]``; ``setting`` says where the lease
+    is set, ``live`` (the cluster's settings, :class:`Lifecycle`) is added to every source."""
+    interval = lease_s * RENEW_FRACTION
+    also = f"; {live}" if live else ""
     return [
-        equal("NF-1", f"lease_duration_s[{profile}]", LEASE_DURATION_S[profile], f"profiles/{profile}.yaml; {UP_LEASE_DEFAULTS}",
-               why="the profile's kubelet nodeLeaseDurationSeconds"),
-        Expectation("NF-1", f"renew_gap_median_s[{profile}]", interval, f"{S3_HEARTBEAT}; {UP_LEASE}", unit="s",
+        equal("NF-1", f"lease_duration_s[{key}]", int(lease_s) if float(lease_s).is_integer() else lease_s,
+              f"{setting}; {UP_LEASE_DEFAULTS}", why=why),
+        Expectation("NF-1", f"renew_gap_median_s[{key}]", interval, f"{S3_HEARTBEAT}; {UP_LEASE}{also}", unit="s",
                     band=Band(interval, round(interval * (1 + RENEW_JITTER) + API_LATENCY_S, 3)),
-                    why=f"0.25 × lease {LEASE_DURATION_S[profile]} s; sliding jitter adds [0, 4 %) after each renewal "
+                    why=f"0.25 × lease {lease_s:g} s; sliding jitter adds [0, 4 %) after each renewal "
                         f"returns; + {API_LATENCY_S:g} s for the Lease update on the loaded host; never below the interval"),
-        Expectation("NF-1", f"renew_gap_max_s[{profile}]", interval, f"{UP_LEASE}; test/e2e/common/node/node_lease.go", unit="s",
-                    band=Band(interval, 2 * interval - 0.001),
+        Expectation("NF-1", f"renew_gap_max_s[{key}]", interval, f"{UP_LEASE}; test/e2e/common/node/node_lease.go{also}",
+                    unit="s", band=Band(interval, 2 * interval - 0.001),
                     why="no single renewal missed: every gap < 2 × the interval"),
     ]
 
 
-def _nf2(profile: str) -> list[Expectation]:
-    grace, period = GRACE_S[profile], MONITOR_PERIOD_S[profile]
+def _nf2(key: str, grace: float, period: float, live: str = "") -> list[Expectation]:
+    """NF-2's value of grace ``grace`` and monitor period ``period`` (s), named ``[key]``; ``live``
+    (the cluster's settings, :class:`Lifecycle`) is added to its source."""
+    also = f"; {live}" if live else ""
     return [
-        Expectation("NF-2", f"unknown_after_last_renew_s[{profile}]", float(grace), f"{S3_HEARTBEAT}; {UP_NLC}", unit="s",
+        Expectation("NF-2", f"unknown_after_last_renew_s[{key}]", float(grace), f"{S3_HEARTBEAT}; {UP_NLC}{also}", unit="s",
                     band=Band(grace - API_RESOLUTION_S, grace + 2 * period + API_RESOLUTION_S + LOADED_S),
-                    why=f"grace {grace} s from the pass that noticed the last renewal (≤ 1 monitor period {period} s late) to the "
+                    why=f"grace {grace:g} s from the pass that noticed the last renewal (≤ 1 monitor period {period:g} s late) to the "
                         f"pass that acts (≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s); "
                         f"+{LOADED_S:g} s for a late pass on the loaded host"),
     ]
 
 
+def lease_key(lease_s: float) -> str:
+    """The name qualifier of NF-1's values for a kubelet lease duration ``lease_s`` (s): the
+    profile that sets it (:data:`FAST`, :data:`DEFAULT`), else ``"lease=<n>s"``."""
+    return next((p for p, v in LEASE_DURATION_S.items() if v == lease_s), f"lease={lease_s:g}s")
+
+
+def grace_key(grace_s: float, period_s: float) -> str:
+    """The name qualifier of the values that follow from the controller manager's grace and
+    monitor periods (s): the profile that sets them (:data:`FAST`, :data:`DEFAULT`), else
+    ``"grace=<n>s,period=<n>s"``."""
+    return next((p for p in GRACE_S if (GRACE_S[p], MONITOR_PERIOD_S[p]) == (grace_s, period_s)),
+                f"grace={grace_s:g}s,period={period_s:g}s")
+
+
+def nf1_from(lc: Lifecycle) -> list[Expectation]:
+    """NF-1's lease values with their band from a node's live settings (:class:`e2e.cluster.facts.
+    Lifecycle`): named by :func:`lease_key`, the source naming the setting and where it came from.
+    On a cluster of :data:`FAST` or :data:`DEFAULT` the same names and bands as the registry's."""
+    return [replace(e, verified_in=VERIFIED_IN) for e in
+            _nf1(lease_key(lc.lease_s), lc.lease_s, lc.source.split("; ")[0], "the node's kubelet nodeLeaseDurationSeconds (configz)",
+                 lc.source.split("; ")[0])]
+
+
+def nf2_from(lc: Lifecycle) -> Expectation:
+    """NF-2's ``unknown_after_last_renew_s[<key>]`` (:func:`grace_key`) with its band from the
+    cluster's live settings (:class:`e2e.cluster.facts.Lifecycle`), the source naming them."""
+    return replace(_nf2(grace_key(lc.grace_s, lc.period_s), lc.grace_s, lc.period_s, lc.source)[0], verified_in=VERIFIED_IN)
+
+
 NF2 = [
-    *_nf2(FAST),
-    *_nf2(DEFAULT),
+    *(e for p in (FAST, DEFAULT) for e in _nf2(p, GRACE_S[p], MONITOR_PERIOD_S[p])),
     equal("NF-2", "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
     equal("NF-2", "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
     equal("NF-2", "pressure_conditions", "DiskPressure=Unknown MemoryPressure=Unknown PIDPressure=Unknown", UP_NLC),
@@ -393,4 +429,7 @@ NF7 = [
                 minors=(None, 36), band=Band(0, 1), why="accepted and reported: a transient NotReady before 1.37"),
 ]
 
-register([*_nf1(FAST), *_nf1(DEFAULT), *NF2, *NF3, *NF5, *NF6, *NF7], VERIFIED_IN)
+NF1 = [e for p in (FAST, DEFAULT)
+       for e in _nf1(p, LEASE_DURATION_S[p], f"profiles/{p}.yaml", "the profile's kubelet nodeLeaseDurationSeconds")]
+
+register([*NF1, *NF2, *NF3, *NF5, *NF6, *NF7], VERIFIED_IN)

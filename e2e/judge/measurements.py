@@ -238,9 +238,20 @@ class Judge:
         plugin ends the test skipped, listing it). ``context`` (text) goes into the failure
         message; by default the judge's timeline excerpt.
         """
+        return self._expect(case, name, value, context, details, None, params)
+
+    def expect_against(self, expectation: Expectation, value: float | int | str | None, context: str | None = None,
+                       details: dict | None = None) -> bool:
+        """:meth:`expect` with ``expectation`` instead of the registry's entry: a documented value
+        built from the cluster's own settings (e.g. :func:`e2e.documented.faults.nf2_from`), its
+        case and name those of the value."""
+        return self._expect(expectation.case, expectation.name, value, context, details, expectation, {})
+
+    def _expect(self, case: str, name: str, value: float | int | str | None, context: str | None, details: dict | None,
+                expectation: Expectation | None, params: dict) -> bool:
         where = _caller()
         try:  # UnknownMeasurement (never documented) propagates
-            raw = self.registry.lookup(case, name, self.minor, self.cgroup)
+            raw = expectation if expectation is not None else self.registry.lookup(case, name, self.minor, self.cgroup)
         except NotDocumented as e:
             m = self._measurement(case, name, value, "", None, None, str(e), "", "", UNDOCUMENTED, details, where)
             self.log.append(m)

@@ -38,7 +38,7 @@ from ..base.jsonfile import read_json, update_json
 from ..cluster.nodeaccess import (AgentAccess, DockerAccess, NodeAccess, NodeRefused, NodeUnreachable, cgroup_version,
                                parse_node_selector)
 from ..run.plan import Plan
-from .options import APPS, STAGED, _is_controller, _reports, run_id
+from .options import APPS, CLUSTER_FACTS, STAGED, _is_controller, _reports, run_id
 
 log = logging.getLogger("e2e")
 
@@ -254,6 +254,8 @@ class ClusterInfo:
     node: str | None = None
     # the way into its nodes (e2e.cluster.nodeaccess; None: --kubeconfig without --node-agent)
     access: NodeAccess | None = None
+    # its facts read at the start (e2e.cluster.facts.collect, with "controller_manager")
+    facts: dict | None = None
 
 
 def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int | None, cluster_facts.Cgroup]:
@@ -404,8 +406,24 @@ class Clusters:
         access = node_access(self._config, kind, kube)
         cgroup, per_node = cgroup_versions(kind, access)
         self._facts[(name, replica)] = facts = cluster_facts.collect(kube, per_node)
+        facts["controller_manager"] = self._controller_manager(name)
         record_facts(self._config, name if not replica else f"{name}-{replica}", facts)
-        return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica, access=access)
+        return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica, access=access,
+                           facts=facts)
+
+    def _controller_manager(self, name: str) -> dict:
+        """The controller manager's node-lifecycle flags (e2e.cluster.facts.controller_manager): on a
+        ``--kubeconfig`` cluster those of ``--cluster-facts``, on a cluster the suite made those of
+        its profile's file (``profiles/<name>.yaml``); a flag given in neither is the upstream default."""
+        if self._config.getoption("--kubeconfig"):
+            given = self._config.stash.get(CLUSTER_FACTS, {}).get("controllerManager", {})
+            return cluster_facts.controller_manager(given, f"--cluster-facts {self._config.getoption('--cluster-facts')}")
+        path = _profiles_dir(self._config) / f"{name}.yaml"
+        if name == DEFAULT_PROFILE or not path.is_file():
+            return cluster_facts.controller_manager({}, None)
+        needs = cluster_facts.profile_needs(path)
+        given = {k: v for k, v in needs.from_facts.items() if k in cluster_facts.CM_DEFAULTS}
+        return cluster_facts.controller_manager(given, f"profiles/{name}.yaml")
 
     def _by_facts(self, name: str) -> ClusterInfo:
         """A ``--kubeconfig`` cluster stands in for profile ``name`` when one of its nodes' facts
@@ -423,7 +441,7 @@ class Clusters:
         if node is None:
             pytest.skip(reason)
         return ClusterInfo(default.kube, default.kubernetes, default.minor, default.cgroup, None, name, 0, node,
-                           default.access)
+                           default.access, default.facts)
 
 
 # the run's cluster facts (e2e.cluster.facts), one entry per profile's cluster, staged with its

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ..app.spec import AppInputError, AppSpec, load_app
+from ..cluster.facts import ClusterFactsError, read_cluster_facts
 from ..cli import htmlreport
 from ..cluster.nodeaccess import parse_node_selector
 from ..judge.measurements import MeasurementLog
@@ -51,6 +52,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="with --kubeconfig: the image of the IM family's registry pod; must be on the nodes already "
                      "(imagePullPolicy Never; default: the tag hack/images/registry/build.sh builds, which make "
                      "foreign-cluster loads)")
+    g.addoption("--cluster-facts", default=None, metavar="FILE",
+                help="with --kubeconfig: a YAML file of what no node shows, e.g. controllerManager: "
+                     "{node-monitor-grace-period: 50s, node-monitor-period: 5s} (e2e.cluster.facts "
+                     "read_cluster_facts); without it the upstream defaults are assumed, and said so")
     g.addoption("--keep-cluster", action="store_true", help="keep the kind cluster after the run")
     g.addoption("--keep-namespaces", action="store_true", help="keep the namespaces of failed tests")
     g.addoption(
@@ -85,6 +90,25 @@ def given_apps(config: pytest.Config) -> list[AppSpec]:
             said = str(e).removeprefix(f"{Path(d).resolve()}: ")  # the directory is named once
             raise pytest.UsageError(f"pod-lifecycle-e2e: app {d} cannot run: {said}") from None
     return apps
+
+
+# the facts file of --cluster-facts, read and checked before anything else (e2e.cluster.facts)
+CLUSTER_FACTS = pytest.StashKey[dict]()
+
+
+def given_cluster_facts(config: pytest.Config) -> dict:
+    """The content of ``--cluster-facts`` (``{}`` without one); a file that cannot be used is a
+    usage error naming the file and key (:func:`e2e.cluster.facts.read_cluster_facts`)."""
+    path = config.getoption("--cluster-facts", None)
+    if not path:
+        return {}
+    if not config.getoption("--kubeconfig", None):
+        raise pytest.UsageError("pod-lifecycle-e2e: --cluster-facts is for a --kubeconfig cluster (the suite "
+                                "knows the settings of the clusters it makes from their profiles)")
+    try:
+        return read_cluster_facts(Path(path))
+    except ClusterFactsError as e:
+        raise pytest.UsageError(f"pod-lifecycle-e2e: {e}") from None
 
 
 # the markers a scenario test uses, registered wherever its file lives (your own test folder too)
@@ -126,6 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as e:
             raise pytest.UsageError(str(e)) from None
     config.stash[APPS] = given_apps(config)
+    config.stash[CLUSTER_FACTS] = given_cluster_facts(config)
     if getattr(config.option, "maxschedchunk", 0) is None:
         # pytest-xdist's load scheduling sends each worker two tests, then one at a time: the
         # plan's longest-first order holds (e2e.run.plan)

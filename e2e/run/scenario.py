@@ -22,6 +22,7 @@ Times called "epoch s" are host time (``time.time()``); on kind the nodes share 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import warnings
 
@@ -32,11 +33,13 @@ from typing import Any, Callable, TypeVar
 
 from kubernetes.client.exceptions import ApiException
 
+from ..cluster import facts as cluster_facts
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
 from ..cluster.nodeaccess import AgentAccess, NodeAccess, NodeRefused, run, shown_selector
 from ..cluster.kube import ApiAnswer, ApiRefused, ExecResult, Kube, load_manifests, refusal_as
 from ..cluster.stamp_sh import STAMP_SH
+from ..judge.expectations import Expectation
 from ..judge.measurements import Judge
 from ..record.pods import Until, condition, events_of
 from ..record.recorder import Change, Recorder
@@ -64,6 +67,17 @@ class PreconditionFailed(AssertionError):
 
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def published_on_loopback(port: int, timeout_s: float = 2.0) -> bool:
+    """Whether something accepts a TCP connection on ``127.0.0.1:<port>`` (a published NodePort:
+    docker's proxy or a tunnel listens whether or not a Service holds the port); only loopback is
+    ever asked."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def pin_to_node(obj: dict, node: str) -> dict:
@@ -96,7 +110,8 @@ class Scenario:
     on a ``--kubeconfig`` one), ``access`` (the way into its nodes, :mod:`e2e.cluster.nodeaccess`:
     ``docker exec`` on kind, the node agent with ``--node-agent``, else None), ``profile`` (the
     cluster profile, ``@pytest.mark.profile``), ``node`` the node the test's pods are pinned to (a
-    ``--kubeconfig`` node whose facts satisfy the profile, :mod:`e2e.cluster.facts`; else None).
+    ``--kubeconfig`` node whose facts satisfy the profile, :mod:`e2e.cluster.facts`; else None),
+    ``facts`` the cluster's facts read at the start (:meth:`lifecycle` reads them).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
     ``files`` are the test's own report files (:meth:`add_file`), ``properties`` its
@@ -122,6 +137,8 @@ class Scenario:
     # the node this test's pods are pinned to (nodeSelector kubernetes.io/hostname, :meth:`manifests`):
     # on a --kubeconfig cluster, the node whose facts satisfy the profile (e2e.cluster.facts); else None
     node: str | None = None
+    # the cluster's facts read at the start (e2e.cluster.facts.collect, with "controller_manager")
+    facts: dict | None = None
     on_broken: Callable[[str], None] | None = None
     broken: str | None = None
     t0: float = 0.0
@@ -191,6 +208,15 @@ class Scenario:
         except NodeRefused as e:
             pytest.skip(str(e))
 
+    def lifecycle(self, node: str) -> cluster_facts.Lifecycle:
+        """The node-lifecycle settings of ``node`` from the cluster's facts (:func:`e2e.cluster.facts.lifecycle`:
+        its kubelet's lease duration, the controller manager's grace and monitor periods, each with
+        where it came from); skips the test naming the fact when they are unknown."""
+        try:
+            return cluster_facts.lifecycle(self.facts or {}, node)
+        except ValueError as e:
+            pytest.skip(f"needs the node-lifecycle settings: {e}")
+
     def default_node(self) -> str:
         """The node :meth:`node_exec` enters when none is named (see there); skips the test when the
         agent has no worker to enter."""
@@ -236,8 +262,12 @@ class Scenario:
     def node_port_url(self, node_port: int = NODE_PORT, path: str = "/") -> str:
         """``http://127.0.0.1:<host port><path>`` where the cluster's ``node_port`` is published
         (kind config ``extraPortMappings``, a free host port per cluster); on a ``--kubeconfig``
-        cluster the NodePort itself (it must be published 1:1 on 127.0.0.1)."""
+        cluster the NodePort itself (it must be published 1:1 on 127.0.0.1): when nothing listens
+        there, the test is skipped saying so (:func:`published_on_loopback`)."""
         port = self.kind.host_port(node_port) if self.kind else node_port
+        if self.kind is None and not published_on_loopback(port):
+            pytest.skip(f"needs the NodePort {port} published on 127.0.0.1 (a kind cluster: extraPortMappings "
+                        f"containerPort {port} hostPort {port} listenAddress 127.0.0.1; else a tunnel); nothing listens there")
         return f"http://127.0.0.1:{port}{path}"
 
     def cluster_broken(self, reason: str) -> None:
@@ -489,12 +519,20 @@ class Scenario:
         return excerpt(table, None if around is None else around - t0, width_s)
 
     def expect(self, case: str, name: str, value: float | int | str | None, around: float | None = None, context: str | None = None,
-               details: dict | None = None, **params: object) -> bool:
+               details: dict | None = None, expectation: Expectation | None = None, **params: object) -> bool:
         """Judge ``value`` as the measurement ``name`` of ``case`` (see :meth:`e2e.judge.measurements.Judge.expect`:
         ``details`` go into ``measurements.json``, ``params`` fill the documented string's
         ``{placeholders}``); returns True when it holds. Raises ``UnknownMeasurement`` for a name
         never documented. A failure's context is
-        ``context`` if given, else the timeline around ``around`` (epoch s), else its end."""
+        ``context`` if given, else the timeline around ``around`` (epoch s), else its end. ``expectation``:
+        the documented value built from the cluster's own settings, judged instead of the registry's
+        (:meth:`e2e.judge.measurements.Judge.expect_against`; ``ValueError`` when its case or name
+        is not ``case``/``name``)."""
         if context is None and around:
             context = self.timeline_excerpt(around)
+        if expectation is not None:
+            if (expectation.case, expectation.name) != (case, name) or params:
+                raise ValueError(f"{case} {name}: judged against {expectation.case} {expectation.name}"
+                                 + (f" with placeholders {sorted(params)}" if params else ""))
+            return self.judge.expect_against(expectation, value, context=context, details=details)
         return self.judge.expect(case, name, value, context=context, details=details, **params)
