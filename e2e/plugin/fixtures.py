@@ -138,7 +138,8 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
         attempt=getattr(item, "execution_count", 1),  # pytest-rerunfailures counts the runs of a test
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
-                  access=cluster.access, profile=cluster.profile, node=cluster.node,
+                  access=cluster.access, profile=cluster.profile,
+                  nodes=cluster.placement(item.nodeid),
                   on_broken=lambda reason: clusters.replace_broken(cluster.profile, cluster.replica, reason,
                                                                    _reports(request.config) / run_id() / "kind-logs"))
     judge.context = sc.timeline_excerpt
