@@ -78,7 +78,7 @@ class Census:
     def decide(self, item: pytest.Item) -> dict:
         """``{"test", "profile", "outcome", "reason", "nodes"}``: outcome ``runs``, ``skips`` or ``may skip``."""
         name = profile_name(item)
-        row = {"test": item.nodeid, "profile": name, "outcome": "runs", "reason": "", "nodes": []}
+        row: dict[str, object] = {"test": item.nodeid, "profile": name, "outcome": "runs", "reason": "", "nodes": []}
         server = str(self.facts.get("server") or "")
         minor = _minor(server)
         skip = item.get_closest_marker("skip")
