@@ -16,7 +16,8 @@ import pytest
 from e2e.cli.compare import facts_diff
 from e2e.base import facts as base_facts
 from e2e.cluster import facts
-from e2e.run.scenario import pin_to_node
+from e2e.plugin.clusters import ClusterInfo, default_needs
+from e2e.run.scenario import pin_to_nodes
 
 DATA = Path(__file__).parent / "data" / "facts"
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,14 +79,15 @@ def test_profile_needs_of_the_suites_profiles():
     assert cap.kubelet == {"featureGates.KubeletCrashLoopBackOffMax": True, "crashLoopBackOff.maxContainerRestartPeriod": "20s"}
     assert cap.unreadable == ()
     assert facts.profile_needs(ROOT / "profiles" / "image-pulls.yaml").kubelet == {"serializeImagePulls": True}
-    assert facts.profile_needs(ROOT / "profiles" / "multi-node.yaml").unreadable == ("nodes", "InitConfiguration")
+    two = facts.profile_needs(ROOT / "profiles" / "multi-node.yaml")
+    assert (two.nodes, two.unreadable, two.kubelet) == (2, (), {})  # a worker + the untainted control plane
     # the node-lifecycle settings set bands, they ask for no node (issue 42 item 3)
     fast = facts.profile_needs(ROOT / "profiles" / "fast-lifecycle.yaml")
     assert (fast.kubelet, fast.unreadable) == ({}, ())
     assert fast.from_facts == {"nodeLeaseDurationSeconds": 20, "node-monitor-grace-period": "20s", "node-monitor-period": "1s"}
     both = facts.profile_needs(ROOT / "profiles" / "multi-node-fast-lifecycle.yaml")
-    assert both.unreadable == ("nodes", "InitConfiguration")
-    assert both.kubelet == {"shutdownGracePeriod": "30s", "shutdownGracePeriodCriticalPods": "10s"}
+    assert (both.nodes, both.unreadable) == (2, ())
+    assert both.kubelet == {"shutdownGracePeriod": "30s", "shutdownGracePeriodCriticalPods": "10s"} and cap.nodes == 1
 
 
 def test_other_controller_manager_flags_stay_unreadable(tmp_path):
@@ -98,7 +100,8 @@ def test_other_controller_manager_flags_stay_unreadable(tmp_path):
 def test_a_lifecycle_profile_runs_on_the_first_schedulable_node(recorded):
     """Before: "needs a kind cluster of profile fast-lifecycle: it sets ClusterConfiguration"."""
     for name in ("fast-lifecycle", "default-lifecycle"):
-        assert facts.choose_node(facts.profile_needs(ROOT / "profiles" / f"{name}.yaml"), recorded) == (W1, "")
+        nodes, why = facts.choose_node(facts.profile_needs(ROOT / "profiles" / f"{name}.yaml"), recorded)
+        assert W1 in nodes and why == ""
 
 
 # -- the facts file and the node-lifecycle settings ---------------------------------------------
@@ -176,15 +179,15 @@ def test_profile_needs_refuses_a_bad_file(tmp_path):
 
 def test_the_capped_worker_satisfies_crashloop_cap_20s(recorded):
     needs = facts.profile_needs(ROOT / "profiles" / "crashloop-cap-20s.yaml")
-    assert facts.choose_node(needs, recorded) == (W2, "")
+    assert facts.choose_node(needs, recorded) == ((W2,), "")
 
 
 def test_no_capped_node_skips_with_the_precise_difference(recorded):
     needs = facts.profile_needs(ROOT / "profiles" / "crashloop-cap-20s.yaml")
     five = copy.deepcopy(recorded)
     five["nodes"][W2]["kubelet_config"]["crashLoopBackOff"]["maxContainerRestartPeriod"] = "5m0s"
-    node, reason = facts.choose_node(needs, five)
-    assert node is None
+    nodes, reason = facts.choose_node(needs, five)
+    assert nodes == ()
     assert reason == (
         "needs featureGates.KubeletCrashLoopBackOffMax true, crashLoopBackOff.maxContainerRestartPeriod 20s; "
         f"node {CP} has tainted node-role.kubernetes.io/control-plane:NoSchedule, "
@@ -201,9 +204,76 @@ def test_a_gate_that_is_off_is_the_difference(recorded):
 
 
 def test_a_profile_beyond_kubelet_settings_is_not_satisfied_by_facts(recorded):
-    needs = facts.profile_needs(ROOT / "profiles" / "multi-node.yaml")
+    needs = facts.profile_needs(ROOT / "profiles" / "multi-node-fast-lifecycle.yaml")
     assert facts.choose_node(needs, recorded) == (
-        None, "needs a kind cluster of profile multi-node: it sets nodes, InitConfiguration, which no node fact shows")
+        (), "needs a kind cluster of profile multi-node-fast-lifecycle: it sets ClusterConfiguration, which no node fact shows")
+
+
+def test_two_schedulable_workers_satisfy_multi_node(recorded):
+    """The foreign cluster's two workers are the multi-node profile's two schedulable nodes; the
+    tainted control plane is not one."""
+    needs = facts.profile_needs(ROOT / "profiles" / "multi-node.yaml")
+    assert facts.choose_node(needs, recorded) == ((W1, W2), "")
+
+
+def test_one_schedulable_node_is_too_few_for_multi_node(recorded):
+    needs = facts.profile_needs(ROOT / "profiles" / "multi-node.yaml")
+    one = copy.deepcopy(recorded)
+    one["nodes"][W2]["taints"] = ["node.kubernetes.io/unschedulable:NoSchedule"]
+    assert facts.choose_node(needs, one) == ((), (
+        f"needs 2 schedulable nodes; only {W1} satisfies it; "
+        f"node {CP} has tainted node-role.kubernetes.io/control-plane:NoSchedule; "
+        f"node {W2} has tainted node.kubernetes.io/unschedulable:NoSchedule"))
+
+
+def test_a_profile_with_another_node_role_is_unreadable(tmp_path):
+    ha = tmp_path / "ha.yaml"
+    ha.write_text("nodes:\n  - role: control-plane\n  - role: worker\n")
+    needs = facts.profile_needs(ha)
+    assert (needs.unreadable, needs.nodes) == (("nodes",), 2)
+    ha.write_text("nodes: 3\n")
+    with pytest.raises(ValueError, match="ha.yaml: nodes is not a list of mappings"):
+        facts.profile_needs(ha)
+
+
+def test_the_default_profile_lands_on_the_default_worker_only(recorded):
+    """The default profile's bands assume the upstream 5 min crash-loop cap (CL-1 … CL-5): on the
+    foreign cluster only the zone-a worker has it; zone-b's 20 s cap is the difference."""
+    needs = default_needs()
+    assert needs.kubelet == {"crashLoopBackOff.maxContainerRestartPeriod": "5m0s", "syncFrequency": "1m0s",
+                             "volumeStatsAggPeriod": "1m0s"}
+    assert facts.choose_node(needs, recorded) == ((W1,), "")
+    capped = copy.deepcopy(recorded)
+    capped["nodes"][W1]["kubelet_config"]["crashLoopBackOff"]["maxContainerRestartPeriod"] = "20s"
+    assert facts.choose_node(needs, capped) == ((), (
+        "needs crashLoopBackOff.maxContainerRestartPeriod 5m0s, syncFrequency 1m0s, volumeStatsAggPeriod 1m0s; "
+        f"node {CP} has tainted node-role.kubernetes.io/control-plane:NoSchedule; "
+        f"node {W1} has crashLoopBackOff.maxContainerRestartPeriod 20s; "
+        f"node {W2} has crashLoopBackOff.maxContainerRestartPeriod 20s"))
+
+
+def test_an_unset_default_counts_as_the_default(recorded):
+    """A kubelet whose configz omits a field runs with the upstream default: it satisfies the
+    default profile, not a profile that sets the field."""
+    old = copy.deepcopy(recorded["nodes"][W1])
+    del old["kubelet_config"]["crashLoopBackOff"], old["kubelet_config"]["syncFrequency"]
+    assert facts.differences(default_needs(), W1, old) == []
+    old["kubelet_config"]["syncFrequency"] = "10s"
+    assert facts.differences(default_needs(), W1, old) == ["syncFrequency 10s"]
+
+
+@pytest.mark.parametrize(("nodes", "needed", "spread"), [((W1,), 1, False), ((W1, W2), 1, False), ((W1, W2), 2, True)])
+def test_placement_of_a_test(nodes, needed, spread):
+    """A test needing one node gets one of the matching nodes, the same on every call; a multi-node
+    test gets all of them."""
+    info = ClusterInfo(None, "v1.37.2", 37, None, None, nodes=nodes, needed=needed)  # type: ignore[arg-type]
+    if spread:
+        assert info.placement("t::a") == nodes
+        return
+    got = {info.placement(f"t::{i}") for i in range(40)}
+    assert got == {(n,) for n in nodes}  # every matching node gets tests (40 ids: 2^-39 to miss one)
+    assert info.placement("t::a") == info.placement("t::a")
+    assert ClusterInfo(None, "v1.37.2", 37, None, None).placement("t::a") == ()  # type: ignore[arg-type]
 
 
 def test_diff_names_each_fact_that_changed(recorded):
@@ -273,17 +343,35 @@ def test_compare_stays_standard_library_only():
     ({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {}}}}}},
      ("spec", "jobTemplate", "spec", "template", "spec")),
 ])
-def test_pin_to_node(obj, where):
-    spec = pin_to_node(obj, "w2")
+def test_pin_to_one_node(obj, where):
+    spec = pin_to_nodes(obj, ("w2",))
     for key in where:
         spec = spec[key]
     assert spec["nodeSelector"]["kubernetes.io/hostname"] == "w2"
     assert spec["nodeSelector"].get("a", "b") == "b"
+    assert "affinity" not in spec
+
+
+def test_pin_to_several_nodes_adds_to_each_own_term():
+    pod = {"kind": "Pod", "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+                              {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["w1"]}]}]}}}}}
+    terms = pin_to_nodes(pod, ("w2", "w1"))["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    on = {"key": "kubernetes.io/hostname", "operator": "In", "values": ["w1", "w2"]}
+    assert terms[0]["matchExpressions"] == [{"key": "zone", "operator": "In", "values": ["a"]}, on]
+    assert terms[1] == {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["w1"]}], "matchExpressions": [on]}
+    bare = pin_to_nodes({"kind": "Job", "spec": {"template": {"spec": {}}}}, ("w1", "w2"))["spec"]["template"]["spec"]
+    assert bare == {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [on]}]}}}}
+    assert "nodeSelector" not in bare
 
 
 def test_pin_leaves_other_objects_alone():
     svc = {"kind": "Service", "spec": {"selector": {"app": "web"}}}
-    assert pin_to_node(copy.deepcopy(svc), "w2") == svc
+    assert pin_to_nodes(copy.deepcopy(svc), ("w2",)) == svc
+    pod = {"kind": "Pod", "spec": {"containers": []}}
+    assert pin_to_nodes(copy.deepcopy(pod), ()) == pod
 
 
 def test_the_cgroup_version_read_per_node_through_the_agent():

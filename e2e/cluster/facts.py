@@ -22,16 +22,19 @@ A piece that cannot be read is recorded as ``{"unknown": "<why>"}`` in its place
 Shape of :func:`collect`'s answer (``facts.json`` holds one per profile's cluster):
 ``{"server": "v1.37.2", "api_server_gates_on": [...], "nodes": {name: {...}}}``.
 
-Profiles by facts (:func:`profile_needs`, :func:`differences`): a profile whose whole patch is
-``KubeletConfiguration`` settings (``profiles/crashloop-cap-20s.yaml``: ``crashLoopBackOff.
-maxContainerRestartPeriod: 20s``) is satisfied by any schedulable node whose running configuration
+Profiles by facts (:func:`profile_needs`, :func:`differences`, :func:`choose_node`): a profile whose
+patch is ``KubeletConfiguration`` settings (``profiles/crashloop-cap-20s.yaml``: ``crashLoopBackOff.
+maxContainerRestartPeriod: 20s``) is satisfied by the schedulable nodes whose running configuration
 has those values (durations compared as durations: ``5m0s`` == ``300s``; a ``featureGates`` entry
-against the kubelet's live gates). A patch with anything else (more nodes, controller-manager
-flags, cluster feature gates) cannot be read off a node: :attr:`Needs.unreadable` names it —
-except the node-lifecycle settings, which set a band rather than ask for a node (:data:`FROM_FACTS`:
-``nodeLeaseDurationSeconds``, the controller manager's ``node-monitor-grace-period`` and
-``node-monitor-period``): they go to :attr:`Needs.from_facts`, and the values that depend on them
-take their band from the cluster's own settings (:func:`lifecycle`).
+against the kubelet's live gates). More nodes (``nodes:`` of the kind config, with the control
+plane's taint removed: ``profiles/multi-node.yaml``) are read as a count of such nodes
+(:attr:`Needs.nodes`). A patch with anything else (controller-manager flags, cluster feature gates)
+cannot be read off a node: :attr:`Needs.unreadable` names it — except the node-lifecycle settings,
+which set a band rather than ask for a node (:data:`FROM_FACTS`: ``nodeLeaseDurationSeconds``, the
+controller manager's ``node-monitor-grace-period`` and ``node-monitor-period``): they go to
+:attr:`Needs.from_facts`, and the values that depend on them take their band from the cluster's own
+settings (:func:`lifecycle`). The default profile's needs are the upstream kubelet defaults its
+documented values assume (:func:`e2e.plugin.clusters.default_needs`).
 
 The controller manager's flags cannot be read on a managed cluster: the user may give them in a
 facts file (``--cluster-facts FILE``, :func:`read_cluster_facts`); without one they are the
@@ -159,22 +162,37 @@ def collect(kube, cgroup: Cgroup = None) -> dict:
 
 @dataclass(frozen=True)
 class Needs:
-    """What a profile asks of a node: ``kubelet`` the KubeletConfiguration fields (dotted paths,
-    ``featureGates.<Gate>`` included) and their values; ``unreadable`` what else its patch sets,
-    which no node fact shows (e.g. ``ClusterConfiguration``, ``nodes``); ``from_facts`` the
-    node-lifecycle settings it sets (:data:`FROM_FACTS`, ``{"nodeLeaseDurationSeconds": 20,
-    "node-monitor-grace-period": "20s"}``), which ask for no node: the values that depend on them
-    take their band from the cluster's own settings (:func:`lifecycle`)."""
+    """What a profile asks of the nodes: ``kubelet`` the KubeletConfiguration fields (dotted paths,
+    ``featureGates.<Gate>`` included) and their values, on each of ``nodes`` schedulable nodes
+    (1; ``multi-node``: 2); ``unreadable`` what else its patch sets, which no node fact shows (e.g.
+    ``ClusterConfiguration``). ``from_facts`` the node-lifecycle settings it sets
+    (:data:`FROM_FACTS`, ``{"nodeLeaseDurationSeconds": 20, "node-monitor-grace-period": "20s"}``),
+    which ask for no node: the values that depend on them take their band from the cluster's own
+    settings (:func:`lifecycle`). ``unset_is_default``: a field the node's configz lacks counts as
+    satisfied (``kubelet`` holds the kubelet's own defaults: an older kubelet omits a field it does
+    not know, and then runs with the upstream default)."""
 
     profile: str
     kubelet: dict[str, object] = field(default_factory=dict)
     unreadable: tuple[str, ...] = ()
     from_facts: dict[str, object] = field(default_factory=dict)
+    nodes: int = 1
+    unset_is_default: bool = False
+
+
+def _init_unreadable(part: dict) -> bool:
+    """Whether an ``InitConfiguration`` entry sets more than ``nodeRegistration.taints: []`` (the
+    control plane made schedulable, which the node count and the taints in the facts cover)."""
+    rest = {k: v for k, v in part.items() if k not in ("kind", "apiVersion", "nodeRegistration")}
+    registration = part.get("nodeRegistration") or {}
+    return bool(rest) or registration != {"taints": []}
 
 
 def profile_needs(path: Path) -> Needs:
     """The :class:`Needs` of the profile file ``path`` (``profiles/<name>.yaml``); ``ValueError``
-    naming the file when it is not a kind config patch."""
+    naming the file when it is not a kind config patch. Each ``role: worker`` entry of its ``nodes``
+    adds one schedulable node to :attr:`Needs.nodes` (with the untainted control plane: the
+    ``multi-node`` profile's two nodes); another role stays :attr:`Needs.unreadable`."""
     import yaml  # here: the rest of the module serves make compare, which has the standard library only
 
     try:
@@ -185,7 +203,13 @@ def profile_needs(path: Path) -> Needs:
         raise ValueError(f"profile {path}: not a mapping")
     kubelet: dict[str, object] = {}
     from_facts: dict[str, object] = {}
-    other = [k for k in patch if k != "kubeadmConfigPatches"]
+    other = [k for k in patch if k not in ("kubeadmConfigPatches", "nodes")]
+    entries = patch.get("nodes") or []
+    if not isinstance(entries, list) or not all(isinstance(n, dict) for n in entries):
+        raise ValueError(f"profile {path}: nodes is not a list of mappings")
+    workers = sum(1 for n in entries if n.get("role") == "worker")
+    if workers != len(entries):
+        other.append("nodes")
     for doc in patch.get("kubeadmConfigPatches") or []:
         part = yaml.safe_load(doc) if isinstance(doc, str) else doc
         if not isinstance(part, dict):
@@ -196,9 +220,9 @@ def profile_needs(path: Path) -> Needs:
                 (from_facts if ("KubeletConfiguration", key) in FROM_FACTS else kubelet)[key] = value
         elif part.get("kind") == "ClusterConfiguration" and _cm_flags_only(body):
             from_facts.update(body["controllerManager"]["extraArgs"])
-        else:
+        elif part.get("kind") != "InitConfiguration" or _init_unreadable(part):
             other.append(str(part.get("kind")))
-    return Needs(path.stem, kubelet, tuple(other), from_facts)
+    return Needs(path.stem, kubelet, tuple(other), from_facts=from_facts, nodes=1 + workers)
 
 
 def _cm_flags_only(cluster_configuration: Mapping) -> bool:
@@ -236,29 +260,40 @@ def differences(needs: Needs, name: str, node: Mapping) -> list[str]:
             out.append(f"{key} unknown ({config['unknown']})")
             continue
         have = flatten(config).get(key)
+        if have is None and needs.unset_is_default:
+            continue
         if not _same(want, have):
             out.append(f"{key} {shown(have)}")
     return out
 
 
-def choose_node(needs: Needs, facts: Mapping) -> tuple[str | None, str]:
-    """A node of ``facts`` (:func:`collect`) that satisfies ``needs``: ``(name, "")``, the first by
-    name; else ``(None, reason)``, the precise difference per node: ``"needs crashLoopBackOff.
-    maxContainerRestartPeriod 20s; node w1 has 5m0s; node cp has tainted …"``."""
+def choose_node(needs: Needs, facts: Mapping) -> tuple[tuple[str, ...], str]:
+    """The nodes of ``facts`` (:func:`collect`) that satisfy ``needs``, by name: ``((name, …), "")``
+    when at least :attr:`Needs.nodes` do (a test's pods may land on any of them); else ``((),
+    reason)``, the precise difference per node: ``"needs crashLoopBackOff.maxContainerRestartPeriod
+    20s; node w1 has 5m0s; node cp has tainted …"``, ``"needs 2 schedulable nodes with …; only w1
+    satisfies it; node cp has tainted …"``."""
     if needs.unreadable:
-        return None, (f"needs a kind cluster of profile {needs.profile}: it sets {', '.join(needs.unreadable)}, "
-                      "which no node fact shows")
+        return (), (f"needs a kind cluster of profile {needs.profile}: it sets {', '.join(needs.unreadable)}, "
+                    "which no node fact shows")
     nodes = facts.get("nodes")
     if not isinstance(nodes, Mapping) or "unknown" in nodes:
-        return None, f"profile {needs.profile}: the nodes' facts are unknown ({(nodes or {}).get('unknown')})"
+        return (), f"profile {needs.profile}: the nodes' facts are unknown ({(nodes or {}).get('unknown')})"
     want = ", ".join(f"{k} {shown(v)}" for k, v in needs.kubelet.items())
-    why = []
+    if needs.nodes > 1:
+        want = f"{needs.nodes} schedulable nodes" + (f" with {want}" if want else "")
+    matching, why = [], []
     for name in sorted(nodes):
         diff = differences(needs, name, nodes[name])
-        if not diff:
-            return name, ""
-        why.append(f"node {name} has {', '.join(diff)}")
-    return None, f"needs {want or 'a schedulable node'}; " + "; ".join(why or ["no node"])
+        if diff:
+            why.append(f"node {name} has {', '.join(diff)}")
+        else:
+            matching.append(name)
+    if matching and len(matching) >= needs.nodes:
+        return tuple(matching), ""
+    if matching:
+        why.insert(0, f"only {', '.join(matching)} satisf{'ies' if len(matching) == 1 else 'y'} it")
+    return (), f"needs {want or 'a schedulable node'}; " + "; ".join(why or ["no node"])
 
 
 # -- the node-lifecycle settings: bands from the cluster's facts ---------------------------------

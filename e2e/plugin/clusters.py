@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import zlib
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ from ..cluster.kube import ClusterUnreachable, Kube
 from ..base.jsonfile import read_json, update_json
 from ..cluster.nodeaccess import (AgentAccess, DockerAccess, NodeAccess, NodeRefused, NodeUnreachable, cgroup_version,
                                parse_node_selector)
+from ..documented import crashloop, storage
+from ..documented.kubelet import KUBELET_SYNC_FREQUENCY_S
 from ..run.plan import Plan
 from .options import APPS, CLUSTER_FACTS, STAGED, _is_controller, _reports, run_id
 
@@ -250,12 +253,23 @@ class ClusterInfo:
     kind: Kind | None
     profile: str = DEFAULT_PROFILE
     replica: int = 0
-    # the node the test's pods are pinned to (a --kubeconfig cluster's node whose facts satisfy the profile)
-    node: str | None = None
+    # the nodes the profile's tests may use (a --kubeconfig cluster's nodes whose facts satisfy the
+    # profile, e2e.cluster.facts.choose_node; (): anywhere) and how many one test needs (multi-node: 2)
+    nodes: tuple[str, ...] = ()
     # the way into its nodes (e2e.cluster.nodeaccess; None: --kubeconfig without --node-agent)
     access: NodeAccess | None = None
     # its facts read at the start (e2e.cluster.facts.collect, with "controller_manager")
     facts: dict | None = None
+    needed: int = 1
+
+    def placement(self, test_id: str) -> tuple[str, ...]:
+        """The nodes test ``test_id``'s pods are kept on (e2e.run.scenario.pin_to_nodes): all of
+        :attr:`nodes` for a test that needs several; else one of them, the same for the test on every
+        run (by a CRC-32 of its id), so that tests spread over the matching nodes while each one's
+        pods and its ``node_exec`` meet on one node; ``()`` when the cluster has no such choice."""
+        if self.needed > 1 or len(self.nodes) <= 1:
+            return self.nodes
+        return (self.nodes[zlib.crc32(test_id.encode()) % len(self.nodes)],)
 
 
 def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int | None, cluster_facts.Cgroup]:
@@ -328,6 +342,8 @@ class Clusters:
         self._ready: dict[tuple[str, int], ClusterInfo] = {}
         self._failed: dict[tuple[str, int], str] = {}
         self._facts: dict[tuple[str, int], dict] = {}
+        self._skipped: dict[tuple[str, int], str] = {}
+        self._connection: ClusterInfo | None = None  # a --kubeconfig cluster's, before placement
 
     def get(self, name: str, replica: int = 0) -> ClusterInfo:
         """The cluster of profile ``name`` (its copy ``replica``, e2e.run.plan). The default
@@ -338,6 +354,8 @@ class Clusters:
             return self._ready[key]
         if key in self._failed:
             pytest.fail(self._failed[key], pytrace=False)
+        if key in self._skipped:
+            pytest.skip(self._skipped[key])
         try:
             self._ready[key] = self._connect(name, replica)
         except Exception as e:  # noqa: BLE001 - one clear message instead of one traceback per test
@@ -390,18 +408,18 @@ class Clusters:
         profile = profile_of(self._config, name, replica)
         kind = None
         if profile is None:
-            if name != DEFAULT_PROFILE:
-                return self._by_facts(name)
-            kubeconfig, context = self._config.getoption("--kubeconfig"), self._config.getoption("--context")
-        else:
-            check_docker()
-            kind = Kind.of(profile)
-            used = {kind.name}  # before it is made: one whose creation fails leaves lock files to remove (_sweep_used)
-            update_json(_used_file(), lambda names: sorted({*names, *used}), list)
-            started = time.monotonic()
-            kubeconfig, context = str(kind.ensure(profile, run_id(), list(workload_images().values()))), None
-            log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
-        kube = Kube(kubeconfig, context)
+            return self._by_facts(name)
+        check_docker()
+        kind = Kind.of(profile)
+        used = {kind.name}  # before it is made: one whose creation fails leaves lock files to remove (_sweep_used)
+        update_json(_used_file(), lambda names: sorted({*names, *used}), list)
+        started = time.monotonic()
+        kubeconfig = str(kind.ensure(profile, run_id(), list(workload_images().values())))
+        log.info("cluster %s (profile %s) ready in %.1f s", kind.name, name, time.monotonic() - started)
+        return self._info(name, replica, Kube(kubeconfig), kind)
+
+    def _info(self, name: str, replica: int, kube: Kube, kind: Kind | None) -> ClusterInfo:
+        """Connect to the cluster of profile ``name`` (copy ``replica``), record its facts."""
         version = kube.version()
         access = node_access(self._config, kind, kube)
         cgroup, per_node = cgroup_versions(kind, access)
@@ -426,22 +444,49 @@ class Clusters:
         return cluster_facts.controller_manager(given, f"profiles/{name}.yaml")
 
     def _by_facts(self, name: str) -> ClusterInfo:
-        """A ``--kubeconfig`` cluster stands in for profile ``name`` when one of its nodes' facts
-        satisfies the profile's kubelet settings (e2e.cluster.facts): the default cluster, its tests'
-        pods pinned to that node. Else the test is skipped with the precise difference."""
-        path = _profiles_dir(self._config) / f"{name}.yaml"
-        if not path.is_file():
-            raise PreflightError(f"unknown profile {name}: no {path}")
-        try:
-            needs = cluster_facts.profile_needs(path)
-        except ValueError as e:
-            raise PreflightError(str(e)) from None
-        default = self.get(DEFAULT_PROFILE)
-        node, reason = cluster_facts.choose_node(needs, self._facts[(DEFAULT_PROFILE, 0)])
-        if node is None:
+        """A ``--kubeconfig`` cluster stands in for profile ``name`` (``default`` too) on the nodes whose
+        facts satisfy the profile's needs (e2e.cluster.facts.choose_node; the default's:
+        :func:`default_needs`): its tests' pods are kept on them (:meth:`ClusterInfo.placement`).
+        Else the test is skipped with the precise difference."""
+        if name == DEFAULT_PROFILE:
+            needs = default_needs()
+        else:
+            path = _profiles_dir(self._config) / f"{name}.yaml"
+            if not path.is_file():
+                raise PreflightError(f"unknown profile {name}: no {path}")
+            try:
+                needs = cluster_facts.profile_needs(path)
+            except ValueError as e:
+                raise PreflightError(str(e)) from None
+        if self._connection is None:
+            kube = Kube(self._config.getoption("--kubeconfig"), self._config.getoption("--context"))
+            self._connection = self._info(DEFAULT_PROFILE, 0, kube, None)
+        base = self._connection
+        nodes, reason = cluster_facts.choose_node(needs, self._facts[(DEFAULT_PROFILE, 0)])
+        if not nodes:
+            self._skipped[(name, 0)] = reason
             pytest.skip(reason)
-        return ClusterInfo(default.kube, default.kubernetes, default.minor, default.cgroup, None, name, 0, node,
-                           default.access, default.facts)
+        return ClusterInfo(base.kube, base.kubernetes, base.minor, base.cgroup, None, name, 0, nodes, base.access,
+                           facts=base.facts, needed=needs.nodes)
+
+
+def default_needs() -> cluster_facts.Needs:
+    """What the default profile's documented values assume of a node's kubelet — the upstream
+    defaults (pkg/kubelet/apis/config/v1beta1/defaults.go SetDefaults_KubeletConfiguration), where a
+    band is keyed to one: ``crashLoopBackOff.maxContainerRestartPeriod`` 5m0s (CL-1 … CL-5: the
+    300 s cap, e2e.documented.crashloop ``DOCUMENTED_GAPS_S``), ``syncFrequency`` 1m0s (CL-2's
+    re-sync, ``KUBELET_SYNC_FREQUENCY_S``), ``volumeStatsAggPeriod`` 1m0s (ES-2, ES-7:
+    e2e.documented.storage ``VOLUME_STATS_AGG_PERIOD_S``). A field a node's configz lacks counts as
+    its default."""
+    def go(seconds: float) -> str:
+        minutes, rest = divmod(int(seconds), 60)
+        return f"{minutes}m{rest}s" if minutes else f"{rest}s"
+
+    return cluster_facts.Needs(DEFAULT_PROFILE, {
+        "crashLoopBackOff.maxContainerRestartPeriod": go(crashloop.DOCUMENTED_GAPS_S[-1]),
+        "syncFrequency": go(KUBELET_SYNC_FREQUENCY_S),
+        "volumeStatsAggPeriod": go(storage.VOLUME_STATS_AGG_PERIOD_S),
+    }, unset_is_default=True)
 
 
 # the run's cluster facts (e2e.cluster.facts), one entry per profile's cluster, staged with its

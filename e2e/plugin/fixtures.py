@@ -148,7 +148,8 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
         attempt=getattr(item, "execution_count", 1),  # pytest-rerunfailures counts the runs of a test
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
-                  access=cluster.access, profile=cluster.profile, node=cluster.node, facts=cluster.facts,
+                  access=cluster.access, profile=cluster.profile, facts=cluster.facts,
+                  nodes=cluster.placement(item.nodeid),
                   on_broken=lambda reason: _broken(request, clusters, cluster, reason))
     judge.context = sc.timeline_excerpt
     item.stash[SCENARIO] = sc

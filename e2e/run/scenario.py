@@ -29,7 +29,7 @@ import warnings
 import pytest
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from kubernetes.client.exceptions import ApiException
 
@@ -80,20 +80,34 @@ def published_on_loopback(port: int, timeout_s: float = 2.0) -> bool:
         return False
 
 
-def pin_to_node(obj: dict, node: str) -> dict:
-    """Add ``nodeSelector: {kubernetes.io/hostname: node}`` to the pod spec of ``obj`` (a Pod's
-    ``spec``; a workload's ``spec.template.spec``; a CronJob's ``spec.jobTemplate.spec.template.spec``);
-    other objects are left as they are. Returns ``obj``."""
+
+def pin_to_nodes(obj: dict, nodes: Sequence[str]) -> dict:
+    """Keep the pods of ``obj`` on ``nodes``: its pod spec (a Pod's ``spec``; a workload's
+    ``spec.template.spec``; a CronJob's ``spec.jobTemplate.spec.template.spec``) gets
+    ``nodeSelector: {kubernetes.io/hostname: <node>}`` for one node, for several a required
+    nodeAffinity ``kubernetes.io/hostname In [nodes]`` (added to each of its own terms, which
+    stay); other objects are left as they are. Returns ``obj``."""
     spec = obj.get("spec")
     kind = obj.get("kind")
-    if not isinstance(spec, dict):
+    if not isinstance(spec, dict) or not nodes:
         return obj
     if kind == "CronJob":
         spec = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template", {}).get("spec")
     elif kind != "Pod":
         spec = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else None
-    if isinstance(spec, dict):
-        spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), HOSTNAME_LABEL: node}
+    if not isinstance(spec, dict):
+        return obj
+    if len(nodes) == 1:
+        spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), HOSTNAME_LABEL: nodes[0]}
+        return obj
+    on = {"key": HOSTNAME_LABEL, "operator": "In", "values": sorted(nodes)}
+    required = (spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+                .setdefault("requiredDuringSchedulingIgnoredDuringExecution", {}))
+    terms = required.setdefault("nodeSelectorTerms", [])
+    if not terms:
+        terms.append({})
+    for term in terms:
+        term["matchExpressions"] = [*(term.get("matchExpressions") or []), on]
     return obj
 
 
@@ -109,8 +123,9 @@ class Scenario:
     cgroup version (1 or 2; None on a ``--kubeconfig`` cluster), ``kind`` (the kind cluster; None
     on a ``--kubeconfig`` one), ``access`` (the way into its nodes, :mod:`e2e.cluster.nodeaccess`:
     ``docker exec`` on kind, the node agent with ``--node-agent``, else None), ``profile`` (the
-    cluster profile, ``@pytest.mark.profile``), ``node`` the node the test's pods are pinned to (a
-    ``--kubeconfig`` node whose facts satisfy the profile, :mod:`e2e.cluster.facts`; else None),
+    cluster profile, ``@pytest.mark.profile``), ``nodes`` the nodes the test's pods are kept on (on a
+    ``--kubeconfig`` cluster, the nodes whose facts satisfy the profile, :mod:`e2e.cluster.facts`;
+    else ``()``: anywhere),
     ``facts`` the cluster's facts read at the start (:meth:`lifecycle` reads them).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
@@ -134,9 +149,9 @@ class Scenario:
     # the cluster profile (@pytest.mark.profile) and what replaces its cluster when a fault
     # left it broken (e2e.faults.core; the plugin's Clusters.replace_broken)
     profile: str = "default"
-    # the node this test's pods are pinned to (nodeSelector kubernetes.io/hostname, :meth:`manifests`):
-    # on a --kubeconfig cluster, the node whose facts satisfy the profile (e2e.cluster.facts); else None
-    node: str | None = None
+    # the nodes this test's pods are kept on (:func:`pin_to_nodes`, :meth:`manifests`): on a
+    # --kubeconfig cluster, the nodes whose facts satisfy the profile (e2e.cluster.facts); else () (anywhere)
+    nodes: tuple[str, ...] = ()
     # the cluster's facts read at the start (e2e.cluster.facts.collect, with "controller_manager")
     facts: dict | None = None
     on_broken: Callable[[str], None] | None = None
@@ -153,12 +168,11 @@ class Scenario:
     def manifests(self, filename: str, **values: object) -> list[dict]:
         """The objects (the API's JSON) of ``manifest_dir/filename`` with ``${placeholders}`` filled from ``values``,
         the pinned workload images and ``${stamp_sh}`` (the stamp shell functions,
-        :data:`e2e.cluster.stamp_sh.STAMP_SH`); ``ManifestError`` on a bad file. With :attr:`node`
-        set, every pod and pod template gets the nodeSelector ``kubernetes.io/hostname: <node>``."""
+        :data:`e2e.cluster.stamp_sh.STAMP_SH`); ``ManifestError`` on a bad file. With :attr:`nodes`
+        set, every pod and pod template is kept on them (:func:`pin_to_nodes`)."""
         objs = load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
-        if self.node:
-            for obj in objs:
-                pin_to_node(obj, self.node)
+        for obj in objs:
+            pin_to_nodes(obj, self.nodes)
         return objs
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
@@ -195,7 +209,7 @@ class Scenario:
         """Run ``cmd`` in ``node``'s namespaces through :attr:`access` (``docker exec`` into a kind
         node, or the node agent on a ``--kubeconfig`` cluster: e2e.cluster.nodeaccess), for at most
         ``timeout`` seconds; returns its stdout, ``RuntimeError`` with its stderr when it exits non-zero.
-        The default node: the node the test's pods are pinned to (:attr:`node`), else the control
+        The default node: the first of the nodes the test's pods are kept on (:attr:`nodes`), else the control
         plane of a kind cluster (every pod of a one-node cluster runs there), else through the agent
         the first worker by name (a test reading a pod's own node names it: :meth:`node_of`). Skips the test without node access, and for a node the agent must not enter
         (a control-plane node)."""
@@ -220,8 +234,8 @@ class Scenario:
     def default_node(self) -> str:
         """The node :meth:`node_exec` enters when none is named (see there); skips the test when the
         agent has no worker to enter."""
-        if self.node is not None:
-            return self.node
+        if self.nodes:
+            return self.nodes[0]
         if self.kind is not None:
             return self.kind.control_plane
         workers = self.access.workers() if isinstance(self.access, AgentAccess) else []  # docker: kind only

@@ -216,7 +216,7 @@ def require_kubelet_cap(sc: Scenario) -> None:
     """The running kubelet has the cap the documented values assume (configz), or the test fails:
     the kubelet of the node the test's pods are pinned to (a --kubeconfig cluster, e2e.cluster.facts),
     else of the cluster's first node."""
-    node = sc.node or sc.kube.core.list_node().items[0].metadata.name
+    node = sc.nodes[0] if sc.nodes else sc.kube.core.list_node().items[0].metadata.name
     cfg = kubelet_config(sc.kube.api_client, node)
     cap = (cfg.get("crashLoopBackOff") or {}).get("maxContainerRestartPeriod")
     want = f"{cl.CL6_MAX_RESTART_PERIOD_S}s"
