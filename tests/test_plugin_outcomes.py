@@ -86,6 +86,17 @@ def test_x(scenario):
     r.stdout.fnmatch_lines(["*SKIPPED*environment: OM-1 reason_missing = 0 runs: clamped by the host*"])
 
 
+def test_a_settled_skip_crosses_from_an_xdist_worker(run, pytester):
+    # its report's longrepr (SkipLocation) went to execnet as is: "can't serialize", the worker
+    # crashed, exit 3 and no summary (seen on a --kubeconfig run with -n 2)
+    pytester.makepyfile(test_case='import pytest\n\ndef test_x(scenario):\n'
+                                  '    scenario.judge.set_aside("OM-1", "reason_missing", 0, "skipped", "clamped by the host")\n')
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rA", "-n", "1")
+    assert r.ret == 0, r.stdout.str() + r.stderr.str()
+    r.assert_outcomes(skipped=1)
+    r.stdout.fnmatch_lines(["*SKIPPED*environment: OM-1 reason_missing = 0 runs: clamped by the host*"])
+
+
 def test_a_dead_recorder_fails_a_test_whose_values_held(run):
     r = run('''
 def test_x(scenario):

@@ -156,6 +156,18 @@ class SkipLocation(tuple):
         return f"{self[2]}\njudged at {self[0]}:{self[1]}"
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(report) -> Generator[None, dict | None, dict | None]:
+    """An xdist worker's report on its way to the controller: a :class:`SkipLocation` goes as the
+    plain tuple pytest's skip reports carry (execnet serializes builtin types only: "can't
+    serialize SkipLocation" crashed the worker); the controller's terminal and junitxml read it as
+    any skip's."""
+    data = yield
+    if data is not None and isinstance(data.get("longrepr"), SkipLocation):
+        data = {**data, "longrepr": tuple(data["longrepr"])}
+    return data
+
+
 def _carry(item: pytest.Item, rep: pytest.TestReport, kind: str, reason: str) -> None:
     """Put the settled outcome's reason on the call report (its kind is the ``outcome`` user
     property already) and place a skip it ended with at the line that judged the value that
