@@ -34,7 +34,8 @@ def test_census_places_each_test_as_a_run_would(tmp_path):
     assert rows["test_configured_backoff_cap"]["nodes"] == [W2]
     assert rows["test_pods_services_and_dns_across_nodes"]["nodes"] == [W1, W2]
     shutdown = rows["test_graceful_node_shutdown"]
-    assert shutdown["outcome"] == "skips" and "multi-node-fast-lifecycle: it sets ClusterConfiguration" in shutdown["reason"]
+    assert shutdown["outcome"] == "skips" and shutdown["reason"].startswith(
+        "needs 2 schedulable nodes with shutdownGracePeriod 30s, shutdownGracePeriodCriticalPods 10s; ")
     assert sum(n for _, _, n in got["counts"]) == len(rows)
     assert "| outcome | reason | tests |" in r.stdout and "test_crashloop.py::test_previous_logs | default | runs |" in r.stdout
 

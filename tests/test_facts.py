@@ -204,9 +204,19 @@ def test_a_gate_that_is_off_is_the_difference(recorded):
 
 
 def test_a_profile_beyond_kubelet_settings_is_not_satisfied_by_facts(recorded):
-    needs = facts.profile_needs(ROOT / "profiles" / "multi-node-fast-lifecycle.yaml")
+    needs = facts.profile_needs(ROOT / "profiles" / "gates-1.35.yaml")  # cluster-wide feature gates
     assert facts.choose_node(needs, recorded) == (
-        (), "needs a kind cluster of profile multi-node-fast-lifecycle: it sets ClusterConfiguration, which no node fact shows")
+        (), "needs a kind cluster of profile gates-1.35: it sets featureGates, which no node fact shows")
+
+
+def test_multi_node_fast_lifecycle_names_the_kubelet_settings_no_node_has(recorded):
+    """Its controller-manager flags set bands (from_facts); two nodes and its shutdown grace periods
+    are asked of the nodes, and the skip names what each node has instead."""
+    needs = facts.profile_needs(ROOT / "profiles" / "multi-node-fast-lifecycle.yaml")
+    nodes, why = facts.choose_node(needs, recorded)
+    assert nodes == ()
+    assert why.startswith("needs 2 schedulable nodes with shutdownGracePeriod 30s, shutdownGracePeriodCriticalPods 10s; ")
+    assert f"node {W1} has shutdownGracePeriod 0s, shutdownGracePeriodCriticalPods 0s" in why
 
 
 def test_two_schedulable_workers_satisfy_multi_node(recorded):
