@@ -58,7 +58,7 @@ def _refuse_in_worker(config: pytest.Config, items: list[pytest.Item], error: py
     its text to the controller (:func:`pytest_testnodedown`) and collect nothing instead."""
     if not hasattr(config, "workerinput"):
         raise error
-    config.workeroutput[WORKER_USAGE_ERROR] = str(error)
+    config.workeroutput[WORKER_USAGE_ERROR] = str(error)  # type: ignore[attr-defined]  # set by xdist on a worker
     if items:
         config.hook.pytest_deselected(items=list(items))
         items.clear()
