@@ -28,3 +28,18 @@ def test_a_kubeconfig_cluster_without_the_node_port_skips_naming_it():
     sc.kind = None
     with pytest.raises(pytest.skip.Exception, match=f"needs the NodePort {port} published on 127.0.0.1.*nothing listens there"):
         sc.node_port_url(port)
+
+
+def test_the_default_node_is_a_kind_clusters_control_plane_else_the_first_node_its_facts_chose(tmp_path):
+    """What NF-3 and NF-6 act on (scenarios/faults: ``sc.default_node()``): on a kind cluster the
+    suite made its control plane, its only node; on a ``--kubeconfig`` cluster the node the facts
+    chose — before, they read ``sc.kind.control_plane`` there and failed with AttributeError."""
+    from types import SimpleNamespace
+
+    from e2e.run.scenario import Scenario
+
+    kind = SimpleNamespace(control_plane="ple2e-x-control-plane")
+    on_kind = Scenario(None, "ns", None, None, tmp_path, 37, 1, kind)
+    assert on_kind.default_node() == "ple2e-x-control-plane"
+    foreign = Scenario(None, "ns", None, None, tmp_path, 37, 1, None, nodes=("w1", "w2"))
+    assert foreign.default_node() == "w1"

@@ -92,7 +92,7 @@ def test_containerd(scenario: Scenario, how: str):
     the errored result is thrown away (the pod stays Ready); kubectl exec fails, web keeps
     serving; all back after the start."""
     sc = scenario
-    node = sc.kind.control_plane
+    node = sc.default_node()  # a kind cluster's only node; on --kubeconfig the node its facts chose
     apply_web(sc, heartbeat=TICK)
     try:
         sc.apply("probes.yaml", readiness_period=doc.PROBE_PERIOD_S, failure_threshold=doc.PROBE_FAILURE_THRESHOLD)

@@ -58,7 +58,7 @@ def test_taint_manager(scenario: Scenario):
     infinite one stays; the plugin adds only the missing default toleration; the FailedScheduling
     text of a pod under the taint."""
     sc = scenario
-    node = sc.kind.control_plane
+    node = sc.default_node()  # a kind cluster's only node; on --kubeconfig the node its facts chose
     (dry,) = sc.apply("own-toleration.yaml", dry_run=True)
     tols = sorted(f"{t['key']}={t.get('tolerationSeconds')}" for t in dry["spec"].get("tolerations") or [])
     sc.expect("NF-3", "dry_run_tolerations", " ".join(tols), details={"tolerations": dry["spec"].get("tolerations")})
