@@ -853,12 +853,8 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         return 2
     finally:
         remove_clusters(check)
-    text, ok = report(rows, args.runs, VARIANTS, check.host_lock_dir)
-    text += f"\n\nwork directory {work}: each run's log and reports; the state directory {check.state}"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
-    return 0 if ok else 1
+    return _published(report(rows, args.runs, VARIANTS, check.host_lock_dir), args.out,
+                      f"work directory {work}: each run's log and reports; the state directory {check.state}")
 
 
 def main_foreign(args: argparse.Namespace, host: Host) -> int:
@@ -876,11 +872,18 @@ def main_foreign(args: argparse.Namespace, host: Host) -> int:
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"interrupt_check: {_why(e)} (work directory {work})", file=sys.stderr)
         return 2
-    text, ok = report(rows, args.runs, FOREIGN_VARIANTS, check.host_lock_dir)
-    text += f"\n\nwork directory {work}: each run's log and reports, each clean's log; the state directory {check.state}"
+    return _published(report(rows, args.runs, FOREIGN_VARIANTS, check.host_lock_dir), args.out,
+                      f"work directory {work}: each run's log and reports, each clean's log; the state directory {check.state}")
+
+
+def _published(reported: tuple[str, bool], out: str | None, where: str) -> int:
+    """Print the check's table (:func:`report`'s text) with ``where`` its files are, write it to
+    ``out`` when given; the exit status: 0 when every run was ok, else 1."""
+    text, ok = reported
+    text += f"\n\n{where}"
     print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    if out:
+        Path(out).write_text(text + "\n")
     return 0 if ok else 1
 
 

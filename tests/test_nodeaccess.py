@@ -384,8 +384,11 @@ def test_a_kubeconfig_clusters_cgroup_version_is_read_on_each_worker_through_the
     assert clusters.cgroup_versions(None, agent) == (None, "not read: list nodes: 403 Forbidden")
     # without node access nothing is read; a kind cluster: its control plane, through docker exec
     assert clusters.cgroup_versions(None, None) == (None, None)
-    kind = SimpleNamespace(node_exec=lambda *argv: "cgroup2fs\n" if argv == ("stat", "-fc", "%T", "/sys/fs/cgroup") else "")
-    assert clusters.cgroup_versions(kind, DockerAccess()) == (2, 2)
+    monkeypatch.undo()  # the real read, through the kind cluster's access
+    kind = SimpleNamespace(control_plane="cp")
+    docker = FakeAccess({"stat -fc %T /sys/fs/cgroup": "cgroup2fs\n"})
+    assert clusters.cgroup_versions(kind, docker) == (2, 2)
+    assert docker.calls == ["cp: stat -fc %T /sys/fs/cgroup"]
 
 
 # -- the partition through the agent ---------------------------------------------------------------

@@ -280,8 +280,7 @@ def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int |
     cluster's when every worker read the same, else ``None``; the control plane is not entered.
     Without node access ``(None, None)``."""
     if kind is not None:
-        fs = kind.node_exec("stat", "-fc", "%T", "/sys/fs/cgroup").strip()
-        version = 2 if fs == "cgroup2fs" else 1
+        version = cgroup_version(access or DockerAccess(), kind.control_plane)
         return version, version
     if not isinstance(access, AgentAccess):
         return None, None
