@@ -63,7 +63,6 @@ UP_TAINT_EVICTION = ("[UP] pkg/controller/tainteviction/taint_eviction.go proces
                      "addConditionAndDeletePod (DisruptionTarget DeletionByTaintManager)")
 UP_REPLICASET = "[UP] pkg/controller/replicaset/replica_set.go syncReplicaSet, controller_utils.go FilterActivePods"
 UP_STATEFULSET = "[UP] pkg/controller/statefulset/stateful_set_control.go updateStatefulSet (isTerminating: wait for the ordinal)"
-UP_ENDPOINTS = "[UP] pkg/controller/endpointslice (pod update → slice); kind kube-proxy iptables minSyncPeriod 1 s"
 UP_KUBELET_STATUS = ("[UP] pkg/kubelet/kubelet.go (syncNodeStatus every nodeStatusUpdateFrequency 10 s, jitter 4 %), "
                      "kubelet_node_status.go tryUpdateNodeStatus (posts when changed: Unknown → True)")
 UP_NODE_LISTER = ("[UP] pkg/kubelet/kubelet_node_status.go tryUpdateNodeStatus (try 0 reads kl.nodeLister, posts only when "
@@ -117,8 +116,7 @@ API_RESOLUTION_S = 1.0
 # The loaded host: one controller pass or status write can come a second late.
 LOADED_S = 1.0
 # kube-proxy syncs iptables at most every minSyncPeriod 1 s after the EndpointSlice change
-# (kind's kubeadm template); the slice itself follows the pod within 1.5 s (CASES.md PS-3).
-ENDPOINT_S = 1.5
+# (kind's kubeadm template); the slice itself follows the pod within single.ENDPOINT_S (CASES.md PS-3).
 PROXY_SYNC_S = 1.0
 # kubelet nodeStatusUpdateFrequency 10 s with 4 % jitter.
 NODE_STATUS_UPDATE_S = 10.4
@@ -173,8 +171,7 @@ def _chain_common(case: str) -> list[Expectation]:
            "MarkPodsNotReady runs in the pass that wrote Unknown, right after the write; both API times truncated; "
            f"+{LOADED_S:g} s on the loaded host", UP_MARK),
         equal(case, "pod_not_ready_reason", "", UP_MARK),
-        within(case, "endpoint_not_ready_after_pod_not_ready_s", 0, 0, ENDPOINT_S,
-           f"EndpointSlice update after the pod change, receive times (CASES.md PS-3: ≤ {ENDPOINT_S:g} s)", UP_ENDPOINTS),
+        single.endpoint_after_pod(case, "endpoint_not_ready_after_pod_not_ready_s"),
         equal(case, "disruption_target_reason", "DeletionByTaintManager", UP_TAINT_EVICTION),
         equal(case, "disruption_target_message", "Taint manager: deleting due to NoExecute taint", UP_TAINT_EVICTION),
         within(case, "replacement_created_after_eviction_s", 0, 0, API_RESOLUTION_S + LOADED_S,
@@ -193,7 +190,7 @@ NF4 = [
     equal("NF-4", "failures_while_frozen", "timeout", f"{CASES_NF} NF-4 (the frozen backend answers nothing)"),
     Expectation("NF-4", "failed_requests_while_frozen", 1, f"{CASES_NF} NF-4", band=Band.at_least(1),
                 why="kube-proxy sends about half the requests to the frozen backend until its endpoint goes"),
-    exact("NF-4", "failed_requests_after_endpoint_removed", 0, f"{CASES_NF} NF-4; {UP_ENDPOINTS}",
+    exact("NF-4", "failed_requests_after_endpoint_removed", 0, f"{CASES_NF} NF-4; {single.UP_ENDPOINTS}",
            why=f"requests sent {PROXY_SYNC_S + LOADED_S:g} s after the endpoint went (kube-proxy minSyncPeriod "
                f"{PROXY_SYNC_S:g} s + {LOADED_S:g} s for iptables-restore on the loaded host) all go to the live backend"),
     equal("NF-4", "statefulset_replaced_while_terminating", False, f"{S2_CONTROLLERS}; {UP_STATEFULSET}"),

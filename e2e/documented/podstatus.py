@@ -38,8 +38,9 @@ set or lowered, tolerations added are the mutable fields).
 from __future__ import annotations
 
 from ..judge.expectations import Band, Race, equal, exact, register, within
+from .faults import UP_ENDPOINTS, endpoint_after_pod
 from .probes import PROBE_EXEC_S
-from .faults_node import (EMIT_S, ENDPOINT_S, FAST, KILL_PATH_S, SIGTERM_AFTER_SIGNAL_S, UP_ENDPOINTS, UP_MARK, UP_SHUTDOWN_READY,
+from .faults_node import (EMIT_S, FAST, KILL_PATH_S, SIGTERM_AFTER_SIGNAL_S, UP_MARK, UP_SHUTDOWN_READY,
                           UP_SHUTDOWN_STATUS)
 from .kubelet import (API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_HANDOFF_S, PLEG_RELIST_S, STATUS_UPDATE_S,
                       UPGRADE_PATH_READ)
@@ -268,9 +269,6 @@ PC6_REPLICAS = 2
 PC6_PERIOD_S = 2
 PC6_TERM_S = 15
 PC6_GRACE_S = 30
-# how much earlier one watch stream's event can be received than the event of another stream that
-# caused it (the recorder reads each kind on a thread of its own)
-WATCH_ORDER_S = 0.1
 UP_PC6_PROBE = ("[UP] pkg/kubelet/kubelet.go SyncTerminatingPod (podStatusFn → statusManager.SetPodStatus, then killPod); "
                 "pkg/kubelet/prober/worker.go doProbe (cached phase Failed → the worker exits) (v1.34.4 … v1.37.2)")
 UP_PC6_NLC = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth (MarkPodsNotReady only when "
@@ -303,12 +301,9 @@ PC6 = [
                           f"of ms later, after the SIGTERM (module doc, 'The race'); the next tick exits ({UP_PC6_PROBE})",
                       seen="v1.34.4: 5 of 8 pods in 2 runs (40 ms after the SIGTERM); v1.37.2: 1 of 16 pods in 4 runs (6 ms) (2026-12-02)"))
       for v in ("probe", "control")],
-    *[within("PC-6", f"endpoint_not_ready_after_pod_not_ready_s[{v}]", 0, -WATCH_ORDER_S, ENDPOINT_S,
-             f"the EndpointSlice follows the pod's Ready within {ENDPOINT_S:g} s (CASES.md PS-3): not ready, or gone "
-             "with the terminal pod; until then the endpoint stays ready=True serving=True. Both are receive times of "
-             f"two watch streams (Pod, EndpointSlice), each on a recorder thread of its own: the slice's event, caused by "
-             f"the pod's, can be received first by up to {WATCH_ORDER_S:g} s (seen −0.001 s on v1.37.2)",
-             f"{S_PC6}; {UP_ENDPOINTS}") for v in ("probe", "control")],
+    *[endpoint_after_pod("PC-6", f"endpoint_not_ready_after_pod_not_ready_s[{v}]", f"{S_PC6}; {UP_ENDPOINTS}",
+                         ": not ready, or gone with the terminal pod; until then the endpoint stays ready=True serving=True")
+      for v in ("probe", "control")],
     equal("PC-6", "phase_after_shutdown", "Succeeded|Failed",
           f"{S_PC6}; {UP_SHUTDOWN_STATUS} ('unless it was already in a successful terminal phase'); KB-2's race "
           "(kubernetes#141483: mergePodStatus holds the status function's Failed back until the containers stopped)",
