@@ -9,6 +9,7 @@ from helpers import change, cstatus, epoch, event, pod, running, terminated
 from e2e.evidence.ephemeral import (
     container_ends,
     containerd_stats_collect_period_s,
+    disk_signals,
     eviction,
     eviction_settings,
     first_terminal,
@@ -138,3 +139,11 @@ def test_container_removed_before_its_status_was_published():
     end = eviction(changes, "writer").ends["app"]
     assert (end.exit_code, end.reason, end.source, end.from_runtime) == (137, "ContainerStatusUnknown", "lastState", False)
     assert container_ends(changes[:1], "writer") == {}
+
+
+def test_disk_signals_are_read_as_the_eviction_manager_observes_them():
+    summary = {"node": {"fs": {"availableBytes": 70, "capacityBytes": 100, "inodesFree": 900, "inodes": 1000},
+                        "runtime": {"imageFs": {"availableBytes": 60, "capacityBytes": 100}}}}
+    assert disk_signals(summary) == {"nodefs.available": (70, 100), "nodefs.inodesFree": (900, 1000),
+                                     "imagefs.available": (60, 100)}
+    assert disk_signals({"node": {}}) == {}

@@ -48,7 +48,10 @@ the first terminal pod status.
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, register
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..judge.expectations import Band, Expectation, at_least, register
 from .kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc, CHECKED; 5d96d18 of issue 15).
@@ -274,3 +277,86 @@ register(
     ],
     VERIFIED_IN,
 )
+
+
+# -- ES-7: the disk signals against the node's own hard eviction thresholds ----------------------
+# Below a hard threshold the kubelet reports DiskPressure and evicts pods by node pressure (with a
+# DisruptionTarget condition), which the limit evictions of ES-1 … ES-5 must not meet. The
+# thresholds are the node's own: its kubelet's running evictionHard (configz); the documented
+# values are built from it per node (:func:`disk_signal_from`), never fixed to one cluster's.
+
+UP_EVICTION_DEFAULTS = ("[UP] pkg/kubelet/eviction/defaults_linux.go DefaultEvictionHard, set by cmd/kubelet/app/server.go "
+                        f"loadConfigFile when evictionHard is unset {CHECKED}")
+# The kubelet's hard thresholds when its configuration sets none (UP_EVICTION_DEFAULTS; Linux).
+DEFAULT_EVICTION_HARD = {"memory.available": "100Mi", "nodefs.available": "10%", "nodefs.inodesFree": "5%",
+                         "imagefs.available": "15%", "imagefs.inodesFree": "5%"}
+UP_THRESHOLD = ("[UP] pkg/kubelet/eviction/helpers.go parseThresholdStatement (\"0%\" and \"100%\" ignored), "
+                "api/types.go GetThresholdQuantity (a percentage of the capacity), OpForSignal LessThan; helpers.go "
+                f"makeSignalObservations (Summary API node.fs, node.runtime.imageFs) {CHECKED}")
+# The disk signals and their units (pkg/kubelet/eviction/api/types.go; the Summary API's node.fs
+# and node.runtime.imageFs give the available amount and the capacity).
+DISK_SIGNALS = {"nodefs.available": "bytes", "nodefs.inodesFree": "inodes",
+                "imagefs.available": "bytes", "imagefs.inodesFree": "inodes"}
+_BINARY = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
+_DECIMAL = {"k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15, "E": 10 ** 18}
+
+
+@dataclass(frozen=True)
+class EvictionHard:
+    """A node's hard eviction thresholds (``{"nodefs.available": "10%", …}``, as the
+    KubeletConfiguration writes them), ``source`` naming the setting and where it was read, and
+    ``assumed`` the sentence every value judged from the upstream defaults carries in its details
+    (``""`` when read from the node)."""
+
+    thresholds: Mapping[str, str]
+    source: str
+    assumed: str = ""
+
+
+def eviction_hard_of(node: str, config: Mapping | None, error: str | None = None) -> EvictionHard:
+    """The :class:`EvictionHard` of ``node`` from its kubelet's running configuration ``config``
+    (configz ``kubeletconfig``); when ``config`` is empty or has no ``evictionHard`` (``error``:
+    why it could not be read), the upstream defaults :data:`DEFAULT_EVICTION_HARD`, said so."""
+    hard = (config or {}).get("evictionHard")
+    if isinstance(hard, Mapping):
+        return EvictionHard(dict(hard), f"kubelet evictionHard (configz of node {node})")
+    why = error or ("configz has no evictionHard" if config else "configz not read")
+    return EvictionHard(dict(DEFAULT_EVICTION_HARD), f"{UP_EVICTION_DEFAULTS}, assumed for node {node}",
+                        f"the running evictionHard of node {node} is unknown ({why}): upstream defaults assumed "
+                        f"({UP_EVICTION_DEFAULTS})")
+
+
+def threshold_amount(statement: str | None, capacity: int) -> int:
+    """The amount (bytes or inodes) below which a hard threshold ``statement`` (``"10%"``,
+    ``"150Mi"``, ``"1000"``) puts the node under pressure, for ``capacity``: a percentage of
+    ``capacity`` rounded down as the kubelet does; 0 for no statement, ``"0%"`` or ``"100%"`` (the
+    kubelet ignores those). ``ValueError`` naming the statement when it is neither."""
+    if statement is None or statement in ("0%", "100%"):
+        return 0
+    text = str(statement).strip()
+    try:
+        if text.endswith("%"):
+            return int(capacity * float(text[:-1]) / 100)
+        for suffix, factor in (*_BINARY.items(), *_DECIMAL.items()):
+            if text.endswith(suffix):
+                return int(float(text[: -len(suffix)]) * factor)
+        return int(float(text))
+    except ValueError:
+        raise ValueError(f"eviction threshold {statement!r}: neither a percentage nor a quantity") from None
+
+
+def disk_signal_from(signal: str, hard: EvictionHard, capacity: int) -> Expectation:
+    """ES-7's ``<signal>`` (:data:`DISK_SIGNALS`: ``nodefs.available`` …) on a node whose hard
+    thresholds are ``hard`` and whose filesystem holds ``capacity`` (bytes or inodes): at least the
+    threshold's amount (:func:`threshold_amount`), the source naming the setting and where it was
+    read. ``ValueError`` for an unknown signal or a threshold that cannot be read."""
+    if signal not in DISK_SIGNALS:
+        raise ValueError(f"ES-7: {signal!r} is not a disk eviction signal ({', '.join(DISK_SIGNALS)})")
+    statement = hard.thresholds.get(signal)
+    low = threshold_amount(statement, capacity)
+    setting = f"{signal}={statement}" if statement is not None else f"{signal} not set"
+    return at_least("ES-7", signal, low, f"{hard.source}: {setting}; {UP_THRESHOLD}",
+                    why=f"below {setting} of capacity {capacity} {DISK_SIGNALS[signal]} the kubelet reports DiskPressure and "
+                        "evicts by node pressure, which the ES bands do not expect" + (
+                            " (this threshold is ignored: nothing to stay above)" if not low else ""),
+                    unit=DISK_SIGNALS[signal], verified_in=VERIFIED_IN)

@@ -77,6 +77,29 @@ def stats_summary(api_client: client.ApiClient, node: str) -> dict:
     return node_proxy_json(api_client, node, "stats/summary")
 
 
+# The disk eviction signals as the eviction manager observes them (pkg/kubelet/eviction/helpers.go
+# makeSignalObservations): the Summary API's filesystem and its (available, capacity) fields.
+_DISK_OBSERVATIONS = {"nodefs.available": ("fs", "availableBytes", "capacityBytes"),
+                      "nodefs.inodesFree": ("fs", "inodesFree", "inodes"),
+                      "imagefs.available": ("imageFs", "availableBytes", "capacityBytes"),
+                      "imagefs.inodesFree": ("imageFs", "inodesFree", "inodes")}
+
+
+def disk_signals(summary: dict) -> dict[str, tuple[int, int]]:
+    """The disk eviction signals of a node's Summary API answer (:func:`stats_summary`):
+    ``{"nodefs.available": (available, capacity), …}`` in bytes (``*.available``) or inodes
+    (``*.inodesFree``), from ``node.fs`` and ``node.runtime.imageFs`` as the eviction manager
+    observes them; a signal whose numbers the summary lacks is left out."""
+    node = summary.get("node") or {}
+    filesystems = {"fs": node.get("fs") or {}, "imageFs": (node.get("runtime") or {}).get("imageFs") or {}}
+    out = {}
+    for signal, (fs, available, capacity) in _DISK_OBSERVATIONS.items():
+        a, c = filesystems[fs].get(available), filesystems[fs].get(capacity)
+        if isinstance(a, int) and isinstance(c, int):
+            out[signal] = (a, c)
+    return out
+
+
 # KubeletConfiguration fields that decide ephemeral-storage enforcement and its timing.
 EVICTION_SETTING_KEYS = (
     "localStorageCapacityIsolation",

@@ -37,9 +37,9 @@ import pytest
 
 from e2e.base.verdicts import TOLERATED_RACE
 from e2e.record import pods
-from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S
-from e2e.evidence.ephemeral import (Eviction, NodeStorage, UsageWatch, container_used, containerd_stats_collect_period_s, eviction,
-                                    eviction_settings, first_terminal, parse_duration_s, read_node_storage)
+from e2e.documented.storage import DISK_SIGNALS, EVICTION_MONITORING_PERIOD_S, disk_signal_from, eviction_hard_of
+from e2e.evidence.ephemeral import (Eviction, NodeStorage, UsageWatch, container_used, containerd_stats_collect_period_s, disk_signals,
+                                    eviction, eviction_settings, first_terminal, parse_duration_s, read_node_storage, stats_summary)
 from e2e.evidence.stamps import event_times
 from e2e.evidence.stamp_logs import StampWatch, stamps_from_logs
 from e2e.measure.storage import eviction_delays
@@ -277,7 +277,9 @@ def test_request_above_allocatable(scenario: Scenario, node_storage: NodeStorage
 def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
     """ES-7: the node reports allocatable ephemeral-storage and the kubelet runs with
     localStorageCapacityIsolation (else: skip, the other ES cases cannot hold); the kubelet's
-    eviction settings (configz) and the periods the ES bands assume are recorded."""
+    eviction settings (configz) and the periods the ES bands assume are recorded. Each node's disk
+    signals (Summary API) stay at or above its own hard eviction thresholds (its configz; the
+    upstream defaults when unknown, said in the details): no DiskPressure eviction beside ES-1 … ES-5."""
     sc = scenario
     for node, cfg in node_storage.kubelet.items():
         sc.add_file(f"configz-{node}.json", json.dumps({"kubeletconfig": cfg}, indent=1))
@@ -291,6 +293,7 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
         settings = {"node": node, **eviction_settings(cfg), **constants,
                     "allocatable_ephemeral_storage_bytes": alloc, "configz_error": node_storage.errors.get(node)}
         sc.expect("ES-7", "allocatable_ephemeral_storage_reported", bool(alloc), details=settings)
+        judge_disk_signals(sc, node, cfg, node_storage.errors.get(node))
         if not cfg:
             continue
         sc.expect("ES-7", "local_storage_capacity_isolation", cfg.get("localStorageCapacityIsolation"), details=settings)
@@ -304,3 +307,20 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
         sc.add_file("containerd-config-dump.toml", dump)
         sc.expect("ES-7", "containerd_stats_collect_period_s", containerd_stats_collect_period_s(dump),
                   details={"source": "containerd config dump, [plugins.'io.containerd.cri.v1.images'] stats_collect_period"})
+
+
+def judge_disk_signals(sc: Scenario, node: str, config: dict, error: str | None) -> None:
+    """ES-7: ``node``'s disk signals (its Summary API) against its hard eviction thresholds
+    (:func:`e2e.documented.storage.eviction_hard_of` of its configz ``config``, unreadable for ``error``)."""
+    hard = eviction_hard_of(node, config, error)
+    summary = stats_summary(sc.kube.api_client, node)
+    observed = disk_signals(summary)
+    details = {"node": node, "eviction_hard": dict(hard.thresholds), "eviction_hard_source": hard.source,
+               **({"assumed": hard.assumed} if hard.assumed else {}),
+               "observed": {k: {"available": a, "capacity": c} for k, (a, c) in observed.items()}}
+    for signal in DISK_SIGNALS:
+        if signal not in observed:
+            sc.require(not signal.startswith("nodefs"), f"ES-7: node {node}'s Summary API has no node.fs for {signal}")
+            continue  # a kubelet without an image filesystem in its summary observes no imagefs signal
+        available, capacity = observed[signal]
+        sc.expect("ES-7", signal, available, details=details, expectation=disk_signal_from(signal, hard, capacity))
