@@ -52,10 +52,12 @@ def test_a_threshold_that_cannot_be_read_is_named(statement):
         doc.threshold_amount(statement, 1000)
 
 
-def test_an_ignored_threshold_documents_zero_and_says_why():
-    built = doc.disk_signal_from("nodefs.inodesFree", doc.eviction_hard_of("kind-control-plane", KIND), 10 ** 6)
-    assert (built.documented, built.unit) == (0, "inodes")
-    assert "ignored" in built.why
+@pytest.mark.parametrize("signal", ["nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree"])
+def test_no_threshold_nothing_judged(signal):
+    """kind's 0 % (ignored by the kubelet) and a signal the configuration leaves out (the foreign
+    cluster's imagefs.inodesFree) document nothing to stay above: no value, not a band of [0, ∞)."""
+    assert doc.disk_signal_from(signal, doc.eviction_hard_of("kind-control-plane", KIND), 10 ** 6) is None
+    assert (doc.disk_signal_from(signal, doc.eviction_hard_of("w2", FOREIGN), 10 ** 6) is None) == (signal == "imagefs.inodesFree")
 
 
 def test_an_unknown_signal_is_refused():

@@ -345,18 +345,20 @@ def threshold_amount(statement: str | None, capacity: int) -> int:
         raise ValueError(f"eviction threshold {statement!r}: neither a percentage nor a quantity") from None
 
 
-def disk_signal_from(signal: str, hard: EvictionHard, capacity: int) -> Expectation:
+def disk_signal_from(signal: str, hard: EvictionHard, capacity: int) -> Expectation | None:
     """ES-7's ``<signal>`` (:data:`DISK_SIGNALS`: ``nodefs.available`` …) on a node whose hard
     thresholds are ``hard`` and whose filesystem holds ``capacity`` (bytes or inodes): at least the
     threshold's amount (:func:`threshold_amount`), the source naming the setting and where it was
-    read. ``ValueError`` for an unknown signal or a threshold that cannot be read."""
+    read; None when the kubelet has no threshold for it (unset, ``0%``, ``100%``: nothing to stay
+    above, nothing to judge). ``ValueError`` for an unknown signal or a threshold that cannot be read."""
     if signal not in DISK_SIGNALS:
         raise ValueError(f"ES-7: {signal!r} is not a disk eviction signal ({', '.join(DISK_SIGNALS)})")
     statement = hard.thresholds.get(signal)
     low = threshold_amount(statement, capacity)
-    setting = f"{signal}={statement}" if statement is not None else f"{signal} not set"
+    if not low:
+        return None
+    setting = f"{signal}={statement}"
     return at_least("ES-7", signal, low, f"{hard.source}: {setting}; {UP_THRESHOLD}",
                     why=f"below {setting} of capacity {capacity} {DISK_SIGNALS[signal]} the kubelet reports DiskPressure and "
-                        "evicts by node pressure, which the ES bands do not expect" + (
-                            " (this threshold is ignored: nothing to stay above)" if not low else ""),
+                        "evicts by node pressure, which the ES bands do not expect",
                     unit=DISK_SIGNALS[signal], verified_in=VERIFIED_IN)

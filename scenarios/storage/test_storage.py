@@ -318,9 +318,14 @@ def judge_disk_signals(sc: Scenario, node: str, config: dict, error: str | None)
     details = {"node": node, "eviction_hard": dict(hard.thresholds), "eviction_hard_source": hard.source,
                **({"assumed": hard.assumed} if hard.assumed else {}),
                "observed": {k: {"available": a, "capacity": c} for k, (a, c) in observed.items()}}
+    judged = {}
     for signal in DISK_SIGNALS:
         if signal not in observed:
             sc.require(not signal.startswith("nodefs"), f"ES-7: node {node}'s Summary API has no node.fs for {signal}")
             continue  # a kubelet without an image filesystem in its summary observes no imagefs signal
         available, capacity = observed[signal]
-        sc.expect("ES-7", signal, available, details=details, expectation=disk_signal_from(signal, hard, capacity))
+        judged[signal] = (available, disk_signal_from(signal, hard, capacity))
+    details["not_judged (no threshold: unset, 0% or 100%)"] = sorted(s for s, (_, e) in judged.items() if e is None)
+    for signal, (available, expectation) in judged.items():
+        if expectation is not None:
+            sc.expect("ES-7", signal, available, details=details, expectation=expectation)
