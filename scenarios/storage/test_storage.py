@@ -292,8 +292,8 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
         cfg = node_storage.kubelet.get(node, {})
         settings = {"node": node, **eviction_settings(cfg), **constants,
                     "allocatable_ephemeral_storage_bytes": alloc, "configz_error": node_storage.errors.get(node)}
+        settings["disk_signals"] = judge_disk_signals(sc, node, cfg, node_storage.errors.get(node))
         sc.expect("ES-7", "allocatable_ephemeral_storage_reported", bool(alloc), details=settings)
-        judge_disk_signals(sc, node, cfg, node_storage.errors.get(node))
         if not cfg:
             continue
         sc.expect("ES-7", "local_storage_capacity_isolation", cfg.get("localStorageCapacityIsolation"), details=settings)
@@ -309,9 +309,10 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
                   details={"source": "containerd config dump, [plugins.'io.containerd.cri.v1.images'] stats_collect_period"})
 
 
-def judge_disk_signals(sc: Scenario, node: str, config: dict, error: str | None) -> None:
+def judge_disk_signals(sc: Scenario, node: str, config: dict, error: str | None) -> dict:
     """ES-7: ``node``'s disk signals (its Summary API) against its hard eviction thresholds
-    (:func:`e2e.documented.storage.eviction_hard_of` of its configz ``config``, unreadable for ``error``)."""
+    (:func:`e2e.documented.storage.eviction_hard_of` of its configz ``config``, unreadable for ``error``);
+    returns what was observed and which signals have no threshold to judge, for the node's other values."""
     hard = eviction_hard_of(node, config, error)
     summary = stats_summary(sc.kube.api_client, node)
     observed = disk_signals(summary)
@@ -329,3 +330,4 @@ def judge_disk_signals(sc: Scenario, node: str, config: dict, error: str | None)
     for signal, (available, expectation) in judged.items():
         if expectation is not None:
             sc.expect("ES-7", signal, available, details=details, expectation=expectation)
+    return details
