@@ -86,7 +86,7 @@ _DISK_OBSERVATIONS = {"nodefs.available": ("fs", "availableBytes", "capacityByte
 
 
 def disk_signals(summary: dict) -> dict[str, tuple[int, int]]:
-    """The disk eviction signals of a node's Summary API answer (:func:`stats_summary`):
+    """The disk eviction signals of a node's Summary API answer ``summary`` (:func:`stats_summary`):
     ``{"nodefs.available": (available, capacity), …}`` in bytes (``*.available``) or inodes
     (``*.inodesFree``), from ``node.fs`` and ``node.runtime.imageFs`` as the eviction manager
     observes them; a signal whose numbers the summary lacks is left out."""
