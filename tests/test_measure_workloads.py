@@ -11,13 +11,14 @@ from e2e.measure.values import Value, expect_all
 from e2e.record.recorder import Change
 
 
-def _pod(restarts: int, deleting: bool = False) -> dict:
-    meta = {"name": "p", **({"deletionTimestamp": "2026-01-01T00:00:09Z"} if deleting else {})}
+def _pod(restarts: int, deleting: bool = False, rv: int = 0) -> dict:
+    meta = {"name": "p", "resourceVersion": str(rv), **({"deletionTimestamp": "2026-01-01T00:00:09Z"} if deleting else {})}
     return {"metadata": meta, "status": {"containerStatuses": [{"restartCount": restarts}]}}
 
 
-def _job(target: str | None) -> dict:
-    return {"metadata": {"name": "job"}, "status": {"conditions": [{"type": "FailureTarget", "status": target}] if target else []}}
+def _job(target: str | None, rv: int = 0) -> dict:
+    return {"metadata": {"name": "job", "resourceVersion": str(rv)},
+            "status": {"conditions": [{"type": "FailureTarget", "status": target}] if target else []}}
 
 
 def test_expect_all_hands_details_params_and_the_moment_over():
@@ -29,11 +30,15 @@ def test_expect_all_hands_details_params_and_the_moment_over():
 
 
 def test_restarts_up_to_the_failure_target_leave_out_the_later_ones():
-    pod = [Change(1.0, "Pod", "MODIFIED", "p", _pod(1)), Change(2.0, "Pod", "MODIFIED", "p", _pod(2)),
-           Change(4.0, "Pod", "MODIFIED", "p", _pod(3, deleting=True))]
-    job = [Change(1.5, "Job", "MODIFIED", "job", _job("False")), Change(3.0, "Job", "MODIFIED", "job", _job("True"))]
+    pod = [Change(1.0, "Pod", "MODIFIED", "p", _pod(1, rv=10)), Change(2.0, "Pod", "MODIFIED", "p", _pod(2, rv=20)),
+           Change(4.0, "Pod", "MODIFIED", "p", _pod(3, deleting=True, rv=40))]
+    job = [Change(1.5, "Job", "MODIFIED", "job", _job("False", rv=15)), Change(3.0, "Job", "MODIFIED", "job", _job("True", rv=30))]
     counts, before = jobs.restarts_up_to_failure_target(pod, job)
     assert (counts, before) == ([1, 2], [1, 2])
+    # the restart that reached the limit, received 2 ms after the FailureTarget it caused (two watch
+    # streams): written before it, so counted
+    late = [*pod[:2], Change(3.002, "Pod", "MODIFIED", "p", _pod(3, rv=25)), pod[2]]
+    assert jobs.restarts_up_to_failure_target(late, job) == ([1, 2, 3], [1, 2, 3])
     assert jobs.restarts_up_to_failure_target(pod, job[:1])[1] == [1, 2, 3]  # no FailureTarget: every change
     value = jobs.restart_count_at_failure(counts, before, {"type": "Failed"})
     assert (value.case, value.name, value.value) == ("JB-8", "restart_count_at_failure", 2)

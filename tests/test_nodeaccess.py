@@ -156,6 +156,15 @@ def test_a_cut_exec_channel_is_unreachable_not_a_failed_command():
         agent.exec("w1", ["systemctl", "start", "kubelet"])
 
 
+def test_a_cut_exec_channel_keeps_the_whole_error():
+    # the end of a long message is where the error is (a stream's last lines, the server's reason)
+    message = "exec in agent-w1: " + "stderr line\n" * 60 + "error dialing backend: dial tcp: connection refused"
+    agent, _, _ = _agent({}, ExecError(message))
+    with pytest.raises(NodeUnreachable) as raised:
+        agent.exec("w1", ["systemctl", "start", "kubelet"])
+    assert str(raised.value) == f"agent exec w1 systemctl start kubelet: ExecError: {message}"
+
+
 def test_the_undo_is_armed_as_a_transient_systemd_timer():
     undo = ArmedUndo("ple2e-undo-kubelet-stop-0123abcd", ("systemctl", "start", "kubelet"), 630, 1000.0)
     assert undo.arm_argv() == ["systemd-run", "--on-active=630s", "--unit=ple2e-undo-kubelet-stop-0123abcd",

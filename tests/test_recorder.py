@@ -14,7 +14,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ProtocolError
 
 import e2e.record.recorder as recorder_module
-from e2e.record.recorder import GAP_KIND, Recorder, RecorderDied
+from e2e.record.recorder import GAP_KIND, Change, Recorder, RecorderDied, written_before
 from e2e.record.timeline import format_table, rows
 
 
@@ -194,3 +194,19 @@ def test_a_watch_error_other_than_410_is_an_outage_not_a_relist(monkeypatch):
         assert wait(lambda: len(rec.changes(GAP_KIND)) >= 1)
     assert lists.full == 1 and lists.probes == 1
     assert "watch error" in rec.changes(GAP_KIND)[0].obj["error"] and script.calls[:2] == ["10", "10"]
+
+
+def _written(rv: str | None, received_at: float, kind: str = "Pod") -> Change:
+    meta = {"name": "x", **({"resourceVersion": rv} if rv is not None else {})}
+    return Change(received_at, kind, "MODIFIED", "x", {"metadata": meta})
+
+
+def test_written_before_reads_the_revision_not_the_receive_time():
+    # a Job's change caused by a pod's, received first on its own stream: the revisions keep the write order
+    pod, job = _written("1041", 10.003, "Pod"), _written("1042", 10.001, "Job")
+    assert written_before(pod, job) and not written_before(job, pod)
+    assert written_before(_written("999", 5.0), _written("1000", 4.0))  # numbers, not text ("999" > "1000")
+    with pytest.raises(ValueError, match=r"Pod/x received at 3.0 has no numeric resourceVersion \(None\)"):
+        written_before(_written(None, 3.0), pod)
+    with pytest.raises(ValueError, match=r"Job/x received at 3.0 has no numeric resourceVersion \('abc'\)"):
+        written_before(pod, _written("abc", 3.0, "Job"))

@@ -243,8 +243,9 @@ def test_exec_returns_exit_code_and_output(kube, monkeypatch, status, expected):
 def test_exec_that_cannot_run_or_hangs_is_an_error(kube, monkeypatch):
     no_container = {"status": "Failure", "message": 'container "nope" not found in pod "web"'}
     monkeypatch.setattr(kube_module, "stream", lambda *a, **kw: FakeWebSocket(no_container))
-    with pytest.raises(ExecError, match='container "nope" not found'):
+    with pytest.raises(ExecError, match='container "nope" not found') as raised:
         kube.exec("ns", "web", "nope", ["true"])
+    assert str(raised.value).endswith("; stderr: err")  # what the command wrote is kept
     hanging = FakeWebSocket(None, open_after_run=True)
     monkeypatch.setattr(kube_module, "stream", lambda *a, **kw: hanging)
     with pytest.raises(ExecError, match="still running after 2 s"):

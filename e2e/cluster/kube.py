@@ -424,8 +424,9 @@ class Kube:
     def exec(self, namespace: str, pod: str, container: str, command: list[str], timeout_s: float = 30) -> ExecResult:
         """Run ``command`` in a running container through the API's ``exec`` subresource
         (websocket, as ``kubectl exec``). Raises :class:`ApiRefused` when the API refuses it (no
-        such pod or container, not running), :class:`ExecError` when it cannot run or does not
-        end within ``timeout_s``; a non-zero exit is a result, not an error."""
+        such pod or container, not running), :class:`ExecError` when it cannot run (the API's
+        message, then the command's whole stderr) or does not end within ``timeout_s``; a non-zero
+        exit is a result, not an error."""
         # stream() swaps the client's request function while it connects: a client of its own
         # keeps the recorder's watches (same configuration) untouched
         with client.ApiClient(self.api_client.configuration) as api_client:
@@ -446,7 +447,8 @@ class Kube:
         causes = (status.get("details") or {}).get("causes") or []
         code = next((c.get("message") for c in causes if c.get("reason") == "ExitCode"), None)
         if code is None:
-            raise ExecError(f"exec {command} in {pod}/{container}: {status.get('message') or status or 'no status'}")
+            said = f"; stderr: {stderr.strip()}" if stderr.strip() else ""
+            raise ExecError(f"exec {command} in {pod}/{container}: {status.get('message') or status or 'no status'}{said}")
         return ExecResult(int(code), stdout, stderr)
 
     def pod(self, namespace: str, name: str) -> dict:

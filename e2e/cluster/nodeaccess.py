@@ -279,7 +279,7 @@ class AgentAccess:
         try:
             return self.kube.exec(self.namespace, pod, "agent", [*NSENTER, *argv], timeout_s=timeout)
         except (ApiRefused, ExecError) as e:  # the kubelet down, containerd down, the API cut: the channel is cut
-            raise NodeUnreachable(f"agent exec {node} {' '.join(argv)}: {type(e).__name__}: {str(e)[:300]}") from e
+            raise NodeUnreachable(f"agent exec {node} {' '.join(argv)}: {type(e).__name__}: {e}") from e
 
     def close(self) -> None:
         """Delete the agent namespace (its pods at once); a 404 is fine."""

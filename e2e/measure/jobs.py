@@ -5,7 +5,7 @@ tests/test_mutations.py feeds with mutated records."""
 from __future__ import annotations
 
 from e2e.record.pods import condition
-from e2e.record.recorder import Change
+from e2e.record.recorder import Change, written_before
 from e2e.record.timeline import parse_time
 
 from .values import Value
@@ -25,11 +25,13 @@ def restarts(pod: dict) -> int:
 
 
 def restarts_up_to_failure_target(pod_changes: list[Change], job_changes: list[Change]) -> tuple[list[int], list[int]]:
-    """(the pod's restart count in each recorded change before its deletion, in each change received
-    up to the Job's first FailureTarget=True — every change when the Job got none)."""
+    """(the pod's restart count in each recorded change before its deletion, in each change written
+    before the Job's first FailureTarget=True — every change when the Job got none). Written before:
+    :func:`e2e.record.recorder.written_before` (the pod's change that caused the FailureTarget can be
+    received after it, on another watch stream); ``ValueError`` for a change without resourceVersion."""
     counts = [restarts(ch.obj) for ch in pod_changes if not ch.obj["metadata"].get("deletionTimestamp")]
-    target = next((ch.received_at for ch in job_changes if (condition(ch.obj, "FailureTarget") or {}).get("status") == "True"), None)
-    before = [restarts(ch.obj) for ch in pod_changes if target is None or ch.received_at <= target]
+    target = next((ch for ch in job_changes if (condition(ch.obj, "FailureTarget") or {}).get("status") == "True"), None)
+    before = [restarts(ch.obj) for ch in pod_changes if target is None or written_before(ch, target)]
     return counts, before
 
 

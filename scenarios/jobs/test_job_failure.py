@@ -17,6 +17,7 @@ import pytest
 from e2e.documented import jobs as doc
 from e2e.measure.jobs import active_deadline, end_reason
 from e2e.measure.values import expect_all
+from e2e.record.recorder import written_before
 from e2e.record.timeline import parse_time
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import PODS_SLACK_S
@@ -114,12 +115,12 @@ def test_ttl_after_finished(scenario: Scenario):
     sc.expect("JB-2", "ttl_delete_after_completion_s", None if None in (stamp, completion) else stamp - completion, details=details)
     sc.expect("JB-2", "ttl_propagation", " ".join((deleting.obj["metadata"].get("finalizers") or []) if deleting else []) or None,
               details=details)
-    # Two watches deliver in no common order: compare the deletes' resourceVersions (the etcd3 store's
-    # revision of each delete, global across keys) rather than the receive times (both in the details).
+    # Two watches deliver in no common order: compare the deletes' write order (written_before) rather
+    # than the receive times (both in the details).
     pod_gone = [deleted_change(sc, "Pod", name) for name in job_pods(sc, "ttl")]
-    job_rv = int(gone.obj["metadata"]["resourceVersion"])
+    job_rv = gone.obj["metadata"]["resourceVersion"]
     sc.expect("JB-2", "pods_gone_before_job",
-              bool(pod_gone) and all(ch is not None and int(ch.obj["metadata"]["resourceVersion"]) < job_rv for ch in pod_gone),
+              bool(pod_gone) and all(ch is not None and written_before(ch, gone) for ch in pod_gone),
               details={**details, "job_deleted": {"received_at": gone.received_at, "resourceVersion": job_rv},
                        "pods_deleted": [{"received_at": ch.received_at, "resourceVersion": ch.obj["metadata"]["resourceVersion"]}
                                         if ch else None for ch in pod_gone]})
