@@ -42,12 +42,17 @@ runs in all. After each run, from outside the suite:
 the runs use that cluster with ``--node-agent`` (``--select`` picks their tests, default ``-m smoke``;
 ``--agent-args`` adds e.g. ``--node-selector``), cycling through :data:`FOREIGN_VARIANTS`: a clean
 end, Ctrl-C once and twice, SIGTERM, and SIGKILL followed by ``python -m e2e.cli.clean --kubeconfig
-PATH`` (``make clean KUBECONFIG=PATH``). No kind cluster is made or looked at (no Docker). Besides
-the namespaces, state files and reports above, each row checks every worker the node agent may
-enter, through the check's own agent (made for the look, deleted after it): no ``ple2e-*`` unit
-(an armed undo or pending inject; a failed one) and no iptables rule of the suite's partition
-(:data:`e2e.faults.node.PARTITION_COMMENT`). After SIGKILL the reports are not judged (the run
-had no finish) and the clean's exit must be 0.
+PATH`` (``make clean KUBECONFIG=PATH``), at a random moment of a smoke run and (f6) **while a
+node fault's undo is armed** (NF-5's kubelet restart: killed once a ``ple2e-undo-*.timer`` is seen
+active on a worker; a kill after the run's own undo disarmed it misses the moment). No kind
+cluster is made or looked at (no Docker). Besides the namespaces, state files and reports above,
+each row checks every worker the node agent may enter, through the check's own agent (made for
+the look, deleted after it; :func:`left_on_workers`): no ``ple2e-*`` unit (an armed undo or pending
+inject; a failed one), no iptables or ip6tables rule of the suite's partition
+(:data:`e2e.faults.node.PARTITION_COMMENT`), kubelet and containerd active, the node Ready; and no
+agent namespace or agent pod but those being deleted (:func:`stray_agents`). After SIGKILL the
+reports are not judged (the run had no finish), the clean's exit must be 0, and every armed undo
+the clean fired must show in its node's journal, with the node's time (:func:`undo_ran`).
 
 The check runs in a state directory of its own (a temporary one): its clusters' names hash it (the
 node guard files they mount live there), so it never meets another run's cluster, and it deletes
@@ -88,7 +93,8 @@ import yaml
 from e2e.cluster.egress import HOST_LOCK_DIR
 from e2e.cluster.images import workload_images
 from e2e.cluster.kube import RUN_LABEL, Kube
-from e2e.cluster.nodeaccess import AgentAccess, NodeUnreachable, parse_node_selector, run as node_run, units_on
+from e2e.cluster.nodeaccess import (AGENT_LABEL, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, parse_node_selector,
+                                    run as node_run, units_on)
 from e2e.faults.node import PARTITION_COMMENT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,14 +102,17 @@ ROOT = Path(__file__).resolve().parent.parent
 OWNED, KEPT, KUBECONFIG, FOREIGN = "owned", "kept", "kubeconfig", "foreign"
 GROUP, PYTEST = "group", "pytest"  # whom a signal goes to: the run's process group, or pytest alone
 RANDOM, KIND_CREATE, NAMESPACE, FINISH, END = "random", "kind-create", "namespace", "finish", "end"
+ARMED = "armed"  # a node fault's undo armed on a worker (a ple2e-undo-*.timer active): --kubeconfig runs
 
 
 @dataclass(frozen=True)
 class Variant:
     """One way of stopping a run (see module doc). ``window_s``: the moment is drawn from it —
     seconds after the run's first set-up began (random), after its cluster's creation began
-    (kind-create) or after its last test was reported (finish); a namespace moment is the
-    namespace's appearance."""
+    (kind-create), after its last test was reported (finish) or after a node fault's undo was seen
+    armed on a worker (armed); a namespace moment is the namespace's appearance. ``select``: the
+    run's pytest selection instead of the check's (``--select``): for an armed moment, tests that
+    arm a node fault."""
 
     id: str
     cluster: str
@@ -112,16 +121,18 @@ class Variant:
     target: str
     moment: str
     window_s: tuple[float, float] = (0.0, 0.0)
+    select: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
         to = "to its process group" if self.target == GROUP else "to pytest only"
         when = {RANDOM: "at a random moment", KIND_CREATE: "during kind create", NAMESPACE: "as its namespace appears",
-                FINISH: "in the run's finish"}
+                FINISH: "in the run's finish", ARMED: "while a node fault's undo is armed on a worker"}
         if self.moment == END:
             return f"{self.id} {self.cluster} · -n {self.workers} · no signal: a clean end"
         then = ", then make clean KUBECONFIG=…" if "SIGKILL" in self.signals else ""
-        return f"{self.id} {self.cluster} · -n {self.workers} · {' + '.join(self.signals)} {to} {when[self.moment]}{then}"
+        tests = f" ({' '.join(self.select)})" if self.select else ""
+        return f"{self.id} {self.cluster}{tests} · -n {self.workers} · {' + '.join(self.signals)} {to} {when[self.moment]}{then}"
 
 
 # Smoke runs on a free 2-core host: an owned cluster Ready with images loaded in ~60 s, the six
@@ -147,6 +158,9 @@ FOREIGN_VARIANTS = (
     Variant("f3", FOREIGN, 2, ("SIGINT", "SIGINT"), GROUP, RANDOM, (0, 30)),
     Variant("f4", FOREIGN, 0, ("SIGTERM",), PYTEST, RANDOM, (0, 40)),
     Variant("f5", FOREIGN, 0, ("SIGKILL",), GROUP, RANDOM, (0, 40)),
+    # NF-5's kubelet restart arms "systemctl start kubelet" for 630 s: killed with it armed, the
+    # node keeps its timer until make clean fires it (the kubelet is back by then: clean needs no wait)
+    Variant("f6", FOREIGN, 0, ("SIGKILL",), GROUP, ARMED, (0, 2), select=("-k", "test_kubelet_restart and not sigkill")),
 )
 
 POLL_S = 0.2  # how often the moment's condition and the run are looked at
@@ -299,6 +313,8 @@ class Row:
     # FOREIGN: what is left on the nodes (<node>: <unit> <state>, iptables rules) and the clean after SIGKILL
     on_nodes: list[str] = field(default_factory=list)
     clean: str = ""
+    fired: list[tuple[str, str]] = field(default_factory=list)  # (node, unit): the armed undos the clean fired
+    undo_ran: list[str] = field(default_factory=list)  # when each ran, from its node's journal (undo_ran)
 
     def expected_exit(self) -> tuple[int, ...]:
         """2 after a signal, the tests' outcome (0 or 1) without one; after the last test was reported
@@ -334,6 +350,8 @@ class Row:
             out.append(f"left on the nodes: {', '.join(self.on_nodes)}")
         if self.clean and not self.clean.startswith("exit 0"):
             out.append(f"make clean KUBECONFIG=…: {self.clean}")
+        if len([line for line in self.undo_ran if " ran " in line]) < len(self.fired):
+            out.append(f"fired undo not seen running on its node: {', '.join(self.undo_ran) or 'not looked at'}")
         if not self.reports.startswith("ok"):
             out.append(self.reports)
         return out
@@ -355,7 +373,8 @@ class Row:
     def foreign_cells(self) -> list[str]:
         """The row of a ``--kubeconfig`` check (:data:`FOREIGN_COLUMNS`)."""
         return [str(self.run), self.variant.label, self.moment or "-", str(self.exit),
-                "-" if self.exit_after_s is None else f"{self.exit_after_s:.1f}", self.clean or "-",
+                "-" if self.exit_after_s is None else f"{self.exit_after_s:.1f}",
+                (self.clean or "-") + (f": {', '.join(self.undo_ran)}" if self.undo_ran else ""),
                 (", ".join(self.namespaces) or "none") + (f" ({self.deleting} Terminating)" if self.deleting else ""),
                 ", ".join(self.on_nodes) or "none",
                 (", ".join(self.state_left + self.host_left) or "none")
@@ -365,8 +384,11 @@ class Row:
 
 COLUMNS = ("run", "variant", "signals and moment", "exit", "exit after (s)", "leaked clusters/containers",
            "leaked namespaces", "state files left", "reports: junit.xml vs summary.md", "verdict")
-FOREIGN_COLUMNS = ("run", "variant", "signals and moment", "exit", "exit after (s)", "make clean KUBECONFIG=…",
-                   "leaked namespaces (agent ones too)", "ple2e units / partition rules left on the workers",
+FOREIGN_COLUMNS = ("run", "variant", "signals and moment", "exit", "exit after (s)",
+                   "make clean KUBECONFIG=…: the armed undos it fired, when each ran (node clock)",
+                   "leaked namespaces (agent ones too)",
+                   "left on the workers: ple2e units, partition rules (iptables, ip6tables), kubelet/containerd not "
+                   "active, not Ready; other agent namespaces/pods",
                    "state files left", "reports: junit.xml vs summary.md", "verdict")
 
 
@@ -393,7 +415,7 @@ def report(rows: list[Row], runs: int, variants: tuple[Variant, ...] = VARIANTS,
               f"clusters lost, {sum(len(r.namespaces) for r in rows)} namespaces, {sum(len(r.state_left) + len(r.host_left) for r in rows)} "
               f"files (lock files included; {sum(len(r.stays) for r in rows)} that stay by design, below); "
               f"{sum(not r.reports.startswith('ok') for r in rows)} runs without agreeing reports"
-              + (f"; {sum(len(r.on_nodes) for r in rows)} units/rules on the workers" if foreign else ""),
+              + (f"; {sum(len(r.on_nodes) for r in rows)} things left on the workers or agents" if foreign else ""),
               "exit codes: " + ", ".join(f"{code} ×{n}" for code, n in sorted(codes.items()))
               + (f"; exit after the first signal: median {statistics.median(after):.1f} s, max {max(after):.1f} s" if after else ""),
               "", "| variant | stopped at its moment | planned | with a problem |", "|---|---|---|---|"]
@@ -462,6 +484,14 @@ class Host:
         with open(log, "w") as out:
             return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                                     preexec_fn=_default_signals)
+
+    def agent(self, check: Check, name: str) -> AgentAccess:
+        """The check's own node agent on its ``--kubeconfig`` cluster, named ``interrupt-check-<stamp>-<name>``
+        (its pods made on first use, its namespace deleted by ``close``), on the workers the runs' ``--node-selector`` picks."""
+        args = check.agent_args
+        selector = next((args[k + 1] for k, a in enumerate(args[:-1]) if a == "--node-selector"), None)
+        return AgentAccess(Kube(str(check.kubeconfig)), f"interrupt-check-{check.stamp}-{name}", check.agent_image,
+                           selector=parse_node_selector(selector) if selector else None)
 
     def signal(self, proc: subprocess.Popen, signum: int, group: bool) -> bool:
         """Send ``signum`` to the run's process group or to pytest alone; False when nobody was there."""
@@ -565,7 +595,7 @@ def command(variant: Variant, check: Check, reports: Path) -> list[str]:
         return cmd + ["--kubeconfig", str(check.kept_kubeconfig)]
     if variant.cluster == FOREIGN:
         i = cmd.index("smoke") - 1  # the selection "-m smoke", replaced
-        return [*cmd[:i], *check.select, *cmd[i + 2:], "--kubeconfig", str(check.kubeconfig), "--node-agent",
+        return [*cmd[:i], *(variant.select or check.select), *cmd[i + 2:], "--kubeconfig", str(check.kubeconfig), "--node-agent",
                 *check.agent_args]
     return cmd + ["--kind-config", str(check.configs[variant.cluster])] + (["--keep-cluster"] if variant.cluster == KEPT else [])
 
@@ -619,6 +649,15 @@ def wait_for_moment(check: Check, variant: Variant, proc: subprocess.Popen, run_
             return Moment(False, False, "ended before a namespace of it appeared")
         return Moment(True, True, f"as namespace {seen[0]} appeared")
     delay = check.rng.uniform(*variant.window_s)
+    if variant.moment == ARMED:
+        agent = check.host.agent(check, f"watch-{run_id.rsplit('-', 1)[-1]}")
+        try:
+            armed: list[str] = []
+            if not _wait(proc, lambda: bool(armed.extend(armed_undos(agent)) or armed)) or not _wait(proc, _after(delay)):
+                return Moment(False, False, "ended before a node fault's undo was armed")
+            return Moment(True, True, f"{delay:.1f} s after {', '.join(armed)} was seen armed")
+        finally:
+            agent.close()
     if variant.moment == KIND_CREATE:
         owned = check.names[OWNED]
         config, state = check.state / f"{owned}.kind-config.yaml", check.state / f"{owned}.json"
@@ -655,7 +694,7 @@ def _stop(check: Check, proc: subprocess.Popen) -> int:
 
 def one_run(check: Check, i: int, variant: Variant) -> Row:
     """Run ``i``: start it, stop it at the variant's moment, and look at what it left."""
-    run_id = f"interrupt-check-{check.stamp}-{i:03d}"
+    run_id = run_id_of(check, i)
     reports, log = check.work / f"run-{i:03d}", check.work / f"run-{i:03d}.log"
     row = Row(i, variant, run_id, str(log))
     kept_before = variant.cluster != FOREIGN and check.names[KEPT] in check.host.clusters()
@@ -698,44 +737,141 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
     if row.signalled:
         row.exit_after_s = round(time.monotonic() - first_at, 1)
     if variant.cluster == FOREIGN and "SIGKILL" in variant.signals and row.signalled:
-        row.clean = clean_after_kill(check, i)
+        row.clean, row.fired = clean_after_kill(check, i)
+        if variant.moment == ARMED and not row.fired:  # the run's own undo came first: not killed while armed
+            row.hit = False
+            row.moment += "; no armed undo left to fire: it was no longer armed at the kill"
     look_after(check, row, reports, log, kept_before, before)
     return row
 
 
-def clean_after_kill(check: Check, i: int) -> str:
+def clean_after_kill(check: Check, i: int) -> tuple[str, list[tuple[str, str]]]:
     """``python -m e2e.cli.clean --kubeconfig`` (``make clean KUBECONFIG=…``) after run ``i`` was
-    killed: ``exit <code> (<s> s)``, its output in ``clean-<i>.log``."""
+    killed: ``(exit <code> (<s> s; <n> armed undo(s) fired), [(node, unit)])``, the undos it fired
+    (:func:`fired_by_clean`), its output in ``clean-<i>.log``."""
     log = check.work / f"clean-{i:03d}.log"
     started = time.monotonic()
     with open(log, "w") as out:
         code = subprocess.run([sys.executable, "-m", "e2e.cli.clean", "--kubeconfig", str(check.kubeconfig)], cwd=ROOT,
                               env=check.env, stdout=out, stderr=subprocess.STDOUT).returncode
-    fired = sum("fired now" in line for line in log.read_text().splitlines())
-    return f"exit {code} ({time.monotonic() - started:.0f} s; {fired} armed undo(s) fired)"
+    fired = fired_by_clean(log.read_text())
+    return f"exit {code} ({time.monotonic() - started:.0f} s; {len(fired)} armed undo(s) fired)", fired
 
 
-def on_workers(check: Check, i: int) -> list[str]:
-    """What the suite left on the workers the node agent may enter (module doc), seen through the
-    check's own agent (namespace ``ple2e-agent-interrupt-check-…-look-<i>``, deleted after the look):
-    ``<node>: <unit> <state>`` and ``<node>: <n> iptables rules <comment>``."""
-    kube = Kube(str(check.kubeconfig))
-    selector = next((check.agent_args[k + 1] for k, a in enumerate(check.agent_args[:-1]) if a == "--node-selector"), None)
-    agent = AgentAccess(kube, f"interrupt-check-{check.stamp}-look-{i}", check.agent_image,
-                        selector=parse_node_selector(selector) if selector else None)
-    left = []
+# what e2e.cli.clean prints for an armed undo it fires: "removing <node>: ple2e-undo-….timer fired now (…)"
+FIRED_NOW = re.compile(rf"^removing (?P<node>\S+): (?P<unit>{PREFIX}-undo-\S+)\.timer fired now", re.M)
+# the times the node's journal gives a unit's lines (node clock, ISO with microseconds)
+JOURNAL_ARGV = ("journalctl", "--no-pager", "-q", "-o", "short-iso-precise", "-u")
+NODE_SERVICES = ("kubelet", "containerd")  # what a node fault stops: active on every worker after a run
+
+
+def fired_by_clean(text: str) -> list[tuple[str, str]]:
+    """``[(node, unit)]`` of the armed undos a ``make clean KUBECONFIG=…`` output says it fired."""
+    return [(m["node"], m["unit"]) for m in FIRED_NOW.finditer(text)]
+
+
+def armed_undos(access) -> list[str]:
+    """``<node>: <unit>`` of every armed undo (``ple2e-undo-….timer`` active) on the workers of
+    ``access`` (an :class:`AgentAccess`); a worker that does not answer (a fault cut it) counts as none."""
+    armed = []
+    for node in access.workers():
+        try:
+            armed += [f"{node}: {unit}" for unit, state in units_on(access, node).items()
+                      if unit.startswith(f"{PREFIX}-undo-") and unit.endswith(".timer") and state == "active"]
+        except (NodeUnreachable, RuntimeError):
+            continue
+    return armed
+
+
+def undo_ran(access, node: str, unit: str) -> str:
+    """When the armed undo ``unit`` ran on ``node``, from the node's journal (its clock):
+    ``<node>: <unit> ran <first journal line of its service>``; ``… not in the journal`` without one."""
     try:
-        for node in agent.workers():
-            try:
-                left += [f"{node}: {unit} {state}" for unit, state in units_on(agent, node).items()]
-                rules = node_run(agent, node, ["sh", "-c", f"iptables-save | grep -c -- '{PARTITION_COMMENT}'; true"])
-                if rules.strip() not in ("", "0"):
-                    left.append(f"{node}: {rules.strip()} iptables rules {PARTITION_COMMENT}")
-            except (NodeUnreachable, RuntimeError) as e:
-                left.append(f"{node}: not looked at ({str(e)[:120]})")
+        lines = node_run(access, node, [*JOURNAL_ARGV, f"{unit}.service"]).strip().splitlines()
+    except (NodeUnreachable, RuntimeError) as e:
+        return f"{node}: {unit} journal unreadable ({str(e)[:120]})"
+    return f"{node}: {unit} ran {lines[0].strip()}" if lines else f"{node}: {unit} not in the journal"
+
+
+def left_on_workers(access, kube, fired: list[tuple[str, str]] = ()) -> tuple[list[str], list[str]]:
+    """What the suite left on the workers of ``access`` (an :class:`AgentAccess` on the cluster of
+    ``kube``), and when the undos ``fired`` by a clean ran there (:func:`undo_ran`): ``(left, ran)``.
+    Left, a line each: ``<node>: <unit> <state>`` (a ``ple2e-*`` unit: an armed undo, a pending
+    inject, a failed one), ``<node>: <n> <iptables|ip6tables> rules <comment>`` (the partition's,
+    both families), ``<node>: <service> <state>`` (kubelet or containerd not active: stopped by a
+    fault), ``<node>: Ready=<status> (<reason>)`` (not Ready), ``<node>: not looked at (…)`` (the
+    node does not answer: nothing there can be seen)."""
+    left, ran = [], []
+    count = "; ".join(f"printf '{ipt} '; {ipt}-save 2>/dev/null | grep -c -- '{PARTITION_COMMENT}'"
+                      for ipt in ("iptables", "ip6tables"))
+    for node in access.workers():
+        try:
+            left += [f"{node}: {unit} {state}" for unit, state in units_on(access, node).items()]
+            for line in node_run(access, node, ["sh", "-c", f"{count}; true"]).splitlines():
+                family, _, n = line.strip().partition(" ")
+                if n not in ("", "0"):
+                    left.append(f"{node}: {n} {family} rules {PARTITION_COMMENT}")
+            states = node_run(access, node, ["sh", "-c", f"systemctl is-active {' '.join(NODE_SERVICES)}; true"]).split()
+            left += [f"{node}: {service} {state}" for service, state in zip(NODE_SERVICES, states, strict=False) if state != "active"]
+            if len(states) != len(NODE_SERVICES):
+                left.append(f"{node}: systemctl is-active {' '.join(NODE_SERVICES)} said {states}")
+            ran += [undo_ran(access, node, unit) for on, unit in fired if on == node]
+        except (NodeUnreachable, RuntimeError) as e:
+            left.append(f"{node}: not looked at ({str(e)[:120]})")
+        ready = node_ready(kube, node)
+        if ready != "Ready=True":
+            left.append(f"{node}: {ready}")
+    return left, ran
+
+
+def node_ready(kube, node: str) -> str:
+    """``Ready=<status> (<reason>)`` of ``node``'s Ready condition, ``Ready unknown (…)`` when it cannot be read."""
+    try:
+        conditions = kube.core.read_node(node, _request_timeout=10).status.conditions or []
+    except Exception as e:  # noqa: BLE001 - said in the row
+        return f"Ready unknown ({type(e).__name__})"
+    ready = next((c for c in conditions if c.type == "Ready"), None)
+    return "no Ready condition" if ready is None else "Ready=True" if ready.status == "True" else \
+        f"Ready={ready.status} ({ready.reason})"
+
+
+def stray_agents(kube, own: tuple[str, ...]) -> list[str]:
+    """Agent namespaces (``ple2e-agent-*`` or labelled :data:`AGENT_LABEL`) and agent pods not being
+    deleted, but those named in ``own`` (the run's, said with its namespaces; the look's own):
+    ``namespace <name>``, ``pod <namespace>/<name>``."""
+    namespaces = kube.core.list_namespace(_request_timeout=10).items
+    agents = {ns.metadata.name: ns.status.phase for ns in namespaces
+              if ns.metadata.name.startswith(f"{PREFIX}-agent-") or AGENT_LABEL in (ns.metadata.labels or {})}
+    left = [f"namespace {name} {phase}" for name, phase in sorted(agents.items())
+            if phase != "Terminating" and name not in own]
+    pods = kube.core.list_pod_for_all_namespaces(label_selector=AGENT_LABEL, _request_timeout=10).items
+    left += [f"pod {p.metadata.namespace}/{p.metadata.name}" for p in pods
+             if p.metadata.deletion_timestamp is None and agents.get(p.metadata.namespace) != "Terminating"
+             and p.metadata.namespace not in own]
+    return left
+
+
+def on_workers(check: Check, i: int, fired: list[tuple[str, str]] = ()) -> tuple[list[str], list[str]]:
+    """What the suite left on the cluster's workers and agent namespaces after run ``i``
+    (:func:`left_on_workers`, :func:`stray_agents`), seen through the check's own agent (namespace
+    ``ple2e-agent-interrupt-check-…-look-<i>``, deleted after the look), and when the undos
+    ``fired`` by the clean after it ran: ``(left, ran)``."""
+    agent = check.host.agent(check, f"look-{i}")
+    try:
+        left, ran = left_on_workers(agent, agent.kube, fired)
     finally:
         agent.close()
-    return left
+    own = (agent.namespace, agent_namespace(run_id_of(check, i)))
+    try:
+        left += stray_agents(agent.kube, own)
+    except Exception as e:  # noqa: BLE001 - said in the row: the agents could not be looked at
+        left.append(f"agent namespaces and pods not looked at ({type(e).__name__}: {str(e)[:120]})")
+    return left, ran
+
+
+def run_id_of(check: Check, i: int) -> str:
+    """The run id of the check's run ``i`` (its namespaces' label)."""
+    return f"interrupt-check-{check.stamp}-{i:03d}"
 
 
 @dataclass
@@ -755,7 +891,7 @@ def look_after(check: Check, row: Row, reports: Path, log: Path, kept_before: bo
         namespaces = check.host.namespaces(check.kubeconfig, row.run_id)
         row.namespaces = [name for name, phase in namespaces if phase != "Terminating"]
         row.deleting = sum(phase == "Terminating" for _, phase in namespaces)
-        row.on_nodes = on_workers(check, row.run)
+        row.on_nodes, row.undo_ran = on_workers(check, row.run, row.fired)
         row.state_left, row.stays = leftovers(check.state, before.state)
         row.host_left = sorted(set(host_locks(check.host_lock_dir)) - before.host_locks)
         row.reports = ("ok: not judged (SIGKILL: the run had no finish)" if row.clean else

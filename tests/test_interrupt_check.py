@@ -529,6 +529,18 @@ def test_the_foreign_variants_cover_every_ending_issue_42_names():
     assert "no signal: a clean end" in vs[0].label
 
 
+def test_a_foreign_variant_kills_a_run_while_its_node_fault_is_armed(tmp_path):
+    """issue 42 item 5: SIGKILL while a node fault is armed, then make clean KUBECONFIG=…, on the
+    tests that arm one (NF-5's kubelet restart), whatever the check's own --select."""
+    armed = [v for v in ic.FOREIGN_VARIANTS if v.moment == ic.ARMED]
+    assert [v.signals for v in armed] == [("SIGKILL",)] and armed[0].select == ("-k", "test_kubelet_restart and not sigkill")
+    assert "while a node fault's undo is armed on a worker, then make clean KUBECONFIG=…" in armed[0].label
+    check = ic.Check(FakeHost(), tmp_path, {"E2E_STATE_DIR": str(tmp_path / "state")}, {}, {}, random.Random(0),
+                     kubeconfig=tmp_path / "k", select=("-m", "smoke"))
+    cmd = ic.command(armed[0], check, tmp_path / "R")
+    assert cmd[3:7] == [str(ROOT / "scenarios"), "-k", "test_kubelet_restart and not sigkill", "-q"] and "smoke" not in cmd
+
+
 def test_a_foreign_run_uses_the_kubeconfig_the_node_agent_and_its_selection(tmp_path):
     check = ic.Check(FakeHost(), tmp_path, {"E2E_STATE_DIR": str(tmp_path / "state")}, {}, {}, random.Random(0),
                      kubeconfig=tmp_path / "k", select=("-k", "qos"), agent_args=("--node-selector", "zone=a"))
@@ -562,7 +574,7 @@ def test_the_foreign_table_shows_the_clean_and_what_is_left_on_the_workers():
     assert lines[0] == ic.table_line(list(ic.FOREIGN_COLUMNS))
     assert "| exit 0 (2 s; 1 armed undo(s) fired) | none | none |" in lines[3]
     assert "left on the nodes: w1: 2 iptables rules pod-lifecycle-e2e-partition" in lines[4]
-    assert "; 1 units/rules on the workers" in text and not ok
+    assert "; 1 things left on the workers or agents" in text and not ok
 
 
 def test_a_foreign_check_runs_every_ending_and_cleans_after_sigkill(clock, tmp_path, monkeypatch):
@@ -571,7 +583,11 @@ def test_a_foreign_check_runs_every_ending_and_cleans_after_sigkill(clock, tmp_p
     kubeconfig.write_text(f"kubeconfig of {KEPT}")  # the fake runs' namespaces are the "kept" cluster's
     check = ic.Check(host, tmp_path, {**os.environ, "E2E_STATE_DIR": str(tmp_path / "state")}, {}, {},
                      random.Random(1), kubeconfig=kubeconfig)
-    cleaned, looked = [], []
+    cleaned, looked, unit = [], [], "ple2e-undo-kubelet-restart-1a2b3c4d"
+    watch = FakeNodes(nodes=("w1",))  # NF-5 arms its undo 5 s into the run; it stays armed once the run is killed
+    watch.units_of = lambda node: ({f"{unit}.timer": "active"} if host.runs[-1].returncode == -signal.SIGKILL
+                                   or clock.now - host.runs[-1].t0 >= 5 else {})
+    host.agent = lambda check, name: watch
 
     def clean_after_kill(check, i):  # as make clean KUBECONFIG=… does: the dead run's namespace and files go
         run = host.runs[-1]
@@ -579,18 +595,190 @@ def test_a_foreign_check_runs_every_ending_and_cleans_after_sigkill(clock, tmp_p
         host.ns[(KEPT, run.run_id)] = [(name, "Terminating") for name, _ in host.ns.get((KEPT, run.run_id), [])]
         for path in (check.state / "runs").glob(f"{run.run_id}.*"):
             path.unlink()
-        return "exit 0 (2 s; 1 armed undo(s) fired)"
+        fired = [("w1", unit)] if run.run_id.endswith("-006") else []
+        return f"exit 0 (2 s; {len(fired)} armed undo(s) fired)", fired
 
     monkeypatch.setattr(ic, "clean_after_kill", clean_after_kill)
-    monkeypatch.setattr(ic, "on_workers", lambda check, i: looked.append(i) or [])
-    rows = ic.run_all(check, 5, ic.FOREIGN_VARIANTS, lambda line: None)
-    assert [r.variant.id for r in rows] == ["f1", "f2", "f3", "f4", "f5"]
-    assert [r.problems() for r in rows] == [[]] * 5, [r.verdict() for r in rows]
+    monkeypatch.setattr(ic, "on_workers", lambda check, i, fired=(): looked.append(i) or
+                        ([], [f"{n}: {u} ran 2026-12-06T18:31:02 Started {u}.service" for n, u in fired]))
+    rows = ic.run_all(check, 6, ic.FOREIGN_VARIANTS, lambda line: None)
+    assert [r.variant.id for r in rows] == ["f1", "f2", "f3", "f4", "f5", "f6"]
+    assert [r.problems() for r in rows] == [[]] * 6, [r.verdict() for r in rows]
     by = {r.variant.id: r for r in rows}
     assert by["f1"].moment.startswith("no signal: ended after") and by["f1"].exit == 0 and not by["f1"].signalled
     assert sent_to(host, by["f5"]) == [("SIGKILL", True)] and by["f5"].exit == "-9 (SIGKILL)"
-    assert cleaned == [by["f5"].run_id] and by["f5"].clean.startswith("exit 0")
+    assert cleaned == [by["f5"].run_id, by["f6"].run_id] and by["f5"].clean.startswith("exit 0")
     assert by["f5"].reports == "ok: not judged (SIGKILL: the run had no finish)"
-    assert looked == [1, 2, 3, 4, 5] and host.deleted == []  # no kind cluster touched
-    text, ok = ic.report(rows, 5, ic.FOREIGN_VARIANTS)
+    assert sent_to(host, by["f6"]) == [("SIGKILL", True)] and by["f6"].hit and watch.closed
+    assert f"after w1: {unit}.timer was seen armed" in by["f6"].moment and by["f6"].fired == [("w1", unit)]
+    assert f"1 armed undo(s) fired): w1: {unit} ran 2026-12-06T18:31:02" in by["f6"].foreign_cells()[5]
+    assert looked == [1, 2, 3, 4, 5, 6] and host.deleted == []  # no kind cluster touched
+    text, ok = ic.report(rows, 6, ic.FOREIGN_VARIANTS)
     assert ok, text
+
+
+def test_a_kill_after_the_run_disarmed_its_undo_misses_the_armed_moment(clock, tmp_path, monkeypatch):
+    host = FakeHost(clock=clock)
+    kubeconfig = tmp_path / "foreign.kubeconfig"
+    kubeconfig.write_text(f"kubeconfig of {KEPT}")
+    check = ic.Check(host, tmp_path, {**os.environ, "E2E_STATE_DIR": str(tmp_path / "state")}, {}, {},
+                     random.Random(1), kubeconfig=kubeconfig)
+    host.agent = lambda check, name: FakeNodes(units={"w1": {"ple2e-undo-x-1.timer": "active"}})
+    monkeypatch.setattr(ic, "clean_after_kill", lambda check, i: ("exit 0 (2 s; 0 armed undo(s) fired)", []))
+    monkeypatch.setattr(ic, "on_workers", lambda check, i, fired=(): ([], []))
+    r = ic.one_run(check, 1, ic.FOREIGN_VARIANTS[-1])
+    assert r.signalled and not r.hit and r.problems() == []
+    assert r.moment.endswith("; no armed undo left to fire: it was no longer armed at the kill")
+
+
+# -- what the look sees on the workers, through a fake agent ----------------------------------------
+
+
+class FakeNodes:
+    """The check's agent on fake workers: ``units`` ({node: {unit: state}}), partition rules per
+    family, services' states, nodes out of reach, the journal's lines per unit, Ready per node."""
+
+    name = "agent"
+
+    def __init__(self, nodes=("w1", "w2"), units=None, rules=None, services=None, unreachable=(), journal=None, ready=None):
+        self.nodes, self.units, self.rules = list(nodes), units or {}, rules or {}
+        self.services, self.unreachable, self.journal = services or {}, set(unreachable), journal or {}
+        self.ready = ready or {}
+        self.namespace = "ple2e-agent-interrupt-check-20260101-000000-look-1"
+        self.kube = self
+        self.core = self
+        self.closed = False
+
+    def workers(self):
+        return self.nodes
+
+    def units_of(self, node):
+        return self.units.get(node, {})
+
+    def exec(self, node, argv, timeout=30):
+        from e2e.cluster.kube import ExecResult
+        from e2e.cluster.nodeaccess import LIST_UNITS
+
+        if node in self.unreachable:
+            raise ic.NodeUnreachable(f"agent exec {node}: ApiRefused: kubelet down")
+        argv = list(argv)
+        if argv == list(LIST_UNITS):
+            out = "".join(f"{u} loaded {s} x\n" for u, s in self.units_of(node).items())
+        elif argv[:2] == ["sh", "-c"] and "iptables-save" in argv[2]:
+            assert ic.PARTITION_COMMENT in argv[2] and "ip6tables-save" in argv[2]
+            out = "".join(f"{f} {self.rules.get((node, f), 0)}\n" for f in ("iptables", "ip6tables"))
+        elif argv[:2] == ["sh", "-c"] and "systemctl is-active" in argv[2]:
+            out = "".join(self.services.get((node, s), "active") + "\n" for s in ic.NODE_SERVICES)
+        elif argv[0] == "journalctl":
+            out = self.journal.get(argv[-1], "")
+        else:
+            raise AssertionError(argv)
+        return ExecResult(0, out, "")
+
+    def close(self):
+        self.closed = True
+
+    def read_node(self, node, _request_timeout=None):
+        from types import SimpleNamespace as NS
+
+        status, reason = self.ready.get(node, ("True", "KubeletReady"))
+        return NS(status=NS(conditions=[NS(type="MemoryPressure", status="False", reason="x"),
+                                        NS(type="Ready", status=status, reason=reason)]))
+
+
+def test_a_clean_worker_leaves_nothing_to_see():
+    assert ic.left_on_workers(FakeNodes(), FakeNodes()) == ([], [])
+
+
+@pytest.mark.parametrize("nodes, left", [
+    (FakeNodes(units={"w1": {"ple2e-undo-kubelet-restart-1a2b3c4d.timer": "active"}}),
+     ["w1: ple2e-undo-kubelet-restart-1a2b3c4d.timer active"]),
+    # the partition cuts IPv6 too (e2e.faults.node): a rule of that family alone is a leftover
+    (FakeNodes(rules={("w2", "ip6tables"): 2}), [f"w2: 2 ip6tables rules {ic.PARTITION_COMMENT}"]),
+    (FakeNodes(rules={("w1", "iptables"): 1}), [f"w1: 1 iptables rules {ic.PARTITION_COMMENT}"]),
+    (FakeNodes(services={("w2", "containerd"): "inactive"}), ["w2: containerd inactive"]),
+    (FakeNodes(ready={"w1": ("False", "KubeletNotReady")}), ["w1: Ready=False (KubeletNotReady)"]),
+    # a stopped kubelet cuts the agent's exec: the node is not looked at, which is a leftover too
+    (FakeNodes(unreachable={"w2"}, ready={"w2": ("Unknown", "NodeStatusUnknown")}),
+     ["w2: not looked at (agent exec w2: ApiRefused: kubelet down)", "w2: Ready=Unknown (NodeStatusUnknown)"]),
+])
+def test_every_class_a_run_can_leave_on_a_worker_is_seen(nodes, left):
+    assert ic.left_on_workers(nodes, nodes) == (left, [])
+
+
+def test_the_undos_a_clean_fired_show_with_their_node_time():
+    from e2e.cluster.nodeaccess import sweep_units
+
+    unit = "ple2e-undo-kubelet-restart-1a2b3c4d"
+    swept = FakeNodes(units={"w1": {f"{unit}.timer": "active"}})
+    swept.exec = lambda node, argv, timeout=30: FakeNodes.exec(swept, node, argv) if argv[0] == "systemctl" and \
+        argv[1] == "list-units" else __import__("e2e.cluster.kube", fromlist=["ExecResult"]).ExecResult(0, "", "")
+    done, _ = sweep_units(swept, "w1")
+    out = "\n".join(f"removing {line}" for line in done) + "\nnode w1: Ready=True (KubeletReady)\n"  # as e2e.cli.clean prints
+    fired = ic.fired_by_clean(out)
+    assert fired == [("w1", unit)]
+    line = "2026-12-06T18:31:02.123456+00:00 pod-lifecycle-foreign-worker systemd[1]: Started ple2e-undo-kubelet-restart-1a2b3c4d.service."
+    nodes = FakeNodes(journal={f"{unit}.service": line + "\nmore\n"})
+    assert ic.left_on_workers(nodes, nodes, fired) == ([], [f"w1: {unit} ran {line}"])
+    nodes = FakeNodes()
+    assert ic.left_on_workers(nodes, nodes, fired) == ([], [f"w1: {unit} not in the journal"])
+
+
+def test_an_undo_fired_but_not_seen_running_is_a_problem_of_its_row():
+    fired = [("w1", "ple2e-undo-kubelet-restart-1a2b3c4d")]
+    kw = {"variant": ic.FOREIGN_VARIANTS[-1], "exit": "-9 (SIGKILL)", "clean": "exit 0 (3 s; 1 armed undo(s) fired)", "fired": fired}
+    assert row(**kw, undo_ran=["w1: ple2e-undo-kubelet-restart-1a2b3c4d ran 2026-12-06T18:31:02 … Started"]).problems() == []
+    assert row(**kw, undo_ran=["w1: ple2e-undo-kubelet-restart-1a2b3c4d not in the journal"]).problems() == [
+        "fired undo not seen running on its node: w1: ple2e-undo-kubelet-restart-1a2b3c4d not in the journal"]
+    assert row(**kw).problems() == ["fired undo not seen running on its node: not looked at"]
+
+
+def test_armed_undos_are_the_active_undo_timers_of_the_workers_that_answer():
+    nodes = FakeNodes(units={"w1": {"ple2e-undo-a-1.timer": "active", "ple2e-undo-a-1.service": "inactive",
+                                    "ple2e-inject-a-2.timer": "active", "ple2e-undo-b-3.timer": "failed"}},
+                      unreachable={"w2"})
+    assert ic.armed_undos(nodes) == ["w1: ple2e-undo-a-1.timer"]
+
+
+class AgentsApi:
+    """list_namespace / list_pod_for_all_namespaces of a fake API: ``namespaces`` {name: (phase, labels)},
+    ``pods`` [(namespace, name, deleting)]."""
+
+    def __init__(self, namespaces, pods):
+        from types import SimpleNamespace as NS
+
+        self.core = self
+        self._ns = [NS(metadata=NS(name=n, labels=labels), status=NS(phase=phase)) for n, (phase, labels) in namespaces.items()]
+        self._pods = [NS(metadata=NS(namespace=ns, name=name, deletion_timestamp="t" if deleting else None))
+                      for ns, name, deleting in pods]
+
+    def list_namespace(self, _request_timeout=None):
+        return type("L", (), {"items": self._ns})
+
+    def list_pod_for_all_namespaces(self, label_selector, _request_timeout=None):
+        assert label_selector == ic.AGENT_LABEL
+        return type("L", (), {"items": self._pods})
+
+
+def test_agent_namespaces_and_pods_left_by_anyone_are_seen_but_those_of_the_run_and_the_look():
+    own = ("ple2e-agent-look-1", "ple2e-agent-run-1")
+    api = AgentsApi({"ple2e-agent-look-1": ("Terminating", {}), "ple2e-agent-run-1": ("Active", {}),
+                     "ple2e-agent-old-look-7": ("Active", {}), "ple2e-agent-gone": ("Terminating", {}),
+                     "renamed": ("Active", {ic.AGENT_LABEL: "1"}), "default": ("Active", {}), "e2e-x": ("Active", {})},
+                    [("ple2e-agent-old-look-7", "agent-w1", False), ("ple2e-agent-gone", "agent-w1", False),
+                     ("ple2e-agent-run-1", "agent-w1", False), ("e2e-x", "agent-w2", False), ("e2e-x", "agent-w3", True)])
+    assert ic.stray_agents(api, own) == ["namespace ple2e-agent-old-look-7 Active", "namespace renamed Active",
+                                         "pod ple2e-agent-old-look-7/agent-w1", "pod e2e-x/agent-w2"]
+
+
+def test_the_look_closes_its_agent_and_adds_the_stray_agents(tmp_path, monkeypatch):
+    nodes = FakeNodes(rules={("w1", "ip6tables"): 1})
+    host = FakeHost()
+    host.agent = lambda check, name: nodes
+    check = ic.Check(host, tmp_path, {"E2E_STATE_DIR": str(tmp_path / "state")}, {}, {}, random.Random(0), stamp="S",
+                     kubeconfig=tmp_path / "k")
+    seen = []
+    monkeypatch.setattr(ic, "stray_agents", lambda kube, own: seen.append(own) or ["namespace ple2e-agent-x Active"])
+    left, ran = ic.on_workers(check, 3)
+    assert left == [f"w1: 1 ip6tables rules {ic.PARTITION_COMMENT}", "namespace ple2e-agent-x Active"] and ran == []
+    assert nodes.closed and seen == [(nodes.namespace, "ple2e-agent-interrupt-check-s-003")]

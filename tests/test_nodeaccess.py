@@ -584,12 +584,31 @@ def test_a_node_left_notready_on_a_kubeconfig_cluster_says_its_state_and_the_nex
             "its armed undo ple2e-undo-kubelet-stop-") in said
     assert "The suite never deletes or replaces a cluster it did not make: the run stops here" in said
     assert "Next: `kubectl describe node w1`" in said and "make clean KUBECONFIG=…" in said
+    # the suite's own undo came first and stopped the armed one (as on the foreign cluster, session 20:
+    # the kubelet stopped from outside once it had): nothing is due on the node any more
+    assert "(systemctl start kubelet) was stopped after the suite's own undo ran at " in said
+    assert "(epoch s): nothing of the suite acts on the node any more" in said
+    assert "is due at" not in said
+    assert "replaced" not in str(broken.value).replace("never deletes or replaces", "")  # the cluster stays as it is
     site.kind = SimpleNamespace(control_plane="c")  # a kind cluster of the run: replaced, nothing of this said
     site.broken.clear()
-    with pytest.raises(core.ClusterBroken):
+    with pytest.raises(core.ClusterBroken) as broken:
         with kubelet_stopped(site, "w1", recovery_timeout_s=0.05, window_s=60):
             pass
     assert "never deletes" not in site.broken[0]
+    assert str(broken.value).endswith("(logs exported; the cluster is replaced for the next test)")
+
+
+def test_a_stranded_node_whose_armed_undo_could_not_be_stopped_says_when_it_is_due():
+    undo = ArmedUndo("ple2e-undo-kubelet-stop-1", ("systemctl", "start", "kubelet"), 90.0, 1000.0)
+    window = core.FaultWindow("kubelet-stop", "w1", injected_at=1001.0, undone_at=1050.0, armed=undo)
+    kube = SimpleNamespace(core=SimpleNamespace(read_node=lambda name, _request_timeout=None: 1 / 0))
+    said = core.stranded(kube, "w1", window)
+    assert "Node w1: unknown (ZeroDivisionError" in said
+    assert "its armed undo ple2e-undo-kubelet-stop-1 (systemctl start kubelet) is due at 1090 (epoch s)" in said
+    window.disarmed = True
+    assert ("its armed undo ple2e-undo-kubelet-stop-1 (systemctl start kubelet) was stopped after the suite's own undo "
+            "ran at 1050 (epoch s): nothing of the suite acts on the node any more") in core.stranded(kube, "w1", window)
 
 
 def test_a_broken_kubeconfig_cluster_stops_the_run_a_kind_one_is_replaced(monkeypatch):

@@ -117,8 +117,9 @@ class FaultWindow:
     """One fault: ``name`` (``kubelet-stop``…), ``node`` (container name), ``injected_at`` /
     ``undone_at`` host wall-clock epoch seconds (``None`` until that step returned),
     ``recovery`` the health check's report after the undo, ``armed`` the undo armed on the node
-    (:class:`e2e.cluster.nodeaccess.ArmedUndo`; ``None`` without node access) and ``node_undo_at``
-    when that one fired (host epoch s; ``None`` when the suite's own undo came first)."""
+    (:class:`e2e.cluster.nodeaccess.ArmedUndo`; ``None`` without node access), ``node_undo_at``
+    when that one fired (host epoch s; ``None`` when the suite's own undo came first) and
+    ``disarmed`` whether the suite stopped it afterwards (no timer of it left on the node)."""
 
     name: str
     node: str
@@ -129,6 +130,7 @@ class FaultWindow:
     # (node clock, epoch s; None when the suite's own undo came first)
     armed: ArmedUndo | None = None
     node_undo_at: float | None = None
+    disarmed: bool = False
 
     def contains(self, t: float) -> bool:
         """Whether epoch second ``t`` lies inside the window (an open window: up to now)."""
@@ -341,6 +343,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
             if window.armed is not None and access is not None:
                 try:
                     window.node_undo_at = disarm(access, node, window.armed)
+                    window.disarmed = True
                 except Exception as e:  # noqa: BLE001 - the health check tells whether the node is back
                     log.error("disarming %s on %s failed: %s", window.armed.unit, node, e)
                 if window.node_undo_at is not None:
@@ -363,7 +366,8 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
                     reason += ". " + stranded(site.kube, node, window)
                 site.cluster_broken(reason)
                 if not body_failed:
-                    raise ClusterBroken(reason + " (logs exported; the cluster is replaced for the next test)")
+                    replaced = " (logs exported; the cluster is replaced for the next test)" if getattr(site, "kind", None) else ""
+                    raise ClusterBroken(reason + replaced)
 
 
 def stranded(kube, node: str, window: FaultWindow) -> str:
@@ -382,6 +386,9 @@ def stranded(kube, node: str, window: FaultWindow) -> str:
         undo = "no undo was armed on it"
     elif window.node_undo_at is not None:
         undo = f"its armed undo {window.armed.unit} ({' '.join(window.armed.argv)}) fired at {window.node_undo_at:.0f}"
+    elif window.disarmed:
+        undo = (f"its armed undo {window.armed.unit} ({' '.join(window.armed.argv)}) was stopped after the suite's own "
+                f"undo ran at {window.undone_at:.0f} (epoch s): nothing of the suite acts on the node any more")
     else:
         undo = (f"its armed undo {window.armed.unit} ({' '.join(window.armed.argv)}) is due at "
                 f"{window.armed.armed_at + window.armed.after_s:.0f} (epoch s) unless it ran already")
