@@ -43,3 +43,23 @@ def test_the_default_node_is_a_kind_clusters_control_plane_else_the_first_node_i
     assert on_kind.default_node() == "ple2e-x-control-plane"
     foreign = Scenario(None, "ns", None, None, tmp_path, 37, 1, None, nodes=("w1", "w2"))
     assert foreign.default_node() == "w1"
+
+
+def test_a_broken_cluster_leaves_the_namespace_and_says_what_becomes_of_it(tmp_path, caplog):
+    """After ``cluster_broken`` nothing is cleaned: a kind cluster of the run is replaced, a
+    ``--kubeconfig`` one stays with its node and the run's end deletes the namespace — before,
+    the log said "broken and replaced" on a cluster the suite never replaces."""
+    import logging
+    from types import SimpleNamespace
+
+    from e2e.run.scenario import Scenario
+
+    kube = SimpleNamespace(release_finalizers=lambda *a: pytest.fail("cleaned a broken cluster's namespace"))
+    for kind, fate in ((SimpleNamespace(control_plane="cp"), "broken and replaced"),
+                       (None, "broken and kept with its node for you")):
+        sc = Scenario(kube, "ns", None, None, tmp_path, 37, 1, kind)
+        sc.broken = "node w1 not Ready"
+        with caplog.at_level(logging.WARNING):
+            caplog.clear()
+            sc.clean_up()
+        assert fate in caplog.text and "node w1 not Ready" in caplog.text

@@ -285,8 +285,9 @@ class Scenario:
         return f"http://127.0.0.1:{port}{path}"
 
     def cluster_broken(self, reason: str) -> None:
-        """The cluster did not recover from a fault (``reason``): export its logs, delete it,
-        and give the next test of this profile a new one (e2e.faults.core)."""
+        """The cluster did not recover from a fault (``reason``): a kind cluster of the run is
+        replaced (its logs exported, the next test of this profile gets a new one); a
+        ``--kubeconfig`` cluster is never replaced: the run stops (e2e.faults.core, e2e.plugin.fixtures)."""
         log.error("cluster of profile %s is broken: %s", self.profile, reason)
         self.broken = reason
         if self.on_broken is not None:
@@ -389,11 +390,14 @@ class Scenario:
         namespace stuck in ``Terminating``: it is removed with a :class:`CleanupWarning` naming
         the objects. ``keep_namespace`` (``--keep-namespaces`` of a failed test) keeps the
         namespace and the cluster-scoped objects its pods may need, and says so. After
-        :meth:`cluster_broken` nothing is cleaned: the cluster is being replaced, its namespaces
-        go with it.
+        :meth:`cluster_broken` nothing is cleaned: a kind cluster of the run is being replaced, its
+        namespaces go with it; a ``--kubeconfig`` cluster stays, the run stops and its end deletes
+        the run's namespaces.
         """
         if self.broken:
-            log.warning("not cleaning namespace %s: its cluster is broken and replaced (%s)", self.namespace, self.broken)
+            fate = ("replaced" if self.kind is not None
+                    else "kept with its node for you; the run stops and its end deletes this run's namespaces")
+            log.warning("not cleaning namespace %s: its cluster is broken and %s (%s)", self.namespace, fate, self.broken)
             return
         if keep_namespace:
             kept = ", ".join(f"{kind.lower()}/{name}" for _, kind, name in self.cluster_objects)
