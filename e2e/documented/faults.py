@@ -379,7 +379,7 @@ def _tolerates(tolerations: Sequence[Mapping], taint: Mapping) -> bool:
 
 
 def _requirement(labels: Mapping[str, str], expr: Mapping) -> bool:
-    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+    key, op, values = str(expr.get("key") or ""), expr.get("operator"), expr.get("values") or []
     if op == "In":
         return key in labels and labels[key] in values
     if op == "NotIn":
