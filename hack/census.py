@@ -7,8 +7,8 @@ reason" table, cheap).
 
 It collects the selection (``pytest --collect-only`` with the suite's plugin; default ``-m "not
 slow"`` over ``scenarios``: the default selection and the workload families) and decides each test
-with the functions a run uses: its profile's needs (:func:`e2e.plugin.clusters.default_needs`,
-:func:`e2e.cluster.facts.profile_needs`) against the cluster's facts
+with the functions a run uses: its profile's needs (:func:`e2e.plugin.clusters.profile_needs_of`,
+narrowed by the test's ``needs``) against the cluster's facts
 (:func:`e2e.cluster.facts.choose_node`; read live from ``--kubeconfig`` through its API server on
 127.0.0.1, or a run's ``facts.json``, its ``default`` entry), the ``k8s_minors`` and ``min_k8s``
 markers against the server version, and the ``skip`` markers. Without ``--node-agent``, a test whose
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.cluster import facts as cluster_facts  # noqa: E402
 from e2e.cluster.kind import DEFAULT_PROFILE  # noqa: E402
-from e2e.plugin.clusters import default_needs, profile_name  # noqa: E402
+from e2e.plugin.clusters import profile_name, profile_needs_of, profile_settings  # noqa: E402
 from e2e.run.minors import off_minor  # noqa: E402
 
 NODE_ACCESS = "may skip: needs node access (its module enters a node; run with --node-agent)"
@@ -53,21 +53,19 @@ class Census:
     def __init__(self, facts: dict, node_agent: bool):
         self.facts, self.node_agent = facts, node_agent
         self.rows: list[dict] = []
-        self._needs: dict[str, object] = {}
+        self._needs: dict[tuple[str, tuple[str, ...] | None], tuple[tuple[str, ...], str]] = {}
         self._sources: dict[Path, str] = {}
 
-    def _placement(self, config: pytest.Config, name: str) -> tuple[tuple[str, ...], str]:
-        if name not in self._needs:
-            if name == DEFAULT_PROFILE:
-                needs = default_needs()
-            else:
-                path = config.rootpath / "profiles" / f"{name}.yaml"
-                if not path.is_file():
-                    self._needs[name] = ((), f"unknown profile {name}: no {path}")
-                    return self._needs[name]  # type: ignore[return-value]
-                needs = cluster_facts.profile_needs(path)
-            self._needs[name] = cluster_facts.choose_node(needs, self.facts)
-        return self._needs[name]  # type: ignore[return-value]
+    def _placement(self, config: pytest.Config, name: str, only: tuple[str, ...] | None) -> tuple[tuple[str, ...], str]:
+        key = (name, only)
+        if key not in self._needs:
+            try:
+                needs = profile_needs_of(config, name, only)
+            except ValueError as e:
+                self._needs[key] = ((), str(e))
+                return self._needs[key]
+            self._needs[key] = cluster_facts.choose_node(needs, self.facts)
+        return self._needs[key]
 
     def _enters_node(self, item: pytest.Item) -> bool:
         path = Path(item.path)
@@ -85,7 +83,7 @@ class Census:
         off = off_minor(item, minor, server) if minor is not None else None
         too_old = next((f"needs Kubernetes 1.{m.args[0]}+, cluster is {server}" for m in item.iter_markers("min_k8s")
                         if minor is not None and minor < m.args[0]), None)
-        nodes, why = self._placement(item.config, name)
+        nodes, why = self._placement(item.config, name, profile_settings(item))
         if skip is not None:
             row.update(outcome="skips", reason=str(skip.kwargs.get("reason", skip.args[0] if skip.args else "skip")))
         elif too_old or off:

@@ -33,6 +33,10 @@ def test_census_places_each_test_as_a_run_would(tmp_path):
                                                 "profile": "default", "outcome": "runs", "reason": "", "nodes": [W1]}
     assert rows["test_configured_backoff_cap"]["nodes"] == [W2]
     assert rows["test_pods_services_and_dns_across_nodes"]["nodes"] == [W1, W2]
+    # NF-4 and NF-8 ask for two schedulable nodes, not for NF-9's shutdown grace periods
+    for test in ("test_worker_lost[fast-lifecycle]", "test_worker_partitioned[fast-lifecycle-reject]",
+                 "test_worker_partitioned[fast-lifecycle-drop]"):
+        assert (rows[test]["outcome"], rows[test]["nodes"]) == ("runs", [W1, W2])
     shutdown = rows["test_graceful_node_shutdown"]
     assert shutdown["outcome"] == "skips" and shutdown["reason"].startswith(
         "needs 2 schedulable nodes with shutdownGracePeriod 30s, shutdownGracePeriodCriticalPods 10s; ")

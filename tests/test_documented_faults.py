@@ -47,3 +47,68 @@ def test_a_value_is_judged_against_the_band_of_the_live_settings(tmp_path):
     assert judge.expect_against(fast, 55.0) is False
     assert [(m["name"], m["verdict"], m["band"], m["source"]) for m in judge.log.read()["measurements"]] == [
         (default.name, PASS, [49.0, 62.0], default.source), (fast.name, FAIL, [19.0, 24.0], fast.source)]
+
+
+# -- NF-3's FailedScheduling text from the nodes and the pod (issue 42: placement) ----------------
+
+TEST_TAINT = {"key": "chaos.e2e/evict", "value": "1", "effect": "NoExecute"}
+CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
+# what the API server's DefaultTolerationSeconds adds to a pod created with tolerations: []
+DEFAULT_TOLERATIONS = [{"key": k, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+                       for k in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")]
+# seen on the foreign cluster (v1.37.2, 2026-12-06): the pod pinned to zone-a's worker, which has the test taint
+FOREIGN_MESSAGE = ("0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 node(s) had "
+                   "untolerated taint(s). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+
+
+def _node(name: str, *taints: dict, unschedulable: bool = False) -> dict:
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": {"taints": list(taints), **({"unschedulable": True} if unschedulable else {})}}
+
+
+@pytest.mark.parametrize("minor", [34, 36, 37])
+def test_the_one_node_kind_cluster_gives_the_registrys_scheduling_message(minor):
+    """The owned cluster's verdict is unchanged: its one node under the test taint, the pod unpinned."""
+    built = doc.nf3_scheduling_from([_node("kind-control-plane", TEST_TAINT)], {"tolerations": DEFAULT_TOLERATIONS}, minor)
+    entry = REGISTRY.lookup("NF-3", "scheduling_message", minor)
+    assert (built.documented, built.pattern, built.minors) == (entry.documented, entry.pattern, entry.minors)
+    assert built.verified_in == entry.verified_in
+
+
+def test_the_foreign_clusters_nodes_and_the_pin_give_the_measured_message():
+    nodes = [_node("cp", CONTROL_PLANE_TAINT), _node("zone-a", TEST_TAINT), _node("zone-b")]
+    spec = {"tolerations": DEFAULT_TOLERATIONS, "nodeSelector": {"kubernetes.io/hostname": "zone-a"}}
+    built = doc.nf3_scheduling_from(nodes, spec, 37)
+    assert built.holds_for(FOREIGN_MESSAGE)
+    assert not REGISTRY.lookup("NF-3", "scheduling_message", 37).holds_for(FOREIGN_MESSAGE)  # the fixed one-node text
+    assert "node_affinity.go" in built.source and "FitError.Error" in built.source
+    # pinned by a required node affinity (several nodes) instead: the same reasons
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["zone-a"]}]}]}}}
+    assert doc.nf3_scheduling_from(nodes, {"tolerations": DEFAULT_TOLERATIONS, "affinity": affinity}, 37).holds_for(FOREIGN_MESSAGE)
+    # 1.34-1.36: the DRA PostFilter's text before the preemption's
+    old = FOREIGN_MESSAGE.replace("preemption:", "no new claims to deallocate, preemption:")
+    assert doc.nf3_scheduling_from(nodes, spec, 36).holds_for(old)
+    assert not doc.nf3_scheduling_from(nodes, spec, 37).holds_for(old)
+
+
+def test_the_first_filter_that_rejects_a_node_names_it():
+    spec = {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]}
+    assert doc.scheduling_reason(_node("a", TEST_TAINT, unschedulable=True), spec) == doc.SCHED_UNSCHEDULABLE
+    assert doc.scheduling_reason(_node("a", {"key": "dedicated", "value": "db", "effect": "NoSchedule"}), spec) == doc.SCHED_TAINT
+    assert doc.scheduling_reason(_node("a", {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}), spec) is None
+    assert doc.scheduling_reason(_node("a", {"key": "soft", "effect": "PreferNoSchedule"}), spec) is None
+    everything = {"tolerations": [{"operator": "Exists"}], "nodeSelector": {"kubernetes.io/hostname": "b"}}
+    assert doc.scheduling_reason(_node("a", TEST_TAINT, CONTROL_PLANE_TAINT), everything) == doc.SCHED_AFFINITY
+    message = doc.nf3_scheduling_from([_node("a", unschedulable=True), _node("b", TEST_TAINT), _node("c", TEST_TAINT)], spec, 37)
+    assert message.holds_for("0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint(s). "
+                             "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+
+
+def test_what_cannot_be_predicted_is_a_clear_error():
+    with pytest.raises(ValueError, match="node free passes the scheduler's filters"):
+        doc.nf3_scheduling_from([_node("t", TEST_TAINT), _node("free")], {}, 37)
+    fields = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}}
+    with pytest.raises(ValueError, match="matchFields"):
+        doc.scheduling_reason(_node("a"), fields)

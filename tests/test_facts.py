@@ -219,6 +219,19 @@ def test_multi_node_fast_lifecycle_names_the_kubelet_settings_no_node_has(record
     assert f"node {W1} has shutdownGracePeriod 0s, shutdownGracePeriodCriticalPods 0s" in why
 
 
+def test_a_test_that_needs_none_of_the_kubelet_settings_asks_only_for_the_node_count(recorded):
+    """NF-4 and NF-8 (``profile(FAST, needs=())``): the shutdown grace periods are NF-9's; before,
+    they skipped for them on the foreign cluster."""
+    needs = facts.profile_needs(ROOT / "profiles" / "multi-node-fast-lifecycle.yaml")
+    assert facts.choose_node(needs.only(()), recorded) == ((W1, W2), "")
+    nodes, why = facts.choose_node(needs.only(("shutdownGracePeriod",)), recorded)
+    assert nodes == () and why.startswith("needs 2 schedulable nodes with shutdownGracePeriod 30s; ")
+    assert "CriticalPods" not in why
+    with pytest.raises(ValueError, match="profile multi-node-fast-lifecycle sets no kubelet shutdownGracePeriods "
+                                         r"\(it sets: shutdownGracePeriod, shutdownGracePeriodCriticalPods\)"):
+        needs.only(("shutdownGracePeriods",))
+
+
 def test_two_schedulable_workers_satisfy_multi_node(recorded):
     """The foreign cluster's two workers are the multi-node profile's two schedulable nodes; the
     tainted control plane is not one."""

@@ -83,7 +83,7 @@ def _no_clusters(monkeypatch) -> list[str]:
 
     asked: list[str] = []
 
-    def refuse(self, name, replica=0):
+    def refuse(self, name, replica=0, needs=None):
         asked.append(name)
         pytest.skip(f"no cluster in this unit test ({name})")
 

@@ -30,6 +30,34 @@ def test_profile_marker_takes_one_name(pytester):
     assert result.ret == 4
 
 
+def test_profile_needs_must_be_settings_the_profile_sets(pytester):
+    pytester.mkdir("profiles").joinpath("capped.yaml").write_text(
+        "kubeadmConfigPatches:\n  - |\n    kind: KubeletConfiguration\n    syncFrequency: 30s\n")
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.profile("capped", needs=("syncFrequncy",))
+        def test_x():
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stderr.fnmatch_lines(["*profile('capped', needs=('syncFrequncy',)): profile capped sets no kubelet syncFrequncy*"])
+    assert result.ret == 4
+
+
+def test_profile_needs_is_a_sequence_of_names(pytester):
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.profile("default", needs="syncFrequency")
+        def test_x():
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stderr.fnmatch_lines(["*profile takes needs=(kubelet setting names, …)*"])
+    assert result.ret == 4
+
+
 def test_known_profiles_collect(pytester):
     pytester.mkdir("profiles").joinpath("multi-node.yaml").write_text("nodes: [{role: worker}]\n")
     pytester.makepyfile("""

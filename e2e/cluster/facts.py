@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -178,6 +178,16 @@ class Needs:
     from_facts: dict[str, object] = field(default_factory=dict)
     nodes: int = 1
     unset_is_default: bool = False
+
+    def only(self, settings: tuple[str, ...]) -> Needs:
+        """These needs with :attr:`kubelet` narrowed to ``settings`` (a test that depends on those of
+        the profile's kubelet settings only: ``@pytest.mark.profile(name, needs=(…))``; ``()``: none,
+        the node count stays). ``ValueError`` naming a setting the profile does not set."""
+        unknown = [k for k in settings if k not in self.kubelet]
+        if unknown:
+            raise ValueError(f"profile {self.profile} sets no kubelet {', '.join(unknown)} "
+                             f"(it sets: {', '.join(self.kubelet) or 'none'})")
+        return replace(self, kubelet={k: v for k, v in self.kubelet.items() if k in settings})
 
 
 def _init_unreadable(part: dict) -> bool:

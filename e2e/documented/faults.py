@@ -24,10 +24,12 @@ values depend on the cluster profile: they are keyed by it in the measurement na
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ..cluster.facts import Lifecycle
-from ..judge.expectations import Band, Expectation, KnownBug, Race, equal, register
+from ..judge.expectations import Band, Expectation, KnownBug, Race, equal, register, version_minor
 
 # First read in v1.34.4 and v1.37.2 (716097c, bc101e1); v1.35.4 and v1.36.3 read afterwards: every
 # function the NF sources name (here and in faults_node.py) compared across the four releases
@@ -326,6 +328,133 @@ NF2 = [
            why=f"once both endpoints are ready again (+{PROXY_SYNC_S:g} s kube-proxy sync) every request succeeds"),
 ]
 
+# The scheduler's wording (k8s.io/kubernetes pkg/scheduler, read in v1.34.4 … v1.37.2, the same in each):
+# framework/types.go FitError.Error ("0/<all nodes> nodes are available: " + the reasons' histogram "<n> <reason>",
+# sorted as strings, joined ", ", then "." and the PostFilter's message); a node counts with the reason of
+# the first filter that rejects it, in the default plugin order (apis/config/v1/default_plugins.go:
+# NodeUnschedulable, TaintToleration, NodeAffinity).
+UP_SCHED_FIT = "[UP] pkg/scheduler/framework/types.go FitError.Error; apis/config/v1/default_plugins.go (filter order)"
+SCHED_UNSCHEDULABLE = "node(s) were unschedulable"  # plugins/nodeunschedulable ErrReasonUnschedulable
+SCHED_TAINT = "node(s) had untolerated taint(s)"  # plugins/tainttoleration Filter
+SCHED_AFFINITY = "node(s) didn't match Pod's node affinity/selector"  # plugins/nodeaffinity ErrReasonPod
+UP_SCHED_AFFINITY = "[UP] pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go Filter (ErrReasonPod)"
+UP_SCHED_UNSCHEDULABLE = "[UP] pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go Filter"
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regex matching it (its regex characters escaped, spaces left as they are)."""
+    return re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text)
+
+
+def _nf3_scheduling(reasons: str, nodes: int) -> list[Expectation]:
+    """NF-3's ``scheduling_message`` on ``nodes`` nodes with the filter histogram ``reasons`` (a
+    regex): one entry per PostFilter wording."""
+    head = rf"0/{nodes} nodes are available: {reasons}\. "
+    # C8 / CASES-faults.md §6 point 5, settled: v1.34.4 carries #135023 (the generic "had untolerated taint(s)"),
+    # as v1.37.2 does. Up to 1.36 the DynamicResources PostFilter of a pod without claims adds its own reason
+    # "no new claims to deallocate" before the preemption text (seen on v1.34.4, 2026-11-30 16:31 UTC); 1.37
+    # returns Unschedulable without a message there.
+    return [
+        equal("NF-3", "scheduling_message", head + r"no new claims to deallocate, preemption: .*",
+              f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.34.4–v1.36.3); {UP_SCHED_FIT}", pattern=True, minors=(None, 36)),
+        equal("NF-3", "scheduling_message", head + r"preemption: .*",
+              f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.37.2: no message); {UP_SCHED_FIT}", pattern=True, minors=(37, None)),
+    ]
+
+
+def _tolerates(tolerations: Sequence[Mapping], taint: Mapping) -> bool:
+    """Whether one of ``tolerations`` tolerates ``taint`` (k8s.io/api core/v1 toleration.go
+    ToleratesTaint). ``ValueError`` for an operator other than ``Exists``/``Equal``."""
+    for t in tolerations:
+        op = t.get("operator") or "Equal"
+        if op not in ("Exists", "Equal"):
+            raise ValueError(f"toleration {dict(t)}: operator {op} (only Exists and Equal are known here)")
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("key") != taint.get("key") and not (not t.get("key") and op == "Exists"):
+            continue
+        if op == "Exists" or (t.get("value") or "") == (taint.get("value") or ""):
+            return True
+    return False
+
+
+def _requirement(labels: Mapping[str, str], expr: Mapping) -> bool:
+    key, op, values = str(expr.get("key") or ""), expr.get("operator"), expr.get("values") or []
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    if op in ("Gt", "Lt") and key in labels and len(values) == 1:
+        have, want = int(labels[key]), int(values[0])
+        return have > want if op == "Gt" else have < want
+    if op in ("Gt", "Lt"):
+        return False
+    raise ValueError(f"node selector requirement {dict(expr)}: unknown operator {op}")
+
+
+def _selected(labels: Mapping[str, str], spec: Mapping) -> bool:
+    """Whether a node of ``labels`` matches the pod ``spec``'s ``nodeSelector`` and required node
+    affinity (component-helpers scheduling/corev1/nodeaffinity: the terms ORed, a term's
+    expressions ANDed, an empty term matches nothing). ``ValueError`` for ``matchFields``, which
+    the NodeAffinity PreFilter turns into a node set and this reading does not model."""
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return True
+    terms = required.get("nodeSelectorTerms") or []
+    if any(term.get("matchFields") for term in terms):
+        raise ValueError("a required node affinity with matchFields: not modelled")
+    return any(term.get("matchExpressions") and all(_requirement(labels, e) for e in term["matchExpressions"])
+               for term in terms)
+
+
+def scheduling_reason(node: Mapping, spec: Mapping) -> str | None:
+    """The reason the scheduler's filters give for a pod of ``spec`` (its API JSON ``spec``) on
+    ``node`` (a Node's API JSON): the first of :data:`SCHED_UNSCHEDULABLE` (``spec.unschedulable``
+    without a toleration of ``node.kubernetes.io/unschedulable:NoSchedule``), :data:`SCHED_TAINT`
+    (a NoSchedule or NoExecute taint not tolerated), :data:`SCHED_AFFINITY`; ``None`` when these
+    filters let it pass (:data:`UP_SCHED_FIT`). ``ValueError`` where the pod asks what is not modelled."""
+    tolerations = spec.get("tolerations") or []
+    node_spec = node.get("spec") or {}
+    if node_spec.get("unschedulable") and not _tolerates(
+            tolerations, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}):
+        return SCHED_UNSCHEDULABLE
+    if any(t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, t)
+           for t in node_spec.get("taints") or []):
+        return SCHED_TAINT
+    if not _selected((node.get("metadata") or {}).get("labels") or {}, spec):
+        return SCHED_AFFINITY
+    return None
+
+
+def nf3_scheduling_from(nodes: Sequence[Mapping], spec: Mapping, minor: int) -> Expectation:
+    """NF-3's ``scheduling_message`` on Kubernetes ``1.<minor>`` for a pod of ``spec`` (its API JSON
+    ``spec``: tolerations, nodeSelector, node affinity) that no node of ``nodes`` (the cluster's Node
+    objects as the scheduler saw them) takes: ``"0/<n> nodes are available: <count> <reason>, …"`` in
+    the scheduler's wording (:func:`scheduling_reason`, :data:`UP_SCHED_FIT`), then the PostFilter's
+    text of the minor. On the suite's one-node kind cluster under the test taint the registry's
+    entry. ``ValueError`` when a node would take the pod (nothing to predict) or a pod's
+    requirement is not modelled."""
+    reasons: dict[str, int] = {}
+    for node in nodes:
+        reason = scheduling_reason(node, spec)
+        if reason is None:
+            raise ValueError(f"node {(node.get('metadata') or {}).get('name')} passes the scheduler's filters modelled here: "
+                             "the pod would be scheduled, no FailedScheduling message to predict")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    histogram = ", ".join(sorted(f"{n} {reason}" for reason, n in reasons.items()))
+    source = " ".join(filter(None, (UP_SCHED_UNSCHEDULABLE if SCHED_UNSCHEDULABLE in reasons else "",
+                                    UP_SCHED_AFFINITY if SCHED_AFFINITY in reasons else "")))
+    entry = next(e for e in _nf3_scheduling(_literal(histogram), len(nodes)) if e.applies_to(minor))
+    return replace(entry, source=f"{entry.source}; {source}" if source else entry.source,
+                   verified_in=tuple(v for v in VERIFIED_IN if entry.applies_to(version_minor(v))))
+
+
 NF3 = [
     # From the host time the taint patch returned: a taint added through the API has no timeAdded
     # (the node controller sets it on its own taints only; kubectl taint sets none). CASES-faults.md
@@ -346,17 +475,8 @@ NF3 = [
     equal("NF-3", "cancelling_event", "Cancelling deletion of Pod {namespace}/{pod}", UP_TAINT_EVICTION),
     equal("NF-3", "dry_run_tolerations", "node.kubernetes.io/not-ready=300 node.kubernetes.io/unreachable=20",
           UP_TOLERATION_PLUGIN),
-    # C8 / CASES-faults.md §6 point 5, settled: v1.34.4 carries #135023 (the generic "had untolerated taint(s)"),
-    # as v1.37.2 does. Up to 1.36 the DynamicResources PostFilter of a pod without claims adds its own reason
-    # "no new claims to deallocate" before the preemption text (seen on v1.34.4, 2026-11-30 16:31 UTC); 1.37
-    # returns Unschedulable without a message there.
-    equal("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. "
-          r"no new claims to deallocate, preemption: .*", f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.34.4–v1.36.3)",
-          pattern=True, minors=(None, 36)),
-    equal("NF-3", "scheduling_message", r"0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. preemption: .*",
-          f"{UP_SCHED_TAINT}; {UP_DRA_POSTFILTER} (v1.37.2: no message)", pattern=True, minors=(37, None)),
+    *_nf3_scheduling(_literal(f"1 {SCHED_TAINT}"), 1),
 ]
-
 
 def _nf5(minor_range: tuple, flips: dict[str, int], started: int, source: str) -> list[Expectation]:
     out = [equal("NF-5", f"ready_flips[{pod}]", n, source, minors=minor_range,

@@ -221,6 +221,23 @@ def profile_name(item: pytest.Item) -> str:
     return marker.args[0]
 
 
+def profile_settings(item: pytest.Item) -> tuple[str, ...] | None:
+    """The settings of its profile's kubelet a test depends on (``@pytest.mark.profile("name",
+    needs=("shutdownGracePeriod", …))``; ``needs=()``: none of them), by which a ``--kubeconfig``
+    cluster's nodes are chosen for it (:meth:`e2e.cluster.facts.Needs.only`); ``None`` (no
+    ``needs``): all of them. ``pytest.UsageError`` for another keyword or a ``needs`` that is no
+    sequence of names."""
+    marker = item.get_closest_marker("profile")
+    if marker is None or not marker.kwargs:
+        return None
+    needs = marker.kwargs.get("needs")
+    if set(marker.kwargs) != {"needs"} or isinstance(needs, str) or not isinstance(needs, (tuple, list)) \
+            or not all(isinstance(n, str) for n in needs):
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.profile takes needs=(kubelet setting names, …), "
+                                f"got {marker.kwargs!r}")
+    return tuple(needs)
+
+
 def _profiles_dir(config: pytest.Config) -> Path:
     """``profiles/`` of the rootdir, else the suite's own (like :func:`_default_kind_config`)."""
     here = config.rootpath / "profiles"
@@ -338,17 +355,22 @@ class Clusters:
 
     def __init__(self, config: pytest.Config):
         self._config = config
-        self._ready: dict[tuple[str, int], ClusterInfo] = {}
-        self._failed: dict[tuple[str, int], str] = {}
+        # by (profile, replica); on --kubeconfig a test that narrows its needs adds them: (profile, 0, needs)
+        self._ready: dict[tuple, ClusterInfo] = {}
+        self._failed: dict[tuple, str] = {}
         self._facts: dict[tuple[str, int], dict] = {}
-        self._skipped: dict[tuple[str, int], str] = {}
+        self._skipped: dict[tuple, str] = {}
         self._connection: ClusterInfo | None = None  # a --kubeconfig cluster's, before placement
 
-    def get(self, name: str, replica: int = 0) -> ClusterInfo:
+    def get(self, name: str, replica: int = 0, needs: tuple[str, ...] | None = None) -> ClusterInfo:
         """The cluster of profile ``name`` (its copy ``replica``, e2e.run.plan). The default
         profile's failure stops the run (exit 4); another profile's (or a replica's) failure
-        errors the tests that need it, each with the same message."""
-        key = (name, replica)
+        errors the tests that need it, each with the same message. ``needs``: the profile's kubelet
+        settings the test depends on (:func:`profile_settings`; None: all), which choose a
+        ``--kubeconfig`` cluster's nodes; a kind cluster is the profile's whatever they are."""
+        key: tuple = (name, replica)
+        if needs is not None and self._config.getoption("--kubeconfig"):
+            key = (name, replica, needs)
         if key in self._ready:
             return self._ready[key]
         if key in self._failed:
@@ -356,7 +378,7 @@ class Clusters:
         if key in self._skipped:
             pytest.skip(self._skipped[key])
         try:
-            self._ready[key] = self._connect(name, replica)
+            self._ready[key] = self._connect(name, replica, needs)
         except Exception as e:  # noqa: BLE001 - one clear message instead of one traceback per test
             what = "cannot run" if isinstance(e, (PreflightError, ClusterUnreachable)) else f"cannot set up the cluster: {type(e).__name__}:"
             first = key == (DEFAULT_PROFILE, 0)
@@ -402,12 +424,12 @@ class Clusters:
         except PreflightError as e:
             log.warning("deleting broken cluster %s failed (the next ensure recreates it): %s", kind.name, e)
 
-    def _connect(self, name: str, replica: int) -> ClusterInfo:
+    def _connect(self, name: str, replica: int, needs: tuple[str, ...] | None = None) -> ClusterInfo:
         hold_run(run_id())  # `make clean` leaves this run's namespaces alone while it lives
         profile = profile_of(self._config, name, replica)
         kind = None
         if profile is None:
-            return self._by_facts(name)
+            return self._by_facts(name, needs)
         check_docker()
         kind = Kind.of(profile)
         used = {kind.name}  # before it is made: one whose creation fails leaves lock files to remove (_sweep_used)
@@ -442,31 +464,41 @@ class Clusters:
         given = {k: v for k, v in needs.from_facts.items() if k in cluster_facts.CM_DEFAULTS}
         return cluster_facts.controller_manager(given, f"profiles/{name}.yaml")
 
-    def _by_facts(self, name: str) -> ClusterInfo:
+    def _by_facts(self, name: str, only: tuple[str, ...] | None = None) -> ClusterInfo:
         """A ``--kubeconfig`` cluster stands in for profile ``name`` (``default`` too) on the nodes whose
         facts satisfy the profile's needs (e2e.cluster.facts.choose_node; the default's:
-        :func:`default_needs`): its tests' pods are kept on them (:meth:`ClusterInfo.placement`).
+        :func:`default_needs`), of its kubelet settings those in ``only`` when given
+        (:func:`profile_settings`): the tests' pods are kept on them (:meth:`ClusterInfo.placement`).
         Else the test is skipped with the precise difference."""
-        if name == DEFAULT_PROFILE:
-            needs = default_needs()
-        else:
-            path = _profiles_dir(self._config) / f"{name}.yaml"
-            if not path.is_file():
-                raise PreflightError(f"unknown profile {name}: no {path}")
-            try:
-                needs = cluster_facts.profile_needs(path)
-            except ValueError as e:
-                raise PreflightError(str(e)) from None
+        try:
+            needs = profile_needs_of(self._config, name, only)
+        except ValueError as e:
+            raise PreflightError(str(e)) from None
         if self._connection is None:
             kube = Kube(self._config.getoption("--kubeconfig"), self._config.getoption("--context"))
             self._connection = self._info(DEFAULT_PROFILE, 0, kube, None)
         base = self._connection
         nodes, reason = cluster_facts.choose_node(needs, self._facts[(DEFAULT_PROFILE, 0)])
         if not nodes:
-            self._skipped[(name, 0)] = reason
+            self._skipped[(name, 0) if only is None else (name, 0, only)] = reason
             pytest.skip(reason)
         return ClusterInfo(base.kube, base.kubernetes, base.minor, base.cgroup, None, name, 0, nodes, base.access,
                            facts=base.facts, needed=needs.nodes)
+
+
+def profile_needs_of(config: pytest.Config, name: str, only: tuple[str, ...] | None = None) -> cluster_facts.Needs:
+    """What profile ``name`` asks of a ``--kubeconfig`` cluster's nodes: :func:`default_needs`, or
+    its file's (:func:`e2e.cluster.facts.profile_needs`), its kubelet settings narrowed to ``only``
+    when given (:meth:`e2e.cluster.facts.Needs.only`). ``ValueError`` for an unknown profile, a
+    file that is no kind config patch, or a setting in ``only`` the profile does not set."""
+    if name == DEFAULT_PROFILE:
+        needs = default_needs()
+    else:
+        path = _profiles_dir(config) / f"{name}.yaml"
+        if not path.is_file():
+            raise ValueError(f"unknown profile {name}: no {path}")
+        needs = cluster_facts.profile_needs(path)
+    return needs if only is None else needs.only(only)
 
 
 def default_needs() -> cluster_facts.Needs:

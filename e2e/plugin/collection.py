@@ -16,7 +16,7 @@ from ..run.minors import image_version, off_minor
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import check_declared, keyword_selection, label, select_cases
 from ..run.shards import SHARD_FILE, ShardRecord, commit_of, expected_s, parse_shard, split, split_inputs, write_record
-from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name
+from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name, profile_needs_of, profile_settings
 from .options import STAGED, _reports
 
 # --shard's line for the terminal (pytest_report_collectionfinish)
@@ -123,6 +123,11 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
             profile_patches(_profiles_dir(config), name)
         except PreflightError as e:
             raise pytest.UsageError(str(e)) from None
+    for name, needs in sorted({(profile_name(i), s) for i in items if (s := profile_settings(i)) is not None}):
+        try:  # a misspelt setting would ask for nothing
+            profile_needs_of(config, name, needs)
+        except ValueError as e:
+            raise pytest.UsageError(f"@pytest.mark.profile({name!r}, needs={needs!r}): {e}") from None
     # sequential: each profile's tests together, the default's first (one extra cluster at a
     # time); under xdist: longest first, serial tests on their profile's lanes (e2e.run.plan)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))

@@ -26,7 +26,8 @@ from ..run.minors import off_minor
 from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
-from .clusters import _FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name, wait_for_first_phase
+from .clusters import (_FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name, profile_settings,
+                       wait_for_first_phase)
 from .options import _reports, run_id
 from .outcomes import CALL_REPORT, FILES, SCENARIO, published, test_folder
 
@@ -57,7 +58,7 @@ def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[Clus
         waited = wait_for_first_phase(request.config.stash[_FIRST_PHASE], plan.first_phase_s + 600)
         log.info("%s waited %.0f s for the first phase to end", item.nodeid, waited)
     with hold_node(request.config, name, lanes, serial) as replica:
-        info = clusters.get(name, replica)
+        info = clusters.get(name, replica, profile_settings(item))
         with heavy_slot(HEAVY_SLOTS) if item.get_closest_marker("heavy") else nullcontext():
             waited = wait_for_creations()
             if waited > 1:

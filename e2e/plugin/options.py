@@ -123,7 +123,9 @@ MARKERS = (
     "skipped at collection by --node-image's tag, else at setup (e2e.run.minors)",
     "record(*kinds): what the recorder watches (default Pod, Event; also EndpointSlice, Job, Deployment, "
     "ReplicaSet, PodDisruptionBudget, Node, Lease: the kube-node-lease heartbeats)",
-    "profile(name): the cluster profile the test needs (profiles/<name>.yaml; default: kind-config.yaml as is)",
+    "profile(name, needs=(settings...)): the cluster profile the test needs (profiles/<name>.yaml; default: kind-config.yaml "
+    "as is); needs: the profile's kubelet settings the test depends on, by which a --kubeconfig cluster's nodes are chosen "
+    "(default: all of them; (): none, the node count stays)",
 )
 
 

@@ -6,7 +6,9 @@ after the taint (a taint added through the API has no ``timeAdded``: the host ti
 returned is the reference), one tolerating 30 s is cancelled by the removal, one tolerating for ever
 stays. CoreDNS and local-path-provisioner tolerate the test key meanwhile. Also: a server dry
 run of a pod with its own ``unreachable`` toleration (C4), and the FailedScheduling text of a
-pod created under the taint (C8, CASES-faults.md §6 point 5 on 1.34.4).
+pod created under the taint (C8, CASES-faults.md §6 point 5 on 1.34.4), built from the nodes the
+scheduler saw and the pod's pin (e2e.documented.faults.nf3_scheduling_from: on a cluster of
+several nodes the others count too).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 from e2e.documented import faults as doc
 from e2e.faults import TEST_TAINT, addons_tolerate, node_tainted
 from e2e.record.pods import condition
+from e2e.record.recorder import Change
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import FAULT_SLACK_S
 from e2e.record.nodes import taint_seen
@@ -37,6 +40,16 @@ def tolerations(seconds: int | None) -> str:
     if seconds >= 0:
         tol["tolerationSeconds"] = seconds
     return json.dumps([tol])
+
+
+def nodes_before(changes: list[Change], at: float) -> list[dict]:
+    """Every node of a Node recording (``recorder.changes("Node")``) in its last state received at
+    or before ``at`` (epoch s); deleted ones left out."""
+    last: dict[str, Change] = {}
+    for ch in changes:
+        if ch.received_at <= at:
+            last[ch.name] = ch
+    return [ch.obj for ch in last.values() if ch.type != "DELETED"]
 
 
 def eviction_event(sc: Scenario, pod: str, prefix: str) -> str | None:
@@ -76,9 +89,11 @@ def test_taint_manager(scenario: Scenario):
             sc.apply("taint-pods.yaml", name="unscheduled", tolerations="[]")
             sc.wait_for("none and t10 deleted", lambda: deletion_requested_at(sc.recorder.changes("Pod", "none")) and deletion_requested_at(sc.recorder.changes("Pod", "t10")),
                         doc.NF3_REMOVE_AFTER_S + 5)
-            scheduling = sc.wait_for("FailedScheduling of the pod created under the taint", lambda: next(
-                (c.obj for c in sc.recorder.changes("Event") if c.obj.get("reason") == "FailedScheduling"
+            failed = sc.wait_for("FailedScheduling of the pod created under the taint", lambda: next(
+                (c for c in sc.recorder.changes("Event") if c.obj.get("reason") == "FailedScheduling"
                  and (c.obj.get("involvedObject") or {}).get("name") == "unscheduled"), None), 30)
+            # the nodes as the scheduler saw them: their last recorded state before its event
+            seen = nodes_before(sc.recorder.changes("Node"), failed.received_at)
             wait_until_time(sc, window.injected_at + doc.NF3_REMOVE_AFTER_S, "the taint's 15 s")
         # the 30 s pod would have been deleted by timeAdded + 30 (+ 2 s, as t10's band): watch until then
         t30_deadline = added + doc.NF3_TOLERATIONS["t30"] + 2 * doc.API_RESOLUTION_S + 1 - time.time()
@@ -97,4 +112,9 @@ def test_taint_manager(scenario: Scenario):
     sc.expect("NF-3", "deleted[t30]", not t30_kept)
     sc.expect("NF-3", "cancelling_event", eviction_event(sc, "t30", "Cancelling"), namespace=sc.namespace, pod="t30")
     sc.expect("NF-3", "deleted[infinite]", deletion_requested_at(sc.recorder.changes("Pod", "infinite")) is not None)
-    sc.expect("NF-3", "scheduling_message", scheduling.get("message"), details={"event": scheduling})
+    # the scheduler's text from the facts: the node count, their taints and the test's pin (doc.nf3_scheduling_from)
+    spec = (sc.pod("unscheduled") or {}).get("spec") or {}
+    sc.expect("NF-3", "scheduling_message", failed.obj.get("message"),
+              details={"event": failed.obj, "nodes": {(n.get("metadata") or {}).get("name"): (n.get("spec") or {}).get("taints")
+                                                       for n in seen}, "pod_node_selector": spec.get("nodeSelector")},
+              expectation=doc.nf3_scheduling_from(seen, spec, sc.kubernetes_minor))

@@ -174,9 +174,11 @@ def test_limit_exceeded_always(scenario: Scenario):
 # -- OM-2 ------------------------------------------------------------------------------------
 
 
-def _single_process_oom_kill(sc: Scenario) -> bool | None:
-    """The kubelet's ``singleProcessOOMKill`` from its config file in the node (None if unset)."""
-    cfg = yaml.safe_load(sc.node_exec("cat", "/var/lib/kubelet/config.yaml")) or {}
+def _single_process_oom_kill(sc: Scenario, pod: str) -> bool | None:
+    """The kubelet's ``singleProcessOOMKill`` from its config file in the node pod ``pod`` runs on
+    (:meth:`Scenario.node_of`; None if unset). ``pod`` must be scheduled."""
+    node = sc.require(sc.node_of(pod), f"{pod} scheduled")
+    cfg = yaml.safe_load(sc.node_exec("cat", "/var/lib/kubelet/config.yaml", node=node)) or {}
     return cfg.get("singleProcessOOMKill")
 
 
@@ -190,10 +192,12 @@ def test_child_over_limit(scenario: Scenario):
     sc = scenario
     # an unknown cgroup version (--kubeconfig) leaves the cgroup-keyed values undocumented
     sc.note("cgroup", f"v{sc.cgroup}" if sc.cgroup else "unknown")
-    if sc.cgroup == 2 and _single_process_oom_kill(sc):
+    sc.apply("oom-child.yaml", name="oom-child", alloc_mi=ALLOC_MI, limit_mi=LIMIT_MI, hold_s=HOLD_S)
+    # the setting of the pod's own node (a --kubeconfig cluster's nodes may differ)
+    sc.wait_for("oom-child scheduled", lambda: sc.node_of("oom-child"), WAIT_SLACK_S)
+    if sc.cgroup == 2 and _single_process_oom_kill(sc, "oom-child"):
         pytest.skip("environment: kubelet singleProcessOOMKill=true on a cgroup v2 node, memory.oom.group is not set "
                     "(documented v2 behaviour assumes the default)")
-    sc.apply("oom-child.yaml", name="oom-child", alloc_mi=ALLOC_MI, limit_mi=LIMIT_MI, hold_s=HOLD_S)
     sc.wait_for("oom-child/app terminated", lambda: terminated_runs(sc, "oom-child", "app") or None,
                 RUN_BUDGET_S + HOLD_S + WAIT_SLACK_S)
     sc.wait(pods.pod_phase("oom-child", "Succeeded", "Failed"), WAIT_SLACK_S)
