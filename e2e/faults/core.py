@@ -292,7 +292,7 @@ def _undo_armed(name: str, undo: Callable[[], object], deadline: float) -> str |
 
 
 def undo_after_s(window_s: float, cuts_channel: bool) -> float:
-    """Seconds from arming a fault's undo on the node to its firing (:func:`fault`). A fault that
+    """Returns the seconds from arming a fault's undo on the node to its firing (:func:`fault`). A fault that
     cuts the channel into the node (``cuts_channel``) is ended by the node at its planned end,
     ``window_s`` after the inject, which is detached and runs :data:`~e2e.cluster.nodeaccess.DETACH_S`
     after the arm (the exec that queues it comes right after): ``window_s + DETACH_S``. Any other
