@@ -322,6 +322,26 @@ def test_a_node_undo_whose_time_cannot_be_read_fails_the_test_after_the_health_c
     assert not site.broken
 
 
+def test_the_disarm_is_tried_again_while_the_channel_comes_back():
+    """A containerd restart through the agent: the undo answered, the next exec (the disarm) is cut
+    once more; the timer must be stopped all the same, or it fires up to window + 30 s later on a node
+    that may be in another fault by then."""
+    site = AgentSite({"ActiveState": "active"})
+    plain, cut = site.access.exec, {"n": 0}
+
+    def exec_(node, argv, timeout=30):
+        if "ActiveState" in argv and cut["n"] < 2:
+            cut["n"] += 1
+            raise NodeUnreachable("agent exec w1: 500 Internal Server Error: connection error")
+        return plain(node, argv, timeout)
+
+    site.access.exec = exec_
+    with containerd_restarted(site, "w1", recovery_timeout_s=1, window_s=60) as window:
+        pass
+    assert cut["n"] == 2 and site.access.calls[-1].startswith(f"w1: sh -c systemctl stop {window.armed.unit}.timer")
+    assert window.node_undo_at is None and window.recovery.healthy
+
+
 def test_a_node_that_never_comes_back_breaks_the_cluster(monkeypatch):
     monkeypatch.setattr(nodeaccess, "UNDO_MARGIN_S", 0.0)
     monkeypatch.setattr(core, "UNDO_MARGIN_S", 0.0)

@@ -47,7 +47,17 @@ from urllib.parse import urlsplit
 
 from ..base.interrupts import signals_deferred
 from ..base.waiting import WaitTimeout, wait_until
-from ..cluster.nodeaccess import DETACH_S, UNDO_MARGIN_S, ArmedUndo, FireTimeUnknown, NodeAccess, NodeRefused, arm, disarm
+from ..cluster.nodeaccess import (
+    DETACH_S,
+    UNDO_MARGIN_S,
+    ArmedUndo,
+    FireTimeUnknown,
+    NodeAccess,
+    NodeRefused,
+    NodeUnreachable,
+    arm,
+    disarm,
+)
 
 if TYPE_CHECKING:
     from ..cluster.kind import Kind
@@ -291,6 +301,19 @@ def _undo_armed(name: str, undo: Callable[[], object], deadline: float) -> str |
     return error
 
 
+def _disarm(access: NodeAccess, node: str, armed: ArmedUndo, deadline: float) -> float | None:
+    """:func:`~e2e.cluster.nodeaccess.disarm`, tried again every :data:`REACH_POLL_S` s while the
+    node is out of reach (a restarted kubelet or containerd: the agent's channel comes back
+    seconds after the undo answered) until the epoch second ``deadline``; returns what it does."""
+    while True:
+        try:
+            return disarm(access, node, armed)
+        except NodeUnreachable:
+            if time.time() + REACH_POLL_S > deadline:
+                raise
+            time.sleep(REACH_POLL_S)
+
+
 def undo_after_s(window_s: float, cuts_channel: bool) -> float:
     """Returns the seconds from arming a fault's undo on the node to its firing (:func:`fault`). A fault that
     cuts the channel into the node (``cuts_channel``) is ended by the node at its planned end,
@@ -358,7 +381,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
             unknown: FireTimeUnknown | None = None
             if window.armed is not None and access is not None:
                 try:
-                    window.node_undo_at = disarm(access, node, window.armed)
+                    window.node_undo_at = _disarm(access, node, window.armed, time.time() + recovery_timeout_s)
                 except FireTimeUnknown as e:
                     log.error("%s", e)
                     unknown = e
