@@ -18,19 +18,31 @@ from e2e.cluster.nodeaccess import (
     AgentAccess,
     ArmedUndo,
     DockerAccess,
+    FireTimeUnknown,
     NodeRefused,
     NodeUnreachable,
     agent_namespace,
     agent_pod,
     arm,
+    cut_by_stop,
     disarm,
+    fired_at,
     run,
     undo_unit,
 )
-from e2e.faults import containerd_stopped, kubelet_stopped
+from e2e.faults import containerd_restarted, containerd_stopped, kubelet_stopped
 from helpers import FaultSite
 
 HEALTHY = (["node n Ready=True"], [])
+# The node's journal about a fired undo's service (journalctl -u <unit>.service -o json, systemd 252
+# in a kind node, trimmed): systemd's "Started", then the service's end.
+STARTED_AT = 1796579600.123456
+JOURNAL = (
+    '{"__REALTIME_TIMESTAMP":"1796579600124001","_SOURCE_REALTIME_TIMESTAMP":"1796579600123456","_PID":"1",'
+    '"JOB_TYPE":"start","UNIT":"ple2e-undo-kubelet-stop-0123abcd.service",'
+    '"MESSAGE":"Started ple2e-undo-kubelet-stop-0123abcd.service - /usr/bin/systemctl start kubelet."}\n'
+    '{"__REALTIME_TIMESTAMP":"1796579600361002","_PID":"1","UNIT":"ple2e-undo-kubelet-stop-0123abcd.service",'
+    '"MESSAGE":"ple2e-undo-kubelet-stop-0123abcd.service: Deactivated successfully."}\n')
 
 
 class FakeAccess:
@@ -181,14 +193,46 @@ def test_undo_units_are_named_per_fault_and_never_shared():
     assert undo_unit("partition-reject", "w1", 1.0).startswith("ple2e-undo-partition-reject-")
 
 
-def test_disarm_tells_whether_the_node_undid_the_fault_itself():
+def test_disarm_tells_whether_the_node_undid_the_fault_itself_and_when_from_its_journal():
     access = FakeAccess({"ActiveState": "active\n"})
     undo = arm(access, "w1", "kubelet-stop", ["systemctl", "start", "kubelet"], 60)
     assert access.calls[0].startswith(f"w1: systemd-run --on-active=60s --unit={undo.unit} ")
     assert disarm(access, "w1", undo) is None  # still armed: the suite's undo came first
     assert access.calls[-1].startswith(f"w1: sh -c systemctl stop {undo.unit}.timer")
-    fired = FakeAccess({"ActiveState": "inactive\n"})
-    assert disarm(fired, "w1", undo) == undo.armed_at + 60
+    assert not any("journalctl" in c for c in access.calls)
+    fired = FakeAccess({"ActiveState": "inactive\n", "journalctl": JOURNAL})
+    # when its service started as the node logged it, not when the suite expected it (armed_at + 60)
+    assert disarm(fired, "w1", undo) == pytest.approx(STARTED_AT, abs=1e-6)
+    assert f"w1: journalctl -u {undo.unit}.service -o json --no-pager" in fired.calls
+    assert fired.calls[-1].startswith(f"w1: sh -c systemctl stop {undo.unit}.timer")
+
+
+def test_an_undo_that_fired_with_nothing_in_the_journal_has_no_time_but_is_disarmed():
+    undo = ArmedUndo("ple2e-undo-kubelet-stop-0123abcd", ("systemctl", "start", "kubelet"), 60, 1000.0)
+    fired = FakeAccess({"ActiveState": "inactive\n", "journalctl": "-- No entries --\n"})
+    with pytest.raises(FireTimeUnknown, match="ple2e-undo-kubelet-stop-0123abcd on w1 fired .*shows no entry"):
+        disarm(fired, "w1", undo)
+    assert fired.calls[-1].startswith("w1: sh -c systemctl stop ple2e-undo-kubelet-stop-0123abcd.timer")
+
+
+def test_the_fire_time_is_the_journals_earliest_entry():
+    assert fired_at(JOURNAL) == pytest.approx(STARTED_AT, abs=1e-6)
+    # received time when the source time is missing; lines that are no JSON object are skipped
+    assert fired_at('-- No entries --\n[1]\n{"__REALTIME_TIMESTAMP":"1796579601500000"}\n'
+                    '{"__REALTIME_TIMESTAMP":"1796579602000000"}\n') == pytest.approx(1796579601.5)
+    assert fired_at("") is None and fired_at('{"MESSAGE":"x"}') is None
+
+
+def test_only_a_stop_of_the_kubelet_or_containerd_through_the_agent_cuts_the_channel():
+    agent, docker = FakeAccess(), FakeAccess()
+    docker.name = "docker"
+    assert cut_by_stop(agent, "kubelet") and cut_by_stop(agent, "containerd")
+    assert not cut_by_stop(agent, "systemd-logind") and not cut_by_stop(docker, "kubelet") and not cut_by_stop(None, "kubelet")
+
+
+def test_a_fault_that_cuts_the_channel_is_undone_by_the_node_at_its_planned_end():
+    assert core.undo_after_s(120, cuts_channel=True) == 120 + nodeaccess.DETACH_S
+    assert core.undo_after_s(120, cuts_channel=False) == 120 + nodeaccess.UNDO_MARGIN_S
 
 
 def test_a_refused_arm_injects_nothing():
@@ -222,10 +266,11 @@ def fast(monkeypatch):
 def test_a_fault_arms_its_undo_before_the_inject_and_disarms_it_after_the_undo():
     site = AgentSite({"ActiveState": "active"})
     with kubelet_stopped(site, "w1", recovery_timeout_s=1, window_s=120) as window:
-        assert window.armed is not None and window.armed.after_s == 120 + nodeaccess.UNDO_MARGIN_S
+        # through the agent the stop cuts the exec: the node starts the kubelet at the planned end
+        assert window.armed is not None and window.armed.after_s == 120 + nodeaccess.DETACH_S
     unit = window.armed.unit
     calls = site.access.calls
-    assert calls[0].startswith(f"w1: systemd-run --on-active=150s --unit={unit} ")
+    assert calls[0].startswith(f"w1: systemd-run --on-active=121s --unit={unit} ")
     assert calls[0].endswith(" -- systemctl start kubelet")
     # the inject detached: the kubelet carries the agent's exec, which it would cut before the answer
     assert calls[1].startswith("w1: systemd-run --on-active=0ms --unit=ple2e-inject-kubelet-stop-")
@@ -238,11 +283,26 @@ def test_a_fault_arms_its_undo_before_the_inject_and_disarms_it_after_the_undo()
     assert window.node_undo_at is None and window.recovery.healthy
 
 
+@pytest.mark.parametrize("backend, fault, after_s", [
+    ("agent", containerd_stopped, 60 + nodeaccess.DETACH_S),
+    ("agent", containerd_restarted, 60 + nodeaccess.UNDO_MARGIN_S),  # the channel is back once it restarted
+    ("docker", containerd_stopped, 60 + nodeaccess.UNDO_MARGIN_S),  # docker exec does not go through containerd
+    ("docker", kubelet_stopped, 60 + nodeaccess.UNDO_MARGIN_S),
+])
+def test_only_a_fault_that_cuts_the_channel_is_armed_without_margin(backend, fault, after_s):
+    site = AgentSite({"ActiveState": "active"})
+    site.access.name = backend
+    with fault(site, "w1", recovery_timeout_s=1, window_s=60) as window:
+        pass
+    assert window.armed is not None and window.armed.after_s == after_s
+    assert site.access.calls[0].startswith(f"w1: systemd-run --on-active={int(after_s)}s ")
+
+
 def test_a_node_out_of_reach_is_waited_for_until_its_armed_undo_brought_it_back(monkeypatch):
     """The kubelet stopped cuts the agent's exec: the suite's undo fails until the node's timer
     started the kubelet again; then it is disarmed (already fired) and the node checked."""
     tries = {"n": 0}
-    site = AgentSite({"ActiveState": "inactive"})
+    site = AgentSite({"ActiveState": "inactive", "journalctl": JOURNAL})
     plain = site.access.exec
 
     def exec_(node, argv, timeout=30):
@@ -257,9 +317,38 @@ def test_a_node_out_of_reach_is_waited_for_until_its_armed_undo_brought_it_back(
     with containerd_stopped(site, "w1", recovery_timeout_s=5, window_s=0.05) as window:
         pass
     assert tries["n"] == 4  # two attempts of the plain undo, then one per poll until it answered
-    assert window.node_undo_at == window.armed.armed_at + window.armed.after_s
-    assert window.undone_at <= window.node_undo_at + 0.001 or window.undone_at == window.node_undo_at
+    # the containerd start is the node's, read back from its journal: what recovery timings count from
+    assert window.node_undo_at == window.undone_at == pytest.approx(STARTED_AT, abs=1e-6)
     assert window.recovery.healthy
+
+
+def test_a_node_undo_whose_time_cannot_be_read_fails_the_test_after_the_health_check():
+    site = AgentSite({"ActiveState": "inactive"})  # fired, and the journal has nothing of it
+    with pytest.raises(FireTimeUnknown, match="when the node undid the fault is unknown"):
+        with kubelet_stopped(site, "w1", recovery_timeout_s=1, window_s=0.01) as window:
+            pass
+    assert window.node_undo_at is None and window.recovery is not None and window.recovery.healthy
+    assert not site.broken
+
+
+def test_the_disarm_is_tried_again_while_the_channel_comes_back():
+    """A containerd restart through the agent: the undo answered, the next exec (the disarm) is cut
+    once more; the timer must be stopped all the same, or it fires up to window + 30 s later on a node
+    that may be in another fault by then."""
+    site = AgentSite({"ActiveState": "active"})
+    plain, cut = site.access.exec, {"n": 0}
+
+    def exec_(node, argv, timeout=30):
+        if "ActiveState" in argv and cut["n"] < 2:
+            cut["n"] += 1
+            raise NodeUnreachable("agent exec w1: 500 Internal Server Error: connection error")
+        return plain(node, argv, timeout)
+
+    site.access.exec = exec_
+    with containerd_restarted(site, "w1", recovery_timeout_s=1, window_s=60) as window:
+        pass
+    assert cut["n"] == 2 and site.access.calls[-1].startswith(f"w1: sh -c systemctl stop {window.armed.unit}.timer")
+    assert window.node_undo_at is None and window.recovery.healthy
 
 
 def test_a_node_that_never_comes_back_breaks_the_cluster(monkeypatch):

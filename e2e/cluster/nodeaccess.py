@@ -34,6 +34,7 @@ systemd), which fires at the end of the window even if the suite never reaches t
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import re
@@ -65,6 +66,16 @@ NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Seconds an armed undo fires after the end of the window it guards (the suite's own undo
 # comes first when it can reach the node).
 UNDO_MARGIN_S = 30.0
+# The node's systemd units the agent's exec channel goes through (API server → kubelet →
+# containerd → the agent container): stopping one cuts the channel until it starts again.
+AGENT_CHANNEL_UNITS = ("kubelet", "containerd")
+
+
+def cut_by_stop(access: NodeAccess | None, unit: str) -> bool:
+    """Whether stopping the node's systemd ``unit`` cuts ``access``'s exec channel into the node
+    until the unit starts again: through the node agent for :data:`AGENT_CHANNEL_UNITS`; never
+    through ``docker exec`` (nor without access)."""
+    return access is not None and access.name != "docker" and unit in AGENT_CHANNEL_UNITS
 
 
 class NodeUnreachable(RuntimeError):
@@ -362,13 +373,52 @@ def arm(access: NodeAccess, node: str, fault: str, argv: Sequence[str], after_s:
     return undo
 
 
+class FireTimeUnknown(RuntimeError):
+    """An armed undo fired, but the node's journal holds no start of its service: when the node
+    undid the fault is unknown."""
+
+
+def fired_argv(undo: ArmedUndo) -> list[str]:
+    """The node's journal about ``undo``'s service, one JSON object a line (``journalctl -u
+    <unit>.service -o json``): systemd's own ``Started …`` entry comes first."""
+    return ["journalctl", "-u", f"{undo.unit}.service", "-o", "json", "--no-pager"]
+
+
+def fired_at(journal: str) -> float | None:
+    """When the undo's service started (epoch s, the node's clock): the earliest entry of
+    ``journal`` (:func:`fired_argv`'s output), at its ``_SOURCE_REALTIME_TIMESTAMP`` (when
+    systemd logged it) or else ``__REALTIME_TIMESTAMP`` (when journald received it), both µs;
+    ``None`` when there is none. Lines that are not JSON objects are skipped."""
+    times = []
+    for line in journal.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        stamp = entry.get("_SOURCE_REALTIME_TIMESTAMP") or entry.get("__REALTIME_TIMESTAMP")
+        if isinstance(stamp, str) and stamp.isdigit():
+            times.append(int(stamp) / 1e6)
+    return min(times, default=None)
+
+
 def disarm(access: NodeAccess, node: str, undo: ArmedUndo) -> float | None:
     """Stop ``undo`` on ``node``, fired or not. Returns ``None`` when it was still armed (the
-    suite's own undo came first), else when it was due (``armed_at + after_s``, host epoch s:
-    it fires within 1 s of that)."""
+    suite's own undo came first), else when it fired: the start of its service as the node's
+    journal has it (:func:`fired_at`; epoch s, the node's clock — a kind node's is the host's).
+    :class:`FireTimeUnknown` when it fired and the journal has no entry of it (the timer is
+    stopped all the same); the errors of :func:`run`."""
     state = run(access, node, undo.state_argv(), timeout=30).strip()
+    journal = "" if state == "active" else run(access, node, fired_argv(undo), timeout=30)
     run(access, node, undo.disarm_argv(), timeout=30)
-    return None if state == "active" else undo.armed_at + undo.after_s
+    if state == "active":
+        return None
+    at = fired_at(journal)
+    if at is None:
+        raise FireTimeUnknown(f"{undo.unit} on {node} fired (its timer is {state or 'gone'}), but `{' '.join(fired_argv(undo))}` "
+                              "shows no entry: when the node undid the fault is unknown")
+    return at
 
 
 # -- what a dead run left on a node (make clean KUBECONFIG=…, e2e.cli.clean) --------------------

@@ -30,7 +30,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..cluster.nodeaccess import DETACH_S, detached_argv, undo_unit
+from ..cluster.nodeaccess import DETACH_S, cut_by_stop, detached_argv, undo_unit
 from .core import RECOVERY_TIMEOUT_S, WINDOW_S, FaultRefused, FaultSite, FaultWindow, fault
 
 MANIFESTS = "/etc/kubernetes/manifests"
@@ -71,16 +71,23 @@ def _inject_unit(site: FaultSite, name: str, node: str, *args: str) -> None:
 @contextmanager
 def _unit_fault(site: FaultSite, name: str, node: str | None, inject: tuple[str, ...], unit: str,
                 recovery_timeout_s: float, window_s: float) -> Iterator[FaultWindow]:
+    """``systemctl <inject>`` for the block, ``systemctl start <unit>`` after it. A stop of a unit
+    the node access's channel goes through (the kubelet, containerd through the agent:
+    :func:`~e2e.cluster.nodeaccess.cut_by_stop`) keeps the node out of reach for the block: its
+    armed undo ends it at the planned end, ``window_s`` after the inject (``cuts_channel``)."""
     node = node_of(site, node)
+    cuts = inject[0] == "stop" and cut_by_stop(getattr(site, "access", None), unit)
     with fault(site, name, node, lambda: _inject_unit(site, name, node, *inject), lambda: _systemctl(site, node, "start", unit),
-               recovery_timeout_s, node_undo=("systemctl", "start", unit), window_s=window_s) as window:
+               recovery_timeout_s, node_undo=("systemctl", "start", unit), window_s=window_s, cuts_channel=cuts) as window:
         yield window
 
 
 def kubelet_stopped(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
                     window_s: float = WINDOW_S):
-    """The kubelet stopped for the ``with`` block (heartbeats stop, containers keep running). ``window_s``: the longest
-    the block lasts (s); the undo armed on the node fires that long (+ 30 s) after the inject."""
+    """The kubelet stopped for the ``with`` block (heartbeats stop, containers keep running). ``window_s``: the planned
+    stop (s). Through the node agent the stop cuts the exec channel, so the undo armed on the node starts the kubelet
+    then (``window.undone_at``: when, from the node's journal); through ``docker exec`` the suite starts it at the end
+    of the block, and the armed undo fires only ``window_s`` + 30 s after the inject."""
     return _unit_fault(site, "kubelet-stop", node, ("stop", "kubelet"), "kubelet", recovery_timeout_s, window_s)
 
 
@@ -109,8 +116,10 @@ def containerd_restarted(site: FaultSite, node: str | None = None, recovery_time
 
 def containerd_stopped(site: FaultSite, node: str | None = None, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
                        window_s: float = WINDOW_S):
-    """containerd stopped for the ``with`` block (NF-6 (b)). ``window_s``: the longest
-    the block lasts (s); the undo armed on the node fires that long (+ 30 s) after the inject."""
+    """containerd stopped for the ``with`` block (NF-6 (b)). ``window_s``: the planned stop (s). Through the node
+    agent the stop cuts the exec channel, so the undo armed on the node starts containerd then (``window.undone_at``:
+    when, from the node's journal); through ``docker exec`` the suite starts it at the end of the block, and the armed
+    undo fires only ``window_s`` + 30 s after the inject."""
     return _unit_fault(site, "containerd-stop", node, ("stop", "containerd"), "containerd", recovery_timeout_s,
                        window_s)
 

@@ -47,7 +47,17 @@ from urllib.parse import urlsplit
 
 from ..base.interrupts import signals_deferred
 from ..base.waiting import WaitTimeout, wait_until
-from ..cluster.nodeaccess import UNDO_MARGIN_S, ArmedUndo, NodeAccess, NodeRefused, arm, disarm
+from ..cluster.nodeaccess import (
+    DETACH_S,
+    UNDO_MARGIN_S,
+    ArmedUndo,
+    FireTimeUnknown,
+    NodeAccess,
+    NodeRefused,
+    NodeUnreachable,
+    arm,
+    disarm,
+)
 
 if TYPE_CHECKING:
     from ..cluster.kind import Kind
@@ -293,11 +303,35 @@ def _undo_armed(name: str, undo: Callable[[], object], deadline: float) -> str |
     return error
 
 
+def _disarm(access: NodeAccess, node: str, armed: ArmedUndo, deadline: float) -> float | None:
+    """:func:`~e2e.cluster.nodeaccess.disarm`, tried again every :data:`REACH_POLL_S` s while the
+    node is out of reach (a restarted kubelet or containerd: the agent's channel comes back
+    seconds after the undo answered) until the epoch second ``deadline``; returns what it does."""
+    while True:
+        try:
+            return disarm(access, node, armed)
+        except NodeUnreachable:
+            if time.time() + REACH_POLL_S > deadline:
+                raise
+            time.sleep(REACH_POLL_S)
+
+
+def undo_after_s(window_s: float, cuts_channel: bool) -> float:
+    """Returns the seconds from arming a fault's undo on the node to its firing (:func:`fault`). A fault that
+    cuts the channel into the node (``cuts_channel``) is ended by the node at its planned end,
+    ``window_s`` after the inject, which is detached and runs :data:`~e2e.cluster.nodeaccess.DETACH_S`
+    after the arm (the exec that queues it comes right after): ``window_s + DETACH_S``. Any other
+    fault is ended by the suite, the armed undo only guards it: ``window_s +``
+    :data:`~e2e.cluster.nodeaccess.UNDO_MARGIN_S`."""
+    return window_s + (DETACH_S if cuts_channel else UNDO_MARGIN_S)
+
+
 @contextmanager
 def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], undo: Callable[[], object],
           recovery_timeout_s: float = RECOVERY_TIMEOUT_S, shared_ok: bool = False,
           probe: Callable[[object], tuple[list[str], list[str]]] | None = None,
-          node_undo: tuple[str, ...] | None = None, window_s: float = WINDOW_S) -> Iterator[FaultWindow]:
+          node_undo: tuple[str, ...] | None = None, window_s: float = WINDOW_S,
+          cuts_channel: bool = False) -> Iterator[FaultWindow]:
     """The fault protocol (module doc) for a fault of your own: ``inject()``, yield the
     :class:`FaultWindow` named ``name`` on ``node``, always ``undo()``, then the health check
     (``probe``: instead of :func:`health`, as :func:`check_health`); ``ClusterBroken`` when the
@@ -305,11 +339,17 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
     (a mild fault, e.g. a test taint).
 
     ``node_undo`` (an argv run in the node) is armed on the node before the inject
-    (:func:`e2e.cluster.nodeaccess.arm`, through ``site.access``) to fire ``window_s`` +
-    :data:`~e2e.cluster.nodeaccess.UNDO_MARGIN_S` s later, whatever becomes of the suite. When
-    ``undo()`` cannot reach the node (the fault cut the exec channel: the node agent's kubelet
-    stopped), it is tried again every :data:`REACH_POLL_S` s until the armed undo has fired and
-    the node answers; then the armed undo is disarmed (``window.node_undo_at``: when it fired).
+    (:func:`e2e.cluster.nodeaccess.arm`, through ``site.access``) to fire :func:`undo_after_s`
+    later, whatever becomes of the suite: ``window_s`` + :data:`~e2e.cluster.nodeaccess.UNDO_MARGIN_S`;
+    with ``cuts_channel`` (the inject cuts ``site.access``'s exec channel until the undo: the
+    kubelet or containerd stopped through the node agent, :func:`e2e.cluster.nodeaccess.cut_by_stop`)
+    at the planned end, ``window_s`` (s) after the inject, with no margin: the suite cannot end
+    it then. When ``undo()`` cannot reach the node, it is tried again every :data:`REACH_POLL_S` s
+    until the armed undo has fired and the node answers; then the armed undo is disarmed and
+    ``window.node_undo_at`` and ``window.undone_at`` are when it fired, read back from the node's
+    journal (:func:`e2e.cluster.nodeaccess.disarm`); after the health check
+    :class:`~e2e.cluster.nodeaccess.FireTimeUnknown` when that cannot be read (a timing measured
+    from the undo would be a guess).
     A node the access refuses (a control-plane node through the agent) skips the test (``pytest.skip``)."""
     if not shared_ok:
         refuse_shared(site, name)
@@ -317,7 +357,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
     access = getattr(site, "access", None)
     if node_undo is not None and access is not None:
         try:
-            window.armed = arm(access, node, name, node_undo, window_s + UNDO_MARGIN_S)
+            window.armed = arm(access, node, name, node_undo, undo_after_s(window_s, cuts_channel))
         except NodeRefused as e:  # a control-plane node through the agent
             import pytest
 
@@ -340,10 +380,15 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
             if undo_error and window.armed is not None:  # the node is out of reach until its own undo fires
                 undo_error = _undo_armed(name, undo, armed_at + window.armed.after_s + recovery_timeout_s)
             window.undone_at = time.time()
+            unknown: FireTimeUnknown | None = None
             if window.armed is not None and access is not None:
                 try:
-                    window.node_undo_at = disarm(access, node, window.armed)
+                    window.node_undo_at = _disarm(access, node, window.armed, time.time() + recovery_timeout_s)
                     window.disarmed = True
+                except FireTimeUnknown as e:
+                    log.error("%s", e)
+                    window.disarmed = True  # the timer is stopped; only its fire time is unknown
+                    unknown = e
                 except Exception as e:  # noqa: BLE001 - the health check tells whether the node is back
                     log.error("disarming %s on %s failed: %s", window.armed.unit, node, e)
                 if window.node_undo_at is not None:
@@ -368,6 +413,8 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
                 if not body_failed:
                     replaced = " (logs exported; the cluster is replaced for the next test)" if getattr(site, "kind", None) else ""
                     raise ClusterBroken(reason + replaced)
+            if unknown is not None and not body_failed:
+                raise unknown
 
 
 def stranded(kube, node: str, window: FaultWindow) -> str:

@@ -141,7 +141,7 @@ def _restart_containerd(sc: Scenario, node: str) -> Restarts:
 def _stop_containerd(sc: Scenario, node: str) -> Stop:
     """containerd stopped NF6_OUTAGE_S: an exec and a new pod meanwhile, the node's Ready=False
     awaited; started again and the node Ready awaited."""
-    with containerd_stopped(sc, node) as window:
+    with containerd_stopped(sc, node, window_s=doc.NF6_OUTAGE_S) as window:
         injected_at = cast(float, window.injected_at)
         wait_until_time(sc, injected_at + 5, "the first seconds of the outage")
         exec_result: object

@@ -150,7 +150,7 @@ def _stop_the_kubelet(sc: Scenario, node: str, profile: str, settings: Lifecycle
             (c.name for c in sc.recorder.changes("Pod") if c.name.startswith("tolerant-")), None), FAULT_SLACK_S)
         before = containers(sc, web)
         gen = load(sc, duration_s=NF2_STOP_S[profile] + 2 * FAULT_SLACK_S)
-        with kubelet_stopped(sc, node) as window:
+        with kubelet_stopped(sc, node, window_s=NF2_STOP_S[profile]) as window:
             unknown = sc.wait_for("node Ready=Unknown", lambda: _node_condition(sc, node, "Unknown", window.injected_at),
                                   settings.grace_s + 3 * settings.period_s + 10)
             sc.apply("late.yaml", name="late")
