@@ -40,7 +40,8 @@ from e2e.record.timeline import parse_time
 SETUP_S = 90
 RECORD = pytest.mark.record("Pod", "Event", "EndpointSlice", "Node", "Lease")
 # NF-4 and NF-8 depend on none of the profile's kubelet settings (its shutdown grace periods are
-# NF-9's and PC-6's; its lifecycle settings ask for no node): on a --kubeconfig cluster two schedulable nodes
+# NF-9's and PC-6's; its lifecycle settings ask for no node): on a --kubeconfig cluster they are placed on
+# any two schedulable nodes, and then skip in their body (_worker: the worker is a kind node container)
 TIMINGS = [
     pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST, needs=()), id="fast-lifecycle"),
     pytest.param(doc.DEFAULT, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow], id="default-lifecycle"),
