@@ -1,6 +1,6 @@
 """Which selected tests would run on a ``--kubeconfig`` cluster, and why the others would skip — no
-test body run, nothing sent but API reads (issue 42 item 3's census: the note's "ran / skipped per
-reason" table, cheap).
+test body run, nothing sent but API reads: placement and each test's needs against the facts, so a
+skip inside a test's body (NF-4/NF-8 need a kind node container) is counted as a run.
 
     .venv/bin/python hack/census.py --kubeconfig PATH [--context NAME] [--node-agent] [-m "not slow"] [paths…]
     .venv/bin/python hack/census.py --facts REPORTS/facts.json [--node-agent] [-m …] [paths…]
@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--facts", type=Path, help="a run's facts.json (its 'default' entry)")
     ap.add_argument("--context")
     ap.add_argument("--node-agent", action="store_true", help="the run would have --node-agent")
-    ap.add_argument("-m", dest="markers", default="not slow", help='pytest -m (default: "not slow")')
+    ap.add_argument("-m", dest="markers", default="not slow",
+                    help='pytest -m (default: "not slow": make e2e\'s selection and the workload families)')
     ap.add_argument("--json", type=Path, help="write the rows and counts here")
     ap.add_argument("paths", nargs="*", default=["scenarios"])
     args = ap.parse_args(argv)

@@ -57,10 +57,10 @@ from . import gates
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
-CGROUP_NEEDS_NODE = "needs node access (a process in the node reads /sys/fs/cgroup; the node agent, issue 42 item 1)"
+CGROUP_NEEDS_NODE = "needs node access (a process in the node reads /sys/fs/cgroup: --node-agent)"
 """Why a ``--kubeconfig`` cluster's cgroup version is unknown without ``--node-agent``."""
-CGROUP_CONTROL_PLANE = "not read: a control-plane node (the node agent never enters one)"
-"""Why a control-plane node's cgroup version is unknown through the node agent."""
+CGROUP_NOT_ENTERED = "not read: the node agent does not enter this node (a control plane, or a node outside --node-selector)"
+"""Why the cgroup version of a node the agent does not enter (a control plane, a node outside --node-selector) is unknown."""
 # taints that keep a test's pod (no tolerations) off a node
 _BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>ns|us|µs|ms|s|m|h)")
@@ -88,7 +88,7 @@ def _taint(t: Mapping) -> str:
 Cgroup = int | str | None | Mapping[str, "int | str"]
 """What a caller read of the nodes' cgroup version: one version (1, 2) for every node; ``None``
 (not read: :data:`CGROUP_NEEDS_NODE`); or per node name a version or why it is unknown (a node
-missing from the mapping: :data:`CGROUP_CONTROL_PLANE`)."""
+missing from the mapping: :data:`CGROUP_NOT_ENTERED`)."""
 
 
 def node_facts(node: dict, get: Callable[[str], str], cgroup: int | str | None = None) -> dict:
@@ -124,7 +124,7 @@ def node_facts(node: dict, get: Callable[[str], str], cgroup: int | str | None =
 
 def _cgroup_of(cgroup: Cgroup, name: str) -> int | str | None:
     if isinstance(cgroup, Mapping):
-        return cgroup.get(name, CGROUP_CONTROL_PLANE)
+        return cgroup.get(name, CGROUP_NOT_ENTERED)
     return cgroup
 
 
