@@ -42,7 +42,7 @@ import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from ..base.interrupts import signals_deferred
@@ -288,32 +288,46 @@ def _undo(name: str, undo: Callable[[], object]) -> str | None:
     return error
 
 
+T = TypeVar("T")
+
+
+def _until_reached(what: str, call: Callable[[], T], deadline: float,
+                   retry_on: type[Exception] | tuple[type[Exception], ...] = Exception) -> T:
+    """``call()`` tried every :data:`REACH_POLL_S` s while it raises ``retry_on`` (the node out of
+    reach: its exec channel cut until its armed undo fired and the channel is back), until the
+    epoch second ``deadline`` (:func:`~e2e.base.waiting.wait_until`); returns its result. Any
+    other error at once; :class:`~e2e.base.waiting.WaitTimeout` naming the last error after
+    ``deadline``."""
+    last = ["not tried"]
+
+    def attempt() -> tuple[T] | None:
+        try:
+            return (call(),)
+        except retry_on as e:
+            last[0] = f"{type(e).__name__}: {e}"
+            return None
+
+    return wait_until(what, attempt, max(0.0, deadline - time.time()), REACH_POLL_S, describe=lambda: last[0])[0]
+
+
 def _undo_armed(name: str, undo: Callable[[], object], deadline: float) -> str | None:
     """Try ``undo`` every :data:`REACH_POLL_S` s until it succeeds (the node's armed undo fired
-    and the exec channel is back) or the epoch second ``deadline``; the last error then."""
-    error = None
-    while time.time() < deadline:
-        time.sleep(REACH_POLL_S)
-        try:
-            undo()
-            return None
-        except Exception as e:  # noqa: BLE001 - not reachable yet
-            error = f"undo of {name} failed until {deadline:.0f} (the node's armed undo did not bring it back): {type(e).__name__}: {e}"
-    log.error("%s", error)
-    return error
+    and the exec channel is back) or the epoch second ``deadline``; the error then."""
+    try:
+        _until_reached(f"the undo of {name} to reach the node", undo, deadline)
+        return None
+    except WaitTimeout as e:
+        error = f"undo of {name} failed until {deadline:.0f} (the node's armed undo did not bring it back): {e}"
+        log.error("%s", error)
+        return error
 
 
 def _disarm(access: NodeAccess, node: str, armed: ArmedUndo, deadline: float) -> float | None:
-    """:func:`~e2e.cluster.nodeaccess.disarm`, tried again every :data:`REACH_POLL_S` s while the
-    node is out of reach (a restarted kubelet or containerd: the agent's channel comes back
-    seconds after the undo answered) until the epoch second ``deadline``; returns what it does."""
-    while True:
-        try:
-            return disarm(access, node, armed)
-        except NodeUnreachable:
-            if time.time() + REACH_POLL_S > deadline:
-                raise
-            time.sleep(REACH_POLL_S)
+    """:func:`~e2e.cluster.nodeaccess.disarm`, tried again while the node is out of reach (a
+    restarted kubelet or containerd: the agent's channel comes back seconds after the undo
+    answered) until the epoch second ``deadline``; returns what it does."""
+    return _until_reached(f"disarming {armed.unit} on {node}", lambda: disarm(access, node, armed), deadline,
+                          NodeUnreachable)
 
 
 def undo_after_s(window_s: float, cuts_channel: bool) -> float:
