@@ -51,6 +51,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kubernetes.utils import parse_quantity
+
 from ..judge.expectations import Band, Expectation, at_least, register
 from .kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S, UPGRADE_PATH_READ
 
@@ -297,10 +299,6 @@ UP_THRESHOLD = ("[UP] pkg/kubelet/eviction/helpers.go parseThresholdStatement (\
 # and node.runtime.imageFs give the available amount and the capacity).
 DISK_SIGNALS = {"nodefs.available": "bytes", "nodefs.inodesFree": "inodes",
                 "imagefs.available": "bytes", "imagefs.inodesFree": "inodes"}
-_BINARY = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
-_DECIMAL = {"k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15, "E": 10 ** 18}
-
-
 @dataclass(frozen=True)
 class EvictionHard:
     """A node's hard eviction thresholds (``{"nodefs.available": "10%", …}``, as the
@@ -337,10 +335,7 @@ def threshold_amount(statement: str | None, capacity: int) -> int:
     try:
         if text.endswith("%"):
             return int(capacity * float(text[:-1]) / 100)
-        for suffix, factor in (*_BINARY.items(), *_DECIMAL.items()):
-            if text.endswith(suffix):
-                return int(float(text[: -len(suffix)]) * factor)
-        return int(float(text))
+        return int(parse_quantity(text))
     except ValueError:
         raise ValueError(f"eviction threshold {statement!r}: neither a percentage nor a quantity") from None
 
