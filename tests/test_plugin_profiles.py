@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_unknown_profile_is_a_usage_error_naming_the_known_ones(pytester):
     pytester.mkdir("profiles").joinpath("multi-node.yaml").write_text("nodes: [{role: worker}]\n")
@@ -17,45 +19,27 @@ def test_unknown_profile_is_a_usage_error_naming_the_known_ones(pytester):
     assert result.ret == 4  # pytest.ExitCode.USAGE_ERROR
 
 
-def test_profile_marker_takes_one_name(pytester):
-    pytester.makepyfile("""
+CAPPED = "kubeadmConfigPatches:\n  - |\n    kind: KubeletConfiguration\n    syncFrequency: 30s\n"
+
+
+@pytest.mark.parametrize(("marker", "message"), [
+    ('"a", "b"', "*profile takes one profile name*"),
+    ('"capped", needs=("syncFrequncy",)',
+     "*profile('capped', needs=('syncFrequncy',)): profile capped sets no kubelet syncFrequncy*"),
+    ('"default", needs="syncFrequency"', "*profile takes needs=(kubelet setting names, …)*"),
+], ids=["two-names", "needs-a-setting-it-does-not-set", "needs-not-a-sequence"])
+def test_a_malformed_profile_marker_is_a_usage_error(pytester, marker, message):
+    pytester.mkdir("profiles").joinpath("capped.yaml").write_text(CAPPED)
+    pytester.makepyfile(f"""
         import pytest
 
-        @pytest.mark.profile("a", "b")
+        @pytest.mark.profile({marker})
         def test_x():
             pass
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.stderr.fnmatch_lines(["*profile takes one profile name*"])
-    assert result.ret == 4
-
-
-def test_profile_needs_must_be_settings_the_profile_sets(pytester):
-    pytester.mkdir("profiles").joinpath("capped.yaml").write_text(
-        "kubeadmConfigPatches:\n  - |\n    kind: KubeletConfiguration\n    syncFrequency: 30s\n")
-    pytester.makepyfile("""
-        import pytest
-
-        @pytest.mark.profile("capped", needs=("syncFrequncy",))
-        def test_x():
-            pass
-    """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
-    result.stderr.fnmatch_lines(["*profile('capped', needs=('syncFrequncy',)): profile capped sets no kubelet syncFrequncy*"])
-    assert result.ret == 4
-
-
-def test_profile_needs_is_a_sequence_of_names(pytester):
-    pytester.makepyfile("""
-        import pytest
-
-        @pytest.mark.profile("default", needs="syncFrequency")
-        def test_x():
-            pass
-    """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
-    result.stderr.fnmatch_lines(["*profile takes needs=(kubelet setting names, …)*"])
-    assert result.ret == 4
+    result.stderr.fnmatch_lines([message])
+    assert result.ret == 4  # pytest.ExitCode.USAGE_ERROR
 
 
 def test_known_profiles_collect(pytester):
