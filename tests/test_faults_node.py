@@ -11,7 +11,8 @@ import subprocess
 import pytest
 
 import e2e.faults.core as core
-from e2e.cluster import egress
+from e2e.cluster import egress, nodeaccess
+from e2e.cluster.kube import ExecResult
 import e2e.faults.node as node
 from e2e.faults.node import (
     INHIBIT_WHY,
@@ -97,6 +98,53 @@ def test_partition_cuts_the_api_connection_and_heals(docker, mode, target):
     assert f"while iptables -D {v4} " in heal and f"while ip6tables -D {v6} " in heal
     assert heal.endswith(f"! ( ip6tables -S OUTPUT; iptables -S OUTPUT ) | grep -q -- {PARTITION_COMMENT}")
     assert window.name == f"partition-{mode}" and window.node == WORKER
+
+
+KUBELET_CONF = """apiVersion: v1
+clusters:
+- cluster: {server: "https://foreign-control-plane:6443"}
+  name: foreign
+contexts:
+- context: {cluster: foreign, user: kubelet}
+  name: kubelet
+current-context: kubelet
+"""
+
+
+class ArmingSite(FaultSite):
+    """A fault site whose node commands go through an access named ``backend`` (``agent`` or
+    ``docker``), answered as ``FaultSite`` answers: the kubelet's kubeconfig, its resolver, an undo
+    still armed when the suite's own heal came."""
+
+    def __init__(self, backend: str):
+        super().__init__("multi-node-fast-lifecycle", {"cat /etc/kubernetes/kubelet.conf": KUBELET_CONF,
+                                                       "getent": "172.18.0.2 STREAM foreign-control-plane\n",
+                                                       "ActiveState": "active\n"})
+        site = self
+
+        class Access:
+            name = backend
+
+            def exec(self, node, argv, timeout=30):
+                return ExecResult(0, site.node_exec(*argv, node=node), "")
+
+        self.access = Access()
+
+
+@pytest.mark.parametrize("backend, after_s", [
+    ("agent", 90 + nodeaccess.DETACH_S),  # the cut cuts the agent's exec: the node heals at the planned end
+    ("docker", 90 + nodeaccess.UNDO_MARGIN_S),  # docker exec still reaches the node: the suite heals, the undo guards
+])
+def test_a_partition_through_the_agent_is_healed_by_the_node_at_the_planned_end(docker, backend, after_s):
+    """Before, the partition's undo was armed with the 30 s margin on both backends: through the
+    agent the node stayed cut off 30 s past the window while the suite could not reach it."""
+    site = ArmingSite(backend)
+    with node_partitioned(site, WORKER, "reject", recovery_timeout_s=1, window_s=90) as window:
+        pass
+    assert window.armed is not None and window.armed.after_s == after_s
+    assert site.calls[0 if backend == "docker" else 2].startswith(f"{WORKER}: systemd-run --on-active={int(after_s)}s ")
+    address = "172.18.0.2" if backend == "agent" else "172.18.0.3"  # read in the node, or the control plane's container
+    assert any(c.startswith(f"{WORKER}: iptables -I OUTPUT -d {address} ") for c in site.calls)
 
 
 def test_partition_rule_refuses_an_unknown_mode():

@@ -43,6 +43,9 @@ Values that follow from the node-lifecycle settings are keyed by profile in the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..cluster.facts import Lifecycle
 from ..judge.expectations import Band, Expectation, equal, exact, register, within
 from . import faults as single
 
@@ -138,16 +141,49 @@ KILL_S = 1.0
 POD_START_S = 10
 
 
+def _unknown(case: str, key: str, grace: float, period: float, setting: str) -> Expectation:
+    """``unknown_after_last_renew_s[key]`` of a grace ``grace`` and monitor period ``period`` (s);
+    ``setting`` says where they are set."""
+    return within(case, f"unknown_after_last_renew_s[{key}]", grace, grace - API_RESOLUTION_S,
+                  grace + 2 * period + API_RESOLUTION_S + LOADED_S,
+                  f"grace {grace:g} s from the pass that saw the last renewal (≤ 1 monitor period {period:g} s late) to the pass "
+                  f"that acts (≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s, +{API_RESOLUTION_S:g} s "
+                  f"against the µs renewTime); +{LOADED_S:g} s for a late pass on the loaded host",
+                  f"{S3_HEARTBEAT}; {UP_NLC}; {setting}")
+
+
+def grace_key(grace_s: float, period_s: float) -> str:
+    """The name qualifier of NF-4's and NF-8's ``unknown_after_last_renew_s`` for the controller
+    manager's grace and monitor periods (s): the two-node profile that sets them (:data:`FAST`,
+    :data:`DEFAULT`), else ``"grace=<n>s,period=<n>s"`` (as :func:`e2e.documented.faults.grace_key`)."""
+    return next((p for p in GRACE_S if (GRACE_S[p], MONITOR_PERIOD_S[p]) == (grace_s, period_s)),
+                f"grace={grace_s:g}s,period={period_s:g}s")
+
+
+def unknown_from(case: str, lc: Lifecycle) -> Expectation:
+    """NF-4's or NF-8's (``case``) ``unknown_after_last_renew_s[<key>]`` (:func:`grace_key`) with its
+    band from the cluster's live settings (:class:`e2e.cluster.facts.Lifecycle`), the source naming
+    them; on a cluster of :data:`FAST` or :data:`DEFAULT` the registry's name and band."""
+    return replace(_unknown(case, grace_key(lc.grace_s, lc.period_s), lc.grace_s, lc.period_s, lc.source),
+                   verified_in=VERIFIED_IN)
+
+
+def fault_window_s(planned_s: float, profile: str, lc: Lifecycle) -> float:
+    """How long NF-4's pause or NF-8's partition lasts (s) on a cluster of the live settings ``lc``:
+    the profile's ``planned_s`` (:data:`PAUSE_S`, :data:`PARTITION_S`), longer by as much as the
+    end of the live Unknown band (grace + 2 monitor periods) lies beyond the profile's, so that the
+    chain (Unknown, the NoExecute taint, the eviction after the pods' own tolerationSeconds)
+    happens inside the fault as on the profile; ``planned_s`` itself on the profile's settings."""
+    late = (lc.grace_s + 2 * lc.period_s) - (GRACE_S[profile] + 2 * MONITOR_PERIOD_S[profile])
+    return planned_s + max(0.0, late)
+
+
 def _lost_chain(case: str, profile: str) -> list[Expectation]:
     """The controller's chain of a worker that stopped renewing its Lease (NF-4, NF-8)."""
     grace, period, tol = GRACE_S[profile], MONITOR_PERIOD_S[profile], TOLERATION_S[profile]
     q = f"[{profile}]"
     return [
-        within(case, f"unknown_after_last_renew_s{q}", grace, grace - API_RESOLUTION_S, grace + 2 * period + API_RESOLUTION_S + LOADED_S,
-           f"grace {grace} s from the pass that saw the last renewal (≤ 1 monitor period {period} s late) to the pass that acts "
-           f"(≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s, +{API_RESOLUTION_S:g} s against the µs "
-           f"renewTime); +{LOADED_S:g} s for a late pass on the loaded host",
-           f"{S3_HEARTBEAT}; {UP_NLC}; profiles/{profile}.yaml"),
+        _unknown(case, profile, grace, period, f"profiles/{profile}.yaml"),
         within(case, f"eviction_after_taint_s{q}", tol, tol - API_RESOLUTION_S, tol + API_RESOLUTION_S + LOADED_S,
            f"the pod's tolerationSeconds {tol} from when the taint manager saw the taint; delete request time "
            f"(deletionTimestamp − grace) and timeAdded both truncated (±{API_RESOLUTION_S:g} s); +{LOADED_S:g} s to see it",

@@ -197,10 +197,14 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
     ``mode`` ``reject`` or ``drop`` (see the module doc). The API server's addresses: on the
     suite's kind cluster the control plane's on its Docker network (``docker inspect``), through
     the node agent read in the node (:func:`apiserver_in_node`). The undo (every rule deleted) is
-    armed on the node first, firing ``window_s`` (+ 30 s) after the inject: through the agent the
-    cut also cuts the exec (the kubelet authorizes each exec at the API server)."""
+    armed on the node first. Through the agent the cut also cuts the exec (the kubelet authorizes
+    each exec at the API server), so the node ends the partition itself at the planned end,
+    ``window_s`` (s) after the inject (``cuts_channel``: ``window.undone_at`` is then when it did,
+    from the node's journal); through ``docker exec`` the suite heals it at the end of the block
+    and the armed undo only guards it, ``window_s`` + 30 s after the inject."""
     access = getattr(site, "access", None)
-    if access is None or access.name == "docker":
+    cuts_channel = access is not None and access.name != "docker"
+    if not cuts_channel:
         addresses, port = node_addresses(cast("Kind", site.kind).control_plane), APISERVER_PORT
     else:
         addresses, port = apiserver_in_node(site, node)
@@ -218,7 +222,7 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
         site.node_exec("sh", "-c", f"{removes}; ! ( {listed} ) | grep -q -- {PARTITION_COMMENT}", node=node)
 
     with fault(site, f"partition-{mode}", node, cut, heal, recovery_timeout_s,
-               node_undo=("sh", "-c", removes), window_s=window_s) as window:
+               node_undo=("sh", "-c", removes), window_s=window_s, cuts_channel=cuts_channel) as window:
         yield window
 
 

@@ -13,10 +13,12 @@ API server's 300 s tolerations) are ``slow``.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import cast
 
 import pytest
 
+from e2e.cluster.facts import Lifecycle
 from e2e.documented import faults_node as doc
 from e2e.evidence import stamps
 from e2e.evidence.endpoints import endpoint_states, first
@@ -31,6 +33,8 @@ from e2e.faults.node import (
 )
 from e2e.measure.nodelost import UNREACHABLE, NodeLost, after_unknown_s, node_lost
 from e2e.measure.values import expect_all
+from e2e.faults.core import WINDOW_S
+from e2e.record.recorder import Change
 from e2e.record.nodes import Seen, first_condition, last_renew_before, ready_seen, taint_seen
 from e2e.record.pods import condition, deletion_requested_at
 from e2e.run.scenario import Scenario
@@ -41,7 +45,8 @@ SETUP_S = 90
 RECORD = pytest.mark.record("Pod", "Event", "EndpointSlice", "Node", "Lease")
 # NF-4 and NF-8 depend on none of the profile's kubelet settings (its shutdown grace periods are
 # NF-9's and PC-6's; its lifecycle settings ask for no node): on a --kubeconfig cluster they are placed on
-# any two schedulable nodes, and then skip in their body (_worker: the worker is a kind node container)
+# any two schedulable nodes, the first of them the worker (_worker), their Unknown band and fault window from the
+# cluster's live grace and monitor period (_settings)
 TIMINGS = [
     pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST, needs=()), id="fast-lifecycle"),
     pytest.param(doc.DEFAULT, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow], id="default-lifecycle"),
@@ -49,11 +54,29 @@ TIMINGS = [
 
 
 def _worker(sc: Scenario) -> str:
-    if sc.kind is None:
-        pytest.skip("a node fault needs the kind node containers (not available with --kubeconfig)")
-    workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
-    assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
-    return workers[0]
+    """The node the fault hits: the profile's only worker on the suite's kind cluster; on a
+    ``--kubeconfig`` cluster the first of the two schedulable nodes the placement gave the test
+    (:attr:`Scenario.nodes`, never a control plane: the other keeps the second web pod)."""
+    if sc.kind is not None:
+        workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
+        assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
+        return workers[0]
+    if len(sc.nodes) < 2:
+        pytest.skip(f"needs two schedulable nodes placed for the test, has {list(sc.nodes)}")
+    return sc.nodes[0]
+
+
+def _settings(sc: Scenario, worker: str, profile: str, planned_s: float) -> tuple[Lifecycle, float]:
+    """The node-lifecycle settings the worker's chain is judged by (the cluster's facts) and how
+    long the fault lasts on them (s, :func:`doc.fault_window_s`); skips the test naming the grace
+    when that is longer than a fault may be armed (:data:`e2e.faults.core.WINDOW_S`)."""
+    settings = sc.lifecycle(worker)
+    window_s = doc.fault_window_s(planned_s, profile, settings)
+    if window_s > WINDOW_S:
+        pytest.skip(f"the fault would last {window_s:g} s (over {WINDOW_S:g} s) for the chain to end inside it: needs "
+                    f"node-monitor-grace-period + 2 × node-monitor-period ≤ "
+                    f"{doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + WINDOW_S - planned_s:g} s; {settings.source}")
+    return settings, window_s
 
 
 def _tolerations(profile: str) -> str:
@@ -104,32 +127,39 @@ def _setup_web_and_db(sc: Scenario, worker: str, profile: str) -> tuple[str, str
     return pods
 
 
-def _lost_worker_chain(sc: Scenario, case: str, profile: str, worker: str, web_pod: str, injected_at: float) -> dict:
+def _lost_worker_chain(sc: Scenario, case: str, profile: str, settings: Lifecycle, worker: str, web_pod: str,
+                       injected_at: float) -> dict:
     """Judge the controller's chain on a worker that stopped renewing (NF-4, NF-8), link by link;
     returns the moments the callers need: ``unknown`` (receive time), ``endpoint_gone`` (receive
     time), ``eviction`` (API time) and ``replacement`` (the new web pod's name)."""
-    chain = _judge_node_lost(sc, case, profile, worker, injected_at)
+    chain = _judge_node_lost(sc, case, settings, worker, injected_at)
     gone = _judge_pod_not_ready_then_endpoint(sc, case, web_pod, chain.unknown, injected_at)
     eviction = _judge_eviction(sc, case, profile, web_pod, cast(float, chain.noexecute_added))
     replacement = _judge_replacement(sc, case, web_pod, eviction)
     return {"unknown": chain.unknown.received_at, "endpoint_gone": gone, "eviction": eviction, "replacement": replacement}
 
 
-def _judge_node_lost(sc: Scenario, case: str, profile: str, worker: str, injected_at: float) -> NodeLost:
+def _judge_node_lost(sc: Scenario, case: str, settings: Lifecycle, worker: str, injected_at: float) -> NodeLost:
     """Last Lease renewal → Ready=Unknown after the grace (its reason and message) → the
     unreachable NoExecute and NoSchedule taints: the chain shared with NF-2
-    (:func:`e2e.measure.nodelost.node_lost`), judged once the NoExecute taint is there."""
+    (:func:`e2e.measure.nodelost.node_lost`), judged once the NoExecute taint is there. The
+    grace's value has its band from the cluster's settings (doc.unknown_from), named by them
+    (doc.grace_key): on the profile's own cluster the profile."""
+    documented = doc.unknown_from(case, settings)
     sc.wait_for(f"{worker} Ready=Unknown",
                 lambda: first_condition(sc.recorder.changes("Node", worker), "Unknown", after=injected_at),
-                doc.GRACE_S[profile] + 2 * doc.MONITOR_PERIOD_S[profile] + 30,
-                case=case, measurement=f"unknown_after_last_renew_s[{profile}]")
+                settings.grace_s + 2 * settings.period_s + 30, case=case, measurement=documented.name)
     sc.require(last_renew_before(sc.recorder.changes("Lease", worker), injected_at),
                f"a Lease renewal of {worker} recorded before the fault")
     sc.wait_for("the unreachable NoExecute taint",
                 lambda: taint_seen(sc.recorder.changes("Node", worker), UNREACHABLE, "NoExecute", injected_at), 30)
-    chain = node_lost(case, profile, sc.recorder.changes("Node", worker), sc.recorder.changes("Lease", worker), injected_at,
-                      renewed_by=injected_at)
-    expect_all(sc.expect, chain.values)
+    chain = node_lost(case, doc.grace_key(settings.grace_s, settings.period_s), sc.recorder.changes("Node", worker),
+                      sc.recorder.changes("Lease", worker), injected_at, renewed_by=injected_at)
+    grace = [v for v in chain.values if v.name == documented.name]
+    for v in grace:
+        sc.expect(v.case, v.name, v.value, around=v.at, expectation=documented,
+                  details={**v.details, "settings": settings.source, **({"assumed": settings.assumed} if settings.assumed else {})})
+    expect_all(sc.expect, [v for v in chain.values if v not in grace])
     return chain
 
 
@@ -201,13 +231,13 @@ def test_worker_lost(scenario: Scenario, profile: str):
     see timeouts only until the endpoint goes."""
     sc = scenario
     worker = _worker(sc)
+    settings, pause_s = _settings(sc, worker, profile, doc.PAUSE_S[profile])
     web_pod, _ = _setup_web_and_db(sc, worker, profile)
     db_uid = sc.pod("db-0")["metadata"]["uid"]
     url = sc.node_port_url()
-    pause_s = doc.PAUSE_S[profile]
     with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=pause_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
         with node_paused(sc, worker) as window:
-            chain = _lost_worker_chain(sc, "NF-4", profile, worker, web_pod, window.injected_at)
+            chain = _lost_worker_chain(sc, "NF-4", profile, settings, worker, web_pod, window.injected_at)
             db = sc.pod("db-0")
             sc.expect("NF-4", "web_pod_terminating_while_frozen", bool(sc.pod(web_pod)))
             # db-0: evicted like web, but one pod per ordinal: no second db-0 while it exists
@@ -242,30 +272,61 @@ def test_worker_partitioned(scenario: Scenario, profile: str, mode: str):
     """NF-8: the worker's connections to the API server cut (iptables REJECT or DROP in the
     worker): the controller's chain as in NF-4, but the worker's pods keep running and serving
     (no client failure); after the heal the node is Ready once the kubelet's Node informer has
-    caught up (its status tick compares with it), and the evicted pod is killed."""
+    caught up (its status tick compares with it), and the evicted pod is killed: its container,
+    the same one as before the cut, finished only after the heal (the Pod status the kubelet posts
+    then; through the node agent the cut also cuts the exec into the node)."""
     sc = scenario
     worker = _worker(sc)
+    settings, cut_s = _settings(sc, worker, profile, doc.PARTITION_S[profile])
     web_pod, _ = _setup_web_and_db(sc, worker, profile)
-    web_uid = sc.pod(web_pod)["metadata"]["uid"]
+    before = container_ids(sc.pod(web_pod))
     url = sc.node_port_url()
-    cut_s = doc.PARTITION_S[profile]
     with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=cut_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
-        with node_partitioned(sc, worker, mode) as window:
-            _lost_worker_chain(sc, "NF-8", profile, worker, web_pod, window.injected_at)
-            running = sc.node_exec("crictl", "ps", "-q", "--state", "Running", "--label", f"io.kubernetes.pod.uid={web_uid}",
-                                   node=worker).split()
-            sc.expect("NF-8", "evicted_pod_running_while_partitioned", bool(running), details={"containers": running})
+        with node_partitioned(sc, worker, mode, window_s=cut_s) as window:
+            _lost_worker_chain(sc, "NF-8", profile, settings, worker, web_pod, window.injected_at)
             sc.wait_for("the end of the partition", lambda: time.time() >= window.injected_at + cut_s, cut_s + 5)
-        ready_at = ready_seen(sc.recorder.changes("Node", worker), window.undone_at)
-        sc.expect("NF-8", f"ready_after_heal_s[{mode}]", None if ready_at is None else round(ready_at - window.undone_at, 3))
+        healed_at = cast(float, window.undone_at)
+        ready_at = ready_seen(sc.recorder.changes("Node", worker), healed_at)
+        sc.expect("NF-8", f"ready_after_heal_s[{mode}]", None if ready_at is None else round(ready_at - healed_at, 3))
         gone = sc.wait_for(f"evicted {web_pod} gone after the heal", lambda: sc.pod(web_pod) is None or None, SETUP_S)
         sc.expect("NF-8", "evicted_pod_gone_after_heal", bool(gone))
+        ran, evidence = ran_through(sc.recorder.changes("Pod", web_pod), before, healed_at)
+        sc.expect("NF-8", "evicted_pod_running_while_partitioned", ran, details=evidence)
         load.stop()
     result = load.result()
     sc.add_file("load.txt", result.to_text(sc.t0))
     failed = [r for r in result.requests if r.failed]
     sc.expect("NF-8", "failed_requests", len(failed), details={"requests": result.total, "by_outcome": result.by_outcome(),
                                                                "first": [f"{r.sent_at - sc.t0:.2f} {r.outcome}" for r in failed[:5]]})
+
+
+def container_ids(pod: dict | None) -> dict[str, str]:
+    """``{container name: containerID}`` of ``pod`` (its API JSON) as its status has them."""
+    return {cs["name"]: cs.get("containerID") or "" for cs in ((pod or {}).get("status") or {}).get("containerStatuses") or []}
+
+
+def ran_through(changes: Iterable[Change], before: dict[str, str], healed_at: float) -> tuple[bool | None, dict]:
+    """Whether the containers ``before`` (:func:`container_ids` before the cut) ran through a
+    partition healed at ``healed_at`` (epoch s), from the pod's recorded ``changes``: the newest
+    one received after the heal (only then can the kubelet post) shows each with the same
+    containerID, running, or terminated with ``finishedAt`` (API time, truncated: −1 s) at or after
+    the heal. ``(None, …)`` when nothing was recorded after the heal or no container was known;
+    the evidence (each container's state) as the second item."""
+    after = [ch for ch in changes if ch.received_at >= healed_at]
+    if not after or not before:
+        return None, {"recorded_after_heal": len(after), "containers_before": before}
+    statuses = {cs["name"]: cs for cs in (after[-1].obj.get("status") or {}).get("containerStatuses") or []}
+    evidence: dict = {"healed_at": round(healed_at, 3), "change": after[-1].type}
+    ran = True
+    for name, cid in before.items():
+        cs = statuses.get(name) or {}
+        state = cs.get("state") or {}
+        finished = parse_time((state.get("terminated") or {}).get("finishedAt"))
+        through = cs.get("containerID") == cid and ("running" in state or (finished is not None
+                                                                           and finished >= healed_at - doc.API_RESOLUTION_S))
+        evidence[name] = {"containerID": cs.get("containerID"), "before": cid, "state": state}
+        ran = ran and through
+    return ran, evidence
 
 
 def _app_stamps(sc: Scenario, pod: str) -> list[stamps.Stamp]:
