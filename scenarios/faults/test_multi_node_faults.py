@@ -45,7 +45,7 @@ SETUP_S = 90
 RECORD = pytest.mark.record("Pod", "Event", "EndpointSlice", "Node", "Lease")
 # NF-4 and NF-8 depend on none of the profile's kubelet settings (its shutdown grace periods are
 # NF-9's and PC-6's; its lifecycle settings ask for no node): on a --kubeconfig cluster they are placed on
-# any two schedulable nodes, the first of them the worker (_worker), their Unknown band and fault window from the
+# any two schedulable nodes, the last of them the worker (_worker), their Unknown band and fault window from the
 # cluster's live grace and monitor period (_settings)
 TIMINGS = [
     pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST, needs=()), id="fast-lifecycle"),
@@ -55,15 +55,18 @@ TIMINGS = [
 
 def _worker(sc: Scenario) -> str:
     """The node the fault hits: the profile's only worker on the suite's kind cluster; on a
-    ``--kubeconfig`` cluster the first of the two schedulable nodes the placement gave the test
-    (:attr:`Scenario.nodes`, never a control plane: the other keeps the second web pod)."""
+    ``--kubeconfig`` cluster the last by name of the schedulable nodes the placement gave the test
+    (:attr:`Scenario.nodes`, never a control plane), the first keeping the second web pod. The
+    host's NodePort traffic must enter through another node than the faulted one (on the suite's
+    clusters the control plane): a cut or frozen kube-proxy there would keep the evicted pod's
+    endpoint (the foreign cluster publishes it on its first worker, zone-a)."""
     if sc.kind is not None:
         workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
         assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
         return workers[0]
     if len(sc.nodes) < 2:
         pytest.skip(f"needs two schedulable nodes placed for the test, has {list(sc.nodes)}")
-    return sc.nodes[0]
+    return sc.nodes[-1]
 
 
 def _settings(sc: Scenario, worker: str, profile: str, planned_s: float) -> tuple[Lifecycle, float]:
