@@ -524,8 +524,8 @@ def test_the_partition_through_the_agent_reads_the_api_server_in_the_node_and_ar
     assert calls[0] == "w1: cat /etc/kubernetes/kubelet.conf"
     assert calls[1] == 'w1: sh -c getent ahosts "$1" || true sh foreign-control-plane'
     removes = f"while iptables -D {v4} 2>/dev/null; do :; done; while ip6tables -D {v6} 2>/dev/null; do :; done"
-    # the removal armed on the node before the first rule goes in
-    assert calls[2] == (f"w1: systemd-run --on-active=90s --unit={window.armed.unit} --timer-property=AccuracySec=1s "
+    # the removal armed on the node before the first rule goes in, firing at the planned end (the cut cuts the exec)
+    assert calls[2] == (f"w1: systemd-run --on-active={int(60 + nodeaccess.DETACH_S)}s --unit={window.armed.unit} --timer-property=AccuracySec=1s "
                         f"--timer-property=RemainAfterElapse=no --collect -- sh -c {removes}")
     assert calls[3:5] == [f"w1: iptables -I {v4}", f"w1: ip6tables -I {v6}"]
     assert calls[5].startswith(f"w1: sh -c {removes}; ! ( ip6tables -S OUTPUT; iptables -S OUTPUT ) | grep -q")
