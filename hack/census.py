@@ -1,6 +1,6 @@
 """Which selected tests would run on a ``--kubeconfig`` cluster, and why the others would skip — no
 test body run, nothing sent but API reads: placement and each test's needs against the facts, so a
-skip inside a test's body (NF-4/NF-8 need a kind node container) is counted as a run.
+skip inside a test's body (NF-4's node-pause needs a kind node container) is counted as a run.
 
     .venv/bin/python hack/census.py --kubeconfig PATH [--context NAME] [--node-agent] [-m "not slow"] [paths…]
     .venv/bin/python hack/census.py --facts REPORTS/facts.json [--node-agent] [-m …] [paths…]
