@@ -463,7 +463,7 @@ def test_clean_cluster_says_there_is_nothing_to_clean_and_what_it_looked_at(stat
     assert clean.clean_cluster(kube, dry_run=dry_run) == 0 and deleted == []
     assert capsys.readouterr().out == (
         "nothing to clean in cluster /k/config: no namespace labelled pod-lifecycle-e2e/run-id of a dead run "
-        f"(1 node agent namespaces, none of a dead run), no lock file of a dead run in {state}\n")
+        f"(1 node agent namespaces: of live runs or already terminating), no lock file of a dead run in {state}\n")
     kube, deleted = _foreign(FakeNodes({"w1": {}}), [_ns("ple2e-x-dead", "dead")], {})
     assert clean.clean_cluster(kube, dry_run=dry_run) == 0
     assert "nothing to clean" not in capsys.readouterr().out

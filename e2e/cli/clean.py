@@ -290,7 +290,7 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
     _remove_run_locks(dry_run)  # after the namespaces: a run is alive or dead for both alike
     if not _said and not failures:
         print(f"nothing to clean in cluster {name}: no namespace labelled {RUN_LABEL} of a dead run "
-              f"({len(agents)} node agent namespaces, none of a dead run), no lock file of a dead run in {cluster.STATE_DIR}")
+              f"({len(agents)} node agent namespaces: of live runs or already terminating), no lock file of a dead run in {cluster.STATE_DIR}")
     return failures
 
 
