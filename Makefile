@@ -73,10 +73,12 @@ docs: $(BIN)/.installed ## the guide and the API reference as one site: build/do
 
 # the set-up of make e2e alone: Docker engine, kind, the node image of K8S_VERSION (reused when
 # built or pulled before; built offline only when missing and no registry answers), the workload
-# images; writes $(REPORTS)/profile.env for a direct pytest run (docs/running.md "One case, by hand, on a kept cluster")
+# images; writes $(REPORTS)/profile.env for a direct pytest run (docs/running.md "One case, by hand, on a kept cluster").
+# With --kubeconfig in PYTEST_ARGS (a cluster the suite did not make): no kind, no node image, the workload images only
+PREPARE_FOR := $(if $(filter --kubeconfig --kubeconfig=%,$(PYTEST_ARGS)),kubeconfig)
 prepare: $(BIN)/.installed ## the set-up of make e2e alone: Docker, kind, node and workload images, REPORTS/profile.env
 	@mkdir -p $(REPORTS)
-	K8S_VERSION=$(K8S_VERSION) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
+	K8S_VERSION=$(K8S_VERSION) E2E_PREPARE_FOR=$(PREPARE_FOR) hack/write-if-ok.sh $(REPORTS)/profile.env hack/prepare.sh
 
 # pytest's exit status is the target's; the run builds its own HTML report at its end (also when
 # tests failed; one that cannot be made fails only a passing run: e2e.plugin.options)

@@ -2,7 +2,7 @@
 test body run, nothing sent but API reads: placement and each test's needs against the facts, so a
 skip inside a test's body (NF-4's node-pause needs a kind node container) is counted as a run.
 
-    .venv/bin/python hack/census.py --kubeconfig PATH [--context NAME] [--node-agent] [-m "not slow"] [paths…]
+    .venv/bin/python hack/census.py --kubeconfig PATH [--context NAME] [--node-agent [--node-selector L=V]] [-m "not slow"] [paths…]
     .venv/bin/python hack/census.py --facts REPORTS/facts.json [--node-agent] [-m …] [paths…]
 
 It collects the selection (``pytest --collect-only`` with the suite's plugin; default ``-m "not
@@ -13,7 +13,10 @@ narrowed by the test's ``needs``) against the cluster's facts
 127.0.0.1, or a run's ``facts.json``, its ``default`` entry), the ``k8s_minors`` and ``min_k8s``
 markers against the server version, and the ``skip`` markers. Without ``--node-agent``, a test whose
 module reaches into a node (``node_exec``, ``e2e.faults``) is counted "may skip: needs node access"
-— decided in its body, so the census names the module, not the outcome. Prints one row per test
+— decided in its body, so the census names the module, not the outcome. With ``--node-selector``
+(as the run's: the workers the node agent may enter; read live, so with ``--kubeconfig`` only) the
+tests are placed as a run places them (:func:`e2e.plugin.clusters.prefer_selected`), and a test
+whose module enters a node while none of its nodes is selected "may skip". Prints one row per test
 and the counts per outcome and reason (``--json FILE`` writes both). Exit 0; 4 on bad input.
 """
 
@@ -34,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.cluster import facts as cluster_facts  # noqa: E402
 from e2e.cluster.kind import DEFAULT_PROFILE  # noqa: E402
-from e2e.plugin.clusters import profile_name, profile_needs_of, profile_settings  # noqa: E402
+from e2e.cluster.nodeaccess import is_control_plane, matches, parse_node_selector, shown_selector  # noqa: E402
+from e2e.plugin.clusters import prefer_selected, profile_name, profile_needs_of, profile_settings  # noqa: E402
 from e2e.run.minors import off_minor  # noqa: E402
 
 NODE_ACCESS = "may skip: needs node access (its module enters a node; run with --node-agent)"
@@ -50,8 +54,9 @@ def _minor(server: str) -> int | None:
 class Census:
     """A pytest plugin: decides each collected item (:meth:`decide`) once collection is done."""
 
-    def __init__(self, facts: dict, node_agent: bool):
-        self.facts, self.node_agent = facts, node_agent
+    def __init__(self, facts: dict, node_agent: bool, selected: tuple[str, ...] | None = None, selector: str = ""):
+        """``selected``: the workers ``--node-selector`` (``selector``) names; ``None``: no selector."""
+        self.facts, self.node_agent, self.selected, self.selector = facts, node_agent, selected, selector
         self.rows: list[dict] = []
         self._needs: dict[tuple[str, tuple[str, ...] | None], tuple[tuple[str, ...], str]] = {}
         self._sources: dict[Path, str] = {}
@@ -64,7 +69,8 @@ class Census:
             except ValueError as e:
                 self._needs[key] = ((), str(e))
                 return self._needs[key]
-            self._needs[key] = cluster_facts.choose_node(needs, self.facts)
+            nodes, why = cluster_facts.choose_node(needs, self.facts)
+            self._needs[key] = (prefer_selected(nodes, needs.nodes, self.selected) if nodes else nodes), why
         return self._needs[key]
 
     def _enters_node(self, item: pytest.Item) -> bool:
@@ -92,6 +98,9 @@ class Census:
             row.update(outcome="skips", reason=why)
         elif not self.node_agent and self._enters_node(item):
             row.update(outcome="may skip", reason=NODE_ACCESS, nodes=list(nodes))
+        elif self.selected is not None and not set(nodes) & set(self.selected) and self._enters_node(item):
+            row.update(outcome="may skip", nodes=list(nodes),
+                       reason=f"may skip: its module enters a node and its nodes are outside --node-selector {self.selector}")
         else:
             row["nodes"] = list(nodes)
         return row
@@ -114,11 +123,18 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--facts", type=Path, help="a run's facts.json (its 'default' entry)")
     ap.add_argument("--context")
     ap.add_argument("--node-agent", action="store_true", help="the run would have --node-agent")
+    ap.add_argument("--node-selector", metavar="LABEL=VALUE[,...]",
+                    help="the run would have --node-selector (with --node-agent and --kubeconfig: the nodes' labels are read live)")
     ap.add_argument("-m", dest="markers", default="not slow",
                     help='pytest -m (default: "not slow": make e2e\'s selection and the workload families)')
     ap.add_argument("--json", type=Path, help="write the rows and counts here")
     ap.add_argument("paths", nargs="*", default=["scenarios"])
     args = ap.parse_args(argv)
+    if args.node_selector and not (args.node_agent and args.kubeconfig):
+        print("census: --node-selector needs --node-agent (as a run's) and --kubeconfig (a facts.json holds no node labels)",
+              file=sys.stderr)
+        return 4
+    selected, selector = None, ""
     try:
         if args.facts:
             known = json.loads(args.facts.read_text())
@@ -128,11 +144,17 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from e2e.cluster.kube import Kube
 
-            facts = cluster_facts.collect(Kube(args.kubeconfig, args.context))
+            kube = Kube(args.kubeconfig, args.context)
+            facts = cluster_facts.collect(kube)
+            if args.node_selector:
+                wanted = parse_node_selector(args.node_selector)
+                selector = shown_selector(wanted)
+                selected = tuple(sorted(n["metadata"]["name"] for n in kube.nodes()
+                                        if not is_control_plane(n) and matches(n, wanted)))
     except (OSError, ValueError) as e:
         print(f"census: {e}", file=sys.stderr)
         return 4
-    census = Census(facts, args.node_agent)
+    census = Census(facts, args.node_agent, selected, selector)
     # --kubeconfig only tells the suite's plugin that no kind cluster is meant; collection reads nothing of it
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -142,8 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{out.getvalue()}census: collection failed (pytest exit {int(rc)})", file=sys.stderr)
         return 4
     table = counts(census.rows)
+    chosen = f", --node-selector {selector}: {', '.join(selected or ()) or 'no worker'}" if selector else ""
     print(f"\n## Census: {len(census.rows)} tests (-m {args.markers!r}, {facts.get('server')}, "
-          f"node agent {'on' if args.node_agent else 'off'})\n")
+          f"node agent {'on' if args.node_agent else 'off'}{chosen})\n")
     print("| test | profile | outcome | nodes / reason |\n| --- | --- | --- | --- |")
     for r in census.rows:
         print(f"| {r['test']} | {r['profile']} | {r['outcome']} | {', '.join(r['nodes']) or r['reason']} |")

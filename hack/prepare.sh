@@ -6,7 +6,9 @@
 #
 # env: K8S_VERSION (1.37, 1.34, v1.37.2...), NODE_IMAGE (explicit node image), OFFLINE
 # (auto|1|0), E2E_START_DOCKER (1: install/start Debian's docker.io as root when no engine
-# answers; default 1 when root with apt-get, else 0).
+# answers; default 1 when root with apt-get, else 0), E2E_PREPARE_FOR (kubeconfig: for a run on a
+# cluster the suite did not make — `make e2e` sets it when PYTEST_ARGS has --kubeconfig: no kind,
+# no node image, no inotify limits, only the workload images and their names).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=offline/lib.sh
@@ -15,6 +17,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/offline/versions.env"
 cache=${E2E_CACHE:-$HOME/.cache/pod-lifecycle-e2e}
 offline=${OFFLINE:-auto}
+for_kubeconfig=0
+case ${E2E_PREPARE_FOR:-} in
+  kubeconfig) for_kubeconfig=1 ;;
+  "") ;;
+  *) die "E2E_PREPARE_FOR=$E2E_PREPARE_FOR: give kubeconfig or nothing" ;;
+esac
 
 # -- the Kubernetes version, before anything is pulled or built ------------------------------------
 # a minor of the upgrade path (versions.env K8S_VERSIONS: what the suite documents and the offline
@@ -51,7 +59,8 @@ fi
 want_instances=512 want_watches=524288
 have_instances=$(cat /proc/sys/fs/inotify/max_user_instances 2>/dev/null || echo "$want_instances")
 have_watches=$(cat /proc/sys/fs/inotify/max_user_watches 2>/dev/null || echo "$want_watches")
-if (( have_instances < want_instances || have_watches < want_watches )); then
+# (a --kubeconfig run starts no kind node)
+if [ "$for_kubeconfig" = 0 ] && (( have_instances < want_instances || have_watches < want_watches )); then
   if [ "$(id -u)" = 0 ] && sysctl -q -w fs.inotify.max_user_instances=$(( have_instances > want_instances ? have_instances : want_instances )) \
        fs.inotify.max_user_watches=$(( have_watches > want_watches ? have_watches : want_watches )) 2>/dev/null; then
     step "inotify: raised to max_user_instances=$(cat /proc/sys/fs/inotify/max_user_instances), max_user_watches=$(cat /proc/sys/fs/inotify/max_user_watches) (kind's known issue: several clusters)"
@@ -62,7 +71,9 @@ fi
 
 # -- node image --------------------------------------------------------------------------------------
 image=${NODE_IMAGE:-}
-if [ -z "$image" ] && [ "$offline" != 1 ]; then
+if [ "$for_kubeconfig" = 1 ]; then
+  step "--kubeconfig run: no kind, no node image (the cluster is yours); the workload images only"
+elif [ -z "$image" ] && [ "$offline" != 1 ]; then
   if [ -z "${K8S_VERSION:-}" ]; then
     need go "Go is needed to read kind's default node image from its module (or set NODE_IMAGE)"
     kind_dir=$(kind_module_dir)
@@ -74,7 +85,7 @@ if [ -z "$image" ] && [ "$offline" != 1 ]; then
     image=kindest/node:v$v
   fi
 fi
-if [ -n "$image" ] && [ "$offline" != 1 ]; then
+if [ "$for_kubeconfig" = 0 ] && [ -n "$image" ] && [ "$offline" != 1 ]; then
   if docker image inspect "$image" >/dev/null 2>&1 || { step "pulling $image"; timeout 600 docker pull "$image" >&2; }; then
     offline=0
   elif [ "$offline" = 0 ] || [ -n "${NODE_IMAGE:-}" ]; then
@@ -94,6 +105,31 @@ fi
 # keyed by its version and recipe (hack/images/registry/build.sh); without it the IM tests skip
 if ! "$here/images/registry/build.sh" >/dev/null; then
   step "warning: the registry image could not be built (hack/images/registry/build.sh): the IM tests will skip"
+fi
+
+# -- a --kubeconfig run: the names of the images its nodes must have (it loads nothing) -------------
+# busybox: E2E_BUSYBOX_IMAGE when given, else the one Docker has here (upstream's, then the offline
+# build's: what `make foreign-cluster` loaded), else pulled, else built from Debian's busybox-static
+if [ "$for_kubeconfig" = 1 ]; then
+  busybox=${E2E_BUSYBOX_IMAGE:-}
+  if [ -z "$busybox" ]; then
+    upstream=$(cd "$here/.." && python3 -c 'from e2e.cluster.images import BUSYBOX; print(BUSYBOX)')
+    local_bb=""
+    dpkg -s busybox-static >/dev/null 2>&1 \
+      && local_bb=pod-lifecycle-e2e/busybox:debian-$(dpkg-query -W -f '${Version}' busybox-static | sed 's/[^A-Za-z0-9_.-]/_/g')
+    if docker image inspect "$upstream" >/dev/null 2>&1; then busybox=$upstream
+    elif [ -n "$local_bb" ] && docker image inspect "$local_bb" >/dev/null 2>&1; then busybox=$local_bb
+    elif [ "$offline" != 1 ] && { step "pulling $upstream"; timeout 120 docker pull "$upstream" >&2; }; then busybox=$upstream
+    else
+      [ -n "$local_bb" ] || die "$upstream cannot be pulled and busybox-static is not installed to build one (apt-get install busybox-static, or set E2E_BUSYBOX_IMAGE)"
+      "$here/offline/build-busybox.sh" "$local_bb"
+      busybox=$local_bb
+    fi
+  fi
+  step "--kubeconfig run: its nodes need $busybox and $app (and for IM $("$here/images/registry/build.sh" --tag)): docs/your-own-cluster.md"
+  echo "E2E_BUSYBOX_IMAGE=$busybox"
+  echo "E2E_APP_IMAGE=$app"
+  exit 0
 fi
 
 if [ "$offline" != 0 ]; then

@@ -57,3 +57,52 @@ def test_a_facts_file_without_default_is_refused(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "hack" / "census.py"), "--facts", str(bad)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 4 and f"{bad}: no 'default' entry" in r.stderr
+
+
+def _census_live(tmp_path: Path, *args: str) -> tuple[int, dict]:
+    """hack/census.py's main on the recorded foreign cluster as if read live (--kubeconfig: the facts
+    and the nodes' labels from tests/data/facts), in a process of its own (its pytest.main must not
+    import the suite's modules into this one)."""
+    script = f"""
+import json, sys
+sys.path[:0] = [{str(ROOT)!r}, {str(Path(__file__).parent)!r}]
+from e2e.cluster import facts, kube
+from test_facts import DATA, recorded_get
+nodes = json.loads((DATA / "nodes.json").read_text())
+server = json.loads((DATA / "version.json").read_text())["git_version"]
+facts.collect = lambda k: facts.facts_from(server, nodes, recorded_get)
+kube.Kube = lambda *a: type("K", (), {{"nodes": lambda self: nodes}})()
+import runpy
+sys.argv = ["census.py", *sys.argv[1:]]
+runpy.run_path({str(ROOT / "hack" / "census.py")!r}, run_name="__main__")
+"""
+    r = subprocess.run([sys.executable, "-c", script, "--kubeconfig", "recorded", "--json", str(tmp_path / "c.json"), *args],
+                       capture_output=True, text=True, cwd=ROOT)
+    return r.returncode, (json.loads((tmp_path / "c.json").read_text()) if r.returncode == 0 else {"stderr": r.stderr})
+
+
+def test_node_selector_places_the_tests_on_the_selected_workers(tmp_path):
+    """A new user's trial: with --node-selector topology.kubernetes.io/zone=zone-a, NF-5 was placed on
+    the zone-b worker (outside the selector) and skipped there."""
+    rc, got = _census_live(tmp_path, "--node-agent", "--node-selector", "topology.kubernetes.io/zone=zone-a",
+                           "scenarios/faults/test_kubelet.py", "scenarios/profiles", "scenarios/crashloop")
+    assert rc == 0
+    rows = {row["test"].split("::", 1)[1]: row for row in got["rows"]}
+    assert rows["test_kubelet_restart[restart]"]["nodes"] == [W1]  # any schedulable node: the selected one
+    capped = rows["test_configured_backoff_cap"]  # only the zone-b worker has the 20 s cap: it stays there
+    assert (capped["nodes"], capped["outcome"]) == ([W2], "runs")  # its module enters no node
+    rc, got = _census_live(tmp_path, "--node-agent", "--node-selector", "topology.kubernetes.io/zone=zone-b",
+                           "scenarios/faults/test_kubelet.py", "scenarios/probes")
+    assert rc == 0
+    rows = {row["test"].split("::", 1)[1]: row for row in got["rows"]}
+    assert rows["test_kubelet_restart[restart]"]["nodes"] == [W2]
+    # the default profile's tests run on the zone-a worker only; test_probes.py enters that node
+    probes = [row for test, row in rows.items() if row["test"].startswith("scenarios/probes/")]
+    assert probes and {(r["outcome"], tuple(r["nodes"])) for r in probes} == {("may skip", (W1,))}
+    assert probes[0]["reason"] == ("may skip: its module enters a node and its nodes are outside --node-selector "
+                                   "topology.kubernetes.io/zone=zone-b")
+
+
+def test_node_selector_without_a_live_cluster_is_refused(tmp_path):
+    r, _ = census(tmp_path, "--node-agent", "--node-selector", "zone=a")
+    assert r.returncode == 4 and "--node-selector needs --node-agent (as a run's) and --kubeconfig" in r.stderr

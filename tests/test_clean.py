@@ -441,3 +441,29 @@ def test_clean_cluster_removes_the_dead_runs_lock_files_without_kind(state, monk
     assert clean.clean_cluster(kube) == 0
     assert sorted(str(p.relative_to(state)) for p in state.rglob("*") if p.is_file()) == \
         ["live.node.lock", "ple2e-x.node.lock", "runs/live.lock", "runs/live.used.json"]  # a kind cluster's: plain make clean's
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_clean_says_there_is_nothing_to_clean_and_what_it_looked_at(state, fake_kind, dry_run, capsys):
+    """A new user's trial: `make clean DRY_RUN=1` printed nothing at all when nothing was left."""
+    assert clean.clean(dry_run=dry_run) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == (f"nothing to clean: kind clusters with a state file in {state}: none; "
+                                    "no file of a dead run or a removed cluster there; no unused egress guard")
+    (state / "ple2e-kept.json").write_text(json.dumps({"owner": "old-run"}))
+    assert clean.clean(dry_run=True) == 0
+    assert "nothing to clean" not in capsys.readouterr().out  # something to clean: not said
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_clean_cluster_says_there_is_nothing_to_clean_and_what_it_looked_at(state, monkeypatch, dry_run, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: run == "live")
+    kube, deleted = _foreign(FakeNodes({"w1": {}}), [_ns("ple2e-agent-live", "live", agent=True), _ns("ple2e-x-live", "live")],
+                             {"ple2e-agent-live": ["w1"]})
+    assert clean.clean_cluster(kube, dry_run=dry_run) == 0 and deleted == []
+    assert capsys.readouterr().out == (
+        "nothing to clean in cluster /k/config: no namespace labelled pod-lifecycle-e2e/run-id of a dead run "
+        f"(1 node agent namespaces: of live runs or already terminating), no lock file of a dead run in {state}\n")
+    kube, deleted = _foreign(FakeNodes({"w1": {}}), [_ns("ple2e-x-dead", "dead")], {})
+    assert clean.clean_cluster(kube, dry_run=dry_run) == 0
+    assert "nothing to clean" not in capsys.readouterr().out

@@ -8,7 +8,7 @@ import pytest
 
 from e2e.cluster.facts import Lifecycle
 from e2e.documented import faults as doc
-from e2e.judge.expectations import REGISTRY
+from e2e.judge.expectations import REGISTRY, UnknownMeasurement
 from e2e.judge.measurements import FAIL, PASS, Judge, MeasurementLog
 
 LIVE = "kubelet configz nodeLeaseDurationSeconds=20 on node n; controller-manager node-monitor-grace-period 20s (profiles/x)"
@@ -112,3 +112,18 @@ def test_what_cannot_be_predicted_is_a_clear_error():
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}}}}
     with pytest.raises(ValueError, match="matchFields"):
         doc.scheduling_reason(_node("a"), fields)
+
+
+@pytest.mark.parametrize("minor", [34, 37])
+def test_nf5_documents_one_ready_flips_name_per_pod(minor):
+    """A new user's trial: NF-5 recorded ``ready_flips[web]`` twice, once per web replica, and the
+    reports (make compare, drift) keep only the last value of a name: each pod has its own name."""
+    pods = ("no-probe", "readiness", "startup-readiness", *doc.NF5_WEB)
+    assert doc.NF5_WEB == ("web-1", "web-2")
+    names = [e.name for e in doc.NF5 if e.name.startswith("ready_flips[") and e.applies_to(minor, None)]
+    assert sorted(names) == sorted(f"ready_flips[{p}]" for p in pods)
+    assert REGISTRY.lookup("NF-5", "ready_flips[web-1]", minor) is not REGISTRY.lookup("NF-5", "ready_flips[web-2]", minor)
+    with pytest.raises(UnknownMeasurement, match="not a measurement the registry knows"):
+        REGISTRY.lookup("NF-5", "ready_flips[web]", minor)
+    # not_ready_s[<pod>] (one per flipping pod) falls back to the documented not_ready_s
+    assert REGISTRY.lookup("NF-5", "not_ready_s[web-2]", minor) is REGISTRY.lookup("NF-5", "not_ready_s", minor)

@@ -16,7 +16,7 @@ import pytest
 from e2e.cli.compare import facts_diff
 from e2e.base import facts as base_facts
 from e2e.cluster import facts
-from e2e.plugin.clusters import ClusterInfo, default_needs
+from e2e.plugin.clusters import ClusterInfo, default_needs, prefer_selected
 from e2e.run.scenario import pin_to_nodes
 
 DATA = Path(__file__).parent / "data" / "facts"
@@ -405,3 +405,15 @@ def test_the_cgroup_version_read_per_node_through_the_agent():
     assert got["nodes"][CP]["cgroup"] == {"version": None, "reason": facts.CGROUP_NOT_ENTERED}
     # one version for every node (a kind cluster the suite made: read in its control plane)
     assert {n["cgroup"]["version"] for n in facts.facts_from("v1.37.2", nodes, recorded_get, 1)["nodes"].values()} == {1}
+
+
+def test_placement_prefers_the_workers_the_node_selector_names():
+    """A new user's trial: with --node-agent --node-selector zone=zone-a, NF-5 (any schedulable node)
+    was pinned to the zone-b worker, which the agent may not enter, and skipped."""
+    assert prefer_selected((W1, W2), 1, (W1,)) == (W1,)
+    assert prefer_selected((W1, W2), 1, None) == (W1, W2)  # no selector: as the facts chose
+    assert prefer_selected((W2,), 1, (W1,)) == (W2,)  # none selected: the test goes there and says why it skips
+    assert prefer_selected((W1, W2), 2, (W1,)) == (W1, W2)  # too few selected for a multi-node test
+    assert prefer_selected((W1, W2), 2, (W1, W2)) == (W1, W2)
+    info = ClusterInfo(None, "v1.37.2", 37, None, None, nodes=prefer_selected((W1, W2), 1, (W2,)))  # type: ignore[arg-type]
+    assert {info.placement(f"t::{i}") for i in range(40)} == {(W2,)}

@@ -3,6 +3,7 @@ reports/profile.env, and what a failed set-up leaves. Fakes only: no Docker, kin
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -94,3 +95,63 @@ def test_a_patch_of_a_supported_minor_goes_on_to_the_setup(tmp_path):
     run, docker = _prepare(tmp_path, "v1.34.1")
     assert run.returncode == 1 and "no Docker engine answers" in run.stderr  # past the version check
     assert docker == ["docker info"]
+
+
+def _e2e_prepare_env(pytest_args: str) -> str:
+    """What `make e2e PYTEST_ARGS=...` hands hack/prepare.sh as E2E_PREPARE_FOR (`make -n`)."""
+    recipe = subprocess.run(["make", "-n", "-s", "e2e", "REPORTS=/nonexistent", "K8S_VERSION=", f"PYTEST_ARGS={pytest_args}"],
+                            cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    (line,) = [line for line in recipe.splitlines() if "hack/prepare.sh" in line]
+    return line.split("E2E_PREPARE_FOR=", 1)[1].split(" ", 1)[0]
+
+
+def test_make_e2e_prepares_for_a_kubeconfig_run_only_when_pytest_args_name_one():
+    assert _e2e_prepare_env("--kubeconfig /tmp/k --node-agent") == "kubeconfig"
+    assert _e2e_prepare_env("--kubeconfig=/tmp/k") == "kubeconfig"
+    assert _e2e_prepare_env("-k NF-5") == ""
+
+
+def _prepare_for_kubeconfig(tmp_path, busybox: str = "") -> tuple[subprocess.CompletedProcess, list[str]]:
+    """hack/prepare.sh with E2E_PREPARE_FOR=kubeconfig in a copy of hack/ whose offline/docker.sh
+    does nothing (as root the real one may configure the host's engine), and a docker CLI that
+    answers and has every image: its exit, and what it asked docker."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "hack", tree / "hack")
+    (tree / "e2e").symlink_to(ROOT / "e2e")
+    _fake(tree / "hack" / "offline" / "docker.sh", "exit 0\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "docker.log"
+    _fake(bin_dir / "docker", f'echo "docker $*" >> {log}\n')
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "E2E_START_DOCKER": "0",
+           "E2E_CACHE": str(tmp_path / "cache"), "K8S_VERSION": "1.37", "E2E_PREPARE_FOR": "kubeconfig"}
+    if busybox:
+        env["E2E_BUSYBOX_IMAGE"] = busybox
+    run = subprocess.run([str(tree / "hack" / "prepare.sh")], capture_output=True, text=True, timeout=60, env=env)
+    return run, log.read_text().splitlines() if log.exists() else []
+
+
+def test_a_kubeconfig_run_prepares_no_kind_and_no_node_image(tmp_path):
+    """A new user's trial: `make e2e PYTEST_ARGS="--kubeconfig ..."` pulled kindest/node (refused
+    offline), then reused or built the node image offline (22 min) for a cluster it does not make."""
+    run, docker = _prepare_for_kubeconfig(tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert [line.split("=", 1)[0] for line in run.stdout.splitlines()] == ["E2E_BUSYBOX_IMAGE", "E2E_APP_IMAGE"]
+    assert "E2E_BUSYBOX_IMAGE=docker.io/library/busybox:1.36.1" in run.stdout.splitlines()
+    assert not [c for c in docker if "node" in c or "pull" in c or c.startswith("docker create")], docker
+    assert "no kind, no node image" in run.stderr
+    assert "kind" not in run.stdout and not (tmp_path / "cache").exists()
+
+
+def test_a_kubeconfig_run_names_the_busybox_it_is_given(tmp_path):
+    run, docker = _prepare_for_kubeconfig(tmp_path, busybox="my/busybox:1")
+    assert run.returncode == 0, run.stderr
+    assert "E2E_BUSYBOX_IMAGE=my/busybox:1" in run.stdout.splitlines()
+    assert not [c for c in docker if "busybox" in c], docker
+
+
+def test_an_unknown_prepare_mode_is_refused(tmp_path):
+    run = subprocess.run([str(ROOT / "hack" / "prepare.sh")], capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "E2E_PREPARE_FOR": "kubeconfg"})
+    assert run.returncode == 1
+    assert "E2E_PREPARE_FOR=kubeconfg: give kubeconfig or nothing" in run.stderr

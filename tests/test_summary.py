@@ -119,6 +119,12 @@ def test_values_have_the_precision_and_bounds_of_their_documented_value():
     (s,) = build([timing(20.195712, 20.0, [19, 24]), flag], [Outcome(TEST, "passed", ["NF-6"])])
     assert key_values(s) == "x_s 20 s vs 20 [19, 24] · … 1 more"
     assert key_values(s, 0) == "… 2 more"
+    # a new user's trial: a case whose values all have no band (flags, strings) read only "… 3 more"
+    values = [m("NF-9", "containers_ready", False, documented=False), m("NF-9", "pod_phase", "Failed", documented="Failed"),
+              m("NF-9", "x", 3)]
+    (s,) = build(values, [Outcome(TEST, "passed", ["NF-9"])])
+    assert key_values(s) == "containers_ready False vs False · pod_phase 'Failed' vs 'Failed' · x 3 vs -"
+    assert key_values(s, 2) == "containers_ready False vs False · pod_phase 'Failed' vs 'Failed' · … 1 more"
 
 
 def test_terminal_lines_and_markdown():

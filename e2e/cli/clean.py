@@ -30,8 +30,8 @@ cluster itself, only what dead runs left there:
   too, once its nodes are swept); then the dead runs' lock files in ``STATE_DIR`` (no kind
   cluster is looked at: this needs no Docker).
 
-Prints what it removes (``--dry-run``: the same list, removing nothing); exit code 0, or 1 when
-something could not be removed.
+Prints what it removes (``--dry-run``: the same list, removing nothing), or ``nothing to clean:``
+with what it looked at; exit code 0, or 1 when something could not be removed.
 """
 
 from __future__ import annotations
@@ -71,12 +71,20 @@ def _remove(path) -> None:
         path.unlink(missing_ok=True)
 
 
+# how many removals were said since the last clean()/clean_cluster() began (none: "nothing to clean")
+_said = 0
+
+
 def _say(dry_run: bool, what: str) -> None:
+    global _said
+    _said += 1
     print(("would remove " if dry_run else "removing ") + what)
 
 
 def clean(dry_run: bool = False) -> int:
     """Remove what dead runs left (see module doc); returns the number of failures."""
+    global _said
+    _said = 0
     state_dir = cluster.STATE_DIR
     failures = 0
     try:
@@ -151,6 +159,10 @@ def clean(dry_run: bool = False) -> int:
                 if not dry_run:
                     path.unlink(missing_ok=True)
     failures += _clean_egress(dry_run)
+    if not _said and not failures:
+        print(f"nothing to clean: kind clusters with a state file in {state_dir}: {', '.join(sorted(remaining)) or 'none'}"
+              f"{' (each in use by a live run, no namespace of a dead run in them)' if remaining else ''}; "
+              "no file of a dead run or a removed cluster there; no unused egress guard")
     return failures
 
 
@@ -241,6 +253,8 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
     """Clean the cluster of ``kube``, one the suite did not make (module doc): the armed units a
     dead run's node agent left on its nodes, then the dead runs' namespaces; returns the number
     of failures (a node out of reach after ``wait_s`` s, polled every ``poll_s`` s)."""
+    global _said
+    _said = 0
     name = kube.kubeconfig or "of the kubeconfig"
     try:
         agents: list[Any] = kube.core.list_namespace(label_selector=AGENT_LABEL).items
@@ -256,6 +270,7 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
         pods: dict[str, str] = {p.spec.node_name: p.metadata.name for p in listed if p.spec.node_name}
         if dry_run:
             for node in sorted(pods):
+                _said += 1
                 print(f"would fire the armed undos and stop the pending injects of dead run {run} on node {node}")
             continue
         access = AgentAccess(kube, run, image="")
@@ -273,6 +288,9 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
     failures += _delete_dead_namespaces(kube, name, dry_run, frozenset(keep))
     _remove_node_locks(dry_run)
     _remove_run_locks(dry_run)  # after the namespaces: a run is alive or dead for both alike
+    if not _said and not failures:
+        print(f"nothing to clean in cluster {name}: no namespace labelled {RUN_LABEL} of a dead run "
+              f"({len(agents)} node agent namespaces: of live runs or already terminating), no lock file of a dead run in {cluster.STATE_DIR}")
     return failures
 
 
@@ -280,6 +298,7 @@ def _sweep_node(kube: Kube, access: AgentAccess, node: str, wait_s: float, poll_
                 sleep: Callable[[float], None]) -> int | None:
     """:func:`e2e.cluster.nodeaccess.sweep_units` on ``node``, waiting for it to answer for at most
     ``wait_s`` s; the number of units left (failures), None when the node stayed out of reach."""
+    global _said
     deadline = time.monotonic() + wait_s
     said = False
     while True:
@@ -295,6 +314,7 @@ def _sweep_node(kube: Kube, access: AgentAccess, node: str, wait_s: float, poll_
                       "its armed undo fires by itself)")
                 said = True
             sleep(poll_s)
+    _said += len(done)
     for line in done:
         print(f"removing {line}")
     for line in left:

@@ -289,6 +289,18 @@ class ClusterInfo:
         return (self.nodes[zlib.crc32(test_id.encode()) % len(self.nodes)],)
 
 
+def prefer_selected(nodes: tuple[str, ...], needed: int, selected: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The nodes a test's pods are kept on, given ``nodes`` (those that satisfy its profile) and
+    ``selected`` (the workers ``--node-selector`` lets the node agent enter; ``None``: no selector):
+    those of ``nodes`` that are selected when at least ``needed`` (≥ 1) are, so that a test that
+    enters its node lands where the agent may go; else ``nodes`` as they are (a test that enters a
+    node then skips there, saying the selector refused it)."""
+    if selected is None:
+        return nodes
+    chosen = tuple(n for n in nodes if n in selected)
+    return chosen if len(chosen) >= max(needed, 1) else nodes
+
+
 def cgroup_versions(kind: Kind | None, access: NodeAccess | None) -> tuple[int | None, cluster_facts.Cgroup]:
     """The cgroup version read in the nodes: ``(the cluster's, the facts')``. On a kind cluster the
     suite made, its control plane's (``docker exec``), for every node. Through the node agent each
@@ -361,6 +373,7 @@ class Clusters:
         self._facts: dict[tuple[str, int], dict] = {}
         self._skipped: dict[tuple, str] = {}
         self._connection: ClusterInfo | None = None  # a --kubeconfig cluster's, before placement
+        self._selected: tuple[str, ...] | None = None  # the workers --node-selector names (read once)
 
     def get(self, name: str, replica: int = 0, needs: tuple[str, ...] | None = None) -> ClusterInfo:
         """The cluster of profile ``name`` (its copy ``replica``, e2e.run.plan). The default
@@ -482,6 +495,13 @@ class Clusters:
         if not nodes:
             self._skipped[(name, 0) if only is None else (name, 0, only)] = reason
             pytest.skip(reason)
+        if isinstance(base.access, AgentAccess) and base.access.selector:
+            try:
+                self._selected = self._selected if self._selected is not None else tuple(base.access.workers())
+            except ApiException as e:  # this user may not list nodes: placed by the facts alone
+                log.warning("--node-selector: cannot list the nodes it names (%s %s): tests placed by the facts alone",
+                            e.status, e.reason)
+            nodes = prefer_selected(nodes, needs.nodes, self._selected)
         return ClusterInfo(base.kube, base.kubernetes, base.minor, base.cgroup, None, name, 0, nodes, base.access,
                            facts=base.facts, needed=needs.nodes)
 

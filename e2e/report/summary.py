@@ -222,11 +222,15 @@ def _case_key(case: str) -> tuple:
 def key_values(s: CaseSummary, limit: int | None = None) -> str:
     """The case's numeric values against their documented value and band:
     ``restart_gap[1] 11 s vs 10 [9, 23] · probes 4 vs ≥ 1 · … 3 more`` (at most ``limit``);
-    "more" counts every value not shown — flags, strings and numbers without a band too."""
+    "more" counts every value not shown — flags, strings and numbers without a band too. A case
+    with no banded value shows its first values whatever their kind (at most ``limit``, else
+    :data:`TERMINAL_VALUES`): ``pod_phase 'Failed' vs 'Failed' · … 2 more``."""
     shown = [m for m in s.values if m.get("band")]
+    if not shown:
+        shown = s.values[:TERMINAL_VALUES if limit is None else limit]
     shown = shown[:limit] if limit is not None else shown
     more = len(s.values) - len(shown)
-    parts = [f"{m['name']} {value(m)} vs "
+    parts = [f"{m['name']} {value(m)} vs {expected(m)}" if not m.get("band") else f"{m['name']} {value(m)} vs "
              + (band(m["band"]) if m["band"][1] is None else f"{_number(m['documented'])} {band(m['band'])}")
              for m in shown]
     return " · ".join(parts + ([f"… {more} more"] if more else []))

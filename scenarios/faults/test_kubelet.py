@@ -320,13 +320,13 @@ def test_kubelet_restart(scenario: Scenario, how: str):
     sc.expect("NF-5", "node_ready_flips", flips(condition_changes(sc.recorder.changes("Node", node)), since, until))
     for pod in pods:
         ready = condition_changes(sc.recorder.changes("Pod", pod), "Ready", with_reason=False)
-        kind = "web" if pod in web else pod
+        kind = doc.NF5_WEB[web.index(pod)] if pod in web else pod  # one name per pod: web-1, web-2 by sorted name
         n = flips(ready, since, until)
         sc.expect("NF-5", f"ready_flips[{kind}]", n, details={"pod": pod, "ready": [(s.received_at, s.obj) for s in ready]})
         for prev, cur in zip(ready, ready[1:], strict=False):
             if since <= cur.received_at <= until and prev.obj.get("status") == "True" and cur.obj.get("status") != "True":
                 back = next((s for s in ready if s.received_at > cur.received_at and s.obj.get("status") == "True"), None)
-                sc.expect("NF-5", "not_ready_s", None if back is None else round(back.received_at - cur.received_at, 3),
+                sc.expect("NF-5", f"not_ready_s[{kind}]", None if back is None else round(back.received_at - cur.received_at, 3),
                           details={"pod": pod})
     started = [(c.received_at, cs.get("started")) for c in sc.recorder.changes("Pod", "startup-readiness")
                for cs in (c.obj.get("status") or {}).get("containerStatuses") or []]
