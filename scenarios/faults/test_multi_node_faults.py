@@ -206,7 +206,7 @@ def test_worker_lost(scenario: Scenario, profile: str):
     url = sc.node_port_url()
     pause_s = doc.PAUSE_S[profile]
     with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=pause_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
-        with node_paused(sc, worker) as window:
+        with node_paused(sc, worker, window_s=pause_s) as window:
             chain = _lost_worker_chain(sc, "NF-4", profile, worker, web_pod, window.injected_at)
             db = sc.pod("db-0")
             sc.expect("NF-4", "web_pod_terminating_while_frozen", bool(sc.pod(web_pod)))
