@@ -1,6 +1,6 @@
 """Which selected tests would run on a ``--kubeconfig`` cluster, and why the others would skip — no
 test body run, nothing sent but API reads: placement and each test's needs against the facts, so a
-skip inside a test's body (NF-4's node-pause needs a kind node container) is counted as a run.
+skip inside a test's body (a node-reboot needs a kind node container; a node the freezer cannot freeze) is counted as a run.
 
     .venv/bin/python hack/census.py --kubeconfig PATH [--context NAME] [--node-agent [--node-selector L=V]] [-m "not slow"] [paths…]
     .venv/bin/python hack/census.py --facts REPORTS/facts.json [--node-agent] [-m …] [paths…]

@@ -93,8 +93,8 @@ import yaml
 from e2e.cluster.egress import HOST_LOCK_DIR
 from e2e.cluster.images import workload_images
 from e2e.cluster.kube import RUN_LABEL, Kube
-from e2e.cluster.nodeaccess import (AGENT_LABEL, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, parse_node_selector,
-                                    run as node_run, units_on)
+from e2e.cluster.nodeaccess import (AGENT_LABEL, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, frozen_on,
+                                    parse_node_selector, run as node_run, units_on)
 from e2e.faults.node import PARTITION_COMMENT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -799,7 +799,8 @@ def left_on_workers(access, kube, fired: list[tuple[str, str]] = ()) -> tuple[li
     Left, a line each: ``<node>: <unit> <state>`` (a ``ple2e-*`` unit: an armed undo, a pending
     inject, a failed one), ``<node>: <n> <iptables|ip6tables> rules <comment>`` (the partition's,
     both families), ``<node>: <service> <state>`` (kubelet or containerd not active: stopped by a
-    fault), ``<node>: Ready=<status> (<reason>)`` (not Ready), ``<node>: not looked at (…)`` (the
+    fault), ``<node>: <cgroup> <state>`` (a node pause's freeze left: e2e.cluster.freezer ``state``),
+    ``<node>: Ready=<status> (<reason>)`` (not Ready), ``<node>: not looked at (…)`` (the
     node does not answer: nothing there can be seen)."""
     left, ran = [], []
     count = "; ".join(f"printf '{ipt} '; {ipt}-save 2>/dev/null | grep -c -- '{PARTITION_COMMENT}'"
@@ -815,6 +816,7 @@ def left_on_workers(access, kube, fired: list[tuple[str, str]] = ()) -> tuple[li
             left += [f"{node}: {service} {state}" for service, state in zip(NODE_SERVICES, states, strict=False) if state != "active"]
             if len(states) != len(NODE_SERVICES):
                 left.append(f"{node}: systemctl is-active {' '.join(NODE_SERVICES)} said {states}")
+            left += [f"{node}: {line}" for line in frozen_on(access, node)]  # a node pause's freeze left behind
             ran += [undo_ran(access, node, unit) for on, unit in fired if on == node]
         except (NodeUnreachable, RuntimeError) as e:
             left.append(f"{node}: not looked at ({str(e)[:120]})")

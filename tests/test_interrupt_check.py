@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e.cluster import freezer
+
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("interrupt_check", ROOT / "hack" / "interrupt_check.py")
 ic = importlib.util.module_from_spec(_spec)
@@ -640,8 +642,10 @@ class FakeNodes:
 
     name = "agent"
 
-    def __init__(self, nodes=("w1", "w2"), units=None, rules=None, services=None, unreachable=(), journal=None, ready=None):
+    def __init__(self, nodes=("w1", "w2"), units=None, rules=None, services=None, unreachable=(), journal=None, ready=None,
+                 frozen=None):
         self.nodes, self.units, self.rules = list(nodes), units or {}, rules or {}
+        self.frozen = frozen or {}  # {node: [e2e.cluster.freezer state lines]}; its thaw clears them
         self.services, self.unreachable, self.journal = services or {}, set(unreachable), journal or {}
         self.ready = ready or {}
         self.namespace = "ple2e-agent-interrupt-check-20260101-000000-look-1"
@@ -671,6 +675,13 @@ class FakeNodes:
             out = "".join(self.services.get((node, s), "active") + "\n" for s in ic.NODE_SERVICES)
         elif argv[0] == "journalctl":
             out = self.journal.get(argv[-1], "")
+        elif argv[:2] == ["sh", "-c"] and "reset-failed" in argv[2]:  # a clean's sweep (sweep_units)
+            out = ""
+        elif tuple(argv) == freezer.argv("state"):
+            out = "".join(f"{line}\n" for line in self.frozen.get(node, []))
+        elif tuple(argv) == freezer.argv("thaw"):
+            self.frozen.pop(node, None)
+            out = "thawed\n"
         else:
             raise AssertionError(argv)
         return ExecResult(0, out, "")
@@ -704,6 +715,31 @@ def test_a_clean_worker_leaves_nothing_to_see():
 ])
 def test_every_class_a_run_can_leave_on_a_worker_is_seen(nodes, left):
     assert ic.left_on_workers(nodes, nodes) == (left, [])
+
+
+FROZEN = ["/sys/fs/cgroup/freezer/ple2e-freeze FROZEN (5 processes)",
+          "/sys/fs/cgroup/freezer/kubelet.slice/kubelet-kubepods.slice FROZEN"]
+
+
+def test_a_node_pause_left_frozen_is_seen_and_a_clean_thaws_it():
+    from e2e.cluster.nodeaccess import sweep_units
+
+    nodes = FakeNodes(frozen={"w2": list(FROZEN)})
+    assert ic.left_on_workers(nodes, nodes) == ([f"w2: {line}" for line in FROZEN], [])
+    done, left = sweep_units(nodes, "w2")
+    assert done == [f"w2: {line} thawed (a node pause of a dead run)" for line in FROZEN] and left == []
+    assert ic.left_on_workers(nodes, nodes) == ([], [])
+
+
+def test_a_freeze_the_thaw_cannot_undo_is_left():
+    from e2e.cluster.nodeaccess import sweep_units
+
+    nodes = FakeNodes(frozen={"w1": FROZEN[:1]})
+    plain = nodes.exec
+    nodes.exec = lambda node, argv, timeout=30: plain(node, argv) if tuple(argv) != freezer.argv("thaw") else \
+        __import__("e2e.cluster.kube", fromlist=["ExecResult"]).ExecResult(1, "", f"still frozen: {FROZEN[0]}")
+    done, left = sweep_units(nodes, "w1")
+    assert done == [] and left == [f"w1: {FROZEN[0]}"]
 
 
 def test_the_undos_a_clean_fired_show_with_their_node_time():

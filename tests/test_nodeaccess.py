@@ -371,10 +371,69 @@ def test_a_fault_on_a_control_plane_node_through_the_agent_is_skipped():
 
 
 def test_a_fault_of_the_node_container_says_so_through_the_agent():
+    from e2e.faults.node import node_rebooted
+
+    site = AgentSite()
+    with pytest.raises(pytest.skip.Exception, match="docker stop and start of the whole node container.*no node-side equivalent"):
+        with node_rebooted(site, "w1"):
+            pass
+    assert site.access.calls == []
+
+
+def test_a_node_pause_through_the_agent_freezes_inside_the_node_and_the_node_thaws_it_at_the_planned_end(monkeypatch):
+    """NF-4 through the agent: the check, the thaw armed first (window + DETACH_S: the freeze cuts
+    the exec, the agent's own pod is frozen too), the freeze detached; the suite's thaw fails until
+    the node's timer fired; the undo's time is the timer's, from the node's journal."""
+    import e2e.faults.node as node
+    from e2e.cluster import freezer
+
+    monkeypatch.setattr(node, "DETACH_S", 0.0)
+    site = AgentSite({"ActiveState": "inactive", "journalctl": JOURNAL})
+    plain, tries = site.access.exec, {"n": 0}
+
+    def exec_(n, argv, timeout=30):
+        if tuple(argv) == freezer.argv("thaw"):
+            tries["n"] += 1
+            if tries["n"] <= 3:
+                raise NodeUnreachable("agent exec w1: error dialing backend")
+        return plain(n, argv, timeout)
+
+    site.access.exec = exec_
+    with node.node_paused(site, "w1", recovery_timeout_s=5, window_s=90) as window:
+        assert window.armed is not None and window.armed.after_s == 90 + nodeaccess.DETACH_S
+        assert window.armed.argv == freezer.argv("thaw")
+    calls = site.access.calls
+    script = " ".join(freezer.argv("check")[:3])
+    assert calls[0] == f"w1: {script} sh check"
+    assert calls[1].startswith(f"w1: systemd-run --on-active=91s --unit={window.armed.unit} ")
+    assert calls[1].endswith(f" -- {script} sh thaw")
+    assert calls[2].startswith("w1: systemd-run --on-active=0ms --unit=ple2e-inject-node-pause-")
+    assert calls[2].endswith(f" -- {script} sh freeze")
+    assert calls[3] == f"w1: {script} sh thaw" and tries["n"] == 4  # two plain attempts, then polled until it answered
+    assert window.node_undo_at == window.undone_at == pytest.approx(STARTED_AT, abs=1e-6)
+    assert window.recovery.healthy
+
+
+@pytest.mark.parametrize("answer, says", [
+    (2, r"cannot be frozen from inside \(e2e.cluster.freezer check, exit 2\): failed"),
+    (NodeRefused("node cp is a control-plane node"), "node-pause: node cp is a control-plane node"),
+])
+def test_a_node_that_cannot_be_frozen_from_inside_skips_naming_why_and_is_not_touched(answer, says):
+    from e2e.faults.node import node_paused
+
+    site = AgentSite({" sh check": answer})
+    with pytest.raises(pytest.skip.Exception, match=says):
+        with node_paused(site, "cp"):
+            pass
+    assert len(site.access.calls) == 1 and site.access.calls[0].endswith(" sh check")
+
+
+def test_a_node_pause_on_the_shared_cluster_is_refused_before_the_node_is_entered():
     from e2e.faults.node import node_paused
 
     site = AgentSite()
-    with pytest.raises(pytest.skip.Exception, match="docker pause of the whole node container.*no node-side equivalent"):
+    site.profile = "default"
+    with pytest.raises(core.FaultRefused):
         with node_paused(site, "w1"):
             pass
     assert site.access.calls == []

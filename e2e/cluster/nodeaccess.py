@@ -45,6 +45,7 @@ from typing import Protocol, Sequence
 
 from kubernetes.client.exceptions import ApiException
 
+from . import freezer
 from .kube import RUN_LABEL, ApiRefused, ExecError, ExecResult
 
 log = logging.getLogger(__name__)
@@ -438,6 +439,13 @@ def units_on(access: NodeAccess, node: str) -> dict[str, str]:
     return units
 
 
+def frozen_on(access: NodeAccess, node: str) -> list[str]:
+    """What a node pause left frozen or in place on ``node`` (:mod:`e2e.cluster.freezer`
+    ``state``), a line per cgroup (``<path> <state>``); empty when nothing is.
+    :class:`NodeUnreachable` when the node cannot be entered."""
+    return [line.strip() for line in run(access, node, freezer.argv("state")).splitlines() if line.strip()]
+
+
 def sweep_units(access: NodeAccess, node: str) -> tuple[list[str], list[str]]:
     """Remove what a dead run left armed on ``node``: ``(done, left)``, each a line per unit.
 
@@ -447,10 +455,12 @@ def sweep_units(access: NodeAccess, node: str) -> tuple[list[str], list[str]]:
       and every undo is one that is fine to run on a node already well (``systemctl start …``,
       ``mv`` the manifest back when it is parked);
     - a pending inject (``ple2e-inject-….timer`` active) is stopped, never run;
-    - failed units are forgotten (``systemctl reset-failed``).
+    - failed units are forgotten (``systemctl reset-failed``);
+    - a node pause's freeze left in place (:mod:`e2e.cluster.freezer` ``state``: its own freezer
+      cgroup, a frozen kubepods tree, a frozen unit) is thawed (its ``thaw``).
 
-    ``left``: what is still loaded after that (an undo's service still running is said, not
-    counted as left: it unloads itself when it ends). :class:`NodeUnreachable` when the node
+    ``left``: what is still loaded or frozen after that (an undo's service still running is said,
+    not counted as left: it unloads itself when it ends). :class:`NodeUnreachable` when the node
     cannot be entered."""
     done = []
     for unit, state in sorted(units_on(access, node).items()):
@@ -464,7 +474,12 @@ def sweep_units(access: NodeAccess, node: str) -> tuple[list[str], list[str]]:
             done.append(f"{node}: {unit} stopped (a pending inject of a dead run: never run)")
         run(access, node, ["systemctl", "stop", unit], timeout=60)
     run(access, node, ["sh", "-c", f"systemctl reset-failed '{PREFIX}-*' 2>/dev/null; true"], timeout=60)
-    left = []
+    frozen = frozen_on(access, node)
+    if frozen:
+        thaw = access.exec(node, freezer.argv("thaw"), 60)
+        if thaw.exit_code == 0:
+            done += [f"{node}: {line} thawed (a node pause of a dead run)" for line in frozen]
+    left = [f"{node}: {line}" for line in frozen_on(access, node)]
     for unit, state in sorted(units_on(access, node).items()):
         if unit.endswith(".service") and state in ("active", "activating", "deactivating"):
             done.append(f"{node}: {unit} is running (an undo; it unloads itself when it ends)")

@@ -7,7 +7,10 @@ fault (window name)    inject                                                   
 =====================  ========================================================  ===============================
 ``node-pause``         ``docker pause <worker>`` (cgroup freezer: kubelet,       ``docker unpause <worker>``
                        containerd, shims and apps frozen; heartbeats stop,        (only if still paused)
-                       apps time out instead of refusing)
+                       apps time out instead of refusing); through the node
+                       agent frozen inside the node (e2e.cluster.freezer:         the freezer's thaw (armed on
+                       kubelet, containerd and shims, the kubepods tree)          the node first: at the
+                                                                                  planned end)
 ``partition-reject``   in the worker: ``iptables -I OUTPUT -d <API server>       the same rules ``-D`` (every copy;
                        -p tcp --dport <port> -j REJECT --reject-with             armed on the node first)
                        tcp-reset`` (and ``ip6tables`` for its IPv6 address)
@@ -74,9 +77,11 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from ..cluster import freezer
 from ..cluster.egress import NETWORK, NODE_CHAIN
+from ..cluster.nodeaccess import DETACH_S, NodeRefused, detached_argv, undo_unit
 from ..base.waiting import wait_until
-from .core import RECOVERY_TIMEOUT_S, WINDOW_S, FaultSite, FaultWindow, fault, require_docker
+from .core import RECOVERY_TIMEOUT_S, WINDOW_S, FaultSite, FaultWindow, fault, refuse_shared, require_docker
 
 if TYPE_CHECKING:
     from ..cluster.kind import Kind
@@ -129,15 +134,49 @@ def paused(node: str) -> bool:
 
 
 @contextmanager
-def node_paused(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S) -> Iterator[FaultWindow]:
-    """The worker ``node`` frozen (``docker pause``) for the ``with`` block (NF-4). Skipped through
-    the node agent: the freezer of the whole node container has no equivalent inside the node."""
-    require_docker(site, "node-pause", "docker pause of the whole node container")
-    def unpause() -> None:
-        if paused(node):  # idempotent: a retried undo finds it running already
-            docker("unpause", node)
+def node_paused(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
+                window_s: float = WINDOW_S) -> Iterator[FaultWindow]:
+    """The worker ``node`` frozen for the ``with`` block (NF-4): its kubelet stops renewing its
+    Lease, its pods answer nothing. ``window_s``: the planned pause (s).
 
-    with fault(site, "node-pause", node, lambda: docker("pause", node), unpause, recovery_timeout_s) as window:
+    On the suite's kind cluster ``docker pause`` of the node container (the cgroup freezer on
+    every process of the node, systemd too), ``docker unpause`` after the block. Through the node
+    agent (a ``--kubeconfig`` cluster) the freeze is done inside the node
+    (:mod:`e2e.cluster.freezer`: the kubelet, containerd and its shims, and the kubepods tree;
+    the kernel, systemd and journald keep running): first its ``check`` (the test is skipped
+    with its reason when the node cannot be frozen so), then the thaw armed on the node (a
+    systemd timer, :func:`e2e.cluster.nodeaccess.arm`) to fire at the planned end, ``window_s``
+    after the freeze, which is injected detached (:data:`~e2e.cluster.nodeaccess.DETACH_S`): the
+    agent's pod is frozen with the others, and its exec goes through the frozen kubelet. The
+    suite's own thaw reaches the node only once the timer thawed it; ``window.undone_at`` is
+    then the timer's fire time from the node's journal."""
+    access = getattr(site, "access", None)
+    if access is None or access.name == "docker":
+        def unpause() -> None:
+            if paused(node):  # idempotent: a retried undo finds it running already
+                docker("unpause", node)
+
+        with fault(site, "node-pause", node, lambda: docker("pause", node), unpause, recovery_timeout_s) as window:
+            yield window
+        return
+    import pytest
+
+    refuse_shared(site, "node-pause")
+    try:
+        check = access.exec(node, freezer.argv("check"))
+    except NodeRefused as e:  # a control-plane node, or one outside --node-selector
+        pytest.skip(f"fault node-pause: {e}")
+    if check.exit_code != 0:
+        pytest.skip(f"fault node-pause: node {node} cannot be frozen from inside (e2e.cluster.freezer check, "
+                    f"exit {check.exit_code}): {(check.stderr or check.stdout).strip()}")
+
+    def freeze() -> None:
+        site.node_exec(*detached_argv(undo_unit("node-pause", node, role="inject"), freezer.argv("freeze"), DETACH_S),
+                       node=node)
+        time.sleep(DETACH_S)
+
+    with fault(site, "node-pause", node, freeze, lambda: site.node_exec(*freezer.argv("thaw"), node=node),
+               recovery_timeout_s, node_undo=freezer.argv("thaw"), window_s=window_s, cuts_channel=True) as window:
         yield window
 
 

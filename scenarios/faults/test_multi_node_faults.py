@@ -239,7 +239,7 @@ def test_worker_lost(scenario: Scenario, profile: str):
     db_uid = sc.pod("db-0")["metadata"]["uid"]
     url = sc.node_port_url()
     with LoadGenerator(url, doc.LOAD_RATE_PER_S, duration_s=pause_s + SETUP_S, timeout_s=doc.REQUEST_TIMEOUT_S) as load:
-        with node_paused(sc, worker) as window:
+        with node_paused(sc, worker, window_s=pause_s) as window:
             chain = _lost_worker_chain(sc, "NF-4", profile, settings, worker, web_pod, window.injected_at)
             db = sc.pod("db-0")
             sc.expect("NF-4", "web_pod_terminating_while_frozen", bool(sc.pod(web_pod)))
