@@ -129,6 +129,10 @@ if [ "$for_kubeconfig" = 1 ]; then
   step "--kubeconfig run: its nodes need $busybox and $app (and for IM $("$here/images/registry/build.sh" --tag)): docs/your-own-cluster.md"
   echo "E2E_BUSYBOX_IMAGE=$busybox"
   echo "E2E_APP_IMAGE=$app"
+  # the suite's bridge guard (e2e/cluster/egress.py) covers only a cluster on the suite's own network,
+  # such as `make foreign-cluster`'s (offline-built nodes: they need nothing outside); without this
+  # line it fell back to public, and `make wire-check` re-armed that bridge to forward public unicast
+  echo "E2E_EGRESS=none"
   exit 0
 fi
 

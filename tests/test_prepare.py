@@ -136,7 +136,9 @@ def test_a_kubeconfig_run_prepares_no_kind_and_no_node_image(tmp_path):
     offline), then reused or built the node image offline (22 min) for a cluster it does not make."""
     run, docker = _prepare_for_kubeconfig(tmp_path)
     assert run.returncode == 0, run.stderr
-    assert [line.split("=", 1)[0] for line in run.stdout.splitlines()] == ["E2E_BUSYBOX_IMAGE", "E2E_APP_IMAGE"]
+    assert [line.split("=", 1)[0] for line in run.stdout.splitlines()] == ["E2E_BUSYBOX_IMAGE", "E2E_APP_IMAGE", "E2E_EGRESS"]
+    # not the public default: make wire-check on the foreign cluster re-armed its bridge for public unicast
+    assert "E2E_EGRESS=none" in run.stdout.splitlines()
     assert "E2E_BUSYBOX_IMAGE=docker.io/library/busybox:1.36.1" in run.stdout.splitlines()
     assert not [c for c in docker if "node" in c or "pull" in c or c.startswith("docker create")], docker
     assert "no kind, no node image" in run.stderr
