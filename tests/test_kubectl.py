@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from e2e.evidence import kubectl as kubectl_module
-from e2e.evidence.kubectl import (TABLE_ACCEPT, KubectlNotFound, Line, Transcript, background, kubectl_background, kubectl_for, run,
-                                  server_columns, table_rows)
+from e2e.evidence.kubectl import (TABLE_ACCEPT, KubectlNotFound, Line, Transcript, background, kubectl_background, kubectl_flags,
+                                  kubectl_for, run, server_columns, table_rows)
 from e2e.base.waiting import WaitTimeout
 
 
@@ -210,3 +210,10 @@ def gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def test_kubectl_flags_name_the_clients_own_kubeconfig_and_context():
+    # a --kubeconfig run's own file and context, not a kind cluster's (DR-2, DR-4 run kubectl with them)
+    assert kubectl_flags(FakeKube()) == ["--kubeconfig", "/tmp/c.kubeconfig", "--context", "kind-c"]
+    assert kubectl_flags(SimpleNamespace(kubeconfig=Path("/k/kind.kubeconfig"), context=None)) == ["--kubeconfig", "/k/kind.kubeconfig"]
+    assert kubectl_flags(SimpleNamespace(kubeconfig=None, context=None)) == []  # the client's default: kubectl's too

@@ -14,7 +14,8 @@ tree as Kubernetes 1.Y.Z), talking to the API server through the cluster's kubec
   (epoch s) — a :class:`Transcript`; :func:`background` runs one beside the test (a
   :class:`Background`: its lines as they come, stopped and reaped when the block ends, also on
   failure and Ctrl-C), and :func:`kubectl_background` runs the cluster's kubectl so, with the
-  cluster's kubeconfig, its start, end and chosen lines marked on the test's timeline and its
+  test's cluster's ``--kubeconfig`` and ``--context`` (:func:`kubectl_flags`: the kind cluster's,
+  or the run's own on a ``--kubeconfig`` cluster), its start, end and chosen lines marked on the test's timeline and its
   transcript in the test's report — ``kubectl drain`` racing the test's own eviction.
 - :func:`server_columns` asks the API server for what ``kubectl get`` prints (its columns —
   READY, STATUS, RESTARTS, AGE… of a pod — computed by the server: server-side printing, a
@@ -328,6 +329,15 @@ def server_columns(sc: "Scenario", kind: str, name: str, api_version: str | None
     return row
 
 
+def kubectl_flags(kube) -> list[str]:
+    """The flags that point kubectl at the cluster of ``kube`` (:class:`e2e.cluster.kube.Kube`):
+    ``["--kubeconfig", PATH]`` and ``["--context", NAME]`` of what the client was made from — the
+    kind cluster's kubeconfig, or the run's ``--kubeconfig`` and ``--context`` — each only when set
+    (none: kubectl's own default, as the client's)."""
+    return (["--kubeconfig", str(kube.kubeconfig)] if kube.kubeconfig else []) + \
+        (["--context", kube.context] if kube.context else [])
+
+
 @contextmanager
 def kubectl_background(sc: "Scenario", kubectl: str, *args: str, timeout_s: float, name: str | None = None,
                        mark: str | None = None) -> Iterator[Background]:
@@ -356,8 +366,7 @@ def kubectl_background(sc: "Scenario", kubectl: str, *args: str, timeout_s: floa
     ``ValueError`` for no ``args``; ``FileNotFoundError`` when ``kubectl`` does not exist."""
     if not args:
         raise ValueError("kubectl_background needs kubectl's arguments (a verb: drain, get -w…)")
-    flags = (["--kubeconfig", sc.kube.kubeconfig] if sc.kube.kubeconfig else []) + \
-            (["--context", sc.kube.context] if sc.kube.context else [])
+    flags = kubectl_flags(sc.kube)
     label = name or f"kubectl {args[0]}"
     pattern = re.compile(mark) if mark else None
 
