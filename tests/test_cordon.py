@@ -85,3 +85,27 @@ def test_marked_lists_every_marked_node_by_name_and_nothing_else():
                     node("w3", unschedulable=True),  # cordoned by someone else: not the suite's
                     node("w4", **{"other/annotation": "x"}))
     assert cordon.marked(kube) == [cordon.Marked("w1", "run-a", False), cordon.Marked("w2", "run-b", True)]
+
+
+def test_the_end_of_a_run_uncordons_what_its_own_drain_left_and_no_other_runs(monkeypatch, caplog):
+    """e2e.plugin.clusters: a DR-2 stopped before its uncordon (a second Ctrl-C, an xdist worker
+    ended) left its node cordoned; the run's end undoes it, also with --keep-namespaces; another
+    (live) run's cordon is its own."""
+    from types import SimpleNamespace
+
+    from e2e.plugin import clusters
+
+    monkeypatch.setattr(clusters, "run_id", lambda: "run-1")
+    kube = FakeKube(node("w1", unschedulable=True, **{cordon.CORDONED_BY: "run-1"}),
+                    node("w2", unschedulable=True, **{cordon.CORDONED_BY: "run-2"}))
+    kube.namespaces_of_run = lambda run: []
+    clusters._sweep_namespaces(SimpleNamespace(getoption=lambda name: name == "--keep-namespaces"), kube)
+    assert cordon.marked(kube) == [cordon.Marked("w2", "run-2", True)]
+    assert kube.by_name["w1"]["spec"]["unschedulable"] is False
+    assert "node w1 is still cordoned by this run: uncordoning it" in caplog.text
+    kube.nodes = lambda: (_ for _ in ()).throw(RuntimeError("list nodes: 403"))
+    deleted = []
+    kube.namespaces_of_run, kube.delete_namespace = (lambda run: ["e2e-a"]), deleted.append
+    clusters._sweep_namespaces(SimpleNamespace(getoption=lambda name: False), kube)
+    assert deleted == ["e2e-a"]  # the namespaces are still swept
+    assert "undoing run run-1's cordon failed (`make clean` tries again): list nodes: 403" in caplog.text
