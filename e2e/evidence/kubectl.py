@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -279,12 +280,25 @@ def client_version(binary: Path) -> str:
     return json.loads(out.stdout)["clientVersion"]["gitVersion"]
 
 
-def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR / "kubectl") -> Path:
+def kubectl_candidates(kubernetes: str) -> list[Path]:
+    """Where a ``--kubeconfig`` run looks for a kubectl of the cluster's version ``kubernetes``
+    when ``$E2E_KUBECTL`` is not set: ``kubectl`` on ``PATH``, then the offline build's
+    (``$E2E_CACHE``, default ``~/.cache/pod-lifecycle-e2e``, ``offline/kubernetes-<version>-*/kubectl``,
+    written by ``make e2e OFFLINE=1`` or ``make offline``); only those that exist."""
+    cache = Path(os.environ.get("E2E_CACHE") or Path.home() / ".cache" / "pod-lifecycle-e2e")
+    on_path = shutil.which("kubectl")
+    return [*([Path(on_path)] if on_path else []), *sorted(cache.glob(f"offline/kubernetes-{kubernetes}-*/kubectl"))]
+
+
+def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR / "kubectl",
+                candidates: list[Path] | None = None) -> Path:
     """A kubectl binary whose ``gitVersion`` is ``kubernetes`` (the cluster's, e.g. ``v1.37.2``).
 
     ``$E2E_KUBECTL`` when set, else ``cache_dir/<version>/kubectl`` copied out of the node of the
-    ``kind`` cluster (``docker cp``) on first use. Raises :class:`KubectlNotFound` when none is at hand (a
-    ``--kubeconfig`` cluster without ``$E2E_KUBECTL``) or the version differs.
+    ``kind`` cluster (``docker cp``) on first use; with no kind node (a ``--kubeconfig`` cluster)
+    the first of ``candidates`` (default :func:`kubectl_candidates`) of that version. Raises
+    :class:`KubectlNotFound` when none is at hand (the message names what was tried) or
+    ``$E2E_KUBECTL``'s version differs.
     """
     given = os.environ.get("E2E_KUBECTL")
     if given:
@@ -293,7 +307,17 @@ def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR 
         path = cache_dir / kubernetes / "kubectl"
         if not path.exists():
             if kind is None:
-                raise KubectlNotFound(f"no kubectl {kubernetes}: set E2E_KUBECTL (a --kubeconfig cluster has no kind node to copy it from)")
+                tried = []
+                for candidate in kubectl_candidates(kubernetes) if candidates is None else candidates:
+                    try:
+                        version = client_version(candidate)
+                    except (KubectlNotFound, OSError, subprocess.SubprocessError, ValueError, KeyError) as e:
+                        version = f"unreadable ({e})"
+                    if version == kubernetes:
+                        return candidate
+                    tried.append(f"{candidate} is {version}")
+                raise KubectlNotFound(f"no kubectl {kubernetes}: set E2E_KUBECTL (a --kubeconfig cluster has no kind node to copy "
+                                      f"it from; tried: {'; '.join(tried) or 'no kubectl on PATH or in the offline cache'})")
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_suffix(f".{os.getpid()}.partial")
             kind.copy_from_node(NODE_KUBECTL, partial)
