@@ -49,8 +49,9 @@ cluster is made or looked at (no Docker). Besides the namespaces, state files an
 each row checks every worker the node agent may enter, through the check's own agent (made for
 the look, deleted after it; :func:`left_on_workers`): no ``ple2e-*`` unit (an armed undo or pending
 inject; a failed one), no iptables or ip6tables rule of the suite's partition
-(:data:`e2e.faults.node.PARTITION_COMMENT`), kubelet and containerd active, the node Ready; and no
-agent namespace or agent pod but those being deleted (:func:`stray_agents`). After SIGKILL the
+(:data:`e2e.faults.node.PARTITION_COMMENT`), kubelet and containerd active, the node Ready; no
+agent namespace or agent pod but those being deleted (:func:`stray_agents`); and no node carrying a
+run's cordon mark, no worker left cordoned (DR-2's ``kubectl drain``: :func:`cordons_left`). After SIGKILL the
 reports are not judged (the run had no finish), the clean's exit must be 0, and every armed undo
 the clean fired must show in its node's journal, with the node's time (:func:`undo_ran`).
 
@@ -90,6 +91,7 @@ from typing import Callable
 
 import yaml
 
+from e2e.cluster.cordon import CORDONED_BY
 from e2e.cluster.egress import HOST_LOCK_DIR
 from e2e.cluster.images import workload_images
 from e2e.cluster.kube import RUN_LABEL, Kube
@@ -388,7 +390,7 @@ FOREIGN_COLUMNS = ("run", "variant", "signals and moment", "exit", "exit after (
                    "make clean KUBECONFIG=…: the armed undos it fired, when each ran (node clock)",
                    "leaked namespaces (agent ones too)",
                    "left on the workers: ple2e units, partition rules (iptables, ip6tables), kubelet/containerd not "
-                   "active, not Ready; other agent namespaces/pods",
+                   "active, not Ready; other agent namespaces/pods; nodes cordoned or marked by a run's cordon",
                    "state files left", "reports: junit.xml vs summary.md", "verdict")
 
 
@@ -853,9 +855,26 @@ def stray_agents(kube, own: tuple[str, ...]) -> list[str]:
     return left
 
 
+def cordons_left(kube, workers: list[str]) -> list[str]:
+    """What a run's cordon left on the cluster of ``kube`` (DR-2's ``kubectl drain``,
+    :mod:`e2e.cluster.cordon`): ``node <name>: cordon mark <key>=<run id>`` (``… (cordoned)`` when it
+    is still unschedulable) for every node carrying :data:`CORDONED_BY` — a run killed before its
+    uncordon, and no clean after it —, and ``node <name>: cordoned (spec.unschedulable)`` for a node
+    of ``workers`` (those the node agent may enter: where a run may cordon) left unschedulable unmarked."""
+    left = []
+    for node in kube.core.list_node(_request_timeout=10).items:
+        name, cordoned = node.metadata.name, bool(node.spec.unschedulable)
+        run = (node.metadata.annotations or {}).get(CORDONED_BY)
+        if run is not None:
+            left.append(f"node {name}: cordon mark {CORDONED_BY}={run}" + (" (cordoned)" if cordoned else ""))
+        elif cordoned and name in workers:
+            left.append(f"node {name}: cordoned (spec.unschedulable)")
+    return left
+
+
 def on_workers(check: Check, i: int, fired: list[tuple[str, str]] = ()) -> tuple[list[str], list[str]]:
     """What the suite left on the cluster's workers and agent namespaces after run ``i``
-    (:func:`left_on_workers`, :func:`stray_agents`), seen through the check's own agent (namespace
+    (:func:`left_on_workers`, :func:`stray_agents`, :func:`cordons_left`), seen through the check's own agent (namespace
     ``ple2e-agent-interrupt-check-…-look-<i>``, deleted after the look), and when the undos
     ``fired`` by the clean after it ran: ``(left, ran)``."""
     agent = check.host.agent(check, f"look-{i}")
@@ -868,6 +887,10 @@ def on_workers(check: Check, i: int, fired: list[tuple[str, str]] = ()) -> tuple
         left += stray_agents(agent.kube, own)
     except Exception as e:  # noqa: BLE001 - said in the row: the agents could not be looked at
         left.append(f"agent namespaces and pods not looked at ({type(e).__name__}: {str(e)[:120]})")
+    try:
+        left += cordons_left(agent.kube, agent.workers())
+    except Exception as e:  # noqa: BLE001 - said in the row: the nodes' cordons could not be looked at
+        left.append(f"cordons not looked at ({type(e).__name__}: {str(e)[:120]})")
     return left, ran
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from e2e.cli import clean
-from e2e.cluster import kind as cluster, egress, freezer
+from e2e.cluster import cordon, kind as cluster, egress, freezer
 
 
 class FakeNetwork:
@@ -346,12 +346,24 @@ def _ns(name: str, run: str, agent: bool = False, phase: str = "Active"):
     return NS(metadata=NS(name=name, labels=labels), status=NS(phase=phase))
 
 
-def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]]):
+def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]], node_objs: list[dict] | None = None):
     """A fake Kube of a cluster the suite did not make: ``namespaces`` (:func:`_ns`), the agent
-    pods of each namespace by node, ``nodes`` the nodes' systemd; ``deleted`` records deletions."""
+    pods of each namespace by node, ``nodes`` the nodes' systemd, ``node_objs`` its Nodes (the API's
+    JSON; a merge patch applies to them, ``kube.patches`` records it); ``deleted`` records deletions."""
     from types import SimpleNamespace as NS
 
     deleted: list[str] = []
+    node_objs = node_objs or []
+    patches: list[tuple[str, dict]] = []
+
+    def patch(kind, name, namespace, body, patch_type="strategic"):
+        assert (kind, namespace, patch_type) == ("Node", None, "merge")
+        patches.append((name, body))
+        obj = next(n for n in node_objs if n["metadata"]["name"] == name)
+        for key, value in body["metadata"]["annotations"].items():
+            obj["metadata"]["annotations"].pop(key) if value is None else obj["metadata"]["annotations"].update({key: value})
+        obj["spec"].update(body.get("spec", {}))
+        return obj
 
     def list_namespace(label_selector=""):
         return NS(items=[ns for ns in namespaces if label_selector in ns.metadata.labels])
@@ -362,7 +374,8 @@ def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]]):
     ready = NS(status=NS(conditions=[NS(type="Ready", status="True", reason="KubeletReady")]))
     core = NS(list_namespace=list_namespace, list_namespaced_pod=list_pods, read_node=lambda name: ready,
               read_namespace=lambda name: NS(status=NS(phase="Active")))
-    kube = NS(kubeconfig="/k/config", core=core, exec=nodes.exec, delete_namespace=deleted.append)
+    kube = NS(kubeconfig="/k/config", core=core, exec=nodes.exec, delete_namespace=deleted.append,
+              nodes=lambda: node_objs, patch=patch, patches=patches)
     return kube, deleted
 
 
@@ -406,6 +419,48 @@ def test_clean_waits_for_a_node_a_fault_cut_off_and_keeps_its_agent_while_it_sta
     assert clean.clean_cluster(kube, wait_s=0, poll_s=0, sleep=lambda s: None) == 1
     assert deleted == []  # its agent pods are the way back in: the next clean tries again
     assert "namespace ple2e-agent-dead kept" in capsys.readouterr().err
+
+
+def _node(name: str, unschedulable: bool = False, run: str | None = None) -> dict:
+    return {"metadata": {"name": name, "annotations": {cordon.CORDONED_BY: run} if run else {}},
+            "spec": {"unschedulable": True} if unschedulable else {}}
+
+
+def test_clean_cluster_uncordons_a_node_a_dead_run_left_cordoned_and_removes_its_mark(monkeypatch, capsys):
+    """DR-2's kubectl drain cordons the node; a run killed before its uncordon left it so."""
+    monkeypatch.setattr(clean, "run_alive", lambda run: run == "live")
+    objs = [_node("w1", True, "dead"), _node("w2", True, "live"), _node("w3", False, "dead-2"), _node("w4", True)]
+    kube, deleted = _foreign(FakeNodes({}), [], {}, objs)
+    assert clean.clean_cluster(kube) == 0
+    assert kube.patches == [(n, {"metadata": {"annotations": {cordon.CORDONED_BY: None}}, "spec": {"unschedulable": False}})
+                            for n in ("w1", "w3")]
+    assert [(o["metadata"]["annotations"], bool(o["spec"].get("unschedulable"))) for o in objs] == \
+        [({}, False), ({cordon.CORDONED_BY: "live"}, True), ({}, False), ({}, True)]  # a live run's, the user's own: untouched
+    out = capsys.readouterr().out
+    assert (f"removing cordon of node w1 by dead run dead in cluster /k/config (DR-2's kubectl drain: the node is "
+            f"uncordoned, its mark {cordon.CORDONED_BY} removed)") in out
+    assert f"removing mark {cordon.CORDONED_BY} of dead run dead-2 on node w3 in cluster /k/config (not cordoned)" in out
+    assert "nothing to clean" not in out
+
+
+def test_clean_cluster_dry_run_lists_a_dead_runs_cordon_and_changes_no_node(monkeypatch, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: False)
+    objs = [_node("w1", True, "dead")]
+    kube, _ = _foreign(FakeNodes({}), [], {}, objs)
+    assert clean.clean_cluster(kube, dry_run=True) == 0
+    assert kube.patches == [] and objs == [_node("w1", True, "dead")]
+    assert "would remove cordon of node w1 by dead run dead" in capsys.readouterr().out
+
+
+def test_a_cordon_clean_cannot_list_or_undo_is_a_failure_said(monkeypatch, capsys):
+    monkeypatch.setattr(clean, "run_alive", lambda run: False)
+    kube, _ = _foreign(FakeNodes({}), [], {}, [_node("w1", True, "dead")])
+    kube.patch = lambda *a, **k: (_ for _ in ()).throw(RuntimeError("patch node/w1: 403 Forbidden"))
+    assert clean.clean_cluster(kube) == 1
+    assert "  failed: patch node/w1: 403 Forbidden" in capsys.readouterr().err
+    kube.nodes = lambda: (_ for _ in ()).throw(RuntimeError("list nodes: 403 Forbidden"))
+    assert clean.clean_cluster(kube) == 1
+    assert "cannot list the nodes of cluster /k/config: list nodes: 403 Forbidden" in capsys.readouterr().err
 
 
 def test_clean_cluster_dry_run_touches_nothing(monkeypatch, capsys):
@@ -465,7 +520,8 @@ def test_clean_cluster_says_there_is_nothing_to_clean_and_what_it_looked_at(stat
     assert clean.clean_cluster(kube, dry_run=dry_run) == 0 and deleted == []
     assert capsys.readouterr().out == (
         "nothing to clean in cluster /k/config: no namespace labelled pod-lifecycle-e2e/run-id of a dead run "
-        f"(1 node agent namespaces: of live runs or already terminating), no lock file of a dead run in {state}\n")
+        "(1 node agent namespaces: of live runs or already terminating), no node cordoned by a dead run, "
+        f"no lock file of a dead run in {state}\n")
     kube, deleted = _foreign(FakeNodes({"w1": {}}), [_ns("ple2e-x-dead", "dead")], {})
     assert clean.clean_cluster(kube, dry_run=dry_run) == 0
     assert "nothing to clean" not in capsys.readouterr().out

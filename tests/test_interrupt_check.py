@@ -815,6 +815,33 @@ def test_the_look_closes_its_agent_and_adds_the_stray_agents(tmp_path, monkeypat
                      kubeconfig=tmp_path / "k")
     seen = []
     monkeypatch.setattr(ic, "stray_agents", lambda kube, own: seen.append(own) or ["namespace ple2e-agent-x Active"])
+    monkeypatch.setattr(ic, "cordons_left", lambda kube, workers: [f"node {workers[0]}: cordoned (spec.unschedulable)"])
     left, ran = ic.on_workers(check, 3)
-    assert left == [f"w1: 1 ip6tables rules {ic.PARTITION_COMMENT}", "namespace ple2e-agent-x Active"] and ran == []
+    assert left == [f"w1: 1 ip6tables rules {ic.PARTITION_COMMENT}", "namespace ple2e-agent-x Active",
+                    "node w1: cordoned (spec.unschedulable)"] and ran == []
     assert nodes.closed and seen == [(nodes.namespace, "ple2e-agent-interrupt-check-s-003")]
+
+
+class NodesApi:
+    """list_node of a fake API: ``nodes`` [(name, unschedulable, annotations)]."""
+
+    def __init__(self, nodes):
+        from types import SimpleNamespace as NS
+
+        self.core = self
+        self._nodes = [NS(metadata=NS(name=n, annotations=a), spec=NS(unschedulable=u)) for n, u, a in nodes]
+
+    def list_node(self, _request_timeout=None):
+        return type("L", (), {"items": self._nodes})
+
+
+def test_a_node_a_killed_runs_drain_left_cordoned_or_marked_is_seen():
+    """DR-2's kubectl drain cordons a worker; the run's mark names it (e2e.cluster.cordon)."""
+    from e2e.cluster.cordon import CORDONED_BY
+
+    api = NodesApi([("cp", None, None), ("w1", True, {CORDONED_BY: "run-7"}), ("w2", None, {CORDONED_BY: "run-8"}),
+                    ("w3", True, {}), ("w4", False, {"other": "x"}), ("cp2", True, None)])
+    assert ic.cordons_left(api, ["w1", "w2", "w3", "w4"]) == [
+        f"node w1: cordon mark {CORDONED_BY}=run-7 (cordoned)", f"node w2: cordon mark {CORDONED_BY}=run-8",
+        "node w3: cordoned (spec.unschedulable)"]  # cp2: not a node a run may cordon (no agent there)
+    assert ic.cordons_left(NodesApi([("w1", False, None)]), ["w1"]) == []

@@ -4,6 +4,7 @@ refusing one of another version — with fake kubectl scripts, no cluster."""
 
 from __future__ import annotations
 
+import re
 import stat
 import time
 from pathlib import Path
@@ -12,12 +13,13 @@ from types import SimpleNamespace
 import pytest
 
 from e2e.evidence import kubectl as kubectl_module
-from e2e.evidence.kubectl import (TABLE_ACCEPT, KubectlNotFound, Line, Transcript, background, kubectl_background, kubectl_for, run,
-                                  server_columns, table_rows)
+from e2e.evidence.kubectl import (TABLE_ACCEPT, KubectlNotFound, Line, Transcript, background, kubectl_background, kubectl_flags,
+                                  kubectl_for, run, server_columns, table_rows)
 from e2e.base.waiting import WaitTimeout
 
 
 def fake_kubectl(path: Path, version: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("#!/bin/sh\n"
                     f"echo '{{\"clientVersion\": {{\"gitVersion\": \"{version}\"}}}}'\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
@@ -66,8 +68,28 @@ def test_a_kubectl_of_another_version_is_refused(tmp_path, monkeypatch):
 
 def test_without_a_kind_node_or_e2e_kubectl_it_says_what_to_set(tmp_path, monkeypatch):
     monkeypatch.delenv("E2E_KUBECTL", raising=False)
-    with pytest.raises(KubectlNotFound, match="set E2E_KUBECTL"):
-        kubectl_for("v1.37.2", kind=None, cache_dir=tmp_path / "cache")
+    with pytest.raises(KubectlNotFound, match="set E2E_KUBECTL .*no kubectl on PATH or in the offline cache"):
+        kubectl_for("v1.37.2", kind=None, cache_dir=tmp_path / "cache", candidates=[])
+
+
+def test_a_kubeconfig_run_takes_the_first_kubectl_of_the_clusters_version_it_finds(tmp_path, monkeypatch):
+    """A foreign run without E2E_KUBECTL skipped DR-2 and DR-4 although this machine's offline
+    build had kubectl v1.37.2 (PATH's was v1.32.4)."""
+    monkeypatch.delenv("E2E_KUBECTL", raising=False)
+    old, right = fake_kubectl(tmp_path / "path" / "kubectl", "v1.32.4"), fake_kubectl(tmp_path / "offline" / "kubectl", "v1.37.2")
+    assert kubectl_for("v1.37.2", kind=None, cache_dir=tmp_path / "cache", candidates=[old, right]) == right
+    with pytest.raises(KubectlNotFound, match=re.escape(f"tried: {old} is v1.32.4)")):
+        kubectl_for("v1.37.2", kind=None, cache_dir=tmp_path / "cache", candidates=[old])
+
+
+def test_the_candidates_are_path_then_the_offline_cache_of_that_version(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    fake_kubectl(bin_dir / "kubectl", "v1.32.4")
+    built = fake_kubectl(tmp_path / "cache" / "offline" / "kubernetes-v1.37.2-7b64cd1a3a" / "kubectl", "v1.37.2")
+    fake_kubectl(tmp_path / "cache" / "offline" / "kubernetes-v1.36.3-0123456789" / "kubectl", "v1.36.3")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("E2E_CACHE", str(tmp_path / "cache"))
+    assert kubectl_module.kubectl_candidates("v1.37.2") == [bin_dir / "kubectl", built]
 
 
 def test_the_nodes_kubectl_is_copied_once_and_cached_per_version(tmp_path, monkeypatch):
@@ -210,3 +232,10 @@ def gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def test_kubectl_flags_name_the_clients_own_kubeconfig_and_context():
+    # a --kubeconfig run's own file and context, not a kind cluster's (DR-2, DR-4 run kubectl with them)
+    assert kubectl_flags(FakeKube()) == ["--kubeconfig", "/tmp/c.kubeconfig", "--context", "kind-c"]
+    assert kubectl_flags(SimpleNamespace(kubeconfig=Path("/k/kind.kubeconfig"), context=None)) == ["--kubeconfig", "/k/kind.kubeconfig"]
+    assert kubectl_flags(SimpleNamespace(kubeconfig=None, context=None)) == []  # the client's default: kubectl's too

@@ -6,7 +6,8 @@
   (another ``E2E_STATE_DIR``, or made before state files existed) is listed, not touched.
 - **Namespaces** labelled with the run id of a run that is no longer alive
   (:func:`e2e.cluster.kind.run_alive`), in every cluster that stays (kept namespaces of failed tests
-  included).
+  included); there too a node a dead run cordoned (DR-2's ``kubectl drain``; its mark
+  :data:`e2e.cluster.cordon.CORDONED_BY` names the run) is uncordoned and its mark removed.
 - **Files**: state and lock files of clusters that no longer exist (or are deleted here), lock
   files of dead runs (``runs/<run id>.lock``, a ``--kubeconfig`` run's ``<run id>.node.lock`` and
   ``.node.turn``), the cluster creations' ``creating.lock`` and ``create.<i>.lock`` once no run
@@ -26,6 +27,9 @@ cluster itself, only what dead runs left there:
   (default the longest a fault's armed undo takes to fire by itself: its window + 30 s), then
   swept; its Ready condition is said. A node still out of reach keeps its agent namespace (the
   next clean tries again) and counts as a failure.
+- **Cordons**: a node whose :data:`e2e.cluster.cordon.CORDONED_BY` mark names a dead run (DR-2's
+  ``kubectl drain`` cordoned it, the run was killed before its uncordon) is uncordoned and the mark
+  removed; a live run's is left alone.
 - **Namespaces** labelled with the run id of a run that is no longer alive (its agent namespace
   too, once its nodes are swept); then the dead runs' lock files in ``STATE_DIR`` (no kind
   cluster is looked at: this needs no Docker).
@@ -43,7 +47,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from ..cluster import kind as cluster, egress
+from ..cluster import cordon, kind as cluster, egress
 from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use, kind_clusters, run_alive
 from ..base.locks import remove_unused, unused
 from ..cluster.kube import RUN_LABEL, Kube
@@ -223,7 +227,33 @@ def _clean_namespaces(name: str, dry_run: bool) -> int:
     except Exception as e:  # noqa: BLE001 - one cluster's trouble does not stop the rest
         print(f"cannot list namespaces of cluster {name}: {e}", file=sys.stderr)
         return 1
-    return _delete_dead_namespaces(kube, name, dry_run)
+    return _uncordon_dead(kube, name, dry_run) + _delete_dead_namespaces(kube, name, dry_run)
+
+
+def _uncordon_dead(kube: Kube, name: str, dry_run: bool) -> int:
+    """Uncordon every node of cluster ``name`` (of ``kube``) that a dead run marked as cordoned by
+    it (:func:`e2e.cluster.cordon.marked`) and remove the mark; returns failures."""
+    try:
+        marks = cordon.marked(kube)
+    except Exception as e:  # noqa: BLE001 - one cluster's trouble does not stop the rest
+        print(f"cannot list the nodes of cluster {name}: {e}", file=sys.stderr)
+        return 1
+    failures = 0
+    for m in marks:
+        if run_alive(m.run):
+            continue
+        if m.cordoned:
+            _say(dry_run, f"cordon of node {m.node} by dead run {m.run} in cluster {name} (DR-2's kubectl drain: "
+                          f"the node is uncordoned, its mark {cordon.CORDONED_BY} removed)")
+        else:
+            _say(dry_run, f"mark {cordon.CORDONED_BY} of dead run {m.run} on node {m.node} in cluster {name} (not cordoned)")
+        if not dry_run:
+            try:
+                cordon.uncordon(kube, m.node)
+            except Exception as e:  # noqa: BLE001
+                print(f"  failed: {e}", file=sys.stderr)
+                failures += 1
+    return failures
 
 
 def _delete_dead_namespaces(kube: Kube, name: str, dry_run: bool, keep: frozenset[str] = frozenset()) -> int:
@@ -285,12 +315,14 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
                       "(its agent pods enter the node; `make clean KUBECONFIG=…` again later)", file=sys.stderr)
             else:
                 failures += swept
+    failures += _uncordon_dead(kube, name, dry_run)
     failures += _delete_dead_namespaces(kube, name, dry_run, frozenset(keep))
     _remove_node_locks(dry_run)
     _remove_run_locks(dry_run)  # after the namespaces: a run is alive or dead for both alike
     if not _said and not failures:
         print(f"nothing to clean in cluster {name}: no namespace labelled {RUN_LABEL} of a dead run "
-              f"({len(agents)} node agent namespaces: of live runs or already terminating), no lock file of a dead run in {cluster.STATE_DIR}")
+              f"({len(agents)} node agent namespaces: of live runs or already terminating), no node cordoned by a dead run, "
+              f"no lock file of a dead run in {cluster.STATE_DIR}")
     return failures
 
 

@@ -254,6 +254,14 @@ def kind_binary() -> str:
     return path
 
 
+def ptp_subnet(conflist: str) -> str:
+    """The pod subnet share (``10.244.1.0/24``) of a node's static CNI conflist (the JSON text of
+    :data:`CONFLIST_IN_NODE`: its ``ptp`` plugin's first IPAM range). ``ValueError`` (a JSON error)
+    for text that is not JSON, ``StopIteration`` or ``KeyError`` for a conflist without that range."""
+    ptp = next(p for p in json.loads(conflist)["plugins"] if p.get("type") == "ptp")
+    return ptp["ipam"]["ranges"][0][0]["subnet"]
+
+
 class Kind:
     """The kind CLI for one cluster (by name) and the suite's state of it in ``STATE_DIR``:
     ``<name>.json`` (owner run, profile, node image, host ports), ``<name>.kubeconfig``,
@@ -446,9 +454,7 @@ class Kind:
     def pod_subnet_of(self, node: str) -> str:
         """The pod subnet share of ``node`` in its static CNI conflist (offline image);
         ``RuntimeError`` where the node has none (kindnetd)."""
-        conf = json.loads(self.node_exec("cat", CONFLIST_IN_NODE, node=node))
-        ptp = next(p for p in conf["plugins"] if p.get("type") == "ptp")
-        return ptp["ipam"]["ranges"][0][0]["subnet"]
+        return ptp_subnet(self.node_exec("cat", CONFLIST_IN_NODE, node=node))
 
     def _node_address(self, node: str) -> str:
         r = _run(["docker", "inspect", "-f", f"{{{{(index .NetworkSettings.Networks \"{egress.NETWORK}\").IPAddress}}}}", node], timeout=DOCKER_TIMEOUT_S)

@@ -14,7 +14,8 @@ tree as Kubernetes 1.Y.Z), talking to the API server through the cluster's kubec
   (epoch s) — a :class:`Transcript`; :func:`background` runs one beside the test (a
   :class:`Background`: its lines as they come, stopped and reaped when the block ends, also on
   failure and Ctrl-C), and :func:`kubectl_background` runs the cluster's kubectl so, with the
-  cluster's kubeconfig, its start, end and chosen lines marked on the test's timeline and its
+  test's cluster's ``--kubeconfig`` and ``--context`` (:func:`kubectl_flags`: the kind cluster's,
+  or the run's own on a ``--kubeconfig`` cluster), its start, end and chosen lines marked on the test's timeline and its
   transcript in the test's report — ``kubectl drain`` racing the test's own eviction.
 - :func:`server_columns` asks the API server for what ``kubectl get`` prints (its columns —
   READY, STATUS, RESTARTS, AGE… of a pod — computed by the server: server-side printing, a
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -278,12 +280,25 @@ def client_version(binary: Path) -> str:
     return json.loads(out.stdout)["clientVersion"]["gitVersion"]
 
 
-def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR / "kubectl") -> Path:
+def kubectl_candidates(kubernetes: str) -> list[Path]:
+    """Where a ``--kubeconfig`` run looks for a kubectl of the cluster's version ``kubernetes``
+    when ``$E2E_KUBECTL`` is not set: ``kubectl`` on ``PATH``, then the offline build's
+    (``$E2E_CACHE``, default ``~/.cache/pod-lifecycle-e2e``, ``offline/kubernetes-<version>-*/kubectl``,
+    written by ``make e2e OFFLINE=1`` or ``make offline``); only those that exist."""
+    cache = Path(os.environ.get("E2E_CACHE") or Path.home() / ".cache" / "pod-lifecycle-e2e")
+    on_path = shutil.which("kubectl")
+    return [*([Path(on_path)] if on_path else []), *sorted(cache.glob(f"offline/kubernetes-{kubernetes}-*/kubectl"))]
+
+
+def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR / "kubectl",
+                candidates: list[Path] | None = None) -> Path:
     """A kubectl binary whose ``gitVersion`` is ``kubernetes`` (the cluster's, e.g. ``v1.37.2``).
 
     ``$E2E_KUBECTL`` when set, else ``cache_dir/<version>/kubectl`` copied out of the node of the
-    ``kind`` cluster (``docker cp``) on first use. Raises :class:`KubectlNotFound` when none is at hand (a
-    ``--kubeconfig`` cluster without ``$E2E_KUBECTL``) or the version differs.
+    ``kind`` cluster (``docker cp``) on first use; with no kind node (a ``--kubeconfig`` cluster)
+    the first of ``candidates`` (default :func:`kubectl_candidates`) of that version. Raises
+    :class:`KubectlNotFound` when none is at hand (the message names what was tried) or
+    ``$E2E_KUBECTL``'s version differs.
     """
     given = os.environ.get("E2E_KUBECTL")
     if given:
@@ -292,7 +307,17 @@ def kubectl_for(kubernetes: str, kind: Kind | None, cache_dir: Path = STATE_DIR 
         path = cache_dir / kubernetes / "kubectl"
         if not path.exists():
             if kind is None:
-                raise KubectlNotFound(f"no kubectl {kubernetes}: set E2E_KUBECTL (a --kubeconfig cluster has no kind node to copy it from)")
+                tried = []
+                for candidate in kubectl_candidates(kubernetes) if candidates is None else candidates:
+                    try:
+                        version = client_version(candidate)
+                    except (KubectlNotFound, OSError, subprocess.SubprocessError, ValueError, KeyError) as e:
+                        version = f"unreadable ({e})"
+                    if version == kubernetes:
+                        return candidate
+                    tried.append(f"{candidate} is {version}")
+                raise KubectlNotFound(f"no kubectl {kubernetes}: set E2E_KUBECTL (a --kubeconfig cluster has no kind node to copy "
+                                      f"it from; tried: {'; '.join(tried) or 'no kubectl on PATH or in the offline cache'})")
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_suffix(f".{os.getpid()}.partial")
             kind.copy_from_node(NODE_KUBECTL, partial)
@@ -328,6 +353,15 @@ def server_columns(sc: "Scenario", kind: str, name: str, api_version: str | None
     return row
 
 
+def kubectl_flags(kube) -> list[str]:
+    """The flags that point kubectl at the cluster of ``kube`` (:class:`e2e.cluster.kube.Kube`):
+    ``["--kubeconfig", PATH]`` and ``["--context", NAME]`` of what the client was made from — the
+    kind cluster's kubeconfig, or the run's ``--kubeconfig`` and ``--context`` — each only when set
+    (none: kubectl's own default, as the client's)."""
+    return (["--kubeconfig", str(kube.kubeconfig)] if kube.kubeconfig else []) + \
+        (["--context", kube.context] if kube.context else [])
+
+
 @contextmanager
 def kubectl_background(sc: "Scenario", kubectl: str, *args: str, timeout_s: float, name: str | None = None,
                        mark: str | None = None) -> Iterator[Background]:
@@ -356,8 +390,7 @@ def kubectl_background(sc: "Scenario", kubectl: str, *args: str, timeout_s: floa
     ``ValueError`` for no ``args``; ``FileNotFoundError`` when ``kubectl`` does not exist."""
     if not args:
         raise ValueError("kubectl_background needs kubectl's arguments (a verb: drain, get -w…)")
-    flags = (["--kubeconfig", sc.kube.kubeconfig] if sc.kube.kubeconfig else []) + \
-            (["--context", sc.kube.context] if sc.kube.context else [])
+    flags = kubectl_flags(sc.kube)
     label = name or f"kubectl {args[0]}"
     pattern = re.compile(mark) if mark else None
 

@@ -18,7 +18,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from ..base.locks import EXCLUSIVE, SHARED, first_free, remove_unused, take
-from ..cluster import egress
+from ..cluster import cordon, egress
 from ..cluster import facts as cluster_facts
 from ..cluster.kind import (
     DEFAULT_PROFILE,
@@ -733,7 +733,17 @@ def _finish_cluster(config: pytest.Config, kind: Kind) -> None:
 
 
 def _sweep_namespaces(config: pytest.Config, kube: Kube) -> None:
-    """Delete this run's namespaces left on a cluster that stays (unless --keep-namespaces)."""
+    """On a cluster that stays: uncordon a node this run's DR-2 left cordoned (its mark
+    :data:`e2e.cluster.cordon.CORDONED_BY` names the run: a test stopped before its own uncordon, by
+    a second Ctrl-C or an xdist worker ended) and remove the mark, a failure logged; then delete this
+    run's namespaces left there (unless --keep-namespaces)."""
+    try:
+        for m in cordon.marked(kube):
+            if m.run == run_id():
+                log.warning("node %s is still %s by this run: uncordoning it", m.node, "cordoned" if m.cordoned else "marked")
+                cordon.uncordon(kube, m.node)
+    except Exception as e:  # noqa: BLE001 - the namespaces are still swept; `make clean` tries again
+        log.warning("undoing run %s's cordon failed (`make clean` tries again): %s", run_id(), e)
     if config.getoption("--keep-namespaces"):
         return
     for ns in kube.namespaces_of_run(run_id()):

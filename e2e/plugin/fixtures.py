@@ -79,8 +79,8 @@ def host_load() -> Generator[HostLoad, None, None]:
 def kubectl(cluster: ClusterInfo) -> str:
     """Path of the real kubectl of the test's cluster's version (:func:`e2e.evidence.kubectl.kubectl_for`:
     ``$E2E_KUBECTL``, else copied out of the kind node, cached per version); run it with
-    :func:`e2e.evidence.kubectl.run`, e.g. ``run([kubectl, "--kubeconfig", str(cluster.kind.kubeconfig),
-    "-n", sc.namespace, "get", "pods"], timeout_s=30)``. Skips the test (``environment: …``) when
+    :func:`e2e.evidence.kubectl.run`, pointed at the test's cluster by :func:`e2e.evidence.kubectl.kubectl_flags`,
+    e.g. ``run([kubectl, *kubectl_flags(sc.kube), "-n", sc.namespace, "get", "pods"], timeout_s=30)``. Skips the test (``environment: …``) when
     there is none (a ``--kubeconfig`` cluster without ``$E2E_KUBECTL``)."""
     try:
         return str(kubectl_for(cluster.kubernetes, cluster.kind))

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import pytest
-
 from e2e.documented import disruption as doc
 from e2e.evidence.kubectl import Transcript
 from e2e.record.pods import condition
@@ -175,12 +173,6 @@ def wait_pdb(sc: Scenario, name: str, **want: int) -> dict:
 
 def budget_cause(causes: list[dict]) -> dict:
     return next((c for c in causes if c.get("reason", c.get("type")) == "DisruptionBudget"), causes[0] if causes else {})
-
-
-def kubeconfig_of(cluster) -> str:
-    if cluster.kind is None:
-        pytest.skip("environment: the kubectl scenarios use the kind cluster's kubeconfig")
-    return str(cluster.kind.kubeconfig)
 
 
 def attach_transcript(sc: Scenario, t: Transcript, name: str, t0: float | None = None) -> None:

@@ -5,6 +5,12 @@ to this test's two pods, with ``--timeout=30s``; every stdout/stderr line is kep
 host time it was read (e2e.evidence.kubectl). The node is cordoned meanwhile, so the test is ``serial``
 (no other scenario's pods are being scheduled) and always uncordons it, also on failure, then
 checks it is schedulable again.
+
+On a cluster the suite did not make (``--kubeconfig``) the cordon is a change to the user's node:
+it runs only with ``--node-agent`` and only on a node the node agent may enter, else it is skipped
+saying what is missing (:func:`e2e.cluster.cordon.refusal`). Before the drain the node is marked
+with the run's id (:data:`e2e.cluster.cordon.CORDONED_BY`) and the uncordon removes the mark, so
+that ``make clean`` uncordons a node a killed run left cordoned.
 """
 
 from __future__ import annotations
@@ -15,13 +21,15 @@ import time
 
 import pytest
 
+from e2e.cluster import cordon
+from e2e.cluster.kube import RUN_LABEL
 from e2e.documented import disruption as doc
-from e2e.evidence.kubectl import run
+from e2e.evidence.kubectl import kubectl_flags, run
 from e2e.measure.drain import RETRY, retry_interval_values, retry_intervals
 from e2e.measure.values import expect_all
 from e2e.run.scenario import Scenario
 
-from .disruption_helpers import apply_pdb, attach_transcript, kubeconfig_of, wait_pdb, wait_ready, web_values
+from .disruption_helpers import apply_pdb, attach_transcript, wait_pdb, wait_ready, web_values
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +40,19 @@ PENDING_POD = re.compile(r"^pod/\S+$")
 EVICTED = re.compile(r"^pod/\S+ evicted$")
 
 
-def set_unschedulable(sc: Scenario, node: str, value: bool) -> None:
-    sc.mark(time.time(), f"{'cordon' if value else 'uncordon'} node/{node}")
-    sc.kube.patch("Node", node, None, {"spec": {"unschedulable": value}}, patch_type="merge")
+def skip_unless_cordon_allowed(sc: Scenario, node: str | None) -> None:
+    """Skip the test when it must not cordon ``node`` (None: whichever; only ``--node-agent`` is
+    checked) — :func:`e2e.cluster.cordon.refusal`."""
+    refused = cordon.refusal(sc.access, sc.kube.get("Node", node, None) if node else None)
+    if refused:
+        pytest.skip(refused)
 
 
 def uncordon_and_check(sc: Scenario, node: str) -> None:
-    """``kubectl uncordon`` through the API, then make sure the node takes pods again."""
-    set_unschedulable(sc, node, False)
+    """``kubectl uncordon`` through the API (the run's cordon mark removed with it), then make sure
+    the node takes pods again."""
+    sc.mark(time.time(), f"uncordon node/{node}")
+    cordon.uncordon(sc.kube, node)
     obj = sc.kube.get("Node", node, None) or {}
     if (obj.get("spec") or {}).get("unschedulable"):
         raise RuntimeError(f"node {node} is still cordoned after uncordon: fix it by hand (kubectl uncordon {node})")
@@ -49,7 +62,7 @@ def uncordon_and_check(sc: Scenario, node: str) -> None:
 @pytest.mark.record("Pod", "Event", "PodDisruptionBudget", "Node")
 @pytest.mark.case("DR-2")
 @pytest.mark.parametrize("max_unavailable", [0, 1])
-def test_drain_against_pdb(scenario: Scenario, cluster, kubectl: str, max_unavailable: int):
+def test_drain_against_pdb(scenario: Scenario, kubectl: str, max_unavailable: int):
     """DR-2: ``kubectl drain --pod-selector … --timeout=30s`` over 2 pods guarded by a PDB with
     maxUnavailable 0 (nothing may go) or 1 (the single-node trap: the first pod goes, its
     replacement cannot schedule on the cordoned node, so the second never may): cordoned
@@ -57,16 +70,19 @@ def test_drain_against_pdb(scenario: Scenario, cluster, kubectl: str, max_unavai
     node left cordoned (then uncordoned by the test)."""
     sc = scenario
     variant = f"max-unavailable-{max_unavailable}"
-    kubeconfig = kubeconfig_of(cluster)
+    skip_unless_cordon_allowed(sc, sc.nodes[0] if len(sc.nodes) == 1 else None)  # before anything is made
     group = sc.namespace
     sc.apply("web.yaml", **web_values(doc.DR2_REPLICAS, group=group))
     names = wait_ready(sc, doc.DR2_REPLICAS, app="web")
     apply_pdb(sc, "pdb", maxUnavailable=max_unavailable)
     wait_pdb(sc, "pdb", currentHealthy=doc.DR2_REPLICAS, disruptionsAllowed=max_unavailable)
     node = sc.pod(names[0])["spec"]["nodeName"]
+    skip_unless_cordon_allowed(sc, node)
 
-    args = [kubectl, "--kubeconfig", kubeconfig, "drain", node, "--pod-selector", f"e2e.disruption/group={group}",
+    args = [kubectl, *kubectl_flags(sc.kube), "drain", node, "--pod-selector", f"e2e.disruption/group={group}",
             "--ignore-daemonsets", f"--timeout={doc.DRAIN_TIMEOUT_S}s"]
+    # before kubectl cordons the node: `make clean` uncordons it should this run be killed meanwhile
+    cordon.mark(sc.kube, node, sc.kube.get("Namespace", sc.namespace, None)["metadata"]["labels"][RUN_LABEL])
     try:
         sc.mark(time.time(), "kubectl drain")
         t = run(args, timeout_s=doc.DRAIN_TIMEOUT_S + KUBECTL_EXIT_S)

@@ -16,13 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from e2e.documented import disruption as doc
-from e2e.evidence.kubectl import Transcript, run
+from e2e.evidence.kubectl import Transcript, kubectl_flags, run
 from e2e.record.pods import condition
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 from e2e.base.waiting import PODS_SLACK_S
 
-from .disruption_helpers import (attach_transcript, is_ready, kubeconfig_of, make_ready, name_of, pods,
+from .disruption_helpers import (attach_transcript, is_ready, make_ready, name_of, pods,
                                 rollout_complete, running, start_rollout, terminating, wait_ready, web_values)
 
 RECORD = ("Pod", "Event", "ReplicaSet", "Deployment")
@@ -30,8 +30,10 @@ RECORD = ("Pod", "Event", "ReplicaSet", "Deployment")
 ROLLOUT_STATUS_TIMEOUT_S = 180
 
 
-def rollout_status(kubectl: str, kubeconfig: str, namespace: str) -> Transcript:
-    return run([kubectl, "--kubeconfig", kubeconfig, "rollout", "status", "deployment/web", "-n", namespace,
+def rollout_status(kubectl: str, flags: list[str], namespace: str) -> Transcript:
+    """``kubectl rollout status deployment/web`` (it only reads: any cluster), pointed at the test's
+    cluster by ``flags`` (:func:`e2e.evidence.kubectl.kubectl_flags`)."""
+    return run([kubectl, *flags, "rollout", "status", "deployment/web", "-n", namespace,
                 f"--timeout={ROLLOUT_STATUS_TIMEOUT_S}s"], timeout_s=ROLLOUT_STATUS_TIMEOUT_S + 30)
 
 
@@ -47,16 +49,15 @@ def apply_and_settle(sc: Scenario) -> None:
 
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("DR-4")
-def test_deadline_exceeded(scenario: Scenario, cluster, kubectl: str):
+def test_deadline_exceeded(scenario: Scenario, kubectl: str):
     """DR-4 (a): a template that never becomes Ready: ProgressDeadlineExceeded at the last
     lastUpdateTime + [30, 33] s, "ReplicaSet … has timed out progressing.", no rollback;
     ``kubectl rollout status`` fails with "exceeded its progress deadline"."""
     sc = scenario
-    kubeconfig = kubeconfig_of(cluster)
     apply_and_settle(sc)
     with ThreadPoolExecutor(1) as pool:
         start_rollout(sc, stepped=True)
-        status_run = pool.submit(rollout_status, kubectl, kubeconfig, sc.namespace)
+        status_run = pool.submit(rollout_status, kubectl, kubectl_flags(sc.kube), sc.namespace)
         sc.wait_for("Progressing=False ProgressDeadlineExceeded",
                     lambda: progressing(sc.get("Deployment", "web")).get("reason") == "ProgressDeadlineExceeded",
                     sc.judge.wait_budget_s("DR-4", "timed_out_after_s[never-ready]") + PODS_SLACK_S)
@@ -89,17 +90,16 @@ def test_deadline_exceeded(scenario: Scenario, cluster, kubectl: str):
 
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("DR-4")
-def test_slow_progress_never_times_out(scenario: Scenario, cluster, kubectl: str):
+def test_slow_progress_never_times_out(scenario: Scenario, kubectl: str):
     """DR-4 (b): each new pod becomes Ready 20 s after the previous one: the rollout takes
     longer than the 30 s deadline but never times out; it ends NewReplicaSetAvailable and
     ``kubectl rollout status`` succeeds."""
     sc = scenario
-    kubeconfig = kubeconfig_of(cluster)
     apply_and_settle(sc)
     with ThreadPoolExecutor(1) as pool:
         since = time.time()
         generation = start_rollout(sc, stepped=True)
-        status_run = pool.submit(rollout_status, kubectl, kubeconfig, sc.namespace)
+        status_run = pool.submit(rollout_status, kubectl, kubectl_flags(sc.kube), sc.namespace)
         last_step = since
         for step in range(doc.DR4_REPLICAS):
             new = sc.wait_for(f"new pod {step + 1} running, not Ready",

@@ -5,16 +5,19 @@ Not a documented case (no CASES.md ID, nothing judged against a band): a check t
 cluster profile ``multi-node`` (profiles/multi-node.yaml; offline: e2e.cluster.kind's per-node
 ptp subnets, routes and masquerade rule, CASES-faults.md §3a) gives the NF/DR cases the
 network they assume. All traffic comes from pods; the host only reads the API and asks the
-nodes' routing tables (``ip route get`` sends nothing).
+nodes' routing tables (``ip route get`` sends nothing), through ``docker exec`` or the node agent.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 
 import pytest
 from kubernetes import client
 
+from e2e.cluster.egress import NODE_SCRIPT
+from e2e.cluster.kind import CONFLIST_IN_NODE, ptp_subnet
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import PODS_SLACK_S
 
@@ -29,9 +32,8 @@ from e2e.base.waiting import PODS_SLACK_S
 SERVICE_REQUESTS = 60
 SERVICE_INTERVAL_S = 0.5
 APP_PORT = 8080
-# An address of the pod subnet that no node's share covers (nodes get 10.244.0.0/24,
-# 10.244.1.0/24, …: e2e.cluster.kind.node_pod_subnets).
-UNUSED_POD_IP = "10.244.200.1"
+# A line of the node guard's script that routes a pod subnet unreachable (e2e.cluster.egress.node_guard_script).
+UNREACHABLE_ROUTE = re.compile(r"^ip -[46] route replace unreachable (\S+)$", re.M)
 
 
 def _pods_on_nodes(sc: Scenario, manifest: str, prefix: str, nodes: list[str], **values) -> dict[str, str]:
@@ -136,35 +138,77 @@ def test_pods_services_and_dns_across_nodes(scenario: Scenario):
 @pytest.mark.profile("multi-node")
 def test_pod_subnet_routes_on_each_node(scenario: Scenario):
     """Each node routes the other node's pod share via that node and keeps every other
-    address of the pod subnet ``unreachable`` (never the default route off the machine)."""
+    address of the pod subnet ``unreachable`` (never the default route off the machine).
+
+    Both are the suite's own wiring, not a contract of Kubernetes: the ``unreachable`` route is its
+    node guard's (e2e.cluster.egress ``NODE_SCRIPT``, run before every kubelet start), the routes
+    between the nodes its static CNI's (e2e.cluster.kind ``wire_nodes``) or kindnet's. The suite's
+    clusters have both, and so has ``make foreign-cluster``'s. So it runs wherever the nodes carry
+    the node guard — on a ``--kubeconfig`` cluster through the node agent (``--node-agent``; without
+    node access it is skipped saying so) — reading the guard's pod subnets and each node's share in
+    the node; a ``--kubeconfig`` cluster whose nodes have no node guard is skipped naming them (its
+    CNI routes pods its own way: there the check has no subject). On the suite's own clusters a
+    node without the guard fails the test."""
     sc = scenario
-    if sc.kind is None:
-        pytest.skip("reads the nodes' routing tables: needs a kind cluster")
-    nodes = sc.kind.nodes()
-    assert len(nodes) == 2
+    if sc.kind is not None:
+        nodes = sc.kind.nodes()
+        assert len(nodes) == 2
+    else:  # the nodes placed for the profile (at least two schedulable ones: e2e.plugin.clusters)
+        nodes = list(sc.nodes)
+    guards = {node: guard_subnets(sc.node_exec("sh", "-c", f"cat {NODE_SCRIPT} 2>/dev/null || true", node=node))
+              for node in nodes}
+    unguarded = [node for node in nodes if not guards[node]]
+    if unguarded and sc.kind is None:
+        pytest.skip(f"checks the suite's own node guard, not a contract of Kubernetes: node {', '.join(unguarded)} has no "
+                    f"{NODE_SCRIPT} with an unreachable route for the pod subnet (e2e.cluster.egress; the suite puts it "
+                    "in the nodes of the clusters it makes and of make foreign-cluster)")
     k8s_nodes = {n.metadata.name: n for n in sc.kube.core.list_node().items}
-    problems = []
+    shares = {node: _pod_share(sc, node, k8s_nodes[node]) for node in nodes}
+    problems = [f"{node}: no node guard ({NODE_SCRIPT} routes no pod subnet unreachable)" for node in unguarded]
+    subnets = sorted({s for found in guards.values() for s in found}, key=lambda s: ipaddress.ip_network(s).version)
+    known = [*shares.values(), *(n.spec.pod_cidr for n in k8s_nodes.values() if n.spec.pod_cidr)]
+    unused = unused_address(subnets, known)
+    if unused is None:
+        problems.append(f"no address of the node guard's pod subnets {subnets} outside every node's share {sorted(set(known))}")
     for node in nodes:
-        # `ip route get` of an address behind an unreachable route fails with EHOSTUNREACH
-        unused = sc.node_exec("sh", "-c", f"ip route get {UNUSED_POD_IP} 2>&1 || true", node=node).strip()
-        if "No route to host" not in unused:
-            problems.append(f"{node}: {UNUSED_POD_IP} (unused part of the pod subnet) routes as {unused!r}, not unreachable")
+        if unused is not None:
+            # `ip route get` of an address behind an unreachable route fails with EHOSTUNREACH
+            got = sc.node_exec("sh", "-c", f"ip route get {unused} 2>&1 || true", node=node).strip()
+            if "No route to host" not in got:
+                problems.append(f"{node}: {unused} (unused part of the pod subnet) routes as {got!r}, not unreachable")
         for other in nodes:
             if other == node:
                 continue
             other_ip = next(a.address for a in k8s_nodes[other].status.addresses if a.type == "InternalIP")
-            share = ipaddress.ip_network(_pod_share(sc, other, k8s_nodes[other]))
-            probe = str(share.network_address + 200)  # in the other node's share, not its gateway
+            probe = str(ipaddress.ip_network(shares[other]).network_address + 200)  # in the other node's share, not its gateway
             route = sc.node_exec("ip", "route", "get", probe, node=node).strip()
             if f"via {other_ip} " not in route + " ":
                 problems.append(f"{node}: {probe} (pod share of {other}) routes as {route!r}, not via {other_ip}")
     assert not problems, "pod subnet routes:\n  " + "\n  ".join(problems)
 
 
+def guard_subnets(script: str) -> list[str]:
+    """The pod subnets the node guard's script (the text of e2e.cluster.egress ``NODE_SCRIPT``, made
+    by ``node_guard_script``; empty: no guard) routes ``unreachable``, in its order."""
+    return UNREACHABLE_ROUTE.findall(script)
+
+
+def unused_address(subnets: list[str], shares: list[str]) -> str | None:
+    """An address of the first of ``subnets`` (the node guard's pod subnets, IPv4 first) that none of
+    the nodes' ``shares`` covers: the subnet's last address but one (kind's node shares are taken from
+    its start); None when every subnet's is covered or there is none."""
+    for subnet in subnets:
+        net = ipaddress.ip_network(subnet)
+        candidate = net.broadcast_address - 1
+        if not any(candidate in ipaddress.ip_network(s) for s in shares if ipaddress.ip_network(s).version == net.version):
+            return str(candidate)
+    return None
+
+
 def _pod_share(sc: Scenario, node: str, k8s_node) -> str:
-    """The node's share of the pod subnet: its static CNI conflist offline, else (kindnetd)
-    the ``spec.podCIDR`` kube-controller-manager gave it."""
-    try:
-        return sc.kind.pod_subnet_of(node)
-    except RuntimeError:
-        return k8s_node.spec.pod_cidr
+    """The node's share of the pod subnet: its static CNI conflist (the offline image's, read in
+    the node: ``docker exec`` or the node agent), else (kindnetd) the ``spec.podCIDR``
+    kube-controller-manager gave it."""
+    conflist = sc.node_exec("sh", "-c", f"cat {CONFLIST_IN_NODE} 2>/dev/null || true", node=node)
+    return ptp_subnet(conflist) if conflist.strip() else k8s_node.spec.pod_cidr
+
