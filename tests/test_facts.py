@@ -120,6 +120,8 @@ def test_the_facts_file_is_read(tmp_path):
     ("controllerManager: [1]\n", "controllerManager is not a mapping"),
     ("- 1\n", "not a mapping"),
     ("a: [\n", "while parsing"),
+    ("controllerManager: {feature-gates: MaxUnavailableStatefulSet}\n",
+     "controllerManager.feature-gates: 'MaxUnavailableStatefulSet' is not Name=true or Name=false"),
 ])
 def test_a_bad_facts_file_names_the_file_and_key(tmp_path, text, problem):
     f = tmp_path / "facts.yaml"
@@ -127,6 +129,17 @@ def test_a_bad_facts_file_names_the_file_and_key(tmp_path, text, problem):
     with pytest.raises(facts.ClusterFactsError) as refused:
         facts.read_cluster_facts(f)
     assert str(refused.value).startswith(f"--cluster-facts {f}: ") and problem in str(refused.value)
+
+
+def test_the_controller_managers_feature_gates_are_read_and_recorded(tmp_path):
+    """The ST cases key values by the controller manager's gates, which a --kubeconfig run cannot
+    read (its /metrics is on the control-plane node): the facts file may give them."""
+    f = tmp_path / "facts.yaml"
+    f.write_text("controllerManager: {feature-gates: 'MaxUnavailableStatefulSet=false, Foo=true'}\n")
+    given = facts.read_cluster_facts(f)["controllerManager"]
+    recorded = facts.controller_manager(given, f"--cluster-facts {f}")
+    assert recorded["feature_gates"] == {"gates": {"MaxUnavailableStatefulSet": False, "Foo": True}, "from": f"--cluster-facts {f}"}
+    assert "feature_gates" not in facts.controller_manager({}, None)
 
 
 def test_a_missing_facts_file_is_an_error(tmp_path):

@@ -122,3 +122,34 @@ def test_a_read_sends_the_kubeconfigs_bearer_token(monkeypatch):
     assert gates.read(SimpleNamespace(api_client=api), "/metrics", "kube-apiserver /metrics") == "ok"
     ((method, url, headers),) = sent
     assert (method, url, headers.get("authorization")) == ("GET", "https://127.0.0.1:40000/metrics", "Bearer sa-token")
+
+
+def _api(*gates_on: tuple[str, str, bool]) -> gates.Gates:
+    return gates.Gates({n: gates.Gate(n, stage, on) for n, stage, on in gates_on}, "kube-apiserver /metrics")
+
+
+def test_feature_gates_flag_reads_what_the_components_take():
+    assert gates.feature_gates_flag("A=true, B=False") == {"A": True, "B": False}
+    for bad in ("A", "A=yes", "=true", "A=true,"):
+        with pytest.raises(ValueError, match="is not Name=true or Name=false"):
+            gates.feature_gates_flag(bad)
+
+
+def test_the_controller_managers_gates_not_read_are_the_api_servers_and_said_so():
+    """A foreign run failed ST-1 and ST-3: the controller manager's /metrics was read with curl in a
+    worker (the agent never enters a control plane). Its gates are then the API server's, said so."""
+    cm = gates.controller_manager_assumed(_api(("MaxUnavailableStatefulSet", "BETA", True)), {}, None)
+    assert cm.enabled("MaxUnavailableStatefulSet") is True
+    assert cm.describe("MaxUnavailableStatefulSet") == (
+        "MaxUnavailableStatefulSet=true (BETA) per kube-apiserver /metrics, assumed for kube-controller-manager (its "
+        "/metrics is on the control-plane node, which the suite does not enter; give controllerManager.feature-gates in "
+        "--cluster-facts)")
+
+
+def test_the_facts_files_controller_manager_gates_win_and_are_named():
+    cm = gates.controller_manager_assumed(_api(("MaxUnavailableStatefulSet", "BETA", True), ("X", "ALPHA", False)),
+                                          {"MaxUnavailableStatefulSet": False, "New": True}, "--cluster-facts f.yaml")
+    assert (cm.enabled("MaxUnavailableStatefulSet"), cm["MaxUnavailableStatefulSet"].stage) == (False, "BETA")
+    assert cm.enabled("X") is False and cm.enabled("New") is True
+    assert cm.source.startswith("kube-controller-manager --feature-gates MaxUnavailableStatefulSet,New (--cluster-facts f.yaml); "
+                                "the rest: kube-apiserver /metrics, assumed")

@@ -30,6 +30,26 @@ def test_a_kubeconfig_cluster_without_the_node_port_skips_naming_it():
         sc.node_port_url(port)
 
 
+def test_the_controller_managers_gates_on_a_kubeconfig_cluster_come_from_the_facts_over_the_api_servers(tmp_path, monkeypatch):
+    """ST-1/ST-3 failed on the foreign cluster: the gates were read with curl in a worker, where the
+    controller manager does not run. On a kind cluster they are still read in its control plane."""
+    from types import SimpleNamespace
+
+    from e2e.cluster import gates
+    from e2e.run.scenario import Scenario
+
+    api = gates.Gates({"MaxUnavailableStatefulSet": gates.Gate("MaxUnavailableStatefulSet", "BETA", True)}, "kube-apiserver /metrics")
+    monkeypatch.setattr(gates, "api_server", lambda kube: api)
+    facts = {"controller_manager": {"feature_gates": {"gates": {"MaxUnavailableStatefulSet": False}, "from": "--cluster-facts f"}}}
+    foreign = Scenario(None, "ns", None, None, tmp_path, 37, 1, None, nodes=("w1",), facts=facts)
+    assert foreign.controller_manager_gates().enabled("MaxUnavailableStatefulSet") is False
+    assert "assumed" in Scenario(None, "ns", None, None, tmp_path, 37, 1, None, nodes=("w1",)).controller_manager_gates().source
+    read = []
+    monkeypatch.setattr(gates, "controller_manager", lambda node_exec: read.append(node_exec) or api)
+    on_kind = Scenario(None, "ns", None, None, tmp_path, 37, 1, SimpleNamespace(control_plane="cp"))
+    assert on_kind.controller_manager_gates() is api and read == [on_kind.node_exec]
+
+
 def test_the_default_node_is_a_kind_clusters_control_plane_else_the_first_node_its_facts_chose(tmp_path):
     """What NF-3 and NF-6 act on (scenarios/faults: ``sc.default_node()``): on a kind cluster the
     suite made its control plane, its only node; on a ``--kubeconfig`` cluster the node the facts

@@ -314,7 +314,9 @@ CM_DEFAULTS = {"node-monitor-grace-period": "50s", "node-monitor-period": "5s"}
 CM_DEFAULTS_SOURCE = ("pkg/controller/nodelifecycle/config/v1alpha1/defaults.go "
                       "RecommendedDefaultNodeLifecycleControllerConfiguration, v1.37.2")
 # the facts file's sections and keys (--cluster-facts)
-CLUSTER_FACTS_KEYS = {"controllerManager": tuple(CM_DEFAULTS)}
+# (feature-gates: its --feature-gates, "A=true,B=false": e2e.cluster.gates.controller_manager_assumed)
+CM_FEATURE_GATES = "feature-gates"
+CLUSTER_FACTS_KEYS = {"controllerManager": (*CM_DEFAULTS, CM_FEATURE_GATES)}
 # the profile settings that set a band instead of asking for a node: (section, key)
 FROM_FACTS = (("KubeletConfiguration", "nodeLeaseDurationSeconds"),
               *(("controllerManager", k) for k in CM_DEFAULTS))
@@ -326,9 +328,10 @@ class ClusterFactsError(ValueError):
 
 def read_cluster_facts(path: Path) -> dict:
     """The facts file ``path`` (YAML): ``{"controllerManager": {"node-monitor-grace-period": "50s",
-    "node-monitor-period": "5s"}}`` (either key may be left out). Raises :class:`ClusterFactsError`
-    naming the file and the key for a file that cannot be read, an unknown section or key, or a
-    value that is not a Go duration (``"50s"``, ``"1m0s"``)."""
+    "node-monitor-period": "5s", "feature-gates": "MaxUnavailableStatefulSet=true"}}`` (any key may be
+    left out). Raises :class:`ClusterFactsError` naming the file and the key for a file that cannot
+    be read, an unknown section or key, a period that is not a Go duration (``"50s"``, ``"1m0s"``)
+    or gates not as ``--feature-gates`` takes them."""
     import yaml  # here: see profile_needs
 
     try:
@@ -347,7 +350,12 @@ def read_cluster_facts(path: Path) -> dict:
         for key, value in entries.items():
             if key not in known:
                 raise ClusterFactsError(f"--cluster-facts {path}: unknown key {section}.{key} (known: {', '.join(known)})")
-            if duration_s(value) is None:
+            if key == CM_FEATURE_GATES:
+                try:
+                    gates.feature_gates_flag(str(value))
+                except ValueError as e:
+                    raise ClusterFactsError(f"--cluster-facts {path}: {section}.{key}: {e} (e.g. MaxUnavailableStatefulSet=true)") from None
+            elif duration_s(value) is None:
                 raise ClusterFactsError(f"--cluster-facts {path}: {section}.{key} {value!r} is not a duration (e.g. 50s, 1m0s)")
         out[section] = dict(entries)
     return out
@@ -357,14 +365,18 @@ def controller_manager(given: Mapping[str, str], origin: str | None) -> dict:
     """The controller manager's node-lifecycle flags as facts.json records them: ``given`` (from the
     facts file or the profile the suite made the cluster from, named by ``origin``) over the
     upstream defaults; ``{"flags": {...}, "from": {flag: where}}``, where a flag not given says
-    ``"upstream default (…)"``."""
+    ``"upstream default (…)"``; with ``feature-gates`` given also ``"feature_gates": {"gates":
+    {name: on}, "from": origin}``."""
     flags, where = {}, {}
     for key, default in CM_DEFAULTS.items():
         if key in given:
             flags[key], where[key] = given[key], str(origin)
         else:
             flags[key], where[key] = default, f"upstream default ({CM_DEFAULTS_SOURCE})"
-    return {"flags": flags, "from": where}
+    out: dict = {"flags": flags, "from": where}
+    if CM_FEATURE_GATES in given:
+        out["feature_gates"] = {"gates": gates.feature_gates_flag(str(given[CM_FEATURE_GATES])), "from": str(origin)}
+    return out
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ read raises :class:`GatesUnreadable` with what was asked and why.
 from e2e.cluster import gates
 gates.api_server(sc.kube).enabled("InPlacePodVerticalScaling")           # True / False
 gates.kubelet(sc.kube, sc.kind.control_plane)["PodReadyToStartContainersCondition"].stage   # "BETA"
-gates.controller_manager(sc.node_exec).enabled("StatefulSetAutoDeletePVC")
+sc.controller_manager_gates().enabled("StatefulSetAutoDeletePVC")
 ```
 """
 
@@ -166,6 +166,35 @@ def kubelet(kube, node: str) -> Gates:
     (``/api/v1/nodes/<node>/proxy/metrics``)."""
     source = f"kubelet of {node} (node proxy /metrics)"
     return parse(read(kube, f"/api/v1/nodes/{quote(node, safe='')}/proxy/metrics", source), source)
+
+
+def feature_gates_flag(value: str) -> dict[str, bool]:
+    """A ``--feature-gates`` value as the components take it (``"A=true,B=false"``; k8s.io/component-base
+    featuregate ``Set``): gate name → on. ``ValueError`` naming the first item that is not
+    ``Name=true|false``."""
+    out: dict[str, bool] = {}
+    for item in (part.strip() for part in value.split(",")):
+        name, eq, on = item.partition("=")
+        if not eq or not name.strip() or on.strip().lower() not in ("true", "false"):
+            raise ValueError(f"{item!r} is not Name=true or Name=false")
+        out[name.strip()] = on.strip().lower() == "true"
+    return out
+
+
+def controller_manager_assumed(api: Gates, given: Mapping[str, bool], origin: str | None) -> Gates:
+    """The controller manager's gates where its ``/metrics`` cannot be read (a ``--kubeconfig``
+    cluster: it listens on the control-plane node's loopback, and the node agent never enters a
+    control plane): the ``given`` gates (``--cluster-facts`` ``controllerManager.feature-gates``,
+    named by ``origin``) over the API server's as read (``api``, :func:`api_server`), which stand for
+    the rest — kubeadm, kind's included, gives every control-plane component the one
+    ``featureGates`` of its ClusterConfiguration. Its ``source`` says so in each value's note."""
+    merged = {name: Gate(name, gate.stage, given[name]) if name in given else gate for name, gate in api.items()}
+    merged.update({name: Gate(name, "", on) for name, on in given.items() if name not in merged})
+    assumed = (f"{api.source}, assumed for kube-controller-manager (its /metrics is on the control-plane node, "
+               "which the suite does not enter; give controllerManager.feature-gates in --cluster-facts)")
+    if given:
+        assumed = f"kube-controller-manager --feature-gates {','.join(sorted(given))} ({origin}); the rest: {assumed}"
+    return Gates(merged, assumed)
 
 
 def controller_manager(node_exec: Callable[..., str]) -> Gates:

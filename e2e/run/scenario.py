@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence, TypeVar
 from kubernetes.client.exceptions import ApiException
 
 from ..cluster import facts as cluster_facts
+from ..cluster import gates
 from ..cluster.images import workload_images
 from ..cluster.kind import Kind
 from ..cluster.nodeaccess import AgentAccess, NodeAccess, NodeRefused, run, shown_selector
@@ -230,6 +231,18 @@ class Scenario:
             return cluster_facts.lifecycle(self.facts or {}, node)
         except ValueError as e:
             pytest.skip(f"needs the node-lifecycle settings: {e}")
+
+    def controller_manager_gates(self) -> gates.Gates:
+        """The controller manager's feature gates: on a kind cluster the suite made, read live in its
+        control-plane node (:func:`e2e.cluster.gates.controller_manager`); on a ``--kubeconfig``
+        cluster, whose control-plane node the suite does not enter, ``--cluster-facts``
+        ``controllerManager.feature-gates`` over the API server's live gates, the source saying so
+        (:func:`e2e.cluster.gates.controller_manager_assumed`). :class:`e2e.cluster.gates.GatesUnreadable`
+        when neither can be read."""
+        if self.kind is not None:
+            return gates.controller_manager(self.node_exec)
+        given = ((self.facts or {}).get("controller_manager") or {}).get("feature_gates") or {}
+        return gates.controller_manager_assumed(gates.api_server(self.kube), given.get("gates") or {}, given.get("from"))
 
     def default_node(self) -> str:
         """The node :meth:`node_exec` enters when none is named (see there); skips the test when the

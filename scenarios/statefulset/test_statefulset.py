@@ -109,7 +109,7 @@ def test_ordered_ready_and_parallel(scenario: Scenario):
     sc.expect("ST-1", "max_unavailable_gate", gate.enabled("MaxUnavailableStatefulSet"))
     # the controller manager runs the rolling update (ST-3): its own gate, for the record
     sc.note("MaxUnavailableStatefulSet (controller manager)",
-            gates.controller_manager(sc.node_exec).describe("MaxUnavailableStatefulSet"))
+            sc.controller_manager_gates().describe("MaxUnavailableStatefulSet"))
     spec = sc.apply("defaults.yaml", dry_run=True, name="seed")[-1]["spec"]
     rolling = (spec.get("updateStrategy") or {}).get("rollingUpdate") or {}
     retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
@@ -283,7 +283,7 @@ def test_max_unavailable_rolling_update(scenario: Scenario, profile: str):
     and on 1.34 once more with the gate on (profile ``gates-1.34``)."""
     sc = scenario
     api = gates.api_server(sc.kube)
-    controller = gates.controller_manager(sc.node_exec)
+    controller = sc.controller_manager_gates()
     sc.note("MaxUnavailableStatefulSet", f"{api.describe('MaxUnavailableStatefulSet')}; "
             f"{controller.describe('MaxUnavailableStatefulSet')}")
     stored_key = gates.gate_key(api.enabled("MaxUnavailableStatefulSet"))
