@@ -258,7 +258,8 @@ def test_crash_beside_a_probed_sidecar_after_a_kubelet_restart(scenario: Scenari
     sc.apply("sidecar-probed.yaml", name="pair")
     sc.wait_for("pair ready", lambda: (pods.condition(sc.pod("pair"), "Ready") or {}).get("status") == "True" or None,
                 2 * WAIT_SLACK_S)
-    with kubelet_restarted(sc):
+    # the kubelet of pair's node (on a --kubeconfig cluster a fault names its node: no default there)
+    with kubelet_restarted(sc, sc.pod("pair")["spec"]["nodeName"]):
         pass
     time.sleep(SETTLE_AFTER_RESTART_S)
     marked = time.time()
