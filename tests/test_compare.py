@@ -119,6 +119,39 @@ def test_a_value_keyed_by_a_gate_gone_when_the_gate_flipped_is_a_gate_change(tmp
     assert rows["other[gate off]"].change == "unexplained"
 
 
+def test_a_value_keyed_by_a_fact_that_differs_is_explained_by_the_facts(tmp_path):
+    """The suite's own cluster (controller manager grace 20 s: ``[multi-node-fast-lifecycle]``)
+    against the foreign one (upstream 50 s: ``[multi-node]``): 4 NF values were unexplained."""
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "unknown_after_last_renew_s[fast]", 20.2, 20.0, [19, 24], case="NF-4"),
+                                   m("r1", "v1.37.2", "other[fast]", 1.0, 1.0, [0, 2], case="NF-4"),
+                                   m("r1", "v1.37.2", "two[x]", 1.0, 1.0, [0, 2], case="NF-4")],
+                  [("test_backoff_gaps_and_waiting_state", "")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "unknown_after_last_renew_s[slow]", 51.0, 50.0, [49, 62], case="NF-4"),
+                                   m("r2", "v1.37.2", "other[slow]", 9.0, 1.0, [0, 2], verdict="fail", case="NF-4"),
+                                   m("r2", "v1.37.2", "two[y]", 1.0, 1.0, [0, 2], case="NF-4"),
+                                   m("r2", "v1.37.2", "two[z]", 1.0, 1.0, [0, 2], case="NF-4")],
+                  [("test_backoff_gaps_and_waiting_state", "")])
+    facts = ["multi-node: controller_manager.node-monitor-grace-period 20s → 50s"]
+    rows = {r.name: r for r in compare(load_run(a), load_run(b), facts)}
+    assert rows["unknown_after_last_renew_s[fast]"].change == "keyed by facts"
+    assert "'unknown_after_last_renew_s[slow]' instead (verdict pass)" in rows["unknown_after_last_renew_s[fast]"].note
+    assert rows["other[fast]"].change == "unexplained"  # its counterpart failed
+    assert rows["two[x]"].change == "unexplained"  # two candidates: no match
+    # the same runs with equal facts: nothing explains the move
+    assert {r.name: r.change for r in compare(load_run(a), load_run(b))}["unknown_after_last_renew_s[fast]"] == "unexplained"
+
+
+def test_a_value_gone_with_its_test_xfailed_in_b_is_no_unexplained_change(tmp_path):
+    # OM-6 hit its documented flake in B (exit 137 without OOMKilled): its test xfailed
+    a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "terminated_reason[run=1]", "OOMKilled", "OOMKilled", None),
+                                   m("r1", "v1.37.2", "x", 1.0, 1.0, [0, 2], test="scenarios/crashloop/test_crashloop.py::test_other")],
+                  [("test_backoff_gaps_and_waiting_state", ""), ("test_other", "")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 1.0, 1.0, [0, 2], test="scenarios/crashloop/test_crashloop.py::test_other")],
+                  [("test_backoff_gaps_and_waiting_state", '<skipped type="pytest.xfail" message="flake"/>'), ("test_other", "")])
+    rows = {r.name: r.change for r in compare(load_run(a), load_run(b))}
+    assert rows["terminated_reason[run=1]"] == "missing (test xfailed)"
+
+
 def test_set_aside_values_are_not_hidden_as_same(tmp_path):
     a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "x", 0, -997, None), m("r1", "v1.37.2", "y", 0, -998, None, verdict="skipped")])
     b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "x", 0, -997, None, verdict="skipped"),

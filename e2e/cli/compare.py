@@ -16,6 +16,11 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   e2e.cluster.gates.gate_key) gone from B because B's cluster ran the gate the other way — the
   same test measured the same name under the other state, and that value held (e.g. RR-2's
   ``creation[gate off]`` on 1.35, ``creation[gate on]`` on 1.36, whose gate is on as shipped);
+- ``keyed by facts``: a value whose name's qualifier follows a cluster fact (the controller
+  manager's grace, ``[fast-lifecycle]`` / ``[multi-node]``; a lease duration) gone from B while B
+  measured the one other qualifier of it, which held, and the two runs' facts differ (listed under
+  the table: the reason) — e.g. the suite's own cluster against one the suite did not make;
+- ``missing (test xfailed)``: gone from B because its test hit its documented flake there;
 - ``documented change``: the expectation itself differs (keyed by another version or cgroup)
   and the new value holds its own;
 - ``unexplained``: the new value fails its expectation, or a value disappeared/appeared while
@@ -67,6 +72,7 @@ import argparse
 import json
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -83,6 +89,10 @@ from e2e.base import facts
 # such a value gone from B because B ran the gate the other way
 GATE_STATES = ("[gate on]", "[gate off]")
 GATE_CHANGED = "gate changed"
+# the class of a value gone from B because its name's qualifier follows a cluster fact that differs
+# between the runs (e.g. a band keyed by the controller manager's grace, e2e.documented.faults.grace_key:
+# ``[fast-lifecycle]`` on the suite's profile, ``[multi-node]`` on a cluster with the upstream defaults)
+FACTS_CHANGED = "keyed by facts"
 # the class of a test's outcome that went passed <-> skipped because its values moved to another
 # variant of the test (:func:`_moved`), and the note on each such value
 VARIANT_MOVED = "variant moved"
@@ -260,6 +270,23 @@ def _other_gate_state(b: Run, key: tuple[str, str, str]) -> tuple[str, str, str,
     return test, case, swapped, m["verdict"]
 
 
+def _other_qualifier(a: Run, b: Run, key: tuple[str, str, str]) -> tuple[str, str] | None:
+    """B's one value of the same test and case whose name is ``key``'s with another ``[qualifier]``
+    (``unknown_after_last_renew_s[fast-lifecycle]`` → ``…[multi-node]``), which A did not measure,
+    and which held: ``(name, verdict)``; None when the name has no qualifier, or B has none or
+    several such values."""
+    test, case, name = key
+    if not name.endswith("]") or "[" not in name:
+        return None
+    stem = name[:name.index("[")]
+    found = [(n, m["verdict"]) for (t, c, n), m in b.measurements.items()
+             if t == test and c == case and n != name and n.startswith(stem + "[") and n.endswith("]")
+             and (t, c, n) not in a.measurements]
+    if len(found) != 1 or found[0][1] in (FAIL, INCONCLUSIVE):
+        return None
+    return found[0]
+
+
 def _variant(test: str) -> str:
     """``[gates-1.34]`` of ``…::test_x[gates-1.34]``; ``""`` for a test without parameters."""
     return test[test.index("["):] if test.endswith("]") and "[" in test else ""
@@ -291,8 +318,10 @@ def _same_expectation(a: dict, b: dict) -> bool:
     return ident(a) == ident(b)
 
 
-def compare(a: Run, b: Run) -> list[Row]:
-    """Every measurement and changed test outcome of ``a`` and ``b``, classified (module doc)."""
+def compare(a: Run, b: Run, facts_differ: Sequence[str] = ()) -> list[Row]:
+    """Every measurement and changed test outcome of ``a`` and ``b``, classified (module doc);
+    ``facts_differ``: what differs between the runs' cluster facts (:func:`facts_diff`), which may
+    explain a value keyed by a fact (:data:`FACTS_CHANGED`)."""
     rows: list[Row] = []
     moved = _moved(a, b)
     into = set(moved.values())
@@ -310,11 +339,15 @@ def compare(a: Run, b: Run) -> list[Row]:
         elif ma is None:
             change = "new"
         elif mb is None:
-            change = {SKIPPED: "skipped in B", FAILED: "missing (test failed)", ERROR: "missing (test error)"}.get(
-                b.outcomes.get(test, PASSED), UNEXPLAINED)
+            change = {SKIPPED: "skipped in B", FAILED: "missing (test failed)", ERROR: "missing (test error)",
+                      XFAILED: "missing (test xfailed)"}.get(b.outcomes.get(test, PASSED), UNEXPLAINED)
             other = _other_gate_state(b, key)
             if change == UNEXPLAINED and other is not None:
                 change, note = GATE_CHANGED, f"B measured {other[2]!r} instead (verdict {other[3]})"
+            requalified = _other_qualifier(a, b, key) if change == UNEXPLAINED and facts_differ else None
+            if requalified is not None:
+                change, note = FACTS_CHANGED, (f"B measured {requalified[0]!r} instead (verdict {requalified[1]}): "
+                                               "the clusters' facts differ (listed below the table)")
         elif (_is_race(ma) or _is_race(mb)) and race_a is not None and race_b is not None:
             change, note = _race_change(race_a, race_b, {**a.races.get(key, {}), **b.races.get(key_b, {})})
         elif (by_table := value_change(ma["verdict"], mb["verdict"])) is not None:
@@ -425,9 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     except RunNotFound as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
-    rows = compare(a, b)
-    print(table(a, b, rows))
     facts = facts_diff(Path(a.path).parent, Path(b.path).parent)
+    rows = compare(a, b, facts)
+    print(table(a, b, rows))
     if facts:
         print("\ncluster facts that differ (facts.json of each run; the reason for a change above):")
         print("\n".join(f"  {line}" for line in facts))
