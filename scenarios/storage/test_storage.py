@@ -302,7 +302,7 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
             sc.expect("ES-7", "eviction_hard[kind]", hard, details=settings)
         if "volumeStatsAggPeriod" in cfg:
             sc.expect("ES-7", "volume_stats_agg_period_s", parse_duration_s(cfg["volumeStatsAggPeriod"]), details=settings)
-    if sc.kind is not None:
+    if sc.access is not None:  # in the node: docker exec on the suite's clusters, else the node agent
         dump = sc.node_exec("containerd", "config", "dump")
         sc.add_file("containerd-config-dump.toml", dump)
         sc.expect("ES-7", "containerd_stats_collect_period_s", containerd_stats_collect_period_s(dump),
