@@ -284,7 +284,7 @@ def kubectl_candidates(kubernetes: str) -> list[Path]:
     """Where a ``--kubeconfig`` run looks for a kubectl of the cluster's version ``kubernetes``
     when ``$E2E_KUBECTL`` is not set: ``kubectl`` on ``PATH``, then the offline build's
     (``$E2E_CACHE``, default ``~/.cache/pod-lifecycle-e2e``, ``offline/kubernetes-<version>-*/kubectl``,
-    written by ``make e2e OFFLINE=1`` or ``make offline``); only those that exist."""
+    written by ``make e2e OFFLINE=1`` or ``make offline``); returns those that exist, in that order."""
     cache = Path(os.environ.get("E2E_CACHE") or Path.home() / ".cache" / "pod-lifecycle-e2e")
     on_path = shutil.which("kubectl")
     return [*([Path(on_path)] if on_path else []), *sorted(cache.glob(f"offline/kubernetes-{kubernetes}-*/kubectl"))]
