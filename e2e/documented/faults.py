@@ -233,11 +233,14 @@ def lease_key(lease_s: float) -> str:
     return next((p for p, v in LEASE_DURATION_S.items() if v == lease_s), f"lease={lease_s:g}s")
 
 
-def grace_key(grace_s: float, period_s: float) -> str:
+def grace_key(grace_s: float, period_s: float, grace: Mapping[str, float] | None = None,
+              period: Mapping[str, float] | None = None) -> str:
     """The name qualifier of the values that follow from the controller manager's grace and
-    monitor periods (s): the profile that sets them (:data:`FAST`, :data:`DEFAULT`), else
-    ``"grace=<n>s,period=<n>s"``."""
-    return next((p for p in GRACE_S if (GRACE_S[p], MONITOR_PERIOD_S[p]) == (grace_s, period_s)),
+    monitor periods (s): the profile that sets them (by ``grace`` and ``period``, profile → s;
+    default this module's :data:`GRACE_S`, :data:`MONITOR_PERIOD_S`: :data:`FAST`, :data:`DEFAULT`),
+    else ``"grace=<n>s,period=<n>s"``."""
+    grace, period = grace or GRACE_S, period or MONITOR_PERIOD_S
+    return next((p for p in grace if (grace[p], period[p]) == (grace_s, period_s)),
                 f"grace={grace_s:g}s,period={period_s:g}s")
 
 

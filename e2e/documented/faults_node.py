@@ -156,8 +156,7 @@ def grace_key(grace_s: float, period_s: float) -> str:
     """The name qualifier of NF-4's and NF-8's ``unknown_after_last_renew_s`` for the controller
     manager's grace and monitor periods (s): the two-node profile that sets them (:data:`FAST`,
     :data:`DEFAULT`), else ``"grace=<n>s,period=<n>s"`` (as :func:`e2e.documented.faults.grace_key`)."""
-    return next((p for p in GRACE_S if (GRACE_S[p], MONITOR_PERIOD_S[p]) == (grace_s, period_s)),
-                f"grace={grace_s:g}s,period={period_s:g}s")
+    return single.grace_key(grace_s, period_s, GRACE_S, MONITOR_PERIOD_S)
 
 
 def unknown_from(case: str, lc: Lifecycle) -> Expectation:
