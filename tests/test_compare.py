@@ -141,6 +141,28 @@ def test_a_value_keyed_by_a_fact_that_differs_is_explained_by_the_facts(tmp_path
     assert {r.name: r.change for r in compare(load_run(a), load_run(b))}["unknown_after_last_renew_s[fast]"] == "unexplained"
 
 
+def test_a_value_reading_a_fact_that_differs_in_b_is_explained_by_the_facts(tmp_path):
+    """ES-7's ``eviction_hard[kind]`` (the suite's own clusters only) gone from a run on a cluster
+    with its own evictionHard: the facts explain it; with the fact the same, or no fact, they do not."""
+    a = write_run(tmp_path / "a", [dict(m("r1", "v1.37.2", "eviction_hard[kind]", "{}", "{}", None, case="ES-7"),
+                                        fact="kubelet_config.evictionHard"),
+                                   m("r1", "v1.37.2", "plain[kind]", 1.0, 1.0, [0, 2], case="ES-7")],
+                  [("test_backoff_gaps_and_waiting_state", "")])
+    b = write_run(tmp_path / "b", [m("r2", "v1.37.2", "kept", 1.0, 1.0, [0, 2], case="ES-7")],
+                  [("test_backoff_gaps_and_waiting_state", "")])
+    facts = ["default/control-plane: kubelet_config.evictionHardly 1 → 2",
+             "default/control-plane: kubelet_config.evictionHard.nodefs.available 0% → 1%",
+             "default/control-plane: kubelet_config.evictionHard.memory.available unset → 150Mi"]
+    rows = {r.name: r for r in compare(load_run(a), load_run(b), facts)}
+    assert rows["eviction_hard[kind]"].change == "keyed by facts"
+    assert rows["eviction_hard[kind]"].note == ("it reads kubelet_config.evictionHard, which differs in B: " + facts[1]
+                                                + " (and 1 more below the table)")
+    assert rows["plain[kind]"].change == "unexplained"  # no fact: nothing explains it
+    other = ["default/control-plane: kubelet_config.evictionHardly 1 → 2"]
+    assert {r.name: r.change for r in compare(load_run(a), load_run(b), other)}["eviction_hard[kind]"] == "unexplained"
+    assert {r.name: r.change for r in compare(load_run(a), load_run(b))}["eviction_hard[kind]"] == "unexplained"
+
+
 def test_a_value_gone_with_its_test_xfailed_in_b_is_no_unexplained_change(tmp_path):
     # OM-6 hit its documented flake in B (exit 137 without OOMKilled): its test xfailed
     a = write_run(tmp_path / "a", [m("r1", "v1.37.2", "terminated_reason[run=1]", "OOMKilled", "OOMKilled", None),

@@ -28,7 +28,9 @@ class Measurement:
     expectation (``["1.37.2", …]``; ``[]`` when undocumented). ``cgroup`` the node's cgroup version
     the value was judged for (``None``: unknown); ``where`` the ``file:line`` of the test code that
     judged it; ``template`` the registry's documented value before ``{placeholders}`` were filled
-    (e.g. a message naming the pod): what stays the same from run to run."""
+    (e.g. a message naming the pod): what stays the same from run to run; ``fact`` the cluster
+    fact the value reads where it holds on the suite's own clusters only (``Expectation.fact``;
+    ``""``: none)."""
 
     case: str
     name: str
@@ -49,6 +51,7 @@ class Measurement:
     cgroup: int | None = None
     where: str = ""
     verified_in: list[str] = field(default_factory=list)
+    fact: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The entry of ``measurements.json``: every field by its name."""

@@ -19,7 +19,9 @@ For each measurement (keyed by test, case ID and name) the comparison says:
 - ``keyed by facts``: a value whose name's qualifier follows a cluster fact (the controller
   manager's grace, ``[fast-lifecycle]`` / ``[multi-node]``; a lease duration) gone from B while B
   measured the one other qualifier of it, which held, and the two runs' facts differ (listed under
-  the table: the reason) — e.g. the suite's own cluster against one the suite did not make;
+  the table: the reason) — e.g. the suite's own cluster against one the suite did not make; or a
+  value that reads a fact holding on the suite's own clusters only (its ``fact``, e.g. ES-7's
+  ``eviction_hard[kind]``: ``kubelet_config.evictionHard``) gone from B, whose facts differ in it;
 - ``missing (test xfailed)``: gone from B because its test hit its documented flake there;
 - ``documented change``: the expectation itself differs (keyed by another version or cgroup)
   and the new value holds its own;
@@ -287,6 +289,16 @@ def _other_qualifier(a: Run, b: Run, key: tuple[str, str, str]) -> tuple[str, st
     return found[0]
 
 
+def _fact_differs(fact: str, facts_differ: Sequence[str]) -> list[str]:
+    """The lines of ``facts_differ`` (:func:`facts_diff`) about ``fact`` or a field under it
+    (``kubelet_config.evictionHard`` matches ``"default/control-plane:
+    kubelet_config.evictionHard.nodefs.available 0% → 1%"``); ``[]`` for no fact."""
+    if not fact:
+        return []
+    keys = [(line, line.split(": ", 1)[1].split(" ", 1)[0]) for line in facts_differ if ": " in line]
+    return [line for line, key in keys if key == fact or key.startswith(fact + ".")]
+
+
 def _variant(test: str) -> str:
     """``[gates-1.34]`` of ``…::test_x[gates-1.34]``; ``""`` for a test without parameters."""
     return test[test.index("["):] if test.endswith("]") and "[" in test else ""
@@ -348,6 +360,10 @@ def compare(a: Run, b: Run, facts_differ: Sequence[str] = ()) -> list[Row]:
             if requalified is not None:
                 change, note = FACTS_CHANGED, (f"B measured {requalified[0]!r} instead (verdict {requalified[1]}): "
                                                "the clusters' facts differ (listed below the table)")
+            differs = _fact_differs(ma.get("fact") or "", facts_differ) if change == UNEXPLAINED else []
+            if differs:
+                change, note = FACTS_CHANGED, (f"it reads {ma['fact']}, which differs in B: {differs[0]}"
+                                               + (f" (and {len(differs) - 1} more below the table)" if len(differs) > 1 else ""))
         elif (_is_race(ma) or _is_race(mb)) and race_a is not None and race_b is not None:
             change, note = _race_change(race_a, race_b, {**a.races.get(key, {}), **b.races.get(key_b, {})})
         elif (by_table := value_change(ma["verdict"], mb["verdict"])) is not None:

@@ -267,7 +267,7 @@ register(
                     source="CASES.md ES-7; [UP] pkg/kubelet/apis/config/v1beta1/defaults.go (LocalStorageCapacityIsolation default true)"),
         Expectation(case="ES-7", name="eviction_hard[kind]",
                     documented='{"imagefs.available": "0%", "nodefs.available": "0%", "nodefs.inodesFree": "0%"}',
-                    source=f"CASES.md ES-7; {S0_CONFIGZ}"),
+                    source=f"CASES.md ES-7; {S0_CONFIGZ}", fact="kubelet_config.evictionHard"),
         Expectation(case="ES-7", name="volume_stats_agg_period_s", documented=VOLUME_STATS_AGG_PERIOD_S, unit="s",
                     band=Band(VOLUME_STATS_AGG_PERIOD_S, VOLUME_STATS_AGG_PERIOD_S),
                     why="a configuration value: exact (the ES-2 band assumes it)",

@@ -218,7 +218,11 @@ class Expectation:
     the seeds, ``[UP]`` upstream source with file, function and version). ``known_bug`` documents
     an upstream bug (:class:`KnownBug`): ``documented`` is then today's buggy value. ``race``
     documents the other outcome of a race upstream tolerates (:class:`Race`; not with a known
-    bug, which has its own ``KnownBug.race``): a value holding either passes.
+    bug, which has its own ``KnownBug.race``): a value holding either passes. ``fact`` names the
+    cluster fact a value reads where it holds on the suite's own clusters only, as
+    :func:`e2e.base.facts.diff` names it (``"kubelet_config.evictionHard"``: ES-7's kind
+    thresholds): a run on a cluster whose fact differs does not measure it, and ``make compare``
+    calls its absence there ``keyed by facts``.
 
     ``minors`` is the inclusive range of Kubernetes minor versions the entry applies to
     (``None`` = open end); ``cgroup`` restricts it to cgroup v1 or v2 nodes. ``verified_in``
@@ -246,6 +250,7 @@ class Expectation:
     known_bug: KnownBug | None = None
     verified_in: tuple[str, ...] = ()
     race: Race | None = None
+    fact: str = ""
 
     def __post_init__(self) -> None:
         problems = self._problems()

@@ -286,7 +286,7 @@ class Judge:
             case, name, value, exp.unit, exp.documented, exp.band.as_list() if exp.band else None,
             exp.why, exp.source, exp.versions(), verdict, details, where,
         )
-        m.template, m.verified_in = template, list(exp.verified_in)
+        m.template, m.verified_in, m.fact = template, list(exp.verified_in), exp.fact
         if inconclusive(verdict, exp.unit, m.details.get("host")):
             m.verdict = INCONCLUSIVE
             m.details["reason"] = f"host overloaded: expected {exp.describe()}; {describe(m.details['host'])}"

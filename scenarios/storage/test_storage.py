@@ -297,7 +297,7 @@ def test_node_capability(scenario: Scenario, node_storage: NodeStorage):
         if not cfg:
             continue
         sc.expect("ES-7", "local_storage_capacity_isolation", cfg.get("localStorageCapacityIsolation"), details=settings)
-        if sc.kind is not None:  # the documented 0 % thresholds are kind's
+        if sc.kind is not None:  # the documented 0 % thresholds are kind's; elsewhere a fact (make compare: keyed by facts)
             hard = json.dumps(cfg.get("evictionHard") or {}, sort_keys=True)
             sc.expect("ES-7", "eviction_hard[kind]", hard, details=settings)
         if "volumeStatsAggPeriod" in cfg:
