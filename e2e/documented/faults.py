@@ -214,17 +214,18 @@ def _nf1(key: str, lease_s: float, setting: str, why: str, live: str = "") -> li
     ]
 
 
-def _nf2(key: str, grace: float, period: float, live: str = "") -> list[Expectation]:
-    """NF-2's value of grace ``grace`` and monitor period ``period`` (s), named ``[key]``; ``live``
-    (the cluster's settings, :class:`Lifecycle`) is added to its source."""
-    also = f"; {live}" if live else ""
-    return [
-        Expectation("NF-2", f"unknown_after_last_renew_s[{key}]", float(grace), f"{S3_HEARTBEAT}; {UP_NLC}{also}", unit="s",
-                    band=Band(grace - API_RESOLUTION_S, grace + 2 * period + API_RESOLUTION_S + LOADED_S),
-                    why=f"grace {grace:g} s from the pass that noticed the last renewal (≤ 1 monitor period {period:g} s late) to the "
-                        f"pass that acts (≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s); "
-                        f"+{LOADED_S:g} s for a late pass on the loaded host"),
-    ]
+def unknown_after_last_renew(case: str, key: str, grace: float, period: float, setting: str,
+                             upstream: str = UP_NLC) -> Expectation:
+    """``unknown_after_last_renew_s[key]`` of ``case`` (NF-2, NF-4, NF-8: a node that stopped
+    renewing its Lease) for the controller manager's grace ``grace`` and monitor period ``period``
+    (s), ``setting`` saying where they are set (a profile file, or the cluster's live settings,
+    :class:`Lifecycle`) and ``upstream`` the controller's source read for the case: the one home
+    of that band."""
+    return Expectation(case, f"unknown_after_last_renew_s[{key}]", float(grace), f"{S3_HEARTBEAT}; {upstream}; {setting}",
+                       unit="s", band=Band(grace - API_RESOLUTION_S, grace + 2 * period + API_RESOLUTION_S + LOADED_S),
+                       why=f"grace {grace:g} s from the pass that saw the last renewal (≤ 1 monitor period {period:g} s late) "
+                           f"to the pass that acts (≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s, "
+                           f"+{API_RESOLUTION_S:g} s against the µs renewTime); +{LOADED_S:g} s for a late pass on the loaded host")
 
 
 def lease_key(lease_s: float) -> str:
@@ -256,11 +257,12 @@ def nf1_from(lc: Lifecycle) -> list[Expectation]:
 def nf2_from(lc: Lifecycle) -> Expectation:
     """NF-2's ``unknown_after_last_renew_s[<key>]`` (:func:`grace_key`) with its band from the
     cluster's live settings (:class:`e2e.cluster.facts.Lifecycle`), the source naming them."""
-    return replace(_nf2(grace_key(lc.grace_s, lc.period_s), lc.grace_s, lc.period_s, lc.source)[0], verified_in=VERIFIED_IN)
+    return replace(unknown_after_last_renew("NF-2", grace_key(lc.grace_s, lc.period_s), lc.grace_s, lc.period_s, lc.source),
+                   verified_in=VERIFIED_IN)
 
 
 NF2 = [
-    *(e for p in (FAST, DEFAULT) for e in _nf2(p, GRACE_S[p], MONITOR_PERIOD_S[p])),
+    *(unknown_after_last_renew("NF-2", p, GRACE_S[p], MONITOR_PERIOD_S[p], f"profiles/{p}.yaml") for p in (FAST, DEFAULT)),
     equal("NF-2", "ready_unknown_reason", "NodeStatusUnknown", UP_NLC),
     equal("NF-2", "ready_unknown_message", "Kubelet stopped posting node status.", UP_NLC),
     equal("NF-2", "pressure_conditions", "DiskPressure=Unknown MemoryPressure=Unknown PIDPressure=Unknown", UP_NLC),

@@ -54,7 +54,6 @@ VERIFIED_IN = single.VERIFIED_IN
 
 # -- sources -----------------------------------------------------------------------------
 S0_TAINTS = "[S0] L86, L88, L96–109 (NoExecute, unreachable, five minutes)"
-S3_HEARTBEAT = "[S3] L56 (heartbeat Lease, NotReady)"
 S3_PARTITION = "[S3] L59 (the kubelet cannot reach the API)"
 S2_CONTROLLERS = "[S2] L533, L674–678 (terminating pods, StatefulSet ordinals)"
 UP_NLC = ("[UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth, tryUpdateNodeHealth "
@@ -141,17 +140,6 @@ KILL_S = 1.0
 POD_START_S = 10
 
 
-def _unknown(case: str, key: str, grace: float, period: float, setting: str) -> Expectation:
-    """``unknown_after_last_renew_s[key]`` of a grace ``grace`` and monitor period ``period`` (s);
-    ``setting`` says where they are set."""
-    return within(case, f"unknown_after_last_renew_s[{key}]", grace, grace - API_RESOLUTION_S,
-                  grace + 2 * period + API_RESOLUTION_S + LOADED_S,
-                  f"grace {grace:g} s from the pass that saw the last renewal (≤ 1 monitor period {period:g} s late) to the pass "
-                  f"that acts (≤ 1 more period); lastTransitionTime truncated (−{API_RESOLUTION_S:g} s, +{API_RESOLUTION_S:g} s "
-                  f"against the µs renewTime); +{LOADED_S:g} s for a late pass on the loaded host",
-                  f"{S3_HEARTBEAT}; {UP_NLC}; {setting}")
-
-
 def grace_key(grace_s: float, period_s: float) -> str:
     """The name qualifier of NF-4's and NF-8's ``unknown_after_last_renew_s`` for the controller
     manager's grace and monitor periods (s): the two-node profile that sets them (:data:`FAST`,
@@ -163,7 +151,7 @@ def unknown_from(case: str, lc: Lifecycle) -> Expectation:
     """NF-4's or NF-8's (``case``) ``unknown_after_last_renew_s[<key>]`` (:func:`grace_key`) with its
     band from the cluster's live settings (:class:`e2e.cluster.facts.Lifecycle`), the source naming
     them; on a cluster of :data:`FAST` or :data:`DEFAULT` the registry's name and band."""
-    return replace(_unknown(case, grace_key(lc.grace_s, lc.period_s), lc.grace_s, lc.period_s, lc.source),
+    return replace(single.unknown_after_last_renew(case, grace_key(lc.grace_s, lc.period_s), lc.grace_s, lc.period_s, lc.source, UP_NLC),
                    verified_in=VERIFIED_IN)
 
 
@@ -182,7 +170,7 @@ def _lost_chain(case: str, profile: str) -> list[Expectation]:
     grace, period, tol = GRACE_S[profile], MONITOR_PERIOD_S[profile], TOLERATION_S[profile]
     q = f"[{profile}]"
     return [
-        _unknown(case, profile, grace, period, f"profiles/{profile}.yaml"),
+        single.unknown_after_last_renew(case, profile, grace, period, f"profiles/{profile}.yaml", UP_NLC),
         within(case, f"eviction_after_taint_s{q}", tol, tol - API_RESOLUTION_S, tol + API_RESOLUTION_S + LOADED_S,
            f"the pod's tolerationSeconds {tol} from when the taint manager saw the taint; delete request time "
            f"(deletionTimestamp − grace) and timeAdded both truncated (±{API_RESOLUTION_S:g} s); +{LOADED_S:g} s to see it",
