@@ -1,9 +1,11 @@
 """Known upstream bugs (Expectation.known_bug): the judge's verdicts, the plugin's outcomes through
 real pytest sessions (``pytester``) and compare's known-bug class.
 
-A value that holds today's (buggy) expectation is ``bug-present``: the test passes, marked; a value
-that holds the correct one is ``bug-fixed``: a loud outcome of its own (skipped, counted apart,
-exit status 0); any other value fails."""
+Where no fix is known to reach the cluster's patch, a value that holds today's (buggy) expectation
+is ``bug-present``: the test passes, marked; a value that holds the correct one is ``bug-fixed``: a
+loud outcome of its own (skipped, counted apart, exit status 0). Where the bug's fix (KnownBug.fix)
+should be in the patch, the correct value is ``fixed-as-expected`` (a pass) and the buggy one
+``bug-present-despite-fix`` (the test fails, naming the fix). Any other value fails."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ import json
 import pytest
 
 from e2e.cli.compare import compare, load_run, main
-from e2e.judge.expectations import Band, Expectation, KnownBug, Registry
-from e2e.judge.measurements import Judge, MeasurementLog
+from dataclasses import replace
+
+from e2e.judge.expectations import REGISTRY, Band, CherryPick, Expectation, Fix, KnownBug, Registry
+from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from helpers import fake_scenario_conftest
 
 BUG = KnownBug("kubernetes/kubernetes#134338 (open)", correct=6.0, correct_band=Band(5.5, 9.5),
@@ -40,7 +44,9 @@ def test_verdict_of_a_known_bug_value(judge, value, verdict, outcome):
     assert m["verdict"] == verdict
     assert m["details"]["known_bug"] == {
         "issue": "kubernetes/kubernetes#134338 (open)", "buggy": "20 s within [20, 23] s",
-        "correct": "6 s within [5.5, 9.5] s", "mechanism": BUG.mechanism}
+        "correct": "6 s within [5.5, 9.5] s", "mechanism": BUG.mechanism, "expected": "present",
+        "fix": "no fix is known",
+        "range": "since an unknown release (none older than the ones read was checked); no fix known"}
     assert [v.measurement.name for v in judge.failures] == ([] if verdict != "fail" else ["pod_gone_after_delete_s"])
     if outcome is not None:
         assert judge.outcome()[0] == outcome
@@ -84,7 +90,7 @@ def test_bug_present_passes_marked_known_bug(run, pytester):
     r.stdout.fnmatch_lines([
         "*known upstream bugs present*",
         "KNOWN BUG test_case.py::test_x: known bug present: KB-3 phase = 'Pending' (buggy: 'Pending'; correct: 'Failed'; "
-        "kubernetes/kubernetes#116676 (closed, not fixed))",
+        "kubernetes/kubernetes#116676 (closed, not fixed); no fix is known)",
     ])
     assert 'name="known_bug" value="known bug present: KB-3 phase' in (pytester.path / "j.xml").read_text()
     assert r.ret == 0
@@ -97,7 +103,7 @@ def test_bug_fixed_is_a_loud_outcome_of_its_own_not_a_failure(run, pytester):
         "test_case.py B*",
         "*known upstream bugs no longer present*",
         "BUG FIXED? test_case.py::test_x: bug no longer present — fixed on this version? KB-3 phase = 'Failed' "
-        "(buggy: 'Pending'; correct: 'Failed'; kubernetes/kubernetes#116676 (closed, not fixed))",
+        "(buggy: 'Pending'; correct: 'Failed'; kubernetes/kubernetes#116676 (closed, not fixed); no fix is known)",
         "*= 1 bug fixed? in *",
     ])
     xml = (pytester.path / "j.xml").read_text()
@@ -134,12 +140,14 @@ def write(dir_, items, skipped_message=None):
 
 @pytest.mark.parametrize("a, b, change", [
     ("bug-present", "bug-present", "known bug: present"),
-    ("bug-present", "bug-fixed", "known bug: present → fixed"),
-    ("bug-fixed", "bug-present", "known bug: fixed → present"),
+    ("bug-present", "bug-fixed", "known bug: present → gone (no fix known)"),
+    ("bug-fixed", "bug-present", "known bug: gone (no fix known) → present"),
     ("undocumented", "bug-present", "known bug: undocumented → present"),
+    ("bug-present", "fixed-as-expected", "known bug: present → fixed"),
+    ("fixed-as-expected", "fixed-as-expected", "known bug: fixed"),
 ])
 def test_compare_lists_known_bug_states_as_their_own_class(tmp_path, a, b, change):
-    value = {"bug-present": "Pending", "bug-fixed": "Failed", "undocumented": "Pending"}
+    value = {"bug-present": "Pending", "bug-fixed": "Failed", "undocumented": "Pending", "fixed-as-expected": "Failed"}
     ra = write(tmp_path / "a", [kb("ra", "v1.34.4", value[a], a)])
     rb = write(tmp_path / "b", [kb("rb", "v1.37.2", value[b], b)],
                "bug no longer present — fixed on this version? KB-3 phase = 'Failed'" if b == "bug-fixed" else None)
@@ -155,3 +163,140 @@ def test_a_known_bug_value_that_fails_is_unexplained(tmp_path):
     rb = write(tmp_path / "b", [kb("rb", "v1.37.2", "Running", "fail")])
     (row, *_) = compare(load_run(ra), load_run(rb))
     assert row.change == "unexplained"
+
+
+def test_a_present_despite_fix_value_fails_the_compare_by_its_test_not_by_its_class(tmp_path):
+    ra = write(tmp_path / "a", [kb("ra", "v1.36.2", "Failed", "fixed-as-expected")])
+    rb = write(tmp_path / "b", [kb("rb", "v1.36.3", "Pending", "bug-present-despite-fix")])
+    xml = (rb / "junit.xml").read_text().replace('name="test_x">', 'name="test_x"><failure message="known bug"/>')
+    (rb / "junit.xml").write_text(xml)
+    (row, outcome) = compare(load_run(ra), load_run(rb))
+    assert row.change == "known bug: fixed → present despite its fix"
+    assert (outcome.b, outcome.change) == ("failed", "unexplained")
+
+
+# -- the patch range and the fix (KnownBug.since, .fix): the four states of issue 44 -----------------
+
+# The shape of a bug fixed on master for 1.37.0 and cherry-picked to release-1.36 for 1.36.3, to
+# release-1.35 (open, not yet released); its facts are made up for the test, its shape is RS-6's and RS-5's
+FIX = Fix("merged", "test", pr="kubernetes/kubernetes#900", released="1.37.0",
+          cherry_picks=(CherryPick("release-1.36", "kubernetes/kubernetes#901", "merged", "1.36.3"),
+                        CherryPick("release-1.35", "kubernetes/kubernetes#902", "open")))
+FIXED_BUG = KnownBug("kubernetes/kubernetes#899 (open)", correct=6.0, correct_band=Band(5.5, 9.5), mechanism="m", fix=FIX)
+PATCHED = Expectation("KB-1", "pod_gone_after_delete_s", 20.0, "[UP] test", unit="s", band=Band(20, 23), why="test",
+                      known_bug=FIXED_BUG, verified_in=("1.35.4", "1.36.3", "1.37.2"))
+
+
+def judged(tmp_path, kubernetes: str, value: float, entry: Expectation = PATCHED) -> tuple[Judge, dict]:
+    r = Registry()
+    r.add(entry)
+    j = Judge(MeasurementLog(tmp_path / f"{kubernetes}-{value}.json"), test="t", run_id="r", kubernetes=kubernetes,
+              minor=int(kubernetes.split(".")[1]), registry=r)
+    j.expect("KB-1", "pod_gone_after_delete_s", value)
+    (m,) = json.loads(j.log.path.read_text())["measurements"]
+    return j, m
+
+
+@pytest.mark.parametrize("kubernetes, value, verdict, expected, documented", [
+    ("v1.36.2", 21.0, "bug-present", "present", 20.0),          # present as expected on this patch
+    ("v1.36.3", 7.0, "fixed-as-expected", "fixed", 6.0),        # fixed as expected (the cherry-pick's release)
+    ("v1.37.2", 7.0, "fixed-as-expected", "fixed", 6.0),        # ... and every patch of the master fix's minor on
+    ("v1.36.3", 21.0, "bug-present-despite-fix", "fixed", 6.0),  # present although the fix should be in
+    ("v1.36.2", 7.0, "bug-fixed", "present", 20.0),             # gone although no fix is known for this patch
+    ("v1.35.4", 7.0, "bug-fixed", "present", 20.0),             # the 1.35 cherry-pick is open: no fix on 1.35
+    ("v1.36.3", 14.0, "fail", "fixed", 6.0),                    # neither
+])
+def test_the_verdict_of_a_known_bug_reads_the_clusters_patch_against_its_fix(tmp_path, kubernetes, value, verdict,
+                                                                              expected, documented):
+    j, m = judged(tmp_path, kubernetes, value)
+    assert (m["verdict"], m["details"]["known_bug"]["expected"], m["documented"]) == (verdict, expected, documented)
+    assert [v.measurement.verdict for v in j.failures] == [verdict] * (verdict in ("fail", "bug-present-despite-fix"))
+    if verdict == "fixed-as-expected":
+        assert j.outcome() is None  # a plain pass, the value's verdict says why
+        j.verify()
+
+
+def test_present_despite_the_fix_fails_the_test_naming_the_fix_and_its_release(tmp_path):
+    j, m = judged(tmp_path, "v1.36.3", 21.0)
+    assert m["details"]["known_bug"]["fix"] == ("the fix is cherry-pick kubernetes/kubernetes#901 to release-1.36 "
+                                                "(merged), released in 1.36.3 (on master: kubernetes/kubernetes#900, merged)")
+    with pytest.raises(ExpectationFailed) as e:
+        j.verify()
+    assert "KB-1 pod_gone_after_delete_s: measured 21.0 s, expected 6 s within [5.5, 9.5] s" in str(e.value)
+    assert ("known bug kubernetes/kubernetes#899 (open) present although its fix should be in v1.36.3: the fix is "
+            "cherry-pick kubernetes/kubernetes#901 to release-1.36 (merged), released in 1.36.3") in str(e.value)
+
+
+def test_gone_although_no_fix_is_known_stays_a_loud_outcome_naming_the_fix_that_is_not_out(tmp_path):
+    j, _ = judged(tmp_path, "v1.35.4", 7.0)
+    kind, reason = j.outcome()
+    assert kind == "bug-fixed" and reason.endswith(
+        "kubernetes/kubernetes#899 (open); the fix is cherry-pick kubernetes/kubernetes#902 to release-1.35 (open), "
+        "not yet released (on master: kubernetes/kubernetes#900, merged))")
+
+
+@pytest.mark.parametrize("kubernetes, fix, expected", [
+    ("v1.36.2", FIX, "present"), ("v1.36.3", FIX, "fixed"), ("v1.36.9", FIX, "fixed"), ("v1.37.0", FIX, "fixed"),
+    ("v1.38.1", FIX, "fixed"), ("v1.35.9", FIX, "present"), ("v1.34.4", FIX, "present"),
+    ("v1.36.3-eks-4a1b", FIX, "fixed"), ("v1.36", FIX, "unknown"), ("v1.36.3", None, "present"),
+    # RS-5's shape: in 1.37.2 (its first 1.37 patch unknown), the 1.36 cherry-pick merged after 1.36.3
+    ("v1.37.1", Fix("merged", "t", released="≤1.37.2"), "unknown"),
+    ("v1.37.2", Fix("merged", "t", released="≤1.37.2"), "fixed"),
+    ("v1.36.3", Fix("merged", "t", cherry_picks=(CherryPick("release-1.36", "k/k#1", "merged", ">1.36.3"),)), "present"),
+    ("v1.36.4", Fix("merged", "t", cherry_picks=(CherryPick("release-1.36", "k/k#1", "merged", ">1.36.3"),)), "unknown"),
+])
+def test_the_state_a_patch_is_expected_in(kubernetes, fix, expected):
+    assert KnownBug("k/k#9", correct=0, mechanism="m", fix=fix).expected_on(kubernetes) == expected
+
+
+@pytest.mark.parametrize("kubernetes, value, verdict", [
+    ("v1.37.1", 21.0, "bug-present"),  # unknown whether 1.37.1 has the fix: present, as without one
+    ("v1.37.1", 7.0, "bug-fixed"),     # ... and the correct value a finding to check, never a silent pass
+    ("v1.37.2", 7.0, "fixed-as-expected"),
+])
+def test_a_patch_the_facts_cannot_tell_is_judged_as_one_without_the_fix(tmp_path, kubernetes, value, verdict):
+    bug = KnownBug("k/k#9", correct=6.0, correct_band=Band(5.5, 9.5), mechanism="m",
+                   fix=Fix("merged", "t", pr="k/k#10", released="≤1.37.2"))
+    _, m = judged(tmp_path, kubernetes, value, replace(PATCHED, known_bug=bug))
+    assert m["verdict"] == verdict
+
+
+@pytest.mark.parametrize("kubernetes, value, verdict, race", [
+    ("v1.36.2", 21.0, "bug-present", "happened"),       # a race stays a race where the fix is not in
+    ("v1.36.2", 7.0, "pass", "did not happen"),
+    ("v1.36.3", 7.0, "fixed-as-expected", None),        # where the fix is in, the race no longer decides
+    ("v1.36.3", 21.0, "bug-present-despite-fix", None),
+])
+def test_a_race_stays_a_race_until_its_fix(tmp_path, kubernetes, value, verdict, race):
+    _, m = judged(tmp_path, kubernetes, value, replace(PATCHED, known_bug=replace(FIXED_BUG, race="r")))
+    assert (m["verdict"], (m["details"].get("race") or {}).get("outcome")) == (verdict, race)
+
+
+def test_a_fix_names_releases_as_read_or_is_refused():
+    for bad in ("1.37", "v1.37.0", "1.37.0?", "≥1.37.0"):
+        with pytest.raises(ValueError, match="is no release"):
+            Fix("merged", "t", released=bad)
+    with pytest.raises(ValueError, match="not on release-1.36"):
+        CherryPick("release-1.36", "k/k#1", "merged", "1.35.5")
+    with pytest.raises(ValueError, match="no release branch"):
+        CherryPick("1.36", "k/k#1", "merged")
+    with pytest.raises(ValueError, match="two cherry-picks to release-1.36"):
+        Fix("merged", "t", cherry_picks=(CherryPick("release-1.36", "k/k#1", "open"),) * 2)
+    with pytest.raises(ValueError, match="no source"):
+        Fix("merged", " ")
+    with pytest.raises(ValueError, match="no release 1.<minor>.<patch>"):
+        KnownBug("k/k#9", correct=0, mechanism="m", since="1.35")
+
+
+def test_every_known_bug_of_the_suite_names_its_fix_as_read():
+    """The suite's entries (issue 44 item 2): RS-5's fix is in 1.37.2, its 1.36 cherry-pick after
+    1.36.3; RS-6's in 1.37.0, no cherry-pick; KB-1's proposed fix is open; the others have none."""
+    expected = {("RS-5", v): s for v, s in (("v1.36.3", "present"), ("v1.36.4", "unknown"), ("v1.37.2", "fixed"))}
+    expected |= {("RS-6", v): s for v, s in (("v1.36.3", "present"), ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
+    bugs = [e for e in REGISTRY.entries if e.known_bug is not None]
+    for (case, version), state in expected.items():
+        assert {e.known_bug.expected_on(version) for e in bugs if e.case == case} == {state}, (case, version)
+    fixed = {e.case for e in bugs if e.known_bug.fix is not None}
+    assert fixed == {"KB-1", "RS-5", "RS-6"}
+    assert all(e.known_bug.expected_on(v) == "present" for e in bugs if e.case not in ("RS-5", "RS-6")
+               for v in ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"))

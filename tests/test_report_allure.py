@@ -132,10 +132,10 @@ def test_a_known_bug_present_is_a_passed_step_marked_with_its_issue(pytester: py
     bug = head["steps"][1]
     assert bug["name"] == "KB-1 pod_gone_after_delete_s = 20 s (expected 20 s within [20, 23] s)"
     assert {p["name"]: p["value"] for p in bug["parameters"]} == {
-        "known bug present": "kubernetes/kubernetes#134338 (open); correct: 6 s within [5.5, 9.5] s"}
+        "known bug present": "kubernetes/kubernetes#134338 (open); correct: 6 s within [5.5, 9.5] s; no fix is known"}
     # the description's row of the value names the issue, the correct value and the mechanism
     assert ("<b>known bug</b>: kubernetes/kubernetes#134338 (open); correct: 6 s within [5.5, 9.5] s; "
-            "mechanism: runSleepHandler waits for the pod worker&#x27;s context only") in result["descriptionHtml"]
+            "no fix is known; mechanism: runSleepHandler waits for the pod worker&#x27;s context only") in result["descriptionHtml"]
 
 
 def test_description_has_the_docstring_and_pictures_inline():

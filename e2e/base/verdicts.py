@@ -35,9 +35,15 @@ FAIL = "fail"
 UNDOCUMENTED = "undocumented"
 # a failed timing value judged while the host was overloaded (e2e.judge.pressure)
 INCONCLUSIVE = "inconclusive"
-# a known upstream bug's value (Expectation.known_bug): holds the documented, buggy value / the correct one
+# a known upstream bug's value (Expectation.known_bug), by the state the cluster's patch is expected
+# to be in (KnownBug.expected_on): where its fix is not known to be in, it holds the buggy value
+# (present as expected on this patch) / the correct one (gone although no fix is known: a finding
+# the test is skipped for, loudly); where its fix should be in, the correct value (fixed as
+# expected) / the buggy one (present although the fix should be in: a finding, the test fails)
 BUG_PRESENT = "bug-present"
 BUG_FIXED = "bug-fixed"
+FIXED_AS_EXPECTED = "fixed-as-expected"
+BUG_PRESENT_DESPITE_FIX = "bug-present-despite-fix"
 # held an expectation whose source was not read in the cluster's minor (Expectation.verified_in)
 UNVERIFIED = "unverified-carried-forward"
 # set aside with a reason (Judge.set_aside): an environment limit (clamped OOM scores, OM-5) ...
@@ -131,8 +137,9 @@ class TestOutcome:
 
 
 # In the judge's precedence: of a test's values, the first verdict of this order that one of them
-# has settles the test's outcome (Judge.outcome); pass, fail and unverified settle nothing (a failed
-# value fails the test before, Judge.verify; an unverified one is listed apart, whatever the outcome).
+# has settles the test's outcome (Judge.outcome); pass, fixed-as-expected, fail, bug-present-despite-fix
+# and unverified settle nothing (a failing value fails the test before, Judge.verify; an unverified one
+# is listed apart, whatever the outcome).
 VERDICTS: tuple[ValueVerdict, ...] = (
     ValueVerdict(INCONCLUSIVE, holds=False, outcome=INCONCLUSIVE_OUTCOME, rank=1, reason=INCONCLUSIVE_PREFIX),
     ValueVerdict(UNDOCUMENTED, holds=False, outcome=UNDOCUMENTED_OUTCOME, rank=4, reason=UNDOCUMENTED_PREFIX),
@@ -142,6 +149,8 @@ VERDICTS: tuple[ValueVerdict, ...] = (
     ValueVerdict(BUG_PRESENT, holds=True, outcome=PASSED, rank=1, reason=BUG_PRESENT_PREFIX),
     ValueVerdict(UNVERIFIED, holds=True, outcome=PASSED, rank=5),
     ValueVerdict(FAIL, holds=False, outcome=FAILED, rank=0),
+    ValueVerdict(BUG_PRESENT_DESPITE_FIX, holds=False, outcome=FAILED, rank=0),
+    ValueVerdict(FIXED_AS_EXPECTED, holds=True, outcome=PASSED, rank=8),
     ValueVerdict(PASS, holds=True, outcome=PASSED, rank=8),
 )
 
@@ -192,9 +201,12 @@ def outcome(name: str) -> TestOutcome:
 SETTLING: tuple[ValueVerdict, ...] = tuple(v for v in VERDICTS if v.reason)
 # verdicts of values set aside with a reason (Judge.set_aside)
 SET_ASIDE_VERDICTS = (ENVIRONMENT, TOLERATED_RACE)
-KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED)
+KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED, FIXED_AS_EXPECTED, BUG_PRESENT_DESPITE_FIX)
 # a known bug's state as compare names it
-KNOWN_BUG_STATES = {BUG_PRESENT: "present", BUG_FIXED: "fixed"}
+KNOWN_BUG_STATES = {BUG_PRESENT: "present", BUG_FIXED: "gone (no fix known)", FIXED_AS_EXPECTED: "fixed",
+                    BUG_PRESENT_DESPITE_FIX: "present despite its fix"}
+# the value verdicts that fail their test (Judge.verify explains each)
+FAILING_VERDICTS: tuple[str, ...] = tuple(v.name for v in VERDICTS if v.outcome == FAILED)
 # a value judged before its bug was declared a race, read as the race's outcome
 RACE_OF_VERDICT = {BUG_PRESENT: RACE_HAPPENED, BUG_FIXED: RACE_ABSENT}
 # the outcomes the plugin settles a skipped test with that junit and the terminal tell apart

@@ -34,9 +34,11 @@ For each measurement (keyed by test, case ID and name) the comparison says:
   ``[gates-1.34]`` on 1.34, ``[default]`` once the gate is on by default) is compared across the
   move, classified as any other, its ``note`` naming the move (``variant moved: [gates-1.34] →
   [default]``); the two tests' passed/skipped swap is ``variant moved``, never a change;
-- ``known bug: <A> → <B>`` / ``known bug: <state>``: a known upstream bug's state (``present``,
-  ``fixed``, or A's verdict) changed, or stayed (listed either way: its own class, never
-  unexplained);
+- ``known bug: <A> → <B>`` / ``known bug: <state>``: a known upstream bug's state changed, or
+  stayed (listed either way: its own class, never unexplained) — ``present`` (as expected on the
+  run's patch), ``fixed`` (as expected: the patch has the fix), ``gone (no fix known)`` (the correct
+  value where no fix is known to reach the patch: ``bug-fixed``), ``present despite its fix`` (the
+  test failed: its outcome row is unexplained), or A's verdict;
 - ``race: <A> → <B>`` / ``race: <outcome>``: a known bug that shows only when a race goes its way
   (``details.race`` of either side, e2e.judge.expectations ``KnownBug.race``): whether the race
   ``happened`` or ``did not happen`` in each run — never a fix, never unexplained; the row's
@@ -421,8 +423,8 @@ def _race_change(a: str, b: str, runs: dict[str, str]) -> tuple[str, str]:
 
 
 def _known_bug_change(a: str, b: str) -> str:
-    """``known bug: present → fixed`` (a changed state; A's verdict when A was not judged as the
-    known bug) or ``known bug: present`` (unchanged)."""
+    """Returns ``known bug: present → fixed`` (a changed state, :data:`KNOWN_BUG_STATES`; A's verdict
+    when A was not judged as the known bug) or ``known bug: present`` (unchanged)."""
     sa, sb = KNOWN_BUG_STATES.get(a, a), KNOWN_BUG_STATES[b]
     return f"known bug: {sb}" if sa == sb else f"known bug: {sa} → {sb}"
 

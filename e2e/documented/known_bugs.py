@@ -67,7 +67,7 @@ OM-3's (137, ``OOMKilled``, dd and sh killed), the sandbox is stopped, the pod e
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, KnownBug, register
+from ..judge.expectations import Band, Expectation, Fix, KnownBug, register
 from .kubelet import (KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S, STATUS_UPDATE_S,
                       SYNC_TICKER_S, UPGRADE_PATH_READ)
 from .storage import POD_MSG
@@ -100,6 +100,10 @@ POD_CLEANUP_S = 1.0
 KB1_SOURCE = ("CASES.md KB-1; [UP] pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer, executePreStopHook; "
               "pkg/kubelet/lifecycle/handlers.go runSleepHandler; pkg/kubelet/kubelet.go SyncTerminatingPod")
 KB1_BUG = "kubernetes/kubernetes#134338 (open; fixes proposed: #141484 open, #134839 closed)"
+# The proposed fix as read (2026-12-07): PR #141484 "Stop preStop sleep hook when the container exits"
+# ("Fixes #134338") is open; nothing is merged or released (#134839 was closed unmerged).
+KB1_FIX = Fix("open", "upstream PR kubernetes/kubernetes#141484 (open when read, 2026-12-07); #134839 closed unmerged",
+              pr="kubernetes/kubernetes#141484")
 KB1_MECHANISM = ("kuberuntime_container.go killContainer → executePreStopHook waits for the hook (or the grace period); "
                  "lifecycle/handlers.go runSleepHandler is time.After(N s) cancelled only by the pod worker's context, "
                  "never by the container's exit; the pod worker sits in SyncTerminatingPod → killPod meanwhile, so the "
@@ -118,7 +122,7 @@ def _kb1_known(name: str, last_step_s: float, last_step_why: str) -> Expectation
         band=Band(KB1_PRESTOP_SLEEP_S, KB1_PRESTOP_SLEEP_S + KUBELET_HANDOFF_S + SANDBOX_STOP_S + last_step_s),
         why=f"{_HOOK_END_WHY} {last_step_why}", source=KB1_SOURCE, minors=READ,
         known_bug=KnownBug(
-            KB1_BUG, correct=float(KB1_EXIT_AFTER_DELETE_S), mechanism=KB1_MECHANISM,
+            KB1_BUG, correct=float(KB1_EXIT_AFTER_DELETE_S), mechanism=KB1_MECHANISM, fix=KB1_FIX,
             correct_band=Band(KB1_EXIT_AFTER_DELETE_S - KB1_STAMP_S,
                               KB1_EXIT_AFTER_DELETE_S + KB1_STAMP_S + PLEG_RELIST_S + SANDBOX_STOP_S + last_step_s),
         ),

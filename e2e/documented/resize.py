@@ -23,7 +23,7 @@ as ``absent`` for v2.
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, KnownBug, Race, equal, exact, register, within
+from ..judge.expectations import Band, CherryPick, Expectation, Fix, KnownBug, Race, equal, exact, register, within
 from .kubelet import (
     CONTAINER_START_S,
     KUBELET_HANDOFF_S,
@@ -278,25 +278,34 @@ UP_STARTING_RESIZED = ("[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go comp
                        "UpdatePodResources = startingResizedContainer(…ContainersToStart) so the pod cgroup grows before a "
                        "resized container starts; 1.34.4, 1.35.4, 1.36.3 have no such step (the pod cgroup is resized only "
                        "with a running container: doPodResizeAction)")
-RS5_BUG = "kubernetes/kubernetes#138760 (R21; fixed in 1.37 by startingResizedContainer)"
+RS5_BUG = "kubernetes/kubernetes#138760 (R21; closed: fixed by #140387)"
+# The fix as read (2026-12-07): PR #140387 "Always set UpdatePodResources when a starting container is
+# resized" (merged, "Fixes #138760", release note NONE: no CHANGELOG line names it) is in v1.37.2's source
+# (startingResizedContainer), not in v1.36.3's or v1.35.4's; which 1.37 patch first carried it is not
+# known. Its cherry-picks #141004 (release-1.36) and #141003 (release-1.35) are merged, after 1.36.3 and
+# 1.35.4 (neither source has the step): the release that carries them is not known. No cherry-pick to
+# release-1.34 was found (the thread: "I'll open a PR to backport to 1.34").
+RS5_FIX = Fix("merged", "upstream threads kubernetes/kubernetes#138760, #140387, #141004, #141003 (read 2026-12-07); "
+                        "the source of v1.34.4, v1.35.4, v1.36.3, v1.37.2 (computePodActions)",
+              pr="kubernetes/kubernetes#140387", released="≤1.37.2",
+              cherry_picks=(CherryPick("release-1.36", "kubernetes/kubernetes#141004", "merged", ">1.36.3"),
+                            CherryPick("release-1.35", "kubernetes/kubernetes#141003", "merged", ">1.35.4")))
 # the bug is a race on 1.34–1.36: v1.36.3 grew the pod cgroup and kept the container running (2026-12-02)
 RS5_RACE = ("the resize is applied only by a sync that finds the container running (doPodResizeAction): the bug "
             "shows when every sync after the patch finds it exited or in its back-off, the correct outcome when one "
             "comes in the fraction of a second the restarted container runs before its dd is OOM-killed (1.36: the "
             "on-demand relist after the start, kubelet.go SyncPod postSync RequestPodRelist, syncs right then) — "
             "seen (2026-12-02): correct in 2 of 2 runs on v1.36.3, buggy in 1 of 1 on v1.34.4 and on v1.35.4")
-_RS5_OLD = (34, 36)
+# One entry per value for every minor: the judge reads the cluster's patch against RS5_FIX — on 1.37.2
+# the correct value is the documented one (fixed-as-expected), on 1.34.4–1.36.3 the bug's race.
 register(
     [
-        equal("RS-5", "running_after_resize", True, f"{RS5}; {UP_STARTING_RESIZED}", minors=(37, None)),
-        exact("RS-5", "pod_cgroup_memory_limit_bytes", 256 * MIB, f"{RS5}; {UP_STARTING_RESIZED}",
-              "a file the kubelet writes: exact", unit="bytes", minors=(37, None)),
-        Expectation("RS-5", "running_after_resize", False, f"{RS5}; {UP_STARTING_RESIZED}", minors=_RS5_OLD,
-                    known_bug=KnownBug(RS5_BUG, correct=True, mechanism=UP_STARTING_RESIZED, race=RS5_RACE)),
+        Expectation("RS-5", "running_after_resize", False, f"{RS5}; {UP_STARTING_RESIZED}", minors=(34, None),
+                    known_bug=KnownBug(RS5_BUG, correct=True, mechanism=UP_STARTING_RESIZED, race=RS5_RACE, fix=RS5_FIX)),
         Expectation("RS-5", "pod_cgroup_memory_limit_bytes", float(64 * MIB), f"{RS5}; {UP_STARTING_RESIZED}",
-                    unit="bytes", band=Band(64 * MIB, 64 * MIB), why="a file: exact", minors=_RS5_OLD,
+                    unit="bytes", band=Band(64 * MIB, 64 * MIB), why="a file the kubelet writes: exact", minors=(34, None),
                     known_bug=KnownBug(RS5_BUG, correct=float(256 * MIB), mechanism=UP_STARTING_RESIZED,
-                                       correct_band=Band(256 * MIB, 256 * MIB), race=RS5_RACE)),
+                                       correct_band=Band(256 * MIB, 256 * MIB), race=RS5_RACE, fix=RS5_FIX)),
     ],
     VERIFIED_IN,
 )
@@ -307,12 +316,18 @@ UP_EPHEMERAL = ("[UP] pkg/kubelet/eviction/eviction_manager.go containerEphemera
                 "limits of restartable init containers (sidecars) to thresholdsMap; 1.34.4, 1.35.4, 1.36.3 only "
                 "spec.containers; helpers.go containerEphemeralStorageMessageFmt")
 RS6_BUG = "kubernetes/kubernetes#138371 (R32; fixed in 1.37 by #138462)"
+# The fix as read (2026-12-07): PR #138462 (merged, "Fixes #138371") is listed under v1.37.0's "Bug or
+# Regression" in CHANGELOG-1.37.md of v1.37.2; not in CHANGELOG-1.36.md of v1.36.3 (v1.36.0–v1.36.2) nor
+# in v1.36.3's source; no cherry-pick was found.
+RS6_FIX = Fix("merged", "CHANGELOG/CHANGELOG-1.37.md of v1.37.2 (v1.37.0, Bug or Regression: #138462); "
+                        "CHANGELOG-1.36.md of v1.36.3; the source of v1.34.4–v1.37.2 (containerEphemeralStorageLimitEviction); "
+                        "upstream PR kubernetes/kubernetes#138462",
+              pr="kubernetes/kubernetes#138462", released="1.37.0")
 RS6_WINDOW_S = 120
 register(
     [
-        equal("RS-6", "sidecar_evicted", True, f"{RS6}; {UP_EPHEMERAL}", minors=(37, None)),
         Expectation("RS-6", "sidecar_evicted", False, f"{RS6}; {UP_EPHEMERAL} (within {RS6_WINDOW_S} s)",
-                    minors=(34, 36), known_bug=KnownBug(RS6_BUG, correct=True, mechanism=UP_EPHEMERAL)),
+                    minors=(34, None), known_bug=KnownBug(RS6_BUG, correct=True, mechanism=UP_EPHEMERAL, fix=RS6_FIX)),
         equal("RS-6", "event_message", r'Container side exceeded its local ephemeral storage limit "20Mi"\. ?',
               f"{RS6}; {UP_EPHEMERAL}", pattern=True, minors=(37, None)),
         equal("RS-6", "event_message", "absent", f"{RS6}; {UP_EPHEMERAL} (no eviction: no event)", minors=(34, 36)),

@@ -20,7 +20,10 @@ the source: the judge calls a value that holds the documented (buggy) expectatio
 and one that holds the correct value ``bug-fixed`` (e2e.judge.measurements). A bug that shows only
 when a race goes its way (``KnownBug.race``) accepts either outcome: the buggy one is
 ``bug-present``, the correct one a pass — never ``bug-fixed`` — and the value's ``details.race``
-records which; ``make compare`` counts how often over the runs it reads. A race whose fix should
+records which; ``make compare`` counts how often over the runs it reads. A known bug also names the patch range that
+has it and its fix (``KnownBug.since``, :class:`Fix`: PR, release per minor, :class:`CherryPick`):
+on a patch the fix reaches, the correct value is ``fixed-as-expected`` and the buggy one
+``bug-present-despite-fix``, a failure naming the fix. A race whose fix should
 still be noticed is measured over several attempts in one test and counted (KB-2
 ``runs_ended_succeeded``: unit ``runs``, a plain known bug of the count).
 
@@ -138,6 +141,154 @@ class Band:
         return [self.low, None if math.isinf(self.high) else self.high]
 
 
+# -- a known bug's patch range and fix ------------------------------------------------------------
+# The state of a known bug a cluster's patch release is expected to be in (KnownBug.expected_on):
+# the bug is there, its fix is in, or the facts on record cannot tell.
+PRESENT, FIXED, UNKNOWN = "present", "fixed", "unknown"
+
+# A release as a known bug's fix names it (Fix.released, CherryPick.released): "1.37.0" the first
+# release with the fix; "≤1.37.2" in that release, the first patch of its minor with it unknown;
+# ">1.36.3" not in that release, in a later one or in none yet (unknown); "" not yet released.
+_RELEASE = re.compile(r"(≤|>)?1\.(\d+)\.(\d+)")
+_PATCH = re.compile(r"v?1\.(\d+)\.(\d+)")
+
+
+def version_patch(version: str) -> tuple[int, int] | None:
+    """Returns ``(minor, patch)`` of a cluster's Kubernetes ``version``: ``"v1.36.2"``, ``"1.36.2"``
+    and a vendor's ``"v1.36.2-eks-4a1b"`` give ``(36, 2)``; None when it names no patch release."""
+    m = _PATCH.match(version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def release_problem(release: str) -> str | None:
+    """Returns why ``release`` is no release as a fix names it, or None when it is one: ``"1.37.0"``
+    the first release with the fix; ``"≤1.37.2"`` in that release, the first patch of its minor with
+    it unknown; ``">1.36.3"`` not in that release, in a later one or in none yet (unknown); ``""``
+    not yet released."""
+    if release == "" or _RELEASE.fullmatch(release):
+        return None
+    return f"{release!r} is no release: '1.37.0' (first with the fix), '≤1.37.2' (in it, first unknown), '>1.36.3' (after it) or ''"
+
+
+def _state_in(release: str, minor: int, patch: int) -> str:
+    """The state of patch ``1.<minor>.<patch>`` by ``release`` of a fix in that minor."""
+    if not release:
+        return PRESENT
+    m = cast(re.Match, _RELEASE.fullmatch(release))
+    mark, first = m.group(1), int(m.group(3))
+    if int(m.group(2)) < minor:
+        return FIXED  # a fix released in an older minor is in every newer one
+    if int(m.group(2)) > minor:
+        return PRESENT
+    if mark == ">":
+        return PRESENT if patch <= first else UNKNOWN
+    return FIXED if patch >= first else UNKNOWN if mark == "≤" else PRESENT
+
+
+def release_text(release: str) -> str:
+    """Returns ``release`` (a fix's, as :func:`release_problem` reads it) as a person reads it:
+    ``"released in 1.37.0"``, ``"released by 1.37.2 (its first 1.37 patch unknown)"``, ``"not in
+    1.36.3: released later or not yet (unknown)"``, ``"not yet released"``."""
+    m = _RELEASE.fullmatch(release)
+    if m is None:
+        return "not yet released"
+    version = release.lstrip("≤>")
+    if m.group(1) == "≤":
+        return f"released by {version} (its first 1.{m.group(2)} patch unknown)"
+    if m.group(1) == ">":
+        return f"not in {version}: released later or not yet (unknown)"
+    return f"released in {version}"
+
+
+@dataclass(frozen=True)
+class CherryPick:
+    """A fix's cherry-pick to one release branch: ``branch`` (``"release-1.36"``), ``pr`` as
+    upstream names it (``"kubernetes/kubernetes#141004"``), ``state`` when read (``"open"``,
+    ``"merged"``, ``"closed unmerged"``) and ``released``: the first patch release of that minor
+    with it, written as :func:`release_problem` reads it (``""``: not yet released).
+    ``ValueError`` for a branch that is no ``release-1.<minor>``, a blank PR or state, or a release
+    of another minor."""
+
+    branch: str
+    pr: str
+    state: str
+    released: str = ""
+
+    def __post_init__(self) -> None:
+        m = re.fullmatch(r"release-1\.(\d+)", self.branch)
+        problems = [] if m else [f"{self.branch!r} is no release branch release-1.<minor>"]
+        problems += [f"no {what}" for what, text in (("pr", self.pr), ("state", self.state)) if not text.strip()]
+        problem = release_problem(self.released)
+        problems += [problem] if problem else []
+        if m and not problem and self.released and self.released.lstrip("≤>").split(".")[1] != m.group(1):
+            problems.append(f"released {self.released} is not on {self.branch}")
+        if problems:
+            raise ValueError(f"cherry-pick {self.pr or '?'}: " + "; ".join(problems))
+
+    @property
+    def minor(self) -> int:
+        """The minor of its branch: ``release-1.36`` → ``36``."""
+        return int(self.branch.rsplit(".", 1)[1])
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The upstream fix of a known bug, as far as it is known: ``pr`` the fix on master
+    (``"kubernetes/kubernetes#138462"``; ``""``: unknown), ``state`` when read (``"merged"``,
+    ``"open"``…), ``released`` the first release with it (as :func:`release_problem` reads it;
+    every newer minor has it too; ``""``: not yet released), ``cherry_picks`` (:class:`CherryPick`,
+    one per release branch known) and ``source``: where each of these facts was read (the
+    release's CHANGELOG, its source, the upstream thread). Only facts read go here: a PR or
+    release not found stays unknown. ``ValueError`` without a state or source, or for a release
+    written otherwise."""
+
+    state: str
+    source: str
+    pr: str = ""
+    released: str = ""
+    cherry_picks: tuple[CherryPick, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = [f"no {what}" for what, text in (("state", self.state), ("source", self.source)) if not text.strip()]
+        problem = release_problem(self.released)
+        problems += [problem] if problem else []
+        branches = [c.branch for c in self.cherry_picks]
+        problems += [f"two cherry-picks to {b}" for b in sorted(set(branches)) if branches.count(b) > 1]
+        if problems:
+            raise ValueError(f"fix {self.pr or '(PR unknown)'}: " + "; ".join(problems))
+
+    def pick(self, minor: int) -> CherryPick | None:
+        """The cherry-pick to ``release-1.<minor>``, or None when none is known."""
+        return next((c for c in self.cherry_picks if c.minor == minor), None)
+
+    def state_on(self, minor: int, patch: int) -> str:
+        """Whether patch release ``1.<minor>.<patch>`` has the fix: :data:`FIXED` (the master fix's
+        release or its minor's cherry-pick's is at or below it), :data:`UNKNOWN` (the facts cannot
+        tell: ``≤``/``>`` releases) or :data:`PRESENT` (no released fix reaches it)."""
+        states = [_state_in(self.released, minor, patch)]
+        pick = self.pick(minor)
+        if pick is not None:
+            states.append(_state_in(pick.released, minor, patch))
+        return FIXED if FIXED in states else UNKNOWN if UNKNOWN in states else PRESENT
+
+    def remedy(self, minor: int) -> str:
+        """The fix that removes the bug from a ``1.<minor>`` patch, as the reports name it:
+        ``"the fix kubernetes/kubernetes#138462 (merged) is released in 1.37.0"``, ``"the fix is
+        cherry-pick kubernetes/kubernetes#142042 to release-1.36 (open), not yet released"``, with
+        ``"; no cherry-pick to release-1.36 is known"`` where the master fix's release is newer."""
+        pr = self.pr or "(its PR unknown)"
+        m = _RELEASE.fullmatch(self.released)
+        if m is not None and int(m.group(2)) < minor:
+            return f"the fix {pr} ({self.state}) is {release_text(self.released)}, so in every 1.{minor} patch"
+        if m is not None and int(m.group(2)) == minor:
+            return f"the fix {pr} ({self.state}) is {release_text(self.released)}"
+        pick = self.pick(minor)
+        if pick is not None:
+            return (f"the fix is cherry-pick {pick.pr} to {pick.branch} ({pick.state}), {release_text(pick.released)}"
+                    f" (on master: {pr}, {self.state})")
+        return f"the fix {pr} ({self.state}) is {release_text(self.released)}; no cherry-pick to release-1.{minor} is known"
+
+
 @dataclass(frozen=True)
 class KnownBug:
     """An upstream bug behind an expectation: the expectation documents what the cluster does
@@ -153,17 +304,61 @@ class KnownBug:
     runs": buggy 6, correct 2). Both are accepted and recorded in the value's ``details.race``
     (e2e.judge.measurements): the buggy value is ``bug-present`` with ``details.race.outcome =
     "happened"`` (the race the bug needs happened), the correct value a pass — never ``bug-fixed``
-    — with ``"did not happen"``; ``details.race.about`` is this text. Any other value fails."""
+    — with ``"did not happen"``; ``details.race.about`` is this text. Any other value fails.
+
+    The patch range that has the bug: ``since``, the first release known to have it (text, as
+    read: ``""`` when no release older than the ones the suite reads was checked), up to ``fix``
+    (:class:`Fix`; None: no fix known) — the fix's PR, the release it landed in per minor and its
+    cherry-picks. The judge reads the cluster's patch against it (:meth:`expected_on`): on a patch
+    the fix reaches, the **correct** value is the documented one — ``fixed-as-expected``, the buggy
+    one ``bug-present-despite-fix`` (a finding: the test fails, naming the fix), whether or not
+    the bug is a race; elsewhere as above, the correct value of a patch no fix is known to reach
+    being ``bug-fixed`` (gone although no fix is known: a finding, never a silent pass)."""
 
     issue: str
     correct: float | str | bool
     mechanism: str
     correct_band: Band | None = None
     race: str = ""
+    since: str = ""
+    fix: Fix | None = None
 
     def __post_init__(self) -> None:
         if not self.issue or not self.mechanism:
             raise ValueError("a known bug needs its upstream issue and the mechanism in the source")
+        if self.since and version_patch(self.since) is None:
+            raise ValueError(f"{self.issue}: since {self.since!r} is no release 1.<minor>.<patch>")
+
+    def expected_on(self, version: str) -> str:
+        """The bug's state expected on a cluster of Kubernetes ``version`` (``"v1.36.2"``):
+        :data:`FIXED` when the fix's release (or its minor's cherry-pick's) reaches that patch,
+        :data:`UNKNOWN` when the facts cannot tell (a ``≤``/``>`` release, or a version with no
+        patch to read), else :data:`PRESENT` — also always without a known fix."""
+        if self.fix is None:
+            return PRESENT
+        patch = version_patch(version)
+        return UNKNOWN if patch is None else self.fix.state_on(*patch)
+
+    def remedy(self, version: str) -> str:
+        """What removes the bug from a cluster of ``version``, as the reports say it
+        (:meth:`Fix.remedy`); ``"no fix is known"`` without one; the master fix's own release
+        when the version names no minor."""
+        if self.fix is None:
+            return "no fix is known"
+        patch = version_patch(version)
+        if patch is None:
+            return f"the fix {self.fix.pr or '(its PR unknown)'} ({self.fix.state}) is {release_text(self.fix.released)}"
+        return self.fix.remedy(patch[0])
+
+    def patch_range(self) -> str:
+        """The releases that have the bug, as read: ``"since 1.35.0; fix kubernetes/kubernetes#138462
+        (merged): released in 1.37.0; release-1.36: #142042 (open), not yet released"``; ``"since an
+        unknown release (none older than the ones read was checked); no fix known"``."""
+        head = f"since {self.since}" if self.since else "since an unknown release (none older than the ones read was checked)"
+        if self.fix is None:
+            return f"{head}; no fix known"
+        picks = "".join(f"; {c.branch}: {c.pr} ({c.state}), {release_text(c.released)}" for c in self.fix.cherry_picks)
+        return f"{head}; fix {self.fix.pr or '(PR unknown)'} ({self.fix.state}): {release_text(self.fix.released)}{picks}"
 
 
 @dataclass(frozen=True)

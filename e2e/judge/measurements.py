@@ -25,12 +25,12 @@ from typing import Callable, cast
 
 from ..record.hostload import Pressure
 from ..base.jsonfile import read_json, update_json
-from .expectations import REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
+from .expectations import FIXED, REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
 from ..base.measurement import Measurement as Measurement  # the record: e2e.base (read here by the app and tests)
 from ..base.verdicts import BUG_FIXED_PREFIX as BUG_FIXED_PREFIX  # re-exported: tests/test_mutations.py reads it here
 from ..base.verdicts import (
-    BUG_FIXED, BUG_PRESENT, FAIL, INCONCLUSIVE, KNOWN_BUG_VERDICTS,
-    PASS, RACE_ABSENT, RACE_HAPPENED, SET_ASIDE_VERDICTS, SETTLING, UNDOCUMENTED, UNVERIFIED,
+    BUG_FIXED, BUG_PRESENT, BUG_PRESENT_DESPITE_FIX, FAIL, FAILING_VERDICTS, FIXED_AS_EXPECTED, INCONCLUSIVE,
+    KNOWN_BUG_VERDICTS, PASS, RACE_ABSENT, RACE_HAPPENED, SET_ASIDE_VERDICTS, SETTLING, UNDOCUMENTED, UNVERIFIED,
     UNVERIFIED_PREFIX, ValueVerdict,
 )
 from .pressure import describe, host_details, inconclusive, limit
@@ -99,6 +99,10 @@ class Verdict:
         ]
         if "carried_forward" in m.details:
             lines.append(f"  unverified: {m.details['carried_forward']}")
+        if m.verdict == BUG_PRESENT_DESPITE_FIX:
+            kb = m.details["known_bug"]
+            lines.append(f"  known bug {kb['issue']} present although its fix should be in {m.kubernetes}: {kb['fix']} "
+                         f"(buggy: {kb['buggy']})")
         if m.where:
             lines.append(f"  judged at {m.where}")
         if e.why:
@@ -265,9 +269,15 @@ class Judge:
                                                    "about": exp.raced().why}}
             exp = exp if ok else exp.raced()
             ok, verdict = True, PASS
-        if exp.known_bug is not None:
+        if exp.known_bug is not None and exp.known_bug.expected_on(self.kubernetes) == FIXED:
+            # the fix should be in this patch: the correct value is the documented one (a race or not)
+            details = {**(details or {}), "known_bug": _known_bug_details(exp, self.kubernetes)}
+            buggy, exp = ok, exp.correct()
+            template, ok = exp.documented, exp.holds_for(value)
+            verdict = FIXED_AS_EXPECTED if ok else BUG_PRESENT_DESPITE_FIX if buggy else FAIL
+        elif exp.known_bug is not None:
             correct = not ok and exp.correct().holds_for(value)
-            details = {**(details or {}), "known_bug": _known_bug_details(exp)}
+            details = {**(details or {}), "known_bug": _known_bug_details(exp, self.kubernetes)}
             if exp.known_bug.race and (ok or correct):  # either outcome of a race is accepted and recorded
                 verdict = BUG_PRESENT if ok else PASS
                 details["race"] = {"outcome": RACE_HAPPENED if ok else RACE_ABSENT, "about": exp.known_bug.race}
@@ -277,7 +287,7 @@ class Judge:
         if not exp.verified_for(self.minor):
             carried = (f"documented for {exp.versions()}, read in {', '.join(exp.verified_in) or 'no release'}, "
                        f"not in 1.{self.minor}: carried forward")
-            if verdict in (PASS, BUG_PRESENT):
+            if verdict in (PASS, BUG_PRESENT, FIXED_AS_EXPECTED):
                 details = {**(details or {}), "judged": verdict, "reason": carried}
                 verdict = UNVERIFIED
             else:  # a failure (or a known bug's fix) stays what it is, saying so
@@ -291,7 +301,7 @@ class Judge:
             m.verdict = INCONCLUSIVE
             m.details["reason"] = f"host overloaded: expected {exp.describe()}; {describe(m.details['host'])}"
         self.log.append(m)
-        if context is None and verdict == FAIL and self.context is not None:
+        if context is None and verdict in FAILING_VERDICTS and self.context is not None:
             context = self.context()
         self.verdicts.append(Verdict(m, exp, context or ""))
         return ok
@@ -335,7 +345,9 @@ class Judge:
 
     @property
     def failures(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.measurement.verdict == FAIL]
+        """The values that fail the test: ``fail`` and ``bug-present-despite-fix``
+        (:data:`e2e.base.verdicts.FAILING_VERDICTS`), in the order judged."""
+        return [v for v in self.verdicts if v.measurement.verdict in FAILING_VERDICTS]
 
     def set_aside_values(self, verdict: str) -> list[Measurement]:
         return [v.measurement for v in self.verdicts if v.measurement.verdict == verdict]
@@ -416,25 +428,31 @@ class Judge:
                                             for m in (v.measurement for v in found))
 
 
-def _known_bug_details(exp: Expectation) -> dict:
-    """What ``details.known_bug`` of a known bug's measurement holds."""
+def _known_bug_details(exp: Expectation, kubernetes: str) -> dict:
+    """What ``details.known_bug`` of a known bug's measurement on a cluster of ``kubernetes`` holds:
+    the issue, the buggy and correct values, the mechanism, the bug's state expected on this patch
+    (``expected``: present, fixed or unknown), the fix that removes it from this patch (``fix``)
+    and the patch range that has it (``range``); a race's text under ``race``."""
     kb, correct = cast(KnownBug, exp.known_bug), exp.correct()
-    out = {"issue": kb.issue, "buggy": exp.describe(), "correct": correct.describe(), "mechanism": kb.mechanism}
+    out = {"issue": kb.issue, "buggy": exp.describe(), "correct": correct.describe(), "mechanism": kb.mechanism,
+           "expected": kb.expected_on(kubernetes), "fix": kb.remedy(kubernetes), "range": kb.patch_range()}
     return {**out, "race": kb.race} if kb.race else out
 
 
 def known_bug_note(known_bug: dict, mechanism: bool = False) -> str:
     """``details.known_bug`` of a measurement as the reports name it: ``"kubernetes/kubernetes#134338
-    (open); correct: 6 s within [5.5, 9.5] s"``, with ``; mechanism: …`` when ``mechanism``.
+    (open); correct: 6 s within [5.5, 9.5] s; no fix is known"`` (the fix as the judge wrote it; a
+    value judged before fixes were recorded has none), with ``; mechanism: …`` when ``mechanism``.
     ``KeyError`` for a dict that is no ``details.known_bug``."""
-    note = f"{known_bug['issue']}; correct: {known_bug['correct']}"
+    note = f"{known_bug['issue']}; correct: {known_bug['correct']}" + (f"; {known_bug['fix']}" if known_bug.get("fix") else "")
     return f"{note}; mechanism: {known_bug['mechanism']}" if mechanism else note
 
 
 def _known_bug_item(v: Verdict) -> str:
-    """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…)``; a
-    race's value says so: ``(a race, this run buggy: …; correct: …; …)``."""
+    """``KB-1 pod_gone_after_delete_s = 21 s (buggy: …; correct: …; kubernetes/kubernetes#…; no fix is
+    known)`` — the fix that would remove it from the cluster's patch last; a race's value says so:
+    ``(a race, this run buggy: …; correct: …; …)``."""
     m, e = v.measurement, v.expectation
     kb = cast(KnownBug, e.known_bug)
     return (f"{m.case} {m.name} = {measured(m)} ({'a race, this run ' if kb.race else ''}buggy: {e.describe()}; "
-            f"correct: {e.correct().describe()}; {kb.issue})")
+            f"correct: {e.correct().describe()}; {kb.issue}; {kb.remedy(m.kubernetes)})")

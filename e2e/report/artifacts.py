@@ -35,7 +35,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
-from ..base.verdicts import BUG_PRESENT, FAIL, PASS, TOLERATED_RACE, UNDOCUMENTED
+from ..base.verdicts import BUG_PRESENT, FAILING_VERDICTS, FIXED_AS_EXPECTED, PASS, TOLERATED_RACE, UNDOCUMENTED
 from ..judge.measurements import Judge, Verdict, known_bug_note, measured
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
@@ -217,13 +217,14 @@ class _Flake(Exception):
 
 
 def _error(v: Verdict) -> BaseException | None:
-    """What ends the value's step: nothing (pass, and a known bug present: it holds its documented
-    value), an AssertionError with the explanation (failed), a skip with the reason (skipped) or a
+    """What ends the value's step: nothing (pass, a known bug present or fixed as expected on this
+    patch: it holds its documented value), an AssertionError with the explanation (failed, or a
+    known bug present although its fix should be in), a skip with the reason (skipped) or a
     :class:`_Flake` (broken)."""
     verdict = v.measurement.verdict
-    if verdict in (PASS, BUG_PRESENT):
+    if verdict in (PASS, BUG_PRESENT, FIXED_AS_EXPECTED):
         return None
-    if verdict == FAIL:
+    if verdict in FAILING_VERDICTS:
         return AssertionError(v.explain())
     reason = v.measurement.details.get("reason", "")
     if verdict == TOLERATED_RACE:
