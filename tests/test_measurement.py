@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.base.measurement import BadMeasurement, Measurement
+from e2e.base.measurement import BadMeasurement, Measurement, still_has
 from e2e.judge.expectations import Band, Expectation, Registry
 from e2e.judge.measurements import Judge, MeasurementLog
 
@@ -67,3 +67,35 @@ def _entry() -> dict:
             "why": "w", "source": "s", "versions": "1.37–newer", "verdict": "pass", "test": "t.py::test_x",
             "run_id": "r", "kubernetes": "v1.37.2", "measured_at": "", "details": {}, "template": 10,
             "cgroup": None, "where": "", "verified_in": ["1.37.2"]}
+
+
+def _kb(case, name, verdict, kubernetes="v1.36.2", issue="kubernetes/kubernetes#141155", expected="present",
+        fix="the fix is cherry-pick kubernetes/kubernetes#142042 to release-1.36 (open), not yet released", **details):
+    kb = {"issue": issue, "buggy": "b", "correct": "c", "mechanism": "m", "expected": expected, "fix": fix}
+    return {"case": case, "name": name, "verdict": verdict, "kubernetes": kubernetes, "details": {"known_bug": kb, **details}}
+
+
+def test_still_has_lists_each_bug_a_patch_still_has_with_the_fix_that_would_remove_it():
+    """Issue 44: "your patch v1.36.2 still has #141155; the fix is cherry-pick #142042, not yet
+    released" (the shape; the values are the issue's example, no case of the suite's)."""
+    lines = still_has([
+        _kb("KB-9", "a", "bug-present"), _kb("KB-9", "b", "unverified-carried-forward", judged="bug-present"),
+        _kb("KB-9", "a", "bug-present"),  # a second value of the same name: named once
+        _kb("KB-8", "x", "pass", issue="k/k#1", race={"outcome": "did not happen"}),  # a race the patch still has
+        _kb("KB-7", "y", "bug-present-despite-fix", kubernetes="v1.36.3", issue="k/k#2", expected="fixed",
+            fix="the fix k/k#3 (merged) is released in 1.36.3"),
+        _kb("KB-6", "z", "bug-fixed", issue="k/k#4"),  # gone: not what the patch still has (a finding of its own)
+        _kb("KB-5", "w", "fixed-as-expected", issue="k/k#5", expected="fixed"),
+        _kb("KB-4", "v", "pass", issue="k/k#6", expected="fixed", race={"outcome": "did not happen"}),
+        {"case": "CL-1", "name": "gap", "verdict": "pass", "kubernetes": "v1.36.2", "details": {}},
+        {**_kb("KB-3", "old", "bug-present", issue="k/k#7"), "details": {"known_bug": {"issue": "k/k#7"}}},  # no fix recorded
+    ])
+    assert lines == [
+        "v1.36.2 still has kubernetes/kubernetes#141155 — KB-9 a, KB-9 b: the fix is cherry-pick "
+        "kubernetes/kubernetes#142042 to release-1.36 (open), not yet released",
+        "v1.36.2 still has k/k#1 — KB-8 x (a race, not seen this run): the fix is cherry-pick kubernetes/kubernetes#142042 "
+        "to release-1.36 (open), not yet released",
+        "v1.36.3 still has k/k#2 — KB-7 y although its fix should be in: the fix k/k#3 (merged) is released in 1.36.3",
+        "v1.36.2 still has k/k#7 — KB-3 old",
+    ]
+    assert still_has([]) == []

@@ -447,3 +447,23 @@ def test_a_wait_that_timed_out_reads_measured_nothing_as_the_failure_message_doe
         assert "job_complete_after_s nothing vs 5 [4, 8]" in text  # the case table's key values
         assert "fail: job_complete_after_s = nothing — expected 5 s within [4, 8] s" in text
     assert "| job_complete_after_s | nothing | 5 s within [4, 8] s | fail |" in md
+
+
+def test_the_summary_lists_the_known_bugs_this_patch_still_has_with_their_fix(tmp_path):
+    """RS-6 judged by the suite's own entry on v1.36.3 (present: its fix #138462 is in 1.37.0, no
+    cherry-pick known) and on v1.37.2 (fixed as expected: not listed)."""
+    from e2e.judge.measurements import Judge, MeasurementLog
+    from e2e.report.summary import html
+
+    log = MeasurementLog(tmp_path / "measurements.json")
+    for kubernetes, evicted in (("v1.36.3", False), ("v1.37.2", True)):
+        Judge(log, "t::rs6", "r", kubernetes, minor=int(kubernetes.split(".")[1])).expect("RS-6", "sidecar_evicted", evicted)
+    values = log.read()["measurements"]
+    assert [v["verdict"] for v in values] == ["bug-present", "fixed-as-expected"]
+    line = ("v1.36.3 still has kubernetes/kubernetes#138371 (R32; fixed in 1.37 by #138462) — RS-6 sidecar_evicted: "
+            "the fix kubernetes/kubernetes#138462 (merged) is released in 1.37.0; no cherry-pick to release-1.36 is known")
+    summaries = build(values, [Outcome("t::rs6", "passed", ["RS-6"])])
+    assert f"## Known bugs this patch still has\n\n- {line}\n" in markdown(summaries, [], "t")
+    assert f"known bug: {line}" in terminal_lines(summaries, [])
+    assert f"<li>{line}</li>" in html([], values, "t")
+    assert "## Known bugs" not in markdown(build(values[1:], []), [], "t")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from e2e.cli.upgrade import main
-from test_compare import m, write_run
+from test_compare import T, m, write_run
 
 OK = ("test_backoff_gaps_and_waiting_state", "")
 
@@ -135,3 +135,26 @@ def test_a_value_that_moved_to_another_variant_is_one_row_of_the_report(tmp_path
     [change] = json.loads((tmp_path / "m" / "upgrade.json").read_text())["changes"]
     assert (change["name"], change["test"], change["change"]) == ("max_unavailable_seen", base + "[default]", "documented change")
     assert (change["old"], change["new"]) == (1.0, 2.0)
+
+
+def test_the_upgrade_report_lists_per_run_the_known_bugs_its_patch_still_has_with_their_fix(tmp_path):
+    """RS-5 judged by the suite's own entries: present on v1.36.3 (its 1.36 cherry-pick merged after
+    1.36.3), fixed as expected on v1.37.2 — the upgrade's row says so, and only 1.36.3 is listed."""
+    from e2e.judge.measurements import Judge, MeasurementLog
+
+    runs = []
+    for kubernetes, running, limit in (("v1.36.3", False, 64 * 2**20), ("v1.37.2", True, 256 * 2**20)):
+        log = MeasurementLog(tmp_path / f"{kubernetes}.json")
+        j = Judge(log, T, f"r-{kubernetes}", kubernetes, minor=int(kubernetes.split(".")[1]), cgroup=1)
+        j.expect("RS-5", "running_after_resize", running)
+        j.expect("RS-5", "pod_cgroup_memory_limit_bytes", limit)
+        runs.append(write_run(tmp_path / kubernetes, log.read()["measurements"], [OK]))
+    assert main([str(r) for r in runs] + ["--out", str(tmp_path / "m")]) == 0
+    text = (tmp_path / "m" / "upgrade.md").read_text()
+    assert ("## Known bugs each patch still has\n\n- v1.36.3 still has kubernetes/kubernetes#138760 (R21; closed: fixed by "
+            "#140387) — RS-5 running_after_resize, RS-5 pod_cgroup_memory_limit_bytes: the fix is cherry-pick "
+            "kubernetes/kubernetes#141004 to release-1.36 (merged), not in 1.36.3: released later or not yet (unknown) "
+            "(on master: kubernetes/kubernetes#140387, merged)\n\n## What each upgrade changed") in text
+    assert "| RS-5 | `running_after_resize` | False | True | False | True | known bug: present → fixed |" in text
+    report = json.loads((tmp_path / "m" / "upgrade.json").read_text())
+    assert [len(r["known_bugs"]) for r in report["runs"]] == [1, 0]

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
+
+from .verdicts import BUG_PRESENT, BUG_PRESENT_DESPITE_FIX, RACE_ABSENT
 
 
 class BadMeasurement(ValueError):
@@ -22,7 +24,9 @@ class Measurement:
     aside (:meth:`e2e.judge.measurements.Judge.set_aside`) or carried forward. ``band`` is ``[low,
     high]`` (``high`` ``None`` for an open end). A known upstream bug's value has the issue, correct
     value and mechanism in ``details.known_bug``; a race's value ``details.race.outcome``
-    (``"happened"`` / ``"did not happen"``); with a host sampler every value has the host's CPU
+    (``"happened"`` / ``"did not happen"``), and since known bugs name their fix the state the
+cluster's patch is expected to be in (``expected``), the fix that would remove it (``fix``) and the
+patch range that has it (``range``, :func:`still_has`); with a host sampler every value has the host's CPU
     pressure of its window in ``details.host`` (:mod:`e2e.judge.pressure`); a rerun's value its
     attempt in ``details.attempt``. ``verified_in`` the releases whose source was read for the
     expectation (``["1.37.2", …]``; ``[]`` when undocumented). ``cgroup`` the node's cgroup version
@@ -78,3 +82,38 @@ class Measurement:
             raise BadMeasurement(f"measurement {where}: not a string: {', '.join(wrong)}" if wrong
                                  else f"measurement {where}: details is not a JSON object")
         return cls(**{**data, "details": dict(data.get("details") or {})})
+
+
+def still_has(measurements: Iterable[Mapping]) -> list[str]:
+    """The known bugs each run's cluster patch still has, one line per Kubernetes version and
+    upstream issue, in the order first judged, as the summary and the upgrade report list them:
+    ``"v1.36.3 still has kubernetes/kubernetes#138760 (R21; …) — RS-5 running_after_resize: the fix
+    is cherry-pick kubernetes/kubernetes#141004 to release-1.36 (merged), not in 1.36.3: released
+    later or not yet (unknown) (on master: …)"``. ``measurements`` are ``measurements.json``
+    entries (dicts). A bug counts when a value of it was judged present (``bug-present``, also
+    carried forward, or ``bug-present-despite-fix``: then ``"although its fix should be in"``), or
+    is a race that did not happen this run on a patch no fix is known to reach (``"(a race, not
+    seen this run)"``). A value judged before fixes were recorded names none."""
+    found: dict[tuple[str, str], dict] = {}
+    for m in measurements:
+        details = m.get("details") or {}
+        kb = details.get("known_bug")
+        if not isinstance(kb, Mapping):
+            continue
+        race = (details.get("race") or {}).get("outcome") == RACE_ABSENT and kb.get("expected") != "fixed"
+        present = m["verdict"] in (BUG_PRESENT, BUG_PRESENT_DESPITE_FIX) or details.get("judged") == BUG_PRESENT
+        if not (present or race):
+            continue
+        bug = found.setdefault((m["kubernetes"], kb["issue"]), {"values": [], "fix": kb.get("fix", ""),
+                                                               "despite": False, "seen": False})
+        name = f"{m['case']} {m['name']}"
+        bug["values"] += [name] if name not in bug["values"] else []
+        bug["despite"] |= m["verdict"] == BUG_PRESENT_DESPITE_FIX
+        bug["seen"] |= present
+    lines = []
+    for (kubernetes, issue), bug in found.items():
+        text = f"{kubernetes} still has {issue} — {', '.join(bug['values'])}"
+        text += "" if bug["seen"] else " (a race, not seen this run)"
+        text += " although its fix should be in" if bug["despite"] else ""
+        lines.append(text + (f": {bug['fix']}" if bug["fix"] else ""))
+    return lines

@@ -8,7 +8,8 @@ followed along the path, and the report names the **first upgrade that changed i
 - ``documented change``: the documented value or band differs between the two versions (each
   version's expectation read from its own source) and each run holds its own — the change the
   upgrade is known to make. An expectation re-keyed with the same value and band is no change;
-- ``known bug: A → B``: a known upstream bug appeared or went away;
+- ``known bug: A → B``: a known upstream bug's state changed (``present``, ``fixed`` as expected
+  on the newer patch, ``gone (no fix known)``, ``present despite its fix``);
 - ``unexplained``: a value failed its expectation, or appeared/disappeared while its test ran, or
   a test failed — in any run of the path, the first one included;
 - ``gate changed``: a value keyed by a feature gate's state gone because the newer version runs the
@@ -23,6 +24,10 @@ is no change of the contract: not listed.
 
 A test that failed and then passed on a rerun (``--reruns``: compare's ``flaky``) is counted in its
 run's row and named under its own heading: not a pass, and not what fails the report.
+
+Per run, the report lists the known bugs its cluster's patch still has, each with the fix that
+would remove it (``v1.36.3 still has kubernetes/kubernetes#138760 — RS-5 …: the fix is cherry-pick
+kubernetes/kubernetes#141004 to release-1.36 (merged), …``).
 
 Outputs ``upgrade.md`` (tables for people) and ``upgrade.json`` (the same, for tools) in the
 output directory. A documented text filled with a run's own names (IM's registry address) is shown
@@ -43,6 +48,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from e2e.base.measurement import still_has
 from e2e.base.verdicts import (
     ERROR, FAILED, FLAKY, HOLDS_NOW, NOT_RUN, PASS, PASSED, SAME, SET_ASIDE, SKIPPED, TOLERATED_RACE, UNDOCUMENTED, XFAILED,
 )
@@ -60,7 +66,8 @@ FAILING = ("unexplained",)
 @dataclass
 class RunSummary:
     """One version's run: test outcomes counted from its junit.xml, values by verdict, wall time
-    (s, pytest's own ``testsuite time``; None without junit.xml)."""
+    (s, pytest's own ``testsuite time``; None without junit.xml), and the known bugs its patch
+    still has (:func:`e2e.base.measurement.still_has`: one line per bug, with its fix)."""
 
     path: str
     kubernetes: str
@@ -71,6 +78,8 @@ class RunSummary:
     failed_tests: list[str]
     # failed, then passed on a rerun (--reruns): not a pass, not a failure — counted and named
     flaky_tests: list[str] = field(default_factory=list)
+    # the known bugs its cluster's patch still has, each with the fix that would remove it
+    known_bugs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -107,7 +116,8 @@ def summarize(run: Run) -> RunSummary:
             wall = float(time_s)
     failed = sorted(t for t, s in run.outcomes.items() if s in (FAILED, ERROR))
     flaky = sorted(t for t, s in run.outcomes.items() if s == FLAKY)
-    return RunSummary(run.path, run.kubernetes, run.run_id, outcomes, values, wall, failed, flaky)
+    return RunSummary(run.path, run.kubernetes, run.run_id, outcomes, values, wall, failed, flaky,
+                      still_has(run.measurements.values()))
 
 
 def _contract_changed(row: Row, a: Run, b: Run) -> str | None:
@@ -171,7 +181,9 @@ def _fmt_pair(old: object, new: object) -> tuple[str, str]:
 
 
 def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
-    """``upgrade.md``: the runs, then the changes grouped by the upgrade that made them."""
+    """``upgrade.md``: the runs, what is unexplained, the flaky tests, the known bugs each run's
+    patch still has (with the fix that would remove each), then the changes grouped by the upgrade
+    that made them."""
     path = " → ".join(s.kubernetes for s in summaries)
     lines = [f"# Upgrade path {path}", "", "## Runs", "",
              "| version | tests | passed | failed | flaky | skipped | undocumented | xfailed | values | values pass | wall |",
@@ -196,6 +208,8 @@ def markdown(summaries: list[RunSummary], changes: list[Change]) -> str:
     if flaky:
         lines += ["", "## Flaky (failed, then passed on a rerun: not a pass, not a failure)", ""]
         lines += [f"- {v}: `{t}`" for v, t in flaky]
+    lines += ["", "## Known bugs each patch still has", ""]
+    lines += [f"- {line}" for s in summaries for line in s.known_bugs] or ["none"]
     lines += ["", "## What each upgrade changed", ""]
     steps = list(zip(summaries, summaries[1:], strict=False))
     for a, b in steps:

@@ -8,12 +8,14 @@ xdist workers), prints the summary at the end of pytest's terminal output and wr
 ``<reports>/summary.md``.
 
 A case's verdict is the most telling verdict among its values and tests, by the ``rank`` of the
-table :mod:`e2e.base.verdicts`: ``fail`` (a value or a test failed), then ``inconclusive``,
-``bug-present``, ``bug-fixed`` and any verdict string the table does not know (shown as it is),
+table :mod:`e2e.base.verdicts`: ``fail`` (a value or a test failed) and ``bug-present-despite-fix``
+(a known bug whose fix should be in), then ``inconclusive``, ``bug-present``, ``bug-fixed`` and any
+verdict string the table does not know (shown as it is),
 ``interrupted`` (a test of the case was stopped by Ctrl-C before its body ended), ``flaky``,
 ``undocumented``, ``unverified-carried-forward`` (held an expectation whose source was not read
-for this version), ``flake``, ``skipped``, ``pass``; a case whose tests ran without judging a
-value says ``no values``.
+for this version), ``flake``, ``skipped``, ``pass`` and ``fixed-as-expected``; a case whose tests
+ran without judging a value says ``no values``. The known bugs a run's cluster patch still has are
+listed apart, each with the fix that would remove it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..base.verdicts import (
     UNDOCUMENTED_PREFIX, XFAILED, XPASSED, rank,
 )
 from ..base import facts
+from ..base.measurement import still_has
 from ..judge.expectations import equal_to, measured_number, number
 from ..judge.measurements import known_bug_note, measured_none
 from ..judge.pressure import TIMING_UNITS, percent
@@ -83,8 +86,8 @@ class CaseSummary:
 
     def notes(self) -> list[str]:
         """Why a value or test is not a plain pass: failed, flake, skipped, undocumented,
-        unverified-carried-forward, with reasons; a known bug's value (bug-present, bug-fixed)
-        with its issue and correct value."""
+        unverified-carried-forward, with reasons; a known bug's value (bug-present, bug-fixed,
+        fixed-as-expected, bug-present-despite-fix) with its issue, correct value and fix."""
         out = []
         for m in self.values:
             if m["verdict"] == PASS:
@@ -269,7 +272,9 @@ def host_line(measurements: list[dict]) -> str | None:
 
 
 def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> list[str]:
-    """The summary printed at the end of the run (the host's pressure last, :func:`host_line`)."""
+    """The summary printed at the end of the run: a line per case and its notes, the tests' counts,
+    a ``known bug:`` line per bug the cluster's patch still has (with its fix), the host's pressure
+    last (:func:`host_line`)."""
     lines = []
     for s in summaries:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
@@ -280,6 +285,7 @@ def terminal_lines(summaries: list[CaseSummary], outcomes: list[Outcome]) -> lis
     for o in outcomes:
         totals[o.outcome] += 1
     lines.append("tests: " + (", ".join(f"{n} {k}" for k, n in sorted(totals.items())) or "none"))
+    lines += [f"known bug: {line}" for line in still_has(m for s in summaries for m in s.values)]
     host = host_line([m for s in summaries for m in s.values])
     return lines + ([host] if host else [])
 
@@ -290,7 +296,9 @@ def _cell(text: object) -> str:
 
 def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str, drift: list[str] | None = None) -> str:
     """``summary.md``: the case table, the host's pressure, the ``drift`` lines (:func:`drift_lines`;
-    None: no section), then per case every value and every test."""
+    None: no section), the known bugs the cluster's patch still has, each with the fix that would
+    remove it (:func:`e2e.base.measurement.still_has`; no section when none), then per case every
+    value and every test."""
     out = [f"# {title}", "", "| case | verdict | values | key values |", "| --- | --- | --- | --- |"]
     for s in summaries:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(s.counts().items(), key=lambda kv: rank(kv[0])))
@@ -303,6 +311,9 @@ def markdown(summaries: list[CaseSummary], outcomes: list[Outcome], title: str, 
     out += [host, ""] if host else []
     if drift is not None:
         out += [f"## Values night over night ({history.HISTORY})", ""] + [f"- {_cell(line)}" for line in drift] + [""]
+    bugs = still_has(m for s in summaries for m in s.values)
+    if bugs:
+        out += ["## Known bugs this patch still has", ""] + [f"- {_cell(line)}" for line in bugs] + [""]
     for s in summaries:
         out += [f"## {s.case}: {s.verdict}", ""]
         if s.values:
@@ -463,8 +474,9 @@ def read_allure_results(results: Path) -> list[AllureTest]:
 
 
 def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
-    """The plain page: counts by status, the case table, then per family every test with its
-    outcome, judged values and pictures (embedded, so the page is one file)."""
+    """The plain page: counts by status, the case table, the known bugs the cluster's patch still
+    has (:func:`e2e.base.measurement.still_has`), then per family every test with its outcome,
+    judged values and pictures (embedded, so the page is one file)."""
     from html import escape
 
     outcomes = [t.outcome for t in tests]
@@ -479,7 +491,7 @@ def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{escape(title)}</title>",
         "<style>body{font:14px sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;margin:.5em 0}"
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}"
-        ".pass,.passed{color:#15803d}.fail,.failed,.error{color:#b91c1c;font-weight:bold}"
+        ".pass,.passed,.fixed-as-expected{color:#15803d}.fail,.failed,.error,.bug-present-despite-fix{color:#b91c1c;font-weight:bold}"
         ".skipped,.undocumented,.flake,.inconclusive{color:#92400e}img{max-width:100%;border:1px solid #ddd}</style>",
         "</head><body>", f"<h1>{escape(title)}</h1>",
         '<p id="counts">' + ", ".join(f'<span class="{escape(k)}" data-status="{escape(k)}">{n} {escape(k)}</span>'
@@ -491,6 +503,10 @@ def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
         out.append(f'<tr><td>{escape(s.case)}</td><td class="{escape(s.verdict)}">{escape(s.verdict)}</td>'
                    f"<td>{escape(counts or 'no values')}</td><td>{escape(key_values(s))}</td></tr>")
     out.append("</table>")
+    bugs = still_has(measurements)
+    if bugs:
+        out += ['<h2>Known bugs this patch still has</h2>', '<ul id="known-bugs">']
+        out += [f"<li>{escape(line)}</li>" for line in bugs] + ["</ul>"]
     families: dict[str, list[AllureTest]] = defaultdict(list)
     for t in tests:
         families[t.family].append(t)
