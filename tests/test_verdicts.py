@@ -58,7 +58,9 @@ def test_the_judges_precedence_and_how_each_settled_test_ends():
     ends = {r.name: v.outcome(r.outcome).ends for r in v.SETTLING}
     assert ends == {v.INCONCLUSIVE: v.SKIP, v.UNDOCUMENTED: v.SKIP, v.BUG_FIXED: v.SKIP, v.ENVIRONMENT: v.SKIP,
                     v.TOLERATED_RACE: v.XFAIL, v.BUG_PRESENT: ""}  # a known bug present: pytest's own pass
-    assert [r.name for r in v.VERDICTS if r.holds] == [v.BUG_PRESENT, v.UNVERIFIED, v.PASS]
+    assert [r.name for r in v.VERDICTS if r.holds] == [v.BUG_PRESENT, v.UNVERIFIED, v.FIXED_AS_EXPECTED, v.PASS]
+    # a known bug present although its fix should be in fails its test, as a failed value does (Judge.verify)
+    assert v.FAILING_VERDICTS == (v.FAIL, v.BUG_PRESENT_DESPITE_FIX)
 
 
 def test_the_terminal_tells_apart_four_outcomes_in_the_order_of_its_sections():
@@ -89,6 +91,8 @@ def test_the_terminal_tells_apart_four_outcomes_in_the_order_of_its_sections():
     (v.ENVIRONMENT, v.UNVERIFIED, v.HOLDS_NOW),
     (v.PASS, v.UNVERIFIED, v.CARRIED_FORWARD),
     (v.PASS, v.PASS, None), (v.PASS, v.FAIL, None),  # same / documented change / unexplained: by compare
+    (v.BUG_PRESENT, v.FIXED_AS_EXPECTED, v.KNOWN_BUG),  # a known bug's four states are its own class
+    (v.FIXED_AS_EXPECTED, v.BUG_PRESENT_DESPITE_FIX, v.KNOWN_BUG),
 ])
 def test_compares_classes_of_a_value(a, b, change):
     assert v.value_change(a, b) == change

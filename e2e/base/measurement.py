@@ -19,15 +19,16 @@ class BadMeasurement(ValueError):
 class Measurement:
     """One judged value. ``value`` is a number in ``unit`` or a string; ``verdict`` one of the value
     verdicts of :mod:`e2e.base.verdicts` (``pass``, ``fail``, ``undocumented``, ``inconclusive``,
-    ``bug-present``, ``bug-fixed``, ``unverified-carried-forward``, ``skipped``, ``flake``: what
+    ``bug-present``, ``bug-fixed``, ``fixed-as-expected``, ``bug-present-despite-fix``,
+    ``unverified-carried-forward``, ``skipped``, ``flake``: what
     each means and how its test ends is that table's); ``details.reason`` the reason of a value set
     aside (:meth:`e2e.judge.measurements.Judge.set_aside`) or carried forward. ``band`` is ``[low,
     high]`` (``high`` ``None`` for an open end). A known upstream bug's value has the issue, correct
     value and mechanism in ``details.known_bug``; a race's value ``details.race.outcome``
-    (``"happened"`` / ``"did not happen"``), and since known bugs name their fix the state the
-cluster's patch is expected to be in (``expected``), the fix that would remove it (``fix``) and the
-patch range that has it (``range``, :func:`still_has`); with a host sampler every value has the host's CPU
-    pressure of its window in ``details.host`` (:mod:`e2e.judge.pressure`); a rerun's value its
+    (``"happened"`` / ``"did not happen"``); ``details.known_bug`` also holds the state the
+    cluster's patch is expected to be in (``expected``), the fix that would remove the bug from it
+    (``fix``) and the patch range that has it (``range``; :func:`still_has`); with a host sampler
+    every value has the host's CPU pressure of its window in ``details.host`` (:mod:`e2e.judge.pressure`); a rerun's value its
     attempt in ``details.attempt``. ``verified_in`` the releases whose source was read for the
     expectation (``["1.37.2", …]``; ``[]`` when undocumented). ``cgroup`` the node's cgroup version
     the value was judged for (``None``: unknown); ``where`` the ``file:line`` of the test code that
