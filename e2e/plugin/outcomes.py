@@ -189,13 +189,14 @@ def settle(body: BaseException | None, sc: Scenario, item: pytest.Item) -> BaseE
 
     A body that failed keeps its failure. Otherwise — also when the body called
     ``pytest.skip``/``pytest.xfail`` after judging values — in this order:
-    a dead recorder fails the test (``RecorderDied``); any failed value fails it
-    (``ExpectationFailed``, every value explained); a timing value that failed while the host was
+    a dead recorder fails the test (``RecorderDied``); any failed value fails it, a known bug
+    present although its fix should be in the cluster's patch too (``ExpectationFailed``, every
+    value explained); a timing value that failed while the host was
     overloaded (:mod:`e2e.judge.pressure`) ends it **skipped**, reason ``inconclusive: host
     overloaded: …`` (shown as INCONCLUSIVE: an environment skip of its own, as a failure can no
     longer be told from starvation, not an expected failure); a value with nothing documented for this
     cluster ends it **skipped**, reason ``undocumented: …`` (shown as UNDOCUMENTED); a known
-    bug's correct value ends it skipped, reason ``bug no longer present — fixed on this
+    bug's correct value on a patch no fix is known to reach ends it skipped, reason ``bug no longer present — fixed on this
     version? …`` (shown as BUG FIXED?); a value set aside for the environment ends it skipped
     (``environment: …``); a flake ends it xfailed (``flake: …``); else the body's own
     skip/xfail or pass stands — a pass with known bugs present marked so (``known_bug``
