@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from case_dirs import import_case
+from case_dirs import case_dirs, case_sources, import_case, shown
 
 from e2e.faults import actions
 from e2e.faults.actions import ACTIONS, declared_marks, drift, reached, window_of
@@ -24,9 +24,16 @@ def scenario(path: str):
     return sys.modules["scenarios." + path[:-3].replace("/", ".")]
 
 
-@pytest.mark.parametrize("path", [str(p.relative_to(ROOT / "scenarios")) for p in sorted((ROOT / "scenarios").rglob("test_*.py"))])
-def test_each_scenario_declares_exactly_the_node_actions_it_reaches(path):
-    assert drift(scenario(path)) == []
+def case_module(path: Path):
+    """The module of a case folder's test file ``path``, imported as a run imports it (tests/case_dirs.py)."""
+    assert import_case(path) is None
+    return next(m for m in list(sys.modules.values()) if getattr(m, "__file__", None) and Path(m.__file__).resolve() == path)
+
+
+@pytest.mark.parametrize("path", [p for p in case_sources(case_dirs()) if p.name.startswith("test_")], ids=shown)
+def test_each_case_declares_exactly_the_node_actions_it_reaches(path):
+    """Every test module of the case folders (scenarios examples apps; make test CASES=… a folder of one's own)."""
+    assert drift(case_module(path)) == []
 
 
 def test_the_scenarios_reach_the_node_faults():
