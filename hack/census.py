@@ -24,8 +24,8 @@ node: each action its ``node_faults`` markers declare (:data:`e2e.faults.actions
 true by tests/test_actions.py), its case and planned window (s), its undo, and per placed node
 whether it ``would act`` (the test acts on one of its nodes) or ``would skip`` and why (no
 ``--node-agent`` for an action run in the node or a cordon; a node outside ``--node-selector``; a
-control plane: never); then the totals per node. A test that skips in its body (PC-6 needs kind's
-node containers) is listed as the census counts it: runs.
+control plane: never; an action its declaration puts on the control plane or a kind node
+container, NF-7's, PC-6's, NR-1's); then the totals per node.
 """
 
 from __future__ import annotations
@@ -187,7 +187,8 @@ def print_plan(rows: list[dict]) -> None:
     for r in rows:
         for a in r.get("actions", []):
             window = f"{a['window_s']:g} s" if a["window_s"] is not None else "—"
-            nodes = "; ".join(f"{n}: {v}" for n, v in a["nodes"].items()) or "no node (the suite's registry container)"
+            nodes = "; ".join(f"{n}: {v}" for n, v in a["nodes"].items()) or (
+                "no node (the suite's registry container)" if not ACTIONS[a["action"]].node else "—")
             print(f"| {r['test']} | {a['action']}: {a['does']} | {a['case']} | {window} | {a['undo']} | {nodes} |")
     print("\n| node | actions that would act | tests | planned windows, summed | actions that would skip |\n"
           "| --- | --- | --- | --- | --- |")
