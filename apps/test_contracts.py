@@ -776,6 +776,7 @@ def test_memory_under_load(scenario: Scenario, app: AppSpec):
 @pytest.mark.profile("multi-node")
 @pytest.mark.record(*RECORD, "Node", "Lease")
 @pytest.mark.case("AP-7")
+@pytest.mark.node_faults("kubelet_stopped", case="AP-7")
 def test_kubelet_of_the_apps_node_stopped(scenario: Scenario, app: AppSpec):
     """AP-7 (opt-in: ``node_fault: kubelet-stop`` in app.yaml): on the two-node profile, the kubelet
     of the node with most of the app's pods (:func:`busiest_node`) stopped under load (``systemctl stop kubelet``; always started

@@ -17,7 +17,15 @@ module reaches into a node (``node_exec``, ``e2e.faults``) is counted "may skip:
 (as the run's: the workers the node agent may enter; read live, so with ``--kubeconfig`` only) the
 tests are placed as a run places them (:func:`e2e.plugin.clusters.prefer_selected`), and a test
 whose module enters a node while none of its nodes is selected "may skip". Prints one row per test
-and the counts per outcome and reason (``--json FILE`` writes both). Exit 0; 4 on bad input.
+and the counts per outcome and reason (``--json FILE`` writes both, and with ``--plan`` the totals per node). Exit 0; 4 on bad input.
+
+``--plan`` (the dry run of issue 42 item 5) adds what each test that is not skipped would do to a
+node: each action its ``node_faults`` markers declare (:data:`e2e.faults.actions.ACTIONS`, kept
+true by tests/test_actions.py), its case and planned window (s), its undo, and per placed node
+whether it ``would act`` (the test acts on one of its nodes) or ``would skip`` and why (no
+``--node-agent`` for an action run in the node or a cordon; a node outside ``--node-selector``; a
+control plane: never; an action its declaration puts on the control plane or a kind node
+container, NF-7's, PC-6's, NR-1's); then the totals per node.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.cluster import facts as cluster_facts  # noqa: E402
 from e2e.cluster.kind import DEFAULT_PROFILE  # noqa: E402
+from e2e.faults.actions import ACTIONS, NODES, declared_marks, window_of  # noqa: E402
 from e2e.cluster.nodeaccess import is_control_plane, matches, parse_node_selector, shown_selector  # noqa: E402
 from e2e.plugin.clusters import prefer_selected, profile_name, profile_needs_of, profile_settings  # noqa: E402
 from e2e.run.minors import off_minor  # noqa: E402
@@ -54,9 +63,12 @@ def _minor(server: str) -> int | None:
 class Census:
     """A pytest plugin: decides each collected item (:meth:`decide`) once collection is done."""
 
-    def __init__(self, facts: dict, node_agent: bool, selected: tuple[str, ...] | None = None, selector: str = ""):
-        """``selected``: the workers ``--node-selector`` (``selector``) names; ``None``: no selector."""
+    def __init__(self, facts: dict, node_agent: bool, selected: tuple[str, ...] | None = None, selector: str = "",
+                 plan: bool = False, control_planes: frozenset[str] = frozenset()):
+        """``selected``: the workers ``--node-selector`` (``selector``) names; ``None``: no selector.
+        ``plan``: add each row's ``actions`` (:meth:`actions`); ``control_planes``: nodes no action may touch."""
         self.facts, self.node_agent, self.selected, self.selector = facts, node_agent, selected, selector
+        self.plan, self.control_planes = plan, control_planes
         self.rows: list[dict] = []
         self._needs: dict[tuple[str, tuple[str, ...] | None], tuple[tuple[str, ...], str]] = {}
         self._sources: dict[Path, str] = {}
@@ -105,15 +117,83 @@ class Census:
             row["nodes"] = list(nodes)
         return row
 
+    def on_node(self, action: str, node: str) -> str:
+        """``would act`` or ``would skip: <why>`` for ``action`` (an :data:`ACTIONS` name) on ``node``."""
+        a = ACTIONS[action]
+        if node in self.control_planes:
+            return "would skip: a control-plane node"
+        if (a.enters or action == "cordon") and not self.node_agent:
+            return "would skip: needs --node-agent"
+        if self.selected is not None and node not in self.selected:
+            return f"would skip: outside --node-selector {self.selector}"
+        return "would act"
+
+    def actions(self, item: pytest.Item, row: dict) -> list[dict]:
+        """``[{"action", "case", "window_s", "does", "undo", "nodes": {node: on_node}}]`` of the test's
+        ``node_faults`` markers (none when it skips): ``nodes`` the placed nodes the declaration's
+        ``node`` names (the first, the last, or all: the test acts on one of them), ``{}`` for an
+        action on no node."""
+        if row["outcome"] == "skips":
+            return []
+        out = []
+        for action, case, window, which in declared_marks(item.iter_markers()):
+            a = ACTIONS[action]
+            placed = list(row["nodes"])
+            nodes = {n: self.on_node(action, n) for n in (placed[:1] if which == "first" else placed[-1:]
+                                                          if which == "last" else placed)} if a.node else {}
+            if which in ("control-plane", "kind"):  # a --kubeconfig run has neither: the test skips there
+                nodes = {n: f"would skip: acts on {NODES[which]}" for n in placed[:1]}
+            out.append({"action": action, "case": case, "window_s": window_of(window, str(row["profile"])),
+                        "does": a.does, "undo": a.undo, "nodes": nodes})
+        return out
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.rows = [self.decide(item) for item in session.items]
+        if self.plan:
+            for item, row in zip(session.items, self.rows, strict=True):
+                row["actions"] = self.actions(item, row)
 
 
 def counts(rows: list[dict]) -> list[tuple[str, str, int]]:
     """``(outcome, reason, tests)``, most tests first."""
     by = Counter((r["outcome"], r["reason"]) for r in rows)
     return [(o, why, n) for (o, why), n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def node_totals(rows: list[dict]) -> list[tuple[str, int, int, float, int]]:
+    """``(node, actions that would act, tests, their planned windows summed (s), actions that would skip)``
+    per node, by name; an action without a window counts 0 s."""
+    acts: Counter = Counter()
+    skips: Counter = Counter()
+    tests: dict[str, set] = {}
+    window: Counter = Counter()
+    for r in rows:
+        for a in r.get("actions", []):
+            for node, verdict in a["nodes"].items():
+                if verdict == "would act":
+                    acts[node] += 1
+                    window[node] += a["window_s"] or 0
+                    tests.setdefault(node, set()).add(r["test"])
+                else:
+                    skips[node] += 1
+    return [(n, acts[n], len(tests.get(n, ())), float(window[n]), skips[n]) for n in sorted(set(acts) | set(skips))]
+
+
+def print_plan(rows: list[dict]) -> None:
+    """The plan's table (one row per action of a test) and its totals per node."""
+    print("\n## Plan: what each test would do to a node (nothing sent: this census read the API only)\n")
+    print("| test | action | case | window | undo | node (several: the test acts on one of them) |\n| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        for a in r.get("actions", []):
+            window = f"{a['window_s']:g} s" if a["window_s"] is not None else "—"
+            nodes = "; ".join(f"{n}: {v}" for n, v in a["nodes"].items()) or (
+                "no node (the suite's registry container)" if not ACTIONS[a["action"]].node else "—")
+            print(f"| {r['test']} | {a['action']}: {a['does']} | {a['case']} | {window} | {a['undo']} | {nodes} |")
+    print("\n| node | actions that would act | tests | planned windows, summed | actions that would skip |\n"
+          "| --- | --- | --- | --- | --- |")
+    for node, acts, tests, window, skips in node_totals(rows):
+        print(f"| {node} | {acts} | {tests} | {window:g} s | {skips} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,13 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-m", dest="markers", default="not slow",
                     help='pytest -m (default: "not slow": make e2e\'s selection and the workload families)')
     ap.add_argument("--json", type=Path, help="write the rows and counts here")
+    ap.add_argument("--plan", action="store_true",
+                    help="also list what each test would do to which node (the dry run: node_faults markers)")
     ap.add_argument("paths", nargs="*", default=["scenarios"])
     args = ap.parse_args(argv)
     if args.node_selector and not (args.node_agent and args.kubeconfig):
         print("census: --node-selector needs --node-agent (as a run's) and --kubeconfig (a facts.json holds no node labels)",
               file=sys.stderr)
         return 4
-    selected, selector = None, ""
+    selected, selector, control_planes = None, "", frozenset()
     try:
         if args.facts:
             known = json.loads(args.facts.read_text())
@@ -146,15 +228,17 @@ def main(argv: list[str] | None = None) -> int:
 
             kube = Kube(args.kubeconfig, args.context)
             facts = cluster_facts.collect(kube)
+            nodes = kube.nodes()
+            control_planes = frozenset(n["metadata"]["name"] for n in nodes if is_control_plane(n))
             if args.node_selector:
                 wanted = parse_node_selector(args.node_selector)
                 selector = shown_selector(wanted)
-                selected = tuple(sorted(n["metadata"]["name"] for n in kube.nodes()
+                selected = tuple(sorted(n["metadata"]["name"] for n in nodes
                                         if not is_control_plane(n) and matches(n, wanted)))
     except (OSError, ValueError) as e:
         print(f"census: {e}", file=sys.stderr)
         return 4
-    census = Census(facts, args.node_agent, selected, selector)
+    census = Census(facts, args.node_agent, selected, selector, args.plan, control_planes)
     # --kubeconfig only tells the suite's plugin that no kind cluster is meant; collection reads nothing of it
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -173,8 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| outcome | reason | tests |\n| --- | --- | --- |")
     for outcome, why, n in table:
         print(f"| {outcome} | {why or '—'} | {n} |")
+    if args.plan:
+        print_plan(census.rows)
     if args.json:
-        args.json.write_text(json.dumps({"rows": census.rows, "counts": table}, indent=1))
+        out = {"rows": census.rows, "counts": table, **({"totals": node_totals(census.rows)} if args.plan else {})}
+        args.json.write_text(json.dumps(out, indent=1))
     return 0
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_facts import DATA, W1, W2, recorded_get
+from test_facts import CP, DATA, W1, W2, recorded_get
 
 from e2e.cluster import facts
 
@@ -106,3 +106,49 @@ def test_node_selector_places_the_tests_on_the_selected_workers(tmp_path):
 def test_node_selector_without_a_live_cluster_is_refused(tmp_path):
     r, _ = census(tmp_path, "--node-agent", "--node-selector", "zone=a")
     assert r.returncode == 4 and "--node-selector needs --node-agent (as a run's) and --kubeconfig" in r.stderr
+
+
+def test_plan_lists_each_action_per_node_and_what_would_skip(tmp_path):
+    """--plan: each declared action of a test that is not skipped, with its case, window and undo,
+    and per placed node whether it would act; never the control plane; totals per node."""
+    rc, got = _census_live(tmp_path, "--plan", "--node-agent", "--node-selector", "topology.kubernetes.io/zone=zone-a",
+                           "scenarios/faults/test_kubelet.py", "scenarios/faults/test_taint_manager.py",
+                           "scenarios/disruption/test_drain.py", "scenarios/crashloop")
+    assert rc == 0, got
+    rows = {row["test"].split("::", 1)[1]: row for row in got["rows"]}
+    (stop,) = rows["test_kubelet_stopped[fast-lifecycle]"]["actions"]
+    assert (stop["action"], stop["case"], stop["window_s"]) == ("kubelet_stopped", "NF-2", 120)
+    assert stop["undo"].startswith("systemctl start kubelet; armed on the node first")
+    assert stop["nodes"] == {W1: "would act"}  # placed on the selected worker
+    assert [a["action"] for a in rows["test_kubelet_restart[sigkill]"]["actions"]] == ["kubelet_killed"]
+    assert rows["test_previous_logs"]["actions"] == []
+    for row in got["rows"]:
+        assert all(CP not in a["nodes"] for a in row["actions"])
+    # NF-4 needs both workers: the zone-b one is outside the selector
+    rc, got = _census_live(tmp_path, "--plan", "--node-agent", "--node-selector", "topology.kubernetes.io/zone=zone-a",
+                           "scenarios/faults/test_multi_node_faults.py")
+    assert rc == 0
+    rows = {row["test"].split("::", 1)[1]: row for row in got["rows"]}
+    (pause,) = rows["test_worker_lost[fast-lifecycle]"]["actions"]
+    assert (pause["action"], pause["case"], pause["window_s"]) == ("node_paused", "NF-4", 120)
+    # the last placed node by name: the zone-b worker, outside the selector (the test skips there)
+    assert pause["nodes"] == {W2: "would skip: outside --node-selector topology.kubernetes.io/zone=zone-a"}
+    assert rows["test_graceful_node_shutdown"]["outcome"] == "skips" and rows["test_graceful_node_shutdown"]["actions"] == []
+    # (node, would act, tests, windows summed, would skip): the fast-lifecycle NF-4 and NF-8 ×2 on zone-b's worker
+    assert got["totals"] == [[W2, 0, 0, 0.0, 3]]
+    rc, got = _census_live(tmp_path, "--plan", "--node-agent", "scenarios/faults/test_multi_node_faults.py",
+                           "scenarios/faults/test_apiserver.py")
+    assert rc == 0
+    rows = {row["test"].split("::", 1)[1]: row for row in got["rows"]}
+    assert rows["test_worker_partitioned[fast-lifecycle-drop]"]["actions"][0]["nodes"] == {W2: "would act"}
+    assert rows["test_apiserver_outage"]["actions"][0]["nodes"] == {
+        W1: "would skip: acts on the control plane: the suite's kind clusters only (the node agent never enters one)"}
+    # NF-4 120 s + NF-8 90 s ×2 on zone-b's worker; NF-7's skip counted on the node it is placed on
+    assert got["totals"] == [[W1, 0, 0, 0.0, 1], [W2, 3, 3, 300.0, 0]]
+    # without the agent an action in the node would skip, a taint (API) would not
+    rc, got = _census_live(tmp_path, "--plan", "scenarios/faults/test_kubelet.py", "scenarios/faults/test_taint_manager.py")
+    assert rc == 0
+    rows = {row["test"].split("::", 1)[1]: row for row in got["rows"]}
+    assert set(rows["test_kubelet_restart[restart]"]["actions"][0]["nodes"].values()) == {"would skip: needs --node-agent"}
+    assert set(rows["test_taint_manager"]["actions"][0]["nodes"].values()) == {"would act"}
+

@@ -126,6 +126,8 @@ MARKERS = (
     "profile(name, needs=(settings...)): the cluster profile the test needs (profiles/<name>.yaml; default: kind-config.yaml "
     "as is); needs: the profile's kubelet settings the test depends on, by which a --kubeconfig cluster's nodes are chosen "
     "(default: all of them; (): none, the node count stays)",
+    "node_faults(action, case=ID, window_s=S or {profile: S}): a change the test makes to a node (an action of "
+    "e2e.faults.actions.ACTIONS), the case and its planned window (s); listed by hack/census.py --plan",
 )
 
 

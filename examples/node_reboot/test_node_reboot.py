@@ -87,6 +87,7 @@ def _worker(sc: Scenario) -> str:
 @pytest.mark.profile(PROFILE)
 @pytest.mark.serial  # the fault acts on a node other tests would share
 @pytest.mark.record("Pod", "Event", "Node", "Lease")
+@pytest.mark.node_faults("node_rebooted", case="NR-1", node="kind")
 def test_a_pod_on_a_rebooted_node(scenario: Scenario):
     sc = scenario
     worker = _worker(sc)

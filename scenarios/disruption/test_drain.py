@@ -62,6 +62,7 @@ def uncordon_and_check(sc: Scenario, node: str) -> None:
 @pytest.mark.record("Pod", "Event", "PodDisruptionBudget", "Node")
 @pytest.mark.case("DR-2")
 @pytest.mark.parametrize("max_unavailable", [0, 1])
+@pytest.mark.node_faults("cordon", case="DR-2", window_s=doc.DRAIN_TIMEOUT_S)
 def test_drain_against_pdb(scenario: Scenario, kubectl: str, max_unavailable: int):
     """DR-2: ``kubectl drain --pod-selector … --timeout=30s`` over 2 pods guarded by a PDB with
     maxUnavailable 0 (nothing may go) or 1 (the single-node trap: the first pod goes, its

@@ -55,7 +55,7 @@ def disrupt(sc: Scenario, variant: str, pod: str, node: str) -> None:
     sc.wait_for(f"{pod} Failed", failed, PODS_SLACK_S)
 
 
-VARIANTS = ["evict", pytest.param("taint", marks=pytest.mark.serial), "delete", "no-policy"]
+VARIANTS = ["evict", pytest.param("taint", marks=[pytest.mark.serial, pytest.mark.node_faults("node_tainted", case="DR-5")]), "delete", "no-policy"]
 
 
 @pytest.mark.record(*RECORD)

@@ -49,6 +49,7 @@ def restarts(sc: Scenario, pod: str) -> int:
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("NF-7")
 @pytest.mark.traffic
+@pytest.mark.node_faults("apiserver_down", case="NF-7", window_s=doc.NF7_OUTAGE_S, node="control-plane")
 def test_apiserver_outage(scenario: Scenario):
     """NF-7: 60 s without the API server: zero failed requests, the crash loop runs on, the
     liveness kill happens (restart +1), kcm and scheduler restart (lost lease), the node has no

@@ -84,7 +84,11 @@ class Stop:
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("NF-6")
 @pytest.mark.traffic
-@pytest.mark.parametrize("how", ["restart", "stop"])
+@pytest.mark.parametrize("how", [
+    pytest.param("restart", marks=pytest.mark.node_faults("containerd_restarted", case="NF-6", node="first",
+                                                          window_s=doc.NF6_RESTARTS * doc.NF6_RESTART_INTERVAL_S)),
+    pytest.param("stop", marks=pytest.mark.node_faults("containerd_stopped", case="NF-6", window_s=doc.NF6_OUTAGE_S,
+                                                      node="first"))])
 def test_containerd(scenario: Scenario, how: str):
     """NF-6 (a) restart ×3, 20 s apart: nothing restarts, no heartbeat gap, no failed request,
     node Ready, a new pod starts normally. (b) stop 60 s: Ready=False KubeletNotReady "container

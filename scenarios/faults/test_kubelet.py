@@ -90,6 +90,7 @@ def nf2_settings(sc: Scenario, node: str, profile: str, excluded: bool) -> Lifec
 @pytest.mark.case("NF-2")
 @pytest.mark.traffic
 @pytest.mark.parametrize("profile, excluded", NF2_VARIANTS)
+@pytest.mark.node_faults("kubelet_stopped", case="NF-2", window_s=NF2_STOP_S, node="first")
 def test_kubelet_stopped(scenario: Scenario, profile: str, excluded: bool):
     """NF-2: kubelet stopped 120 s (fast-lifecycle): Unknown at the last renewal + grace,
     NoSchedule taint and pods not Ready at once, endpoints not ready, then refused requests;
@@ -289,7 +290,11 @@ FAULTS = {"restart": kubelet_restarted, "sigkill": kubelet_killed}
 @pytest.mark.record(*RECORD)
 @pytest.mark.case("NF-5")
 @pytest.mark.traffic
-@pytest.mark.parametrize("how", list(FAULTS))
+@pytest.mark.parametrize("how", [
+    pytest.param("restart", marks=pytest.mark.node_faults("kubelet_restarted", case="NF-5", window_s=doc.NF5_WATCH_S,
+                                                          node="first")),
+    pytest.param("sigkill", marks=pytest.mark.node_faults("kubelet_killed", case="NF-5", window_s=doc.NF5_WATCH_S,
+                                                       node="first"))])
 def test_kubelet_restart(scenario: Scenario, how: str):
     """NF-5: kubelet restart / SIGKILL with pods Ready > 15 s: no container restarts, node stays
     Ready; 1.35+ no Ready/started flip and no failed request; 1.34 readiness-probed pods flip

@@ -226,6 +226,7 @@ def _judge_replacement(sc: Scenario, case: str, web_pod: str, eviction: float) -
 @pytest.mark.serial
 @RECORD
 @pytest.mark.parametrize("profile", TIMINGS)
+@pytest.mark.node_faults("node_paused", case="NF-4", window_s=doc.PAUSE_S, node="last")
 def test_worker_lost(scenario: Scenario, profile: str):
     """NF-4: the worker frozen (``docker pause``): Unknown at the last renewal + the grace,
     both unreachable taints, its pods not Ready and out of the endpoints, the web pod evicted at
@@ -271,6 +272,7 @@ def test_worker_lost(scenario: Scenario, profile: str):
 @RECORD
 @pytest.mark.parametrize("mode", ["reject", "drop"])
 @pytest.mark.parametrize("profile", TIMINGS)
+@pytest.mark.node_faults("node_partitioned", case="NF-8", window_s=doc.PARTITION_S, node="last")
 def test_worker_partitioned(scenario: Scenario, profile: str, mode: str):
     """NF-8: the worker's connections to the API server cut (iptables REJECT or DROP in the
     worker): the controller's chain as in NF-4, but the worker's pods keep running and serving
@@ -348,6 +350,7 @@ def _finished_at(pod: dict) -> float | None:
 @pytest.mark.serial
 @RECORD
 @pytest.mark.profile(doc.FAST)
+@pytest.mark.node_faults("node_shutdown", case="NF-9", window_s=doc.NF9_CANCEL_AT_S, node="last")
 def test_graceful_node_shutdown(scenario: Scenario):
     """NF-9: logind's PrepareForShutdown(true) spoofed on the worker's bus: the kubelet reports
     Ready=False "node is shutting down", kills its ordinary pods with min(own grace, 20 s) and then

@@ -65,6 +65,7 @@ def eviction_event(sc: Scenario, pod: str, prefix: str) -> str | None:
 @pytest.mark.profile(doc.FAST)
 @pytest.mark.record("Pod", "Event", "Node")
 @pytest.mark.case("NF-3")
+@pytest.mark.node_faults("node_tainted", case="NF-3", window_s=doc.NF3_REMOVE_AFTER_S, node="first")
 def test_taint_manager(scenario: Scenario):
     """NF-3: no toleration → deleted at the taint + [−1, 2] s; 10 s → + [9, 12] s, both with
     DisruptionTarget DeletionByTaintManager; the taint removed at 15 s cancels the 30 s pod; the

@@ -247,6 +247,7 @@ SETTLE_AFTER_RESTART_S = 20
 @pytest.mark.profile("fast-lifecycle")
 @pytest.mark.serial
 @pytest.mark.record("Pod", "Event", "Node")
+@pytest.mark.node_faults("kubelet_restarted", case="RR-5")
 def test_crash_beside_a_probed_sidecar_after_a_kubelet_restart(scenario: Scenario):
     """RR-5 (R23): after a kubelet restart, `main` (beside a sidecar with a startupProbe) exits 2 and is
     restarted at once: restartCount 1, lastState exit 2 ``Error``, Ready again. 1.35.0 up to the patch
