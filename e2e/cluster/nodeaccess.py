@@ -313,8 +313,19 @@ class AgentAccess:
         try:
             return self.kube.exec(self.namespace, pod, "agent", [*NSENTER, *argv], timeout_s=timeout)
         except (ApiRefused, ExecError) as e:  # the kubelet down, containerd down, the API cut: the channel is cut
-            self._pods.pop(node, None)  # or the pod is gone: the next call reads it again (made anew when terminal)
+            if self._ended(pod):  # the node killed it: the next call makes it again (pod())
+                self._pods.pop(node, None)
             raise NodeUnreachable(f"agent exec {node} {' '.join(argv)}: {type(e).__name__}: {e}") from e
+
+    def _ended(self, pod: str) -> bool:
+        """Whether agent pod ``pod`` is gone or in a terminal phase (:data:`TERMINAL`); False when
+        that cannot be read (the API out of reach: the channel is cut, the pod may be fine)."""
+        try:
+            return self.kube.core.read_namespaced_pod(pod, self.namespace).status.phase in TERMINAL
+        except ApiException as e:
+            return e.status == 404
+        except Exception:  # noqa: BLE001 - no answer says nothing about the pod
+            return False
 
     def close(self) -> None:
         """Delete the agent namespace (its pods at once); a 404 is fine."""
