@@ -177,6 +177,54 @@ def test_shutdown_undo_keeps_a_kubelet_that_still_holds_its_lock(docker):
     assert not any("restart" in c for c in site.calls)
 
 
+# the node's journal of the armed cancel's service: its start (systemd's entry first)
+CANCELLED_AT = 1796579600.123456
+CANCEL_JOURNAL = ('{"_SOURCE_REALTIME_TIMESTAMP":"1796579600123456","MESSAGE":"Started ple2e-undo-node-shutdown.service"}\n')
+
+
+class ShutdownAgent:
+    """The node agent on a worker under a graceful shutdown: every exec after the signal fails
+    (the kubelet killed the agent's pod and admits no new one) until ``cut`` calls failed (the
+    node's armed cancel fired, the agent's pod runs again); records ``"<node>: <argv>"``."""
+
+    name = "agent"
+
+    def __init__(self, cut: int):
+        self.cut, self.down, self.calls = cut, False, []
+
+    def exec(self, node, argv, timeout=30):
+        line = f"{node}: {' '.join(argv)}"
+        if self.down and self.cut > 0:
+            self.cut -= 1
+            self.calls.append("unreachable")
+            raise nodeaccess.NodeUnreachable(f"agent pod on {node} is Failed (NodeShutdown)")
+        self.calls.append(line)
+        self.down = self.down or line.endswith("PrepareForShutdown b true")
+        answers = {"ActiveState": "inactive\n", "journalctl": CANCEL_JOURNAL, "systemd-inhibit": LOCK}
+        return ExecResult(0, next((a for k, a in answers.items() if k in line), ""), "")
+
+
+def test_shutdown_through_the_agent_is_cancelled_by_the_node_at_its_planned_end(monkeypatch):
+    """Through the node agent the shutdown kills the agent's pod (NF-9 on the foreign cluster,
+    v1.37.2): the cancel is armed on the node for the planned end, not 630 s later, and the
+    suite's undo waits for the agent to run there again."""
+    monkeypatch.setattr(core, "REACH_POLL_S", 0.01)
+    site = Site()
+    site.kind = None
+    site.access = ShutdownAgent(cut=3)
+    site.node_exec = lambda *cmd, timeout=30, node=None: nodeaccess.run(site.access, node, cmd, timeout)
+    with node_shutdown(site, WORKER, recovery_timeout_s=5, window_s=45) as window:
+        assert window.armed is not None and window.armed.after_s == 45 + nodeaccess.DETACH_S
+    cancel = "busctl emit /org/freedesktop/login1 org.freedesktop.login1.Manager PrepareForShutdown b false"
+    calls = site.access.calls
+    assert calls[0].startswith(f"{WORKER}: systemd-run --on-active=46s --unit={window.armed.unit} ")
+    assert calls[0].endswith(f" -- {cancel}")
+    assert calls[1:5] == [f"{WORKER}: {cancel.replace('b false', 'b true')}", "unreachable", "unreachable", "unreachable"]
+    assert calls[5:7] == [f"{WORKER}: {cancel}", f"{WORKER}: systemd-inhibit --list --no-pager"]
+    assert window.node_undo_at == window.undone_at == pytest.approx(CANCELLED_AT, abs=1e-6)
+    assert window.recovery.healthy and site.broken == []
+
+
 def test_shutdown_capability_present():
     assert shutdown_capability(Site({"systemd-inhibit": LOCK}), WORKER) is None
 

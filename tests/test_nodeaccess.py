@@ -177,6 +177,37 @@ def test_a_cut_exec_channel_keeps_the_whole_error():
     assert str(raised.value) == f"agent exec w1 systemctl start kubelet: ExecError: {message}"
 
 
+def test_an_agent_pod_the_node_killed_is_made_again_once_the_node_admits_pods():
+    """A graceful node shutdown kills the agent's pod (Failed, never restarted) and the kubelet
+    rejects a new one until the shutdown is cancelled (NF-9 on the foreign cluster): each call
+    while it is terminal is unreachable and deletes it; the first call after makes it again."""
+    agent, execs, created = _agent({})
+    failed = SimpleNamespace(status=SimpleNamespace(phase="Failed", reason="NodeShutdown", container_statuses=[],
+                                                    message="Pod was rejected as the node is shutting down."))
+    running = SimpleNamespace(status=SimpleNamespace(phase="Running", container_statuses=[SimpleNamespace(ready=True)]))
+    pods, deleted = {"agent-w1": running}, []
+    agent.kube.core.read_namespaced_pod = lambda name, ns: pods[name]
+    agent.kube.core.delete_namespaced_pod = lambda name, ns, grace_period_seconds: deleted.append((ns, name, grace_period_seconds))
+    plain = agent.kube.exec
+    agent.exec("w1", ["true"])
+    pods["agent-w1"] = failed  # the node shut down: the pod's exec fails from now on
+
+    def cut(namespace, pod, container, command, timeout_s=30):
+        if pods[pod] is failed:
+            raise ExecError(f"exec in {pod}: container not found")
+        return plain(namespace, pod, container, command, timeout_s)
+
+    agent.kube.exec = cut
+    with pytest.raises(NodeUnreachable, match="container not found"):
+        agent.exec("w1", ["busctl", "emit"])
+    with pytest.raises(NodeUnreachable, match="is Failed .NodeShutdown: Pod was rejected"):
+        agent.exec("w1", ["busctl", "emit"])
+    assert deleted == [("ple2e-agent-run-1", "agent-w1", 0)]
+    pods["agent-w1"] = running  # the shutdown cancelled: the node runs the pod made again
+    assert agent.exec("w1", ["busctl", "emit"]) == ExecResult(0, "ok", "")
+    assert [c for c in created if c[0] == "pod"] == [("pod", "ple2e-agent-run-1", "agent-w1", "w1")] * 3
+
+
 def test_the_undo_is_armed_as_a_transient_systemd_timer():
     undo = ArmedUndo("ple2e-undo-kubelet-stop-0123abcd", ("systemctl", "start", "kubelet"), 630, 1000.0)
     assert undo.arm_argv() == ["systemd-run", "--on-active=630s", "--unit=ple2e-undo-kubelet-stop-0123abcd",

@@ -58,6 +58,9 @@ AGENT_LABEL = "pod-lifecycle-e2e/node-agent"
 # Pod Security admission: the agent's namespace admits privileged pods (a cluster whose default
 # level is baseline or restricted would refuse the agent otherwise).
 PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
+# The phases of a pod that will never run again (restartPolicy Always notwithstanding: a pod the
+# kubelet's graceful node shutdown killed, or one it rejected, stays Failed).
+TERMINAL = ("Failed", "Succeeded")
 # Seconds the agent pod gets to run after it is created (no pull: the image is on the node).
 AGENT_START_S = 60.0
 # The command that puts the agent's argv into PID 1's (the node's) namespaces.
@@ -70,6 +73,15 @@ UNDO_MARGIN_S = 30.0
 # The node's systemd units the agent's exec channel goes through (API server → kubelet →
 # containerd → the agent container): stopping one cuts the channel until it starts again.
 AGENT_CHANNEL_UNITS = ("kubelet", "containerd")
+
+
+def cut_by_shutdown(access: NodeAccess | None) -> bool:
+    """Whether a graceful node shutdown (logind's ``PrepareForShutdown(true)``, NF-9) cuts
+    ``access``'s exec channel into the node until it is cancelled: through the node agent, whose
+    pod the kubelet's shutdown manager kills with every other pod (``Failed``, never restarted;
+    measured on the foreign cluster, v1.37.2) and admits no new one while the node shuts down;
+    never through ``docker exec`` (nor without access)."""
+    return access is not None and access.name != "docker"
 
 
 def cut_by_stop(access: NodeAccess | None, unit: str) -> bool:
@@ -254,7 +266,8 @@ class AgentAccess:
         """The name of ``node``'s agent pod, Running (made on first use, with the namespace);
         :class:`NodeRefused` on a control-plane node or one the selector does not match (the
         reason: :meth:`refusal`), :class:`NodeUnreachable` when it does not run within the start
-        timeout."""
+        timeout, or when the node killed or rejected it (a terminal phase: it is deleted and made
+        again on the next call, once the node admits pods again)."""
         if node in self._pods:
             return self._pods[node]
         refused = self.refusal(self._node(node))
@@ -277,6 +290,15 @@ class AgentAccess:
             pod = self.kube.core.read_namespaced_pod(name, self.namespace)
             if pod.status.phase == "Running" and all(c.ready for c in pod.status.container_statuses or []):
                 break
+            if pod.status.phase in TERMINAL:  # killed or rejected by the node: never restarted
+                try:
+                    self.kube.core.delete_namespaced_pod(name, self.namespace, grace_period_seconds=0)
+                except ApiException as e:
+                    if e.status != 404:
+                        raise
+                raise NodeUnreachable(f"agent pod {self.namespace}/{name} on {node} is {pod.status.phase} "
+                                      f"({pod.status.reason}: {pod.status.message}): the node killed or rejected it "
+                                      "(a graceful node shutdown kills every pod); deleted, made again on the next call")
             if time.monotonic() > deadline:
                 waiting = [c.state.waiting.reason for c in pod.status.container_statuses or [] if c.state.waiting]
                 raise NodeUnreachable(f"agent pod {self.namespace}/{name} on {node} not running after "
@@ -291,7 +313,19 @@ class AgentAccess:
         try:
             return self.kube.exec(self.namespace, pod, "agent", [*NSENTER, *argv], timeout_s=timeout)
         except (ApiRefused, ExecError) as e:  # the kubelet down, containerd down, the API cut: the channel is cut
+            if self._ended(pod):  # the node killed it: the next call makes it again (pod())
+                self._pods.pop(node, None)
             raise NodeUnreachable(f"agent exec {node} {' '.join(argv)}: {type(e).__name__}: {e}") from e
+
+    def _ended(self, pod: str) -> bool:
+        """Whether agent pod ``pod`` is gone or in a terminal phase (:data:`TERMINAL`); False when
+        that cannot be read (the API out of reach: the channel is cut, the pod may be fine)."""
+        try:
+            return self.kube.core.read_namespaced_pod(pod, self.namespace).status.phase in TERMINAL
+        except ApiException as e:
+            return e.status == 404
+        except Exception:  # noqa: BLE001 - no answer says nothing about the pod
+            return False
 
     def close(self) -> None:
         """Delete the agent namespace (its pods at once); a 404 is fine."""

@@ -79,7 +79,7 @@ import yaml
 
 from ..cluster import freezer
 from ..cluster.egress import NETWORK, NODE_CHAIN
-from ..cluster.nodeaccess import DETACH_S, NodeRefused, detached_argv, undo_unit
+from ..cluster.nodeaccess import DETACH_S, NodeRefused, cut_by_shutdown, detached_argv, undo_unit
 from ..base.waiting import wait_until
 from .core import RECOVERY_TIMEOUT_S, WINDOW_S, FaultSite, FaultWindow, fault, refuse_shared, require_docker
 
@@ -301,9 +301,14 @@ def shutdown_capability(site: FaultSite, node: str) -> str | None:
 
 
 @contextmanager
-def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S) -> Iterator[FaultWindow]:
+def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
+                  window_s: float = WINDOW_S) -> Iterator[FaultWindow]:
     """A graceful shutdown of ``node`` announced for the ``with`` block and cancelled at its end
-    (NF-9); see the module doc. Check :func:`shutdown_capability` first."""
+    (NF-9); see the module doc. Check :func:`shutdown_capability` first. ``window_s``: the planned
+    shutdown (s). Through the node agent the shutdown kills the agent's pod too, and the node
+    admits no new one until the cancel (:func:`~e2e.cluster.nodeaccess.cut_by_shutdown`): the
+    cancel armed on the node ends it at the planned end, ``window_s`` after the inject
+    (``cuts_channel``), and the suite's undo follows once the agent runs there again."""
     def cancel() -> None:
         prepare_for_shutdown(site, node, False)
         failed: list[Any] = site.kube.core.list_namespaced_pod(  # the API sets metadata.name
@@ -315,7 +320,8 @@ def node_shutdown(site: FaultSite, node: str, recovery_timeout_s: float = RECOVE
 
     with fault(site, "node-shutdown", node, lambda: prepare_for_shutdown(site, node, True), cancel,
                recovery_timeout_s, node_undo=("busctl", "emit", LOGIN1_PATH, LOGIN1_MANAGER, "PrepareForShutdown", "b",
-                                              "false")) as window:
+                                              "false"), window_s=window_s,
+               cuts_channel=cut_by_shutdown(getattr(site, "access", None))) as window:
         yield window
 
 

@@ -19,6 +19,7 @@ from typing import cast
 import pytest
 
 from e2e.cluster.facts import Lifecycle
+from e2e.cluster.nodeaccess import cut_by_shutdown
 from e2e.documented import faults_node as doc
 from e2e.evidence import stamps
 from e2e.evidence.endpoints import endpoint_states, first
@@ -382,25 +383,38 @@ def test_graceful_node_shutdown(scenario: Scenario):
 def _shut_down_then_cancel(sc: Scenario, worker: str, pods: dict[str, str]) -> tuple[float, float]:
     """The shutdown pods Ready on the worker; PrepareForShutdown(true), a pod bound to the worker
     at NF9_LATE_POD_AT_S, every shutdown pod Failed, PrepareForShutdown(false) at NF9_CANCEL_AT_S
-    and the worker Ready again; returns (signal, cancel) host times (epoch s)."""
+    and the worker Ready again; returns (signal, cancel) host times (epoch s). Through the node
+    agent the shutdown kills the agent's pod (cut_by_shutdown): the cancel is the one armed on the
+    node for NF9_CANCEL_AT_S, and when it fired is read from the node's journal (the window's
+    node_undo_at, the node's clock: a kind node's is the host's)."""
     grace = doc.NF9_GRACE_S
     sc.apply("nodes-shutdown.yaml", worker=worker, long_grace=grace["long"], short_grace=grace["short"],
              critical_grace=grace["critical"])
     sc.wait_for("the shutdown pods Ready on the worker", lambda: all(_ready(sc.pod(p)) for p in pods.values()), SETUP_S)
+    cut = cut_by_shutdown(sc.access)
     signal_at = time.time()  # the emit command starts right after: the signal leaves within EMIT_S
-    with node_shutdown(sc, worker):
+    with node_shutdown(sc, worker, window_s=doc.NF9_CANCEL_AT_S) as window:
         sc.wait_for("the late pod's moment", lambda: time.time() >= signal_at + doc.NF9_LATE_POD_AT_S, 30)
         sc.apply("nodes-late.yaml", worker=worker)
         sc.wait_for("every shutdown pod Failed",
                     lambda: all(((sc.pod(p) or {}).get("status") or {}).get("phase") == "Failed" for p in pods.values()),
                     doc.SHUTDOWN_GRACE_S + 30)
-        sc.wait_for("the cancel's moment", lambda: time.time() >= signal_at + doc.NF9_CANCEL_AT_S, doc.NF9_CANCEL_AT_S + 5)
-        cancel_at = time.time()
-        prepare_for_shutdown(sc, worker, False)  # the undo cancels again (harmless) and restores the lock
-        sc.mark(cancel_at, "PrepareForShutdown(false)")
-        sc.wait_for(f"{worker} Ready after the cancel", lambda: ready_seen(sc.recorder.changes("Node", worker), cancel_at), 60)
+        if cut:  # the node cancels by itself at the planned moment; Ready after it is Ready after the cancel
+            planned = signal_at + doc.NF9_CANCEL_AT_S
+            sc.wait_for(f"{worker} Ready after the cancel armed on it",
+                        lambda: ready_seen(sc.recorder.changes("Node", worker), planned), doc.NF9_CANCEL_AT_S + 60)
+        else:
+            sc.wait_for("the cancel's moment", lambda: time.time() >= signal_at + doc.NF9_CANCEL_AT_S, doc.NF9_CANCEL_AT_S + 5)
+            cancel_at = time.time()
+            prepare_for_shutdown(sc, worker, False)  # the undo cancels again (harmless) and restores the lock
+            sc.mark(cancel_at, "PrepareForShutdown(false)")
+            sc.wait_for(f"{worker} Ready after the cancel", lambda: ready_seen(sc.recorder.changes("Node", worker), cancel_at), 60)
         # not judged: whether the cancel leaves the kubelet its lock depends on fd reuse (e2e.faults.node)
         sc.note("inhibitor_lock_after_cancel", holds_inhibitor_lock(sc, worker))
+    if cut:
+        assert window.node_undo_at is not None, f"the cancel armed on {worker} ({window.armed}) did not fire: the suite's came first"
+        cancel_at = window.node_undo_at
+        sc.mark(cancel_at, "PrepareForShutdown(false) (armed on the node)")
     return signal_at, cancel_at
 
 
