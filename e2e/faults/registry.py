@@ -51,9 +51,9 @@ from __future__ import annotations
 
 import subprocess
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
-from ..cluster.registry import PORT, PodRegistry, Registry, RegistryError
+from ..cluster.registry import PORT, PodRegistry, Registry, RegistryError, container_inspect_script, inspected_pid
 from .core import RECOVERY_TIMEOUT_S, FaultSite, FaultWindow, fault, health
 
 # The registry's interface on the suite's network, inside its container.
@@ -132,6 +132,30 @@ def pod_freeze_argv(pid: int, mode: str) -> list[str]:
     if mode not in FREEZE_MODES:
         raise ValueError(f"freeze mode must be one of {FREEZE_MODES}, not {mode!r}")
     return ["sh", "-c", POD_FREEZE_SCRIPT, "sh", str(pid), mode]
+
+
+# What a killed run's registry fault left in the pod (``sh -c SCRIPT sh <pid>`` in its node): a
+# line per fault still on — the stop's DROP, a throttle's tbf qdisc (a freeze: POD_FREEZE_SCRIPT state).
+POD_STATE_SCRIPT = f"""set -u
+p=$1
+nsenter -t "$p" -n -- iptables -w -C {_DROP} 2>/dev/null && echo "network dark (iptables DROP {STOP_COMMENT})"
+nsenter -t "$p" -n -- tc qdisc show dev {IFACE} | grep -q ' tbf ' && echo "throttled (tbf qdisc on {IFACE})"
+true"""
+# freezer.state / cgroup.freeze values of a frozen (or freezing) cgroup
+FROZEN = ("FROZEN", "FREEZING", "1")
+
+
+def left_in_pod(run: Callable[[str, list[str]], str], node: str, namespace: str, pod: str) -> list[str]:
+    """The registry faults still on in registry pod ``namespace/pod`` on ``node`` (``run(node,
+    argv)`` → stdout: a node command through the agent), a line each: network dark, throttled,
+    frozen (with its cgroup); empty when none is. The errors of ``run``; :class:`RegistryError`
+    when the pod's process cannot be found."""
+    pid = inspected_pid(run(node, ["sh", "-c", container_inspect_script(namespace, pod)]), f"{namespace}/{pod} on {node}")
+    lines = [line.strip() for line in run(node, ["sh", "-c", POD_STATE_SCRIPT, "sh", str(pid)]).splitlines() if line.strip()]
+    cgroup, _, state = run(node, pod_freeze_argv(pid, "state")).strip().rpartition(" ")
+    if state in FROZEN:
+        lines.append(f"frozen ({cgroup} {state})")
+    return lines
 
 
 def _in_node(site: FaultSite, reg: PodRegistry, argv: list[str]) -> str:
