@@ -14,7 +14,7 @@ fault (window name)        inject                                               
                            what it sends to the nodes leaves at ``rate``
 =========================  ==========================================================  ==========================
 
-They touch the registry container only, never a node: they may run on the shared default
+They touch the registry only, never a node's own state: they may run on the shared default
 cluster (``shared_ok``), and the health check is the cluster's plus the registry's own answer.
 
 **The registry as a pod** (:class:`~e2e.cluster.registry.PodRegistry`, a ``--kubeconfig`` cluster
@@ -35,9 +35,12 @@ entered through the node agent): each fault is done in the registry's node on it
   whose reset is dropped too). What the nodes see matches ``docker stop`` for an open pull (no
   more bytes, no FIN, no reset; after the start a keepalive probe finds no socket: reset by the
   same address) and for a connection after the start (a new one, to the registry holding its
-  images); a new connection *during* the window differs: its SYN is answered by nothing and the
-  connect times out, where ``docker stop`` gives "no route to host" once the node's ARP for the
-  gone container fails, and a Service without endpoints a REJECT (connection refused). The undo
+  images); a new connection *during* the window differs: its SYN is answered by nothing (a
+  timeout) until the pod's readiness probe fails, then kube-proxy REJECTs it (the Service has no
+  endpoint: connection refused), where ``docker stop`` gives "no route to host" once the node's
+  ARP for the gone container fails. The open pull keeps its path: that REJECT matches
+  ``--ctstate NEW`` only (pkg/proxy/iptables) and kube-proxy clears conntrack entries of UDP only
+  (pkg/proxy/conntrack/cleanup.go). The undo
   deletes the ``DROP`` (:data:`POD_START_SCRIPT`); no qdisc is put back, as ``docker start``
   makes a namespace without one.
 
