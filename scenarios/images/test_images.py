@@ -348,7 +348,9 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
     the registry's close sits in the throttle's queue and dies with its network namespace, and the
     node, only receiving, sends nothing — the pull hangs — until containerd's keepalive probe 30 s
     after the last byte, which the restarted registry (same address) resets: ``Failed`` "… connection
-    reset by peer"; the pull after the 10 s back-off succeeds."""
+    reset by peer"; the pull after the 10 s back-off succeeds. A registry pod (``--kubeconfig``) is
+    not stopped but goes dark (:func:`e2e.faults.registry.registry_stopped`): its queue is dropped,
+    its connections aborted unseen, and the same address resets the probe after the start."""
     from e2e.faults.registry import registry_stopped, registry_throttled
 
     sc = scenario
