@@ -19,7 +19,7 @@ from e2e.cluster.images import normalize
 from e2e.documented import images as doc
 from e2e.faults import registry as faults
 from e2e.faults.registry import tc_command
-from tests.helpers import FaultSite
+from helpers import FaultSite
 
 LOG = """\
 2026-12-02T09:37:50.218218101Z time="2026-12-02T09:37:50.213969286Z" level=info msg="response completed" http.request.method=PUT
@@ -440,3 +440,35 @@ def test_the_stop_script_fails_naming_a_connection_the_kernel_did_not_abort(tmp_
     env = fake_node_tools(tmp_path, left="ESTAB 0 0 10.244.1.5:5000 10.244.1.1:40112")
     r = subprocess.run(faults.pod_stop_argv(4242), capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "left connections of the registry open" in r.stderr and "10.244.1.1:40112" in r.stderr
+
+
+def test_a_pod_registry_sees_images_made_after_its_start(monkeypatch):
+    """start_pod keeps the caller's ``made`` itself, also when it is still empty: the IM fixtures
+    start the registry first and make the payload image after (IM-4 on a --kubeconfig cluster
+    failed with the node's ``ctr images export … im-payload:…: not found``)."""
+    from types import SimpleNamespace as NS
+
+    class NoForward:
+        def __init__(self, *args):
+            self.port = 1
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(reg, "LocalForward", NoForward)
+    monkeypatch.setattr(reg.PodRegistry, "ping", lambda self, timeout=2.0: 200)
+    core = NS(create_namespaced_pod=lambda ns, body: body,
+              create_namespaced_service=lambda ns, body: NS(spec=NS(ports=[NS(node_port=31268)])))
+    exported = []
+
+    def node_exec(*cmd, timeout=30, node=None):
+        if cmd[:2] == ("sh", "-c") and "curl" in cmd[2]:
+            return "200"
+        exported.append(cmd[-1])
+        return ""
+
+    made: dict[str, reg.Layout] = {}
+    pod = reg.start_pod(NS(core=core), "im-4", "img", "w2", node_exec, made=made)
+    made["pod-lifecycle-e2e/im-payload:1"] = reg.parse_layout(oci_archive()[0])
+    assert pod.host == "127.0.0.1:31268"
+    assert pod.source("pod-lifecycle-e2e/im-payload:1") is made["pod-lifecycle-e2e/im-payload:1"] and exported == []

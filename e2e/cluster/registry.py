@@ -635,7 +635,7 @@ def start_pod(kube: Any, namespace: str, image: str, node: str, node_exec: Calla
     name = f"ple2e-registry-{secrets.token_hex(3)}{'-auth' if auth else ''}"
     pod, service = pod_manifests(name, image, node, auth)
     reg = PodRegistry(name, image, auth, kube=kube, namespace=namespace, node=node, node_exec=node_exec,
-                      source=image_source(made or {}, node_exec))
+                      source=image_source({} if made is None else made, node_exec))
     try:
         kube.core.create_namespaced_pod(namespace, pod)
         svc = kube.core.create_namespaced_service(namespace, service)
