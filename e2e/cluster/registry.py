@@ -646,8 +646,9 @@ def start_pod(kube: Any, namespace: str, image: str, node: str, node_exec: Calla
         status = None
         while time.monotonic() < deadline:
             if reg.ping() in (200, 401):
-                probe = f"curl -s -o /dev/null -m 2 -w '%{{http_code}}' http://{reg.host}/v2/ || true"
-                status = node_exec("sh", "-c", probe, node=node).strip()
+                # the status code, then curl's own error (connection refused, a timeout) when there is one
+                probe = f"curl -sS -o /dev/null -m 2 -w '%{{http_code}}' http://{reg.host}/v2/ 2>&1 || true"
+                status = " ".join(node_exec("sh", "-c", probe, node=node).split())
                 if status in ("200", "401"):
                     return reg
             time.sleep(0.5)
