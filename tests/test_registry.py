@@ -472,3 +472,33 @@ def test_a_pod_registry_sees_images_made_after_its_start(monkeypatch):
     made["pod-lifecycle-e2e/im-payload:1"] = reg.parse_layout(oci_archive()[0])
     assert pod.host == "127.0.0.1:31268"
     assert pod.source("pod-lifecycle-e2e/im-payload:1") is made["pod-lifecycle-e2e/im-payload:1"] and exported == []
+
+
+def test_the_host_talks_to_the_registry_on_loopback_without_a_proxy(monkeypatch):
+    """With http_proxy set (and no no_proxy), urllib sends even a 127.0.0.1 request to the proxy,
+    a packet off the machine; the registry's client asks 127.0.0.1 itself."""
+    import http.server
+    import socket
+    import threading
+
+    class V2(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/v2/" else 404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), V2)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        proxy = f"http://127.0.0.1:{closed.getsockname()[1]}"  # accepts nothing: a request sent there gets no answer
+    for name in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(name, proxy)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.setattr(reg, "_HTTP", reg.http_opener())  # made under this environment
+    try:
+        assert reg.Registry("r", "img", host_port=server.server_address[1]).ping() == 200
+    finally:
+        server.shutdown()

@@ -92,6 +92,16 @@ EXPORT_S = 180.0
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 
 
+def http_opener() -> urllib.request.OpenerDirector:
+    """The host's HTTP client of the registry (always ``127.0.0.1``): no proxy, whatever
+    ``http_proxy``/``HTTP_PROXY`` say — urllib would send even a loopback request to one, off the
+    machine, unless ``no_proxy`` names it."""
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+_HTTP = http_opener()
+
+
 class RegistryError(RuntimeError):
     """The registry could not be built, started or reached."""
 
@@ -226,7 +236,7 @@ class Registry:
         """The HTTP status of ``GET /v2/`` through the published port (200; 401 for the auth
         variant), None when nothing answers."""
         try:
-            with urllib.request.urlopen(f"{self.url}/v2/", timeout=timeout) as r:
+            with _HTTP.open(f"{self.url}/v2/", timeout=timeout) as r:
                 return r.status
         except urllib.error.HTTPError as e:
             return e.code
@@ -247,7 +257,7 @@ class Registry:
         """One request from the host through :attr:`url` (127.0.0.1 only): ``(status, headers, body)``."""
         req = urllib.request.Request(f"{self.url}{path}", method=method, data=data, headers=headers or {})
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with _HTTP.open(req, timeout=timeout) as r:
                 return r.status, dict(r.headers), r.read().decode(errors="replace")
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read().decode(errors="replace")
@@ -296,9 +306,9 @@ class Registry:
         """Remove ``repo:tag`` (DELETE of the manifest by digest; storage.delete is enabled)."""
         req = urllib.request.Request(f"{self.url}/v2/{repo}/manifests/{tag}", method="HEAD", headers={
             "Accept": "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json"})
-        with urllib.request.urlopen(req, timeout=5) as r:
+        with _HTTP.open(req, timeout=5) as r:
             digest = r.headers["Docker-Content-Digest"]
-        urllib.request.urlopen(urllib.request.Request(f"{self.url}/v2/{repo}/manifests/{digest}", method="DELETE"), timeout=5).close()
+        _HTTP.open(urllib.request.Request(f"{self.url}/v2/{repo}/manifests/{digest}", method="DELETE"), timeout=5).close()
         self.pushed.pop(f"{repo}:{tag}", None)
 
     def log(self) -> str:
