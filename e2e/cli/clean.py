@@ -338,8 +338,8 @@ def _registry_faults(kube: Kube, access: AgentAccess, run: str, nodes: set[str])
     they go with the run's namespaces, deleted next. Returns how many lines were said."""
     try:
         registries: list[Any] = kube.core.list_pod_for_all_namespaces(label_selector=REGISTRY_LABEL).items
-        dead = {ns.metadata.name for ns in kube.core.list_namespace(label_selector=RUN_LABEL).items
-                if (ns.metadata.labels or {}).get(RUN_LABEL) == run}
+        namespaces: list[Any] = kube.core.list_namespace(label_selector=RUN_LABEL).items
+        dead = {ns.metadata.name for ns in namespaces if (ns.metadata.labels or {}).get(RUN_LABEL) == run}
     except Exception as e:  # noqa: BLE001 - the namespaces' deletion removes them all the same
         print(f"  cannot list the registry pods of dead run {run}: {e}", file=sys.stderr)
         return 0
