@@ -112,10 +112,11 @@ done
 echo started"""
 # The pod path's registry-pause, ``sh -c SCRIPT sh <pid> <freeze|thaw|state>`` in the node: the
 # freezer of the cgroup whose cgroup.procs holds the process (v2 ``cgroup.freeze`` 1/0, v1
-# ``freezer.state`` FROZEN/THAWED); prints ``<cgroup> <state>``, exit 2 when no cgroup holds it.
+# ``freezer.state`` FROZEN/THAWED); prints ``<cgroup> <state>``, exit 2 when no cgroup holds it. v2 is told by
+# the unified root's cgroup.controllers, not ``stat -f``: the agent's busybox stat names no cgroup fs type.
 POD_FREEZE_SCRIPT = """set -u
 p=$1
-if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then root=/sys/fs/cgroup f=cgroup.freeze on=1 off=0
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then root=/sys/fs/cgroup f=cgroup.freeze on=1 off=0
 else root=/sys/fs/cgroup/freezer f=freezer.state on=FROZEN off=THAWED; fi
 d=$(find "$root" -name cgroup.procs -exec grep -lx "$p" {} + 2>/dev/null | head -n 1)
 [ -n "$d" ] || { echo "process $p is in no cgroup below $root" >&2; exit 2; }
