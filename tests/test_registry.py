@@ -524,3 +524,19 @@ def test_the_host_talks_to_the_registry_on_loopback_without_a_proxy(monkeypatch)
         assert reg.Registry("r", "img", host_port=server.server_address[1]).ping() == 200
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize("host", ["ple2e-registry-1a2b:5000", "127.0.0.1:32018"])
+def test_the_cut_pulls_reset_is_documented_at_the_port_the_node_dials(host):
+    """IM-1 stopped mid-pull: containerd's "read tcp A->B" names the address the node dialled — the
+    registry container's :5000, or a registry pod's NodePort on the node's loopback (the foreign
+    cluster's message ended '->127.0.0.1:32018', which a fixed :5000 failed)."""
+    from e2e.judge.expectations import REGISTRY
+
+    image = f"{host}/suite/payload:1"
+    address = f"{host.partition(':')[0]}:{host.rpartition(':')[2]}" if host.startswith("127.") else f"172.18.0.5:{reg.PORT}"
+    message = (f'Failed to pull image "{image}": failed to pull and unpack image "{image}": failed to copy: '
+               f"read tcp 127.0.0.1:54672->{address}: read: connection reset by peer")
+    expectation = REGISTRY.lookup("IM-1", "cut_failed_message", 37)
+    assert expectation.fill(image=image, port=host.rpartition(":")[2]).holds_for(message)
+    assert not expectation.fill(image=image, port="5001").holds_for(message)

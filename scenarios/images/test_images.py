@@ -387,7 +387,8 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
     sc.note("cut: failed after the restart (s)", details["failed_after_restart_s"])
     sc.expect("IM-1", "cut_failed_during_stop", int(bool(during)), details=details)
     sc.expect("IM-1", "cut_failed_after_stop_s", t_failed - (window.injected_at or 0), details=details)
-    sc.expect("IM-1", "cut_failed_message", failed[0].obj["message"], image=image, details=details)
+    sc.expect("IM-1", "cut_failed_message", failed[0].obj["message"], image=image, port=reg.host.rpartition(":")[2],
+              details=details)
     pulled = [e.obj["message"] for e in sc.events("Pulled", "cut")]
     sc.expect("IM-1", "cut_pulled_after_restart", pulled[0] if pulled else None, image=image, details=details)
     sc.expect("IM-1", "cut_pulls", len(sc.events("Pulling", "cut")), details=details)
