@@ -49,9 +49,11 @@ cluster is made or looked at (no Docker). Besides the namespaces, state files an
 each row checks every worker the node agent may enter, through the check's own agent (made for
 the look, deleted after it; :func:`left_on_workers`): no ``ple2e-*`` unit (an armed undo or pending
 inject; a failed one), no iptables or ip6tables rule of the suite's partition
-(:data:`e2e.faults.node.PARTITION_COMMENT`), kubelet and containerd active, the node Ready; no
-agent namespace or agent pod but those being deleted (:func:`stray_agents`); and no node carrying a
-run's cordon mark, no worker left cordoned (DR-2's ``kubectl drain``: :func:`cordons_left`). After SIGKILL the
+(:data:`e2e.faults.node.PARTITION_COMMENT`), no IM registry fault left in a registry pod (its
+``DROP``, qdisc or freeze: :func:`e2e.faults.registry.left_in_pod`), kubelet and containerd
+active, the node Ready; no agent namespace or agent pod but those being deleted
+(:func:`stray_agents`); and no node carrying a run's cordon mark, no worker left cordoned
+(DR-2's ``kubectl drain``: :func:`cordons_left`). After SIGKILL the
 reports are not judged (the run had no finish), the clean's exit must be 0, and every armed undo
 the clean fired must show in its node's journal, with the node's time (:func:`undo_ran`).
 
@@ -97,7 +99,9 @@ from e2e.cluster.images import workload_images
 from e2e.cluster.kube import RUN_LABEL, Kube
 from e2e.cluster.nodeaccess import (AGENT_LABEL, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, frozen_on,
                                     parse_node_selector, run as node_run, units_on)
+from e2e.cluster.registry import POD_LABEL as REGISTRY_LABEL
 from e2e.faults.node import PARTITION_COMMENT
+from e2e.faults.registry import left_in_pod
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -802,9 +806,17 @@ def left_on_workers(access, kube, fired: list[tuple[str, str]] = ()) -> tuple[li
     inject, a failed one), ``<node>: <n> <iptables|ip6tables> rules <comment>`` (the partition's,
     both families), ``<node>: <service> <state>`` (kubelet or containerd not active: stopped by a
     fault), ``<node>: <cgroup> <state>`` (a node pause's freeze left: e2e.cluster.freezer ``state``),
+    ``<node>: registry pod <namespace>/<name>: <fault>`` (an IM registry fault still on in a
+    registry pod not being deleted: e2e.faults.registry ``left_in_pod``),
     ``<node>: Ready=<status> (<reason>)`` (not Ready), ``<node>: not looked at (…)`` (the
     node does not answer: nothing there can be seen)."""
     left, ran = [], []
+    try:
+        registries = [p for p in kube.core.list_pod_for_all_namespaces(label_selector=REGISTRY_LABEL, _request_timeout=10).items
+                      if not p.metadata.deletion_timestamp]
+    except Exception as e:  # noqa: BLE001 - said in the row
+        registries = []
+        left.append(f"registry pods not listed ({type(e).__name__})")
     count = "; ".join(f"printf '{ipt} '; {ipt}-save 2>/dev/null | grep -c -- '{PARTITION_COMMENT}'"
                       for ipt in ("iptables", "ip6tables"))
     for node in access.workers():
@@ -819,6 +831,11 @@ def left_on_workers(access, kube, fired: list[tuple[str, str]] = ()) -> tuple[li
             if len(states) != len(NODE_SERVICES):
                 left.append(f"{node}: systemctl is-active {' '.join(NODE_SERVICES)} said {states}")
             left += [f"{node}: {line}" for line in frozen_on(access, node)]  # a node pause's freeze left behind
+            for pod in (p for p in registries if p.spec.node_name == node):
+                where = f"{pod.metadata.namespace}/{pod.metadata.name}"
+                left += [f"{node}: registry pod {where}: {line}"
+                         for line in left_in_pod(lambda on, argv: node_run(access, on, argv), node, pod.metadata.namespace,
+                                                 pod.metadata.name)]
             ran += [undo_ran(access, node, unit) for on, unit in fired if on == node]
         except (NodeUnreachable, RuntimeError) as e:
             left.append(f"{node}: not looked at ({str(e)[:120]})")

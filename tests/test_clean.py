@@ -13,6 +13,7 @@ import pytest
 
 from e2e.cli import clean
 from e2e.cluster import cordon, kind as cluster, egress, freezer
+from e2e.faults import registry as registry_faults
 
 
 class FakeNetwork:
@@ -312,8 +313,10 @@ class FakeNodes:
     """The systemd of a cluster's nodes as the node agent's exec sees it: ``units[node]`` is
     ``{unit: ActiveState}``; a node in ``cut`` answers no exec (ExecError) for that many calls."""
 
-    def __init__(self, units: dict[str, dict[str, str]], cut: dict[str, int] | None = None):
+    def __init__(self, units: dict[str, dict[str, str]], cut: dict[str, int] | None = None,
+                 registry: dict[str, tuple[str, str]] | None = None):
         self.units, self.cut, self.ran = units, dict(cut or {}), []
+        self.registry = registry or {}  # node -> (POD_STATE_SCRIPT's output, POD_FREEZE_SCRIPT state's)
 
     def exec(self, namespace, pod, container, command, timeout_s=30):
         from e2e.cluster.kube import ExecError, ExecResult
@@ -328,6 +331,13 @@ class FakeNodes:
             return ExecResult(0, "".join(f"{u} loaded {s} waiting x\n" for u, s in units.items()), "")
         if tuple(argv) == freezer.argv("state"):  # a look, as list-units: nothing frozen (test_interrupt_check has frozen nodes)
             return ExecResult(0, "", "")
+        if argv[0] == "sh" and "crictl inspect" in argv[2]:  # a registry pod's process
+            return ExecResult(0, json.dumps({"info": {"pid": 77}}), "")
+        if argv[:3] == ["sh", "-c", registry_faults.POD_STATE_SCRIPT]:
+            return ExecResult(0, self.registry[node][0], "")
+        if argv[:3] == ["sh", "-c", registry_faults.POD_FREEZE_SCRIPT]:
+            assert argv[4:] == ["77", "state"]  # a look only: never a thaw or freeze
+            return ExecResult(0, self.registry[node][1], "")
         self.ran.append(f"{namespace}/{node}: {' '.join(argv)}")
         if argv[:2] == ["systemctl", "start"]:  # the undo's service runs (and, --collect, unloads)
             units.pop(argv[2], None)
@@ -346,10 +356,12 @@ def _ns(name: str, run: str, agent: bool = False, phase: str = "Active"):
     return NS(metadata=NS(name=name, labels=labels), status=NS(phase=phase))
 
 
-def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]], node_objs: list[dict] | None = None):
+def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]], node_objs: list[dict] | None = None,
+             registries: tuple = ()):
     """A fake Kube of a cluster the suite did not make: ``namespaces`` (:func:`_ns`), the agent
     pods of each namespace by node, ``nodes`` the nodes' systemd, ``node_objs`` its Nodes (the API's
-    JSON; a merge patch applies to them, ``kube.patches`` records it); ``deleted`` records deletions."""
+    JSON; a merge patch applies to them, ``kube.patches`` records it), ``registries`` the IM registry
+    pods as ``(namespace, name, node)``; ``deleted`` records deletions."""
     from types import SimpleNamespace as NS
 
     deleted: list[str] = []
@@ -365,6 +377,10 @@ def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]], nod
         obj["spec"].update(body.get("spec", {}))
         return obj
 
+    def list_registries(label_selector=""):
+        assert label_selector == "pod-lifecycle-e2e/registry"
+        return NS(items=[NS(metadata=NS(namespace=ns, name=n), spec=NS(node_name=node)) for ns, n, node in registries])
+
     def list_namespace(label_selector=""):
         return NS(items=[ns for ns in namespaces if label_selector in ns.metadata.labels])
 
@@ -373,7 +389,7 @@ def _foreign(nodes: FakeNodes, namespaces: list, pods: dict[str, list[str]], nod
 
     ready = NS(status=NS(conditions=[NS(type="Ready", status="True", reason="KubeletReady")]))
     core = NS(list_namespace=list_namespace, list_namespaced_pod=list_pods, read_node=lambda name: ready,
-              read_namespace=lambda name: NS(status=NS(phase="Active")))
+              read_namespace=lambda name: NS(status=NS(phase="Active")), list_pod_for_all_namespaces=list_registries)
     kube = NS(kubeconfig="/k/config", core=core, exec=nodes.exec, delete_namespace=deleted.append,
               nodes=lambda: node_objs, patch=patch, patches=patches)
     return kube, deleted
@@ -403,6 +419,30 @@ def test_clean_fires_a_dead_runs_armed_undo_and_deletes_its_namespaces(monkeypat
     assert f"removing w1: {UNDO}.timer fired now (armed by a dead run)" in out
     assert f"removing w2: {INJECT}.timer stopped (a pending inject of a dead run: never run)" in out
     assert "node w1: Ready=True (KubeletReady)" in out
+
+
+def test_clean_says_the_registry_faults_a_dead_run_left_in_its_registry_pods(monkeypatch, capsys):
+    """A run killed in an IM registry fault on a --kubeconfig cluster leaves it inside the registry
+    pod (the stop's DROP, a throttle's qdisc, a freeze): clean says it, through the dead run's own
+    agent, and deletes the namespace it goes with; a live run's registry is not looked at."""
+    monkeypatch.setattr(clean, "run_alive", lambda run: run == "live")
+    nodes = FakeNodes({"w1": {}, "w2": {}}, registry={
+        "w1": ("network dark (iptables DROP ple2e-registry-stop)\nthrottled (tbf qdisc on eth0)\n",
+               "/sys/fs/cgroup/freezer/kubepods/pod1/c1 THAWED"),
+        "w2": ("", "/sys/fs/cgroup/freezer/kubepods/pod2/c2 FROZEN")})
+    kube, deleted = _foreign(nodes, [_ns("ple2e-agent-dead", "dead", agent=True), _ns("ple2e-im-1-abc", "dead"),
+                                     _ns("ple2e-im-2-live", "live")],
+                             {"ple2e-agent-dead": ["w1", "w2"]},
+                             registries=(("ple2e-im-1-abc", "ple2e-registry-a1", "w1"), ("ple2e-im-1-abc", "ple2e-registry-b2", "w2"),
+                                         ("ple2e-im-2-live", "ple2e-registry-c3", "w2")))
+    assert clean.clean_cluster(kube, wait_s=1, poll_s=0, sleep=lambda s: None) == 0
+    out, err = capsys.readouterr()
+    said = [line for line in out.splitlines() if line.startswith("registry pod")]
+    assert said == [
+        "registry pod ple2e-im-1-abc/ple2e-registry-a1 on w1: network dark (iptables DROP ple2e-registry-stop) (goes with namespace ple2e-im-1-abc)",
+        "registry pod ple2e-im-1-abc/ple2e-registry-a1 on w1: throttled (tbf qdisc on eth0) (goes with namespace ple2e-im-1-abc)",
+        "registry pod ple2e-im-1-abc/ple2e-registry-b2 on w2: frozen (/sys/fs/cgroup/freezer/kubepods/pod2/c2 FROZEN) (goes with namespace ple2e-im-1-abc)"]
+    assert deleted == ["ple2e-agent-dead", "ple2e-im-1-abc"] and "nothing to clean" not in out and not err
 
 
 def test_clean_waits_for_a_node_a_fault_cut_off_and_keeps_its_agent_while_it_stays_out(monkeypatch, capsys):

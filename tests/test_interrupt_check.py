@@ -6,6 +6,7 @@ namespaces and files on a timetable, and leak them when told to."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import random
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from e2e.cluster import freezer
+from e2e.faults import registry as registry_faults
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("interrupt_check", ROOT / "hack" / "interrupt_check.py")
@@ -643,8 +645,10 @@ class FakeNodes:
     name = "agent"
 
     def __init__(self, nodes=("w1", "w2"), units=None, rules=None, services=None, unreachable=(), journal=None, ready=None,
-                 frozen=None):
+                 frozen=None, registries=()):
         self.nodes, self.units, self.rules = list(nodes), units or {}, rules or {}
+        # IM registry pods: (namespace, name, node, deleting, POD_STATE_SCRIPT's output, POD_FREEZE_SCRIPT state's)
+        self.registries = list(registries)
         self.frozen = frozen or {}  # {node: [e2e.cluster.freezer state lines]}; its thaw clears them
         self.services, self.unreachable, self.journal = services or {}, set(unreachable), journal or {}
         self.ready = ready or {}
@@ -682,9 +686,23 @@ class FakeNodes:
         elif tuple(argv) == freezer.argv("thaw"):
             self.frozen.pop(node, None)
             out = "thawed\n"
+        elif argv[:2] == ["sh", "-c"] and "crictl inspect" in argv[2]:
+            pid = next(i for i, r in enumerate(self.registries, 100) if r[2] == node and f"pod.name={r[1]} " in argv[2])
+            out = json.dumps({"info": {"pid": pid}})
+        elif argv[:3] == ["sh", "-c", registry_faults.POD_STATE_SCRIPT]:
+            out = self.registries[int(argv[4]) - 100][4]
+        elif argv[:3] == ["sh", "-c", registry_faults.POD_FREEZE_SCRIPT] and argv[5] == "state":
+            out = self.registries[int(argv[4]) - 100][5]
         else:
             raise AssertionError(argv)
         return ExecResult(0, out, "")
+
+    def list_pod_for_all_namespaces(self, label_selector, _request_timeout=None):
+        from types import SimpleNamespace as NS
+
+        assert label_selector == "pod-lifecycle-e2e/registry"
+        return NS(items=[NS(metadata=NS(namespace=ns, name=n, deletion_timestamp="2026-12-06T22:00:00Z" if deleting else None),
+                            spec=NS(node_name=node)) for ns, n, node, deleting, _, _ in self.registries])
 
     def close(self):
         self.closed = True
@@ -719,6 +737,21 @@ def test_every_class_a_run_can_leave_on_a_worker_is_seen(nodes, left):
 
 FROZEN = ["/sys/fs/cgroup/freezer/ple2e-freeze FROZEN (5 processes)",
           "/sys/fs/cgroup/freezer/kubelet.slice/kubelet-kubepods.slice FROZEN"]
+
+
+def test_a_registry_fault_left_in_a_registry_pod_is_seen_unless_the_pod_is_being_deleted():
+    """A run killed in an IM registry fault on a --kubeconfig cluster leaves it inside its registry
+    pod: the stop's DROP, a throttle's qdisc, a freeze; a pod being deleted takes it with it."""
+    thawed, frozen = "/sys/fs/cgroup/freezer/kubepods/p1/c1 THAWED", "/sys/fs/cgroup/freezer/kubepods/p2/c2 FROZEN"
+    nodes = FakeNodes(registries=[
+        ("ple2e-im-1", "ple2e-registry-a1", "w1", False, "network dark (iptables DROP ple2e-registry-stop)\n", thawed),
+        ("ple2e-im-1", "ple2e-registry-b2", "w2", False, "throttled (tbf qdisc on eth0)\n", frozen),
+        ("ple2e-im-2", "ple2e-registry-c3", "w2", True, "network dark (iptables DROP ple2e-registry-stop)\n", frozen),
+        ("ple2e-im-3", "ple2e-registry-d4", "w1", False, "", thawed)])
+    assert ic.left_on_workers(nodes, nodes) == ([
+        "w1: registry pod ple2e-im-1/ple2e-registry-a1: network dark (iptables DROP ple2e-registry-stop)",
+        "w2: registry pod ple2e-im-1/ple2e-registry-b2: throttled (tbf qdisc on eth0)",
+        f"w2: registry pod ple2e-im-1/ple2e-registry-b2: frozen ({frozen})"], [])
 
 
 def test_a_node_pause_left_frozen_is_seen_and_a_clean_thaws_it():

@@ -26,7 +26,9 @@ cluster itself, only what dead runs left there:
   cut the exec channel: the kubelet stopped) is waited for, every 5 s for at most ``--wait-s``
   (default the longest a fault's armed undo takes to fire by itself: its window + 30 s), then
   swept; its Ready condition is said. A node still out of reach keeps its agent namespace (the
-  next clean tries again) and counts as a failure.
+  next clean tries again) and counts as a failure. An IM registry fault still on in a registry
+  pod of the run (:func:`e2e.faults.registry.left_in_pod`: the stop's ``DROP``, a throttle's
+  qdisc, a freeze) is said; it goes with the pod when the run's namespace is deleted.
 - **Cordons**: a node whose :data:`e2e.cluster.cordon.CORDONED_BY` mark names a dead run (DR-2's
   ``kubectl drain`` cordoned it, the run was killed before its uncordon) is uncordoned and the mark
   removed; a live run's is left alone.
@@ -52,7 +54,10 @@ from ..cluster.kind import CLUSTER_PREFIX, Kind, PreflightError, cluster_in_use,
 from ..base.locks import remove_unused, unused
 from ..cluster.kube import RUN_LABEL, Kube
 from ..cluster.nodeaccess import AGENT_LABEL, UNDO_MARGIN_S, AgentAccess, NodeUnreachable, sweep_units
+from ..cluster.nodeaccess import run as node_run
+from ..cluster.registry import POD_LABEL as REGISTRY_LABEL
 from ..faults.core import REACH_POLL_S, WINDOW_S
+from ..faults.registry import left_in_pod
 
 log = logging.getLogger(__name__)
 
@@ -315,6 +320,7 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
                       "(its agent pods enter the node; `make clean KUBECONFIG=…` again later)", file=sys.stderr)
             else:
                 failures += swept
+        _said += _registry_faults(kube, access, run, set(pods))
     failures += _uncordon_dead(kube, name, dry_run)
     failures += _delete_dead_namespaces(kube, name, dry_run, frozenset(keep))
     _remove_node_locks(dry_run)
@@ -324,6 +330,33 @@ def clean_cluster(kube: Kube, dry_run: bool = False, wait_s: float = WINDOW_S + 
               f"({len(agents)} node agent namespaces: of live runs or already terminating), no node cordoned by a dead run, "
               f"no lock file of a dead run in {cluster.STATE_DIR}")
     return failures
+
+
+def _registry_faults(kube: Kube, access: AgentAccess, run: str, nodes: set[str]) -> int:
+    """Say the IM registry faults still on in the registry pods of dead run ``run`` on ``nodes``
+    (its agent's; :func:`e2e.faults.registry.left_in_pod`: a dark network, a throttle, a freeze);
+    they go with the run's namespaces, deleted next. Returns how many lines were said."""
+    try:
+        registries: list[Any] = kube.core.list_pod_for_all_namespaces(label_selector=REGISTRY_LABEL).items
+        namespaces: list[Any] = kube.core.list_namespace(label_selector=RUN_LABEL).items
+        dead = {ns.metadata.name for ns in namespaces if (ns.metadata.labels or {}).get(RUN_LABEL) == run}
+    except Exception as e:  # noqa: BLE001 - the namespaces' deletion removes them all the same
+        print(f"  cannot list the registry pods of dead run {run}: {e}", file=sys.stderr)
+        return 0
+    said = 0
+    for pod in registries:
+        namespace, name, node = pod.metadata.namespace, pod.metadata.name, pod.spec.node_name
+        if namespace not in dead or node not in nodes:
+            continue
+        try:
+            left = left_in_pod(lambda on, argv: node_run(access, on, argv, 60), node, namespace, name)
+        except Exception as e:  # noqa: BLE001 - said; the namespace's deletion removes the pod
+            print(f"  registry pod {namespace}/{name} on {node} not looked at: {e}", file=sys.stderr)
+            continue
+        for line in left:
+            print(f"registry pod {namespace}/{name} on {node}: {line} (goes with namespace {namespace})")
+        said += len(left)
+    return said
 
 
 def _sweep_node(kube: Kube, access: AgentAccess, node: str, wait_s: float, poll_s: float,

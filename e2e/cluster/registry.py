@@ -92,6 +92,16 @@ EXPORT_S = 180.0
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 
 
+def http_opener() -> urllib.request.OpenerDirector:
+    """The host's HTTP client of the registry (always ``127.0.0.1``): no proxy, whatever
+    ``http_proxy``/``HTTP_PROXY`` say — urllib would send even a loopback request to one, off the
+    machine, unless ``no_proxy`` names it."""
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+_HTTP = http_opener()
+
+
 class RegistryError(RuntimeError):
     """The registry could not be built, started or reached."""
 
@@ -226,7 +236,7 @@ class Registry:
         """The HTTP status of ``GET /v2/`` through the published port (200; 401 for the auth
         variant), None when nothing answers."""
         try:
-            with urllib.request.urlopen(f"{self.url}/v2/", timeout=timeout) as r:
+            with _HTTP.open(f"{self.url}/v2/", timeout=timeout) as r:
                 return r.status
         except urllib.error.HTTPError as e:
             return e.code
@@ -247,7 +257,7 @@ class Registry:
         """One request from the host through :attr:`url` (127.0.0.1 only): ``(status, headers, body)``."""
         req = urllib.request.Request(f"{self.url}{path}", method=method, data=data, headers=headers or {})
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with _HTTP.open(req, timeout=timeout) as r:
                 return r.status, dict(r.headers), r.read().decode(errors="replace")
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read().decode(errors="replace")
@@ -296,9 +306,9 @@ class Registry:
         """Remove ``repo:tag`` (DELETE of the manifest by digest; storage.delete is enabled)."""
         req = urllib.request.Request(f"{self.url}/v2/{repo}/manifests/{tag}", method="HEAD", headers={
             "Accept": "application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json"})
-        with urllib.request.urlopen(req, timeout=5) as r:
+        with _HTTP.open(req, timeout=5) as r:
             digest = r.headers["Docker-Content-Digest"]
-        urllib.request.urlopen(urllib.request.Request(f"{self.url}/v2/{repo}/manifests/{digest}", method="DELETE"), timeout=5).close()
+        _HTTP.open(urllib.request.Request(f"{self.url}/v2/{repo}/manifests/{digest}", method="DELETE"), timeout=5).close()
         self.pushed.pop(f"{repo}:{tag}", None)
 
     def log(self) -> str:
@@ -497,6 +507,7 @@ class PodRegistry(Registry):
     node_port: int = 0
     forward: LocalForward | None = None
     source: Callable[[str], Layout] | None = None
+    node_exec: Callable[..., str] | None = None
 
     @property
     def host(self) -> str:
@@ -504,7 +515,14 @@ class PodRegistry(Registry):
         return f"127.0.0.1:{self.node_port}"
 
     def pid(self) -> int:
-        raise RegistryError(f"{self.name} is a pod: no process on the host")
+        """The registry process's PID in its node's PID namespace (``crictl inspect``'s ``info.pid``
+        of the pod's running ``registry`` container, through :attr:`node_exec`): the way into its
+        network namespace and cgroup for the registry faults. :class:`RegistryError` when the
+        container is not running or its PID cannot be read."""
+        if self.node_exec is None:
+            raise RegistryError(f"{self.name}: no node access to find its process")
+        out = self.node_exec("sh", "-c", container_inspect_script(self.namespace, self.name), node=self.node)
+        return inspected_pid(out, f"{self.namespace}/{self.name} on {self.node}")
 
     def refresh(self) -> None:
         """Nothing to read again: the local port stays while the forward lives."""
@@ -537,6 +555,61 @@ class PodRegistry(Registry):
         return self.kube.pod(self.namespace, self.name).get("status", {}).get("podIP") or ""
 
 
+# The registry pod's one container (pod_manifests).
+CONTAINER = "registry"
+
+
+def container_inspect_script(namespace: str, pod: str) -> str:
+    """A node shell script printing ``crictl inspect`` (JSON) of pod ``namespace/pod``'s running
+    :data:`CONTAINER` (found by the CRI labels the kubelet sets: ``io.kubernetes.pod.namespace``,
+    ``io.kubernetes.pod.name``); exits 1 with a message when there is none."""
+    return (f"cid=$(crictl ps -q --state running --name '^{CONTAINER}$' --label io.kubernetes.pod.namespace={namespace} "
+            f"--label io.kubernetes.pod.name={pod} | head -n 1); "
+            f"[ -n \"$cid\" ] || {{ echo 'no running {CONTAINER} container of pod {namespace}/{pod}' >&2; exit 1; }}; "
+            f"crictl inspect \"$cid\"")
+
+
+def inspected_pid(text: str, what: str) -> int:
+    """``info.pid`` of a ``crictl inspect`` JSON ``text`` (containerd's verbose info); a
+    :class:`RegistryError` naming ``what`` when it is not there or not a positive number."""
+    try:
+        pid = json.loads(text)["info"]["pid"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise RegistryError(f"crictl inspect of the registry container {what} gives no info.pid: {e}") from e
+    if not isinstance(pid, int) or pid <= 0:
+        raise RegistryError(f"crictl inspect of the registry container {what}: info.pid is {pid!r}")
+    return pid
+
+
+def with_file_layer(layout: Layout, path: str, data: bytes) -> Layout:
+    """``layout`` with one more layer on top: a gzipped tar holding the file ``path`` (mode 0644,
+    mtime 0) with ``data`` — what ``COPY`` of one file adds to an image. The layer's media type
+    follows the manifest's (OCI or Docker schema 2); the config's ``rootfs.diff_ids`` gets the
+    uncompressed tar's digest and its ``history`` one entry. Deterministic for the same input."""
+    tar_io = io.BytesIO()
+    with tarfile.open(fileobj=tar_io, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        info = tarfile.TarInfo(path.lstrip("/"))
+        info.size, info.mode, info.mtime = len(data), 0o644, 0
+        tf.addfile(info, io.BytesIO(data))
+    tar = tar_io.getvalue()
+    layer = gzip.compress(tar, mtime=0)
+    digest = "sha256:" + hashlib.sha256(layer).hexdigest()
+    oci = "oci" in layout.media_type
+    kind = "application/vnd.oci.image.layer.v1.tar+gzip" if oci else "application/vnd.docker.image.rootfs.diff.tar.gzip"
+    manifest = json.loads(layout.manifest)
+    old = manifest["config"]["digest"]
+    config = json.loads(layout.blobs[old])
+    rootfs = config.get("rootfs") or {"type": "layers", "diff_ids": []}
+    config["rootfs"] = {**rootfs, "diff_ids": [*rootfs.get("diff_ids", []), "sha256:" + hashlib.sha256(tar).hexdigest()]}
+    config["history"] = [*(config.get("history") or []), {"created_by": f"COPY {path.lstrip('/')} /{path.lstrip('/')}"}]
+    cdata = json.dumps(config, separators=(",", ":")).encode()
+    cdigest = "sha256:" + hashlib.sha256(cdata).hexdigest()
+    manifest["config"] = {**manifest["config"], "digest": cdigest, "size": len(cdata)}
+    manifest["layers"] = [*manifest["layers"], {"mediaType": kind, "digest": digest, "size": len(layer)}]
+    blobs = {d: b for d, b in layout.blobs.items() if d != old}
+    return Layout(json.dumps(manifest, separators=(",", ":")).encode(), layout.media_type, {cdigest: cdata, **blobs, digest: layer})
+
+
 def pod_manifests(name: str, image: str, node: str, auth: bool) -> tuple[dict, dict]:
     """The registry's Pod (on ``node``, ``imagePullPolicy: Never``, ready once it accepts on
     :data:`PORT`) and its NodePort Service (the port chosen by the API server)."""
@@ -544,7 +617,7 @@ def pod_manifests(name: str, image: str, node: str, auth: bool) -> tuple[dict, d
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
            "spec": {"nodeSelector": {"kubernetes.io/hostname": node}, "terminationGracePeriodSeconds": 1,
                     "automountServiceAccountToken": False, "restartPolicy": "Always",
-                    "containers": [{"name": "registry", "image": image, "imagePullPolicy": "Never",
+                    "containers": [{"name": CONTAINER, "image": image, "imagePullPolicy": "Never",
                                     "env": [{"name": k, "value": v} for k, v in auth_env(auth).items()],
                                     "ports": [{"containerPort": PORT}],
                                     "readinessProbe": {"tcpSocket": {"port": PORT}, "periodSeconds": 1}}]}}
@@ -553,16 +626,26 @@ def pod_manifests(name: str, image: str, node: str, auth: bool) -> tuple[dict, d
     return pod, service
 
 
+def image_source(made: dict[str, Layout], node_exec: Callable[..., str]) -> Callable[[str], Layout]:
+    """A pod registry's :attr:`~PodRegistry.source`: an image's :class:`Layout` from ``made``
+    (images made on the host) when it is there, else the node's export (:func:`node_layout`)."""
+    def source(image: str) -> Layout:
+        return made[image] if image in made else node_layout(node_exec, image)
+    return source
+
+
 def start_pod(kube: Any, namespace: str, image: str, node: str, node_exec: Callable[..., str],
-              auth: bool = False, timeout_s: float = READY_S) -> PodRegistry:
+              auth: bool = False, timeout_s: float = READY_S, made: dict[str, Layout] | None = None) -> PodRegistry:
     """Run the registry as a pod on ``node`` with its NodePort Service in ``namespace``; wait until
     it answers ``/v2/`` through :class:`LocalForward` and, in ``node`` (``curl`` through
     ``node_exec``), on ``127.0.0.1:<nodePort>`` — the address containerd pulls from. Removed again
-    when it does not within ``timeout_s``: :class:`RegistryError` with the pod's state."""
+    when it does not within ``timeout_s``: :class:`RegistryError` with the pod's state. Its
+    :meth:`~PodRegistry.push` takes an image from ``made`` (name -> :class:`Layout`, images made
+    on the host: :func:`with_file_layer`) when it is there, else the node's export."""
     name = f"ple2e-registry-{secrets.token_hex(3)}{'-auth' if auth else ''}"
     pod, service = pod_manifests(name, image, node, auth)
-    reg = PodRegistry(name, image, auth, kube=kube, namespace=namespace, node=node,
-                      source=lambda img: node_layout(node_exec, img))
+    reg = PodRegistry(name, image, auth, kube=kube, namespace=namespace, node=node, node_exec=node_exec,
+                      source=image_source({} if made is None else made, node_exec))
     try:
         kube.core.create_namespaced_pod(namespace, pod)
         svc = kube.core.create_namespaced_service(namespace, service)
@@ -573,8 +656,9 @@ def start_pod(kube: Any, namespace: str, image: str, node: str, node_exec: Calla
         status = None
         while time.monotonic() < deadline:
             if reg.ping() in (200, 401):
-                probe = f"curl -s -o /dev/null -m 2 -w '%{{http_code}}' http://{reg.host}/v2/ || true"
-                status = node_exec("sh", "-c", probe, node=node).strip()
+                # the status code, then curl's own error (connection refused, a timeout) when there is one
+                probe = f"curl -sS -o /dev/null -m 2 -w '%{{http_code}}' http://{reg.host}/v2/ 2>&1 || true"
+                status = " ".join(node_exec("sh", "-c", probe, node=node).split())
                 if status in ("200", "401"):
                     return reg
             time.sleep(0.5)

@@ -210,8 +210,9 @@ register(
         # -- IM-1 with the registry stopped mid-pull -------------------------------------------------
         equal("IM-1", "cut_failed_message",
               r'Failed to pull image "{image}": failed to pull and unpack image "{image}": failed to copy: '
-              r'read tcp [0-9.]+:[0-9]+->[0-9.]+:5000: read: connection reset by peer', pattern=True,
-              source=f"{UP_PULL}; {CONTAINERD} (the blob read reset by the restarted registry's address)", minors=ALL),
+              r'read tcp [0-9.]+:[0-9]+->[0-9.]+:{port}: read: connection reset by peer', pattern=True,
+              source=f"{UP_PULL}; {CONTAINERD} (the blob read reset by the restarted registry's address; {{port}} the "
+                     f"port the node dials: the registry container's 5000, a registry pod's NodePort)", minors=ALL),
         exact("IM-1", "cut_failed_during_stop", 0,
               why=f"the registry's close dies in the throttle's queue with its network namespace and the node, only "
                   f"receiving, sends nothing until its keepalive ({KEEPALIVE_S:g} s idle) — longer than the "

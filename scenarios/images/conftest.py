@@ -1,6 +1,7 @@
 """The IM family's registry: a fresh CNCF distribution registry per test, reachable from the nodes
 only — a container on the suite's Docker network on a kind cluster the suite creates, a pod with a
-NodePort Service on a ``--kubeconfig`` cluster (:mod:`e2e.cluster.registry`)."""
+NodePort Service on a ``--kubeconfig`` cluster (:mod:`e2e.cluster.registry`; its faults,
+:mod:`e2e.faults.registry`, then act on the pod through the node agent)."""
 
 from __future__ import annotations
 
@@ -31,21 +32,35 @@ def registry_image(request: pytest.FixtureRequest) -> str:
         pytest.skip(f"no registry image: {e}")
 
 
+# Why the pod registry cannot be used without the node agent.
+NEEDS_AGENT = ("the registry as a pod needs node access (the node's image export, the pull check in the node "
+               "and the registry faults in its network namespace and cgroup): --node-agent")
+
+
 @pytest.fixture
-def registries(scenario: Scenario, registry_image: str):
+def made_images() -> dict[str, reg_mod.Layout]:
+    """Images made on the host for a pod registry to push (name -> Layout: :func:`payload_image`
+    on a ``--kubeconfig`` cluster); empty on a kind cluster, whose images Docker builds."""
+    return {}
+
+
+@pytest.fixture
+def registries(scenario: Scenario, registry_image: str, made_images: dict[str, reg_mod.Layout]):
     """``start(auth=False)`` → a running :class:`~e2e.cluster.registry.Registry` whose host every
     node's containerd pulls over plain HTTP; removed after the test, its access log attached to the
     report. On a kind cluster the suite creates: a container on its Docker network (the nodes'
     hosts.toml names it); on a ``--kubeconfig`` cluster: a pod with a NodePort Service in the test's
     namespace, on the node the test's pods run on, pulled as ``127.0.0.1:<nodePort>``
-    (:class:`~e2e.cluster.registry.PodRegistry`; needs node access for the image export)."""
+    (:class:`~e2e.cluster.registry.PodRegistry`; skipped without node access: :data:`NEEDS_AGENT`)."""
     started: list[reg_mod.Registry] = []
 
     def start(auth: bool = False) -> reg_mod.Registry:
         if scenario.kind is None:
-            node = scenario.default_node()  # skips without node access
+            if scenario.access is None:
+                pytest.skip(NEEDS_AGENT)
+            node = scenario.default_node()
             reg: reg_mod.Registry = reg_mod.start_pod(scenario.kube, scenario.namespace, registry_image, node,
-                                                      scenario.node_exec, auth=auth)
+                                                      scenario.node_exec, auth=auth, made=made_images)
             started.append(reg)
             scenario.note(f"registry{'-auth' if auth else ''}", f"pod {reg.name} ({reg.image}) on {node}; nodes pull {reg.host} "
                                                                  f"(NodePort); host {reg.url} (pods/portforward)")
@@ -81,20 +96,27 @@ def registry(registries) -> reg_mod.Registry:
 
 
 @pytest.fixture
-def payload_image(scenario: Scenario):
+def payload_image(scenario: Scenario, made_images: dict[str, reg_mod.Layout]):
     """``make(kib)`` → a local image of its own: the suite's busybox plus ``kib`` KiB of random data
-    (incompressible), so its layer is in no node's content store and a pull really transfers it
-    (an image whose layers the node has already is "pulled" with one manifest request).
-    Built with the classic builder from the local busybox (never pulls); removed after the test."""
-    if scenario.kind is None:
-        pytest.skip("the registry faults (docker stop, pause; tc in its network namespace) and this image's "
-                    "docker build act on the host's Docker: a kind cluster the suite creates, not --kubeconfig")
+    (incompressible) in a file ``/payload``, so its layer is in no node's content store and a pull
+    really transfers it (an image whose layers the node has already is "pulled" with one manifest
+    request). On a kind cluster built with Docker's classic builder from the local busybox (never
+    pulls) and removed after the test; on a ``--kubeconfig`` cluster (no Docker) made on the host
+    as a :class:`~e2e.cluster.registry.Layout` — the node's busybox export plus the same file as one
+    more layer (:func:`~e2e.cluster.registry.with_file_layer`) — for the pod registry's push
+    (``made_images``)."""
     made: list[str] = []
 
     def make(kib: int) -> str:
         tag = f"pod-lifecycle-e2e/im-payload:{secrets.token_hex(4)}"
+        data = os.urandom(kib * 1024)
+        if scenario.kind is None:
+            if scenario.access is None:
+                pytest.skip(NEEDS_AGENT)
+            made_images[tag] = reg_mod.with_file_layer(reg_mod.node_layout(scenario.node_exec, BUSYBOX), "payload", data)
+            return tag
         with tempfile.TemporaryDirectory() as ctx:
-            (Path(ctx) / "payload").write_bytes(os.urandom(kib * 1024))
+            (Path(ctx) / "payload").write_bytes(data)
             (Path(ctx) / "Dockerfile").write_text(f"FROM {BUSYBOX}\nCOPY payload /payload\n")
             subprocess.run(["docker", "build", "-q", "-t", tag, ctx], check=True, capture_output=True, timeout=300,
                            env={**os.environ, "DOCKER_BUILDKIT": "0"})

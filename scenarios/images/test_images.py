@@ -350,7 +350,9 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
     the registry's close sits in the throttle's queue and dies with its network namespace, and the
     node, only receiving, sends nothing — the pull hangs — until containerd's keepalive probe 30 s
     after the last byte, which the restarted registry (same address) resets: ``Failed`` "… connection
-    reset by peer"; the pull after the 10 s back-off succeeds."""
+    reset by peer"; the pull after the 10 s back-off succeeds. A registry pod (``--kubeconfig``) is
+    not stopped but goes dark (:func:`e2e.faults.registry.registry_stopped`): its queue is dropped,
+    its connections aborted unseen, and the same address resets the probe after the start."""
     from e2e.faults.registry import registry_stopped, registry_throttled
 
     sc = scenario
@@ -387,7 +389,8 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
     sc.note("cut: failed after the restart (s)", details["failed_after_restart_s"])
     sc.expect("IM-1", "cut_failed_during_stop", int(bool(during)), details=details)
     sc.expect("IM-1", "cut_failed_after_stop_s", t_failed - (window.injected_at or 0), details=details)
-    sc.expect("IM-1", "cut_failed_message", failed[0].obj["message"], image=image, details=details)
+    sc.expect("IM-1", "cut_failed_message", failed[0].obj["message"], image=image, port=reg.host.rpartition(":")[2],
+              details=details)
     pulled = [e.obj["message"] for e in sc.events("Pulled", "cut")]
     sc.expect("IM-1", "cut_pulled_after_restart", pulled[0] if pulled else None, image=image, details=details)
     sc.expect("IM-1", "cut_pulls", len(sc.events("Pulling", "cut")), details=details)
