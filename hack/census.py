@@ -131,8 +131,7 @@ class Census:
     def actions(self, item: pytest.Item, row: dict) -> list[dict]:
         """``[{"action", "case", "window_s", "does", "undo", "nodes": {node: on_node}}]`` of the test's
         ``node_faults`` markers (none when it skips): ``nodes`` the placed nodes the declaration's
-        ``node`` names (the first, the last, or all: the test acts on one of them), ``{}`` for an
-        action on no node."""
+        ``node`` names (the first, the last, or all: the test acts on one of them)."""
         if row["outcome"] == "skips":
             return []
         out = []
@@ -140,7 +139,7 @@ class Census:
             a = ACTIONS[action]
             placed = list(row["nodes"])
             nodes = {n: self.on_node(action, n) for n in (placed[:1] if which == "first" else placed[-1:]
-                                                          if which == "last" else placed)} if a.node else {}
+                                                          if which == "last" else placed)}
             if which in ("control-plane", "kind"):  # a --kubeconfig run has neither: the test skips there
                 nodes = {n: f"would skip: acts on {NODES[which]}" for n in placed[:1]}
             out.append({"action": action, "case": case, "window_s": window_of(window, str(row["profile"])),
@@ -187,8 +186,7 @@ def print_plan(rows: list[dict]) -> None:
     for r in rows:
         for a in r.get("actions", []):
             window = f"{a['window_s']:g} s" if a["window_s"] is not None else "—"
-            nodes = "; ".join(f"{n}: {v}" for n, v in a["nodes"].items()) or (
-                "no node (the suite's registry container)" if not ACTIONS[a["action"]].node else "—")
+            nodes = "; ".join(f"{n}: {v}" for n, v in a["nodes"].items()) or "—"
             print(f"| {r['test']} | {a['action']}: {a['does']} | {a['case']} | {window} | {a['undo']} | {nodes} |")
     print("\n| node | actions that would act | tests | planned windows, summed | actions that would skip |\n"
           "| --- | --- | --- | --- | --- |")

@@ -40,13 +40,11 @@ NODES = {
 class Action:
     """``entry``: the function's import path (``module:name``); ``does``: the change; ``undo``: the
     undo (and the undo armed on the node where there is one); ``enters``: whether it runs commands in
-    the node (the node agent on a ``--kubeconfig`` cluster) rather than API writes; ``node``: whether
-    it acts on a node at all (the registry faults act on the suite's registry container)."""
+    the node (the node agent on a ``--kubeconfig`` cluster) rather than API writes."""
     entry: str
     does: str
     undo: str
     enters: bool = True
-    node: bool = True
 
     def function(self) -> Callable:
         module, name = self.entry.split(":")
@@ -85,13 +83,18 @@ ACTIONS: dict[str, Action] = {
     "cordon": Action("e2e.cluster.cordon:mark", "cordon and kubectl drain (annotation pod-lifecycle-e2e/cordoned-by)",
                      "uncordon and the annotation removed (API); make clean uncordons a dead run's node",
                      enters=False),
-    "registry_stopped": Action("e2e.faults.registry:registry_stopped", "docker stop of the suite's registry container",
-                               "docker start", enters=False, node=False),
-    "registry_paused": Action("e2e.faults.registry:registry_paused", "docker pause of the suite's registry container",
-                              "docker unpause", enters=False, node=False),
+    # the registry faults: on the suite's clusters its Docker container; on a --kubeconfig cluster
+    # its pod's process in the pod's node (the first placed node, scenarios/images/conftest.py)
+    "registry_stopped": Action("e2e.faults.registry:registry_stopped",
+                               "docker stop of the suite's registry container; through the agent: the registry pod's "
+                               "network darkened (iptables DROP of its OUTPUT, its connections reset)",
+                               "docker start; through the agent: the DROP removed"),
+    "registry_paused": Action("e2e.faults.registry:registry_paused",
+                              "docker pause of the suite's registry container; through the agent: the registry pod's "
+                              "processes frozen (cgroup freezer)", "docker unpause; through the agent: thawed"),
     "registry_throttled": Action("e2e.faults.registry:registry_throttled",
-                                 "tc tbf qdisc on the registry container's eth0", "tc qdisc del",
-                                 enters=False, node=False),
+                                 "tc tbf qdisc on the registry's eth0 (container, or the pod's netns through the agent)",
+                                 "tc qdisc del"),
 }
 
 

@@ -341,8 +341,8 @@ def blob_gets(reqs: list[Request], repo: str) -> list[Request]:
 
 
 @pytest.mark.case("IM-1")
-@pytest.mark.node_faults("registry_throttled", case="IM-1")
-@pytest.mark.node_faults("registry_stopped", case="IM-1", window_s=doc.STOP_WINDOW_S)
+@pytest.mark.node_faults("registry_throttled", case="IM-1", node="first")
+@pytest.mark.node_faults("registry_stopped", case="IM-1", window_s=doc.STOP_WINDOW_S, node="first")
 def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, payload_image):
     """IM-1 with a registry that goes away during the transfer: the registry is throttled so the pull
     of the image's own 1 MiB layer lasts ~30 s, then stopped (``docker stop``) 3 s after it served
@@ -400,7 +400,7 @@ def test_registry_stopped_mid_pull(scenario: Scenario, registry: Registry, paylo
 
 
 @pytest.mark.case("IM-4")
-@pytest.mark.node_faults("registry_throttled", case="IM-4")
+@pytest.mark.node_faults("registry_throttled", case="IM-4", node="first")
 def test_serial_pulls_behind_a_slow_one(scenario: Scenario, registries, payload_image):
     """IM-4: with ``serializeImagePulls`` (default) a pull waits behind a slow one. Pod A pulls its own
     1 MiB layer from a throttled registry; 3 s later pod B pulls from a second, unthrottled one.
