@@ -44,11 +44,18 @@ the runs use that cluster with ``--node-agent`` (``--select`` picks their tests,
 end, Ctrl-C once and twice, SIGTERM, and SIGKILL followed by ``python -m e2e.cli.clean --kubeconfig
 PATH`` (``make clean KUBECONFIG=PATH``), at a random moment of a smoke run and (f6) **while a
 node fault's undo is armed** (NF-5's kubelet restart: killed once a ``ple2e-undo-*.timer`` is seen
-active on a worker; a kill after the run's own undo disarmed it misses the moment). No kind
+active on a worker; a kill after the run's own undo disarmed it misses the moment), (f7, f9:
+SIGKILL, Ctrl-C) **while a worker is frozen** by NF-4's node pause (fast-lifecycle: its thaw
+``ple2e-undo-node-pause-*.timer`` seen armed, then the node's agent not answering within
+:data:`FROZEN_PROBE_S`; the thaw fires by itself at the pause's end, the clean waits for the node)
+and (f8, f10) **while a worker is cordoned** by DR-2's drain (unschedulable with the run's
+:data:`~e2e.cluster.cordon.CORDONED_BY` mark; after SIGKILL a clean that uncordons nothing: the
+run's own uncordon came first, the moment missed). ``--variants f7,f8`` runs only those. No kind
 cluster is made or looked at (no Docker). Besides the namespaces, state files and reports above,
 each row checks every worker the node agent may enter, through the check's own agent (made for
 the look, deleted after it; :func:`left_on_workers`): no ``ple2e-*`` unit (an armed undo or pending
-inject; a failed one), no iptables or ip6tables rule of the suite's partition
+inject; a failed one), no freeze of a node pause left (:func:`e2e.cluster.nodeaccess.frozen_on`: the
+``ple2e-freeze`` cgroup, a frozen kubepods tree), no iptables or ip6tables rule of the suite's partition
 (:data:`e2e.faults.node.PARTITION_COMMENT`), kubelet and containerd active, the node Ready; no
 agent namespace or agent pod but those being deleted (:func:`stray_agents`); and no node carrying a
 run's cordon mark, no worker left cordoned (DR-2's ``kubectl drain``: :func:`cordons_left`). After SIGKILL the
@@ -95,7 +102,7 @@ from e2e.cluster.cordon import CORDONED_BY
 from e2e.cluster.egress import HOST_LOCK_DIR
 from e2e.cluster.images import workload_images
 from e2e.cluster.kube import RUN_LABEL, Kube
-from e2e.cluster.nodeaccess import (AGENT_LABEL, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, frozen_on,
+from e2e.cluster.nodeaccess import (AGENT_LABEL, DETACH_S, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, frozen_on,
                                     parse_node_selector, run as node_run, units_on)
 from e2e.faults.node import PARTITION_COMMENT
 
@@ -105,6 +112,10 @@ OWNED, KEPT, KUBECONFIG, FOREIGN = "owned", "kept", "kubeconfig", "foreign"
 GROUP, PYTEST = "group", "pytest"  # whom a signal goes to: the run's process group, or pytest alone
 RANDOM, KIND_CREATE, NAMESPACE, FINISH, END = "random", "kind-create", "namespace", "finish", "end"
 ARMED = "armed"  # a node fault's undo armed on a worker (a ple2e-undo-*.timer active): --kubeconfig runs
+FROZEN = "frozen"  # a worker frozen by NF-4's node pause (its thaw armed, its agent no longer answering): --kubeconfig runs
+CORDONED = "cordoned"  # a worker cordoned by DR-2's kubectl drain (marked with the run's id): --kubeconfig runs
+NODE_PAUSE_UNDO = f"{PREFIX}-undo-node-pause-"  # the armed thaw of NF-4's node pause (e2e.faults.node.node_paused)
+FROZEN_PROBE_S = 5.0  # a worker whose agent does not answer an exec within this, its thaw armed, is frozen
 
 
 @dataclass(frozen=True)
@@ -129,7 +140,8 @@ class Variant:
     def label(self) -> str:
         to = "to its process group" if self.target == GROUP else "to pytest only"
         when = {RANDOM: "at a random moment", KIND_CREATE: "during kind create", NAMESPACE: "as its namespace appears",
-                FINISH: "in the run's finish", ARMED: "while a node fault's undo is armed on a worker"}
+                FINISH: "in the run's finish", ARMED: "while a node fault's undo is armed on a worker",
+                FROZEN: "while a worker is frozen (NF-4's node pause)", CORDONED: "while a worker is cordoned (DR-2's drain)"}
         if self.moment == END:
             return f"{self.id} {self.cluster} · -n {self.workers} · no signal: a clean end"
         then = ", then make clean KUBECONFIG=…" if "SIGKILL" in self.signals else ""
@@ -163,6 +175,15 @@ FOREIGN_VARIANTS = (
     # NF-5's kubelet restart arms "systemctl start kubelet" for 630 s: killed with it armed, the
     # node keeps its timer until make clean fires it (the kubelet is back by then: clean needs no wait)
     Variant("f6", FOREIGN, 0, ("SIGKILL",), GROUP, ARMED, (0, 2), select=("-k", "test_kubelet_restart and not sigkill")),
+    # NF-4's node pause (fast-lifecycle: the pause lasts the cluster's grace + monitor periods): killed with
+    # the worker frozen, the armed thaw fires by itself at the pause's end, make clean waits for the node,
+    # then finds nothing frozen; Ctrl-C there: the run's own undo waits for the same thaw
+    Variant("f7", FOREIGN, 0, ("SIGKILL",), GROUP, FROZEN, (0, 3), select=("-k", "test_worker_lost and fast")),
+    # DR-2's drain with maxUnavailable 0 stays blocked (cordoned) for its --timeout=30s: killed then, the
+    # node keeps its cordon and mark until make clean uncordons it; Ctrl-C there: the run's finally uncordons
+    Variant("f8", FOREIGN, 0, ("SIGKILL",), GROUP, CORDONED, (0, 2), select=("-k", "test_drain_against_pdb")),
+    Variant("f9", FOREIGN, 0, ("SIGINT",), GROUP, FROZEN, (0, 3), select=("-k", "test_worker_lost and fast")),
+    Variant("f10", FOREIGN, 0, ("SIGINT",), GROUP, CORDONED, (0, 2), select=("-k", "test_drain_against_pdb")),
 )
 
 POLL_S = 0.2  # how often the moment's condition and the run are looked at
@@ -197,6 +218,19 @@ NODE_CONTAINER = re.compile(r"(?P<cluster>.+)-(control-plane\d*|worker\d*|extern
 def variant_of(hits: int, variants: tuple[Variant, ...] = VARIANTS) -> Variant:
     """The variant of the run after ``hits`` runs reached their moment."""
     return variants[hits % len(variants)]
+
+
+def picked(variants: tuple[Variant, ...], ids: str | None) -> tuple[Variant, ...]:
+    """The variants named in ``ids`` (``--variants``: ids separated by commas, e.g. ``f7,f8``), in
+    the catalogue's order; all of ``variants`` without it. ``ValueError`` naming an id that is none of theirs."""
+    if not ids:
+        return variants
+    wanted = {i.strip() for i in ids.split(",") if i.strip()}
+    unknown = sorted(wanted - {v.id for v in variants})
+    if unknown or not wanted:
+        raise ValueError(f"--variants {ids!r}: no variant {', '.join(unknown) or '(none named)'} among "
+                         f"{', '.join(v.id for v in variants)}")
+    return tuple(v for v in variants if v.id in wanted)
 
 
 def planned(runs: int, variants: tuple[Variant, ...] = VARIANTS) -> Counter:
@@ -473,6 +507,11 @@ class Host:
         return subprocess.run([self.kind, "get", "kubeconfig", "--name", cluster], capture_output=True, text=True,
                               check=True).stdout
 
+    def cordoned_by(self, kubeconfig: Path, run_id: str) -> list[str]:
+        """The nodes cordoned (``spec.unschedulable``) carrying ``run_id``'s :data:`CORDONED_BY` mark."""
+        return [n.metadata.name for n in Kube(str(kubeconfig)).core.list_node(_request_timeout=10).items
+                if n.spec.unschedulable and (n.metadata.annotations or {}).get(CORDONED_BY) == run_id]
+
     def delete_cluster(self, cluster: str) -> None:
         subprocess.run([self.kind, "delete", "cluster", "--name", cluster], capture_output=True, check=True)
 
@@ -660,6 +699,10 @@ def wait_for_moment(check: Check, variant: Variant, proc: subprocess.Popen, run_
             return Moment(True, True, f"{delay:.1f} s after {', '.join(armed)} was seen armed")
         finally:
             agent.close()
+    if variant.moment == FROZEN:
+        return _frozen_moment(check, proc, run_id, delay)
+    if variant.moment == CORDONED:
+        return _cordoned_moment(check, proc, run_id, delay)
     if variant.moment == KIND_CREATE:
         owned = check.names[OWNED]
         config, state = check.state / f"{owned}.kind-config.yaml", check.state / f"{owned}.json"
@@ -682,6 +725,54 @@ def wait_for_moment(check: Check, variant: Variant, proc: subprocess.Popen, run_
     if not _wait(proc, _after(delay)):
         return Moment(False, False, f"ended before its moment, {delay:.1f} s into its set-up")
     return Moment(True, True, f"{delay:.1f} s after its first set-up began")
+
+
+def _frozen_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: float) -> Moment:
+    """A worker frozen by the run's node pause (NF-4): its thaw (``ple2e-undo-node-pause-….timer``)
+    seen armed, then ``DETACH_S`` (the freeze is injected detached after the arm) + ``delay`` s, and
+    the node's agent (the check's own) not answering an exec within :data:`FROZEN_PROBE_S`: its
+    kubelet is frozen (the hit); a node that still answers is not frozen (yet, or any more)."""
+    agent = check.host.agent(check, f"watch-{run_id.rsplit('-', 1)[-1]}")
+    try:
+        armed: list[str] = []
+
+        def thaw_armed() -> bool:
+            armed[:] = [a for a in armed_undos(agent) if a.partition(": ")[2].startswith(NODE_PAUSE_UNDO)]
+            return bool(armed)
+
+        if not _wait(proc, thaw_armed) or not _wait(proc, _after(DETACH_S + delay)):
+            return Moment(False, False, "ended before a node pause's thaw was armed")
+        node = armed[0].partition(": ")[0]
+        try:
+            node_run(agent, node, ["true"], timeout=FROZEN_PROBE_S)
+        except (NodeUnreachable, RuntimeError):
+            return Moment(True, True, f"{DETACH_S + delay:.1f} s after {armed[0]} was seen armed: {node} frozen "
+                                      f"(its agent does not answer within {FROZEN_PROBE_S:g} s)")
+        return Moment(True, False, f"{DETACH_S + delay:.1f} s after {armed[0]} was seen armed: {node} still answers "
+                                   "(not frozen)")
+    finally:
+        agent.close()
+
+
+def _cordoned_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: float) -> Moment:
+    """A worker cordoned by the run's drain (DR-2): a node unschedulable with the run's
+    :data:`CORDONED_BY` mark seen, then ``delay`` s, and the node still so (the hit)."""
+    assert check.kubeconfig is not None
+    seen: list[str] = []
+
+    def cordoned() -> bool:
+        try:
+            seen[:] = check.host.cordoned_by(check.kubeconfig, run_id)
+        except Exception:  # noqa: BLE001 - the API not answering one poll: the next one asks again
+            return False
+        return bool(seen)
+
+    if not _wait(proc, cordoned) or not _wait(proc, _after(delay)):
+        return Moment(False, False, "ended before it cordoned a node")
+    first = list(seen)
+    still = cordoned()
+    what = f"{', '.join(first)} still cordoned" if still else f"{', '.join(first)} no longer cordoned"
+    return Moment(True, still, f"{delay:.1f} s after {', '.join(first)} was seen cordoned by it: {what}")
 
 
 def _stop(check: Check, proc: subprocess.Popen) -> int:
@@ -743,21 +834,27 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
         if variant.moment == ARMED and not row.fired:  # the run's own undo came first: not killed while armed
             row.hit = False
             row.moment += "; no armed undo left to fire: it was no longer armed at the kill"
+        if variant.moment == CORDONED and "uncordoned" not in row.clean:  # the run's uncordon came first
+            row.hit = False
+            row.moment += "; no cordon left to undo: the run had uncordoned the node before the kill"
     look_after(check, row, reports, log, kept_before, before)
     return row
 
 
 def clean_after_kill(check: Check, i: int) -> tuple[str, list[tuple[str, str]]]:
     """``python -m e2e.cli.clean --kubeconfig`` (``make clean KUBECONFIG=…``) after run ``i`` was
-    killed: ``(exit <code> (<s> s; <n> armed undo(s) fired), [(node, unit)])``, the undos it fired
-    (:func:`fired_by_clean`), its output in ``clean-<i>.log``."""
+    killed: ``(exit <code> (<s> s; <n> armed undo(s) fired[; <what else it undid>]), [(node, unit)])``,
+    the undos it fired (:func:`fired_by_clean`) and the rest :func:`undone_by_clean` reads, its
+    output in ``clean-<i>.log``."""
     log = check.work / f"clean-{i:03d}.log"
     started = time.monotonic()
     with open(log, "w") as out:
         code = subprocess.run([sys.executable, "-m", "e2e.cli.clean", "--kubeconfig", str(check.kubeconfig)], cwd=ROOT,
                               env=check.env, stdout=out, stderr=subprocess.STDOUT).returncode
-    fired = fired_by_clean(log.read_text())
-    return f"exit {code} ({time.monotonic() - started:.0f} s; {len(fired)} armed undo(s) fired)", fired
+    text = log.read_text()
+    fired = fired_by_clean(text)
+    more = "".join(f"; {what}" for what in undone_by_clean(text))
+    return f"exit {code} ({time.monotonic() - started:.0f} s; {len(fired)} armed undo(s) fired{more})", fired
 
 
 # what e2e.cli.clean prints for an armed undo it fires: "removing <node>: ple2e-undo-….timer fired now (…)"
@@ -770,6 +867,22 @@ NODE_SERVICES = ("kubelet", "containerd")  # what a node fault stops: active on 
 def fired_by_clean(text: str) -> list[tuple[str, str]]:
     """``[(node, unit)]`` of the armed undos a ``make clean KUBECONFIG=…`` output says it fired."""
     return [(m["node"], m["unit"]) for m in FIRED_NOW.finditer(text)]
+
+
+# what e2e.cli.clean prints for a node it waits for, a freeze it thaws, a dead run's cordon it undoes
+WAITED = re.compile(r"^waiting up to \S+ s for node (?P<node>\S+) ", re.M)
+THAWED = re.compile(r"^removing (?P<node>\S+): .* thawed \(a node pause of a dead run\)$", re.M)
+UNCORDONED = re.compile(r"^removing cordon of node (?P<node>\S+) by dead run (?P<run>\S+) ", re.M)
+
+
+def undone_by_clean(text: str) -> list[str]:
+    """What else a ``make clean KUBECONFIG=…`` output says it did for a killed run, a phrase each:
+    ``waited for <node> (out of reach)`` (a frozen node, its thaw armed: it thaws by itself),
+    ``thawed <node> (<n> cgroups)``, ``uncordoned <node> (run <id>)``."""
+    thawed = Counter(m["node"] for m in THAWED.finditer(text))
+    return ([f"waited for {m['node']} (out of reach)" for m in WAITED.finditer(text)]
+            + [f"thawed {node} ({n} cgroups)" for node, n in thawed.items()]
+            + [f"uncordoned {m['node']} (run {m['run']})" for m in UNCORDONED.finditer(text)])
 
 
 def armed_undos(access) -> list[str]:
@@ -985,18 +1098,26 @@ def _why(e: Exception) -> str:
 def main(argv: list[str] | None = None, host: Host | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=f"variants (the k-th run to reach its moment has variant k mod {len(VARIANTS)}):\n  "
-                                       + "\n  ".join(v.label for v in VARIANTS))
+                                       + "\n  ".join(v.label for v in VARIANTS)
+                                       + f"\nwith --kubeconfig (k mod {len(FOREIGN_VARIANTS)}):\n  "
+                                       + "\n  ".join(v.label for v in FOREIGN_VARIANTS))
     p.add_argument("--runs", type=int, default=20, help="how many runs to stop at their moment (20: every variant twice)")
     p.add_argument("--seed", type=int, default=None, help="seed of the random moments")
     p.add_argument("--out", default=None, help="write the table (markdown) here too")
     p.add_argument("--kubeconfig", default=None, help="check runs on this cluster (one the suite did not make) with "
                                                        "--node-agent instead (FOREIGN_VARIANTS; no kind, no Docker)")
+    p.add_argument("--variants", default=None, help="run only these variants (ids separated by commas, e.g. f7,f8); "
+                                                    "--runs counts their runs, cycling through them")
     p.add_argument("--select", default="-m smoke", help="with --kubeconfig: the runs' selection (pytest arguments)")
     p.add_argument("--agent-args", default="", help="with --kubeconfig: more options of the runs, e.g. "
                                                     "'--node-selector topology.kubernetes.io/zone=zone-a'")
     args = p.parse_args(argv)
+    try:
+        variants = picked(FOREIGN_VARIANTS if args.kubeconfig else VARIANTS, args.variants)
+    except ValueError as e:
+        p.error(str(e))
     if args.kubeconfig:
-        return main_foreign(args, host or Host(os.environ.get("E2E_KIND", "kind")))
+        return main_foreign(args, host or Host(os.environ.get("E2E_KIND", "kind")), variants)
     if not os.environ.get("E2E_NODE_IMAGE"):
         print("interrupt_check: E2E_NODE_IMAGE is not set (source reports/profile.env first)", file=sys.stderr)
         return 2
@@ -1008,18 +1129,18 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         print(f"interrupt_check: cannot start: {_why(e)}", file=sys.stderr)
         return 2
     try:
-        rows = run_all(check, args.runs, VARIANTS)
+        rows = run_all(check, args.runs, variants)
     except (SetupError, OSError, subprocess.CalledProcessError) as e:
         print(f"interrupt_check: {_why(e)} (work directory {work})", file=sys.stderr)
         return 2
     finally:
         remove_clusters(check)
-    return _published(report(rows, args.runs, VARIANTS, check.host_lock_dir), args.out,
+    return _published(report(rows, args.runs, variants, check.host_lock_dir), args.out,
                       f"work directory {work}: each run's log and reports; the state directory {check.state}")
 
 
-def main_foreign(args: argparse.Namespace, host: Host) -> int:
-    """The check on the cluster of ``args.kubeconfig`` (module doc)."""
+def main_foreign(args: argparse.Namespace, host: Host, variants: tuple[Variant, ...] = FOREIGN_VARIANTS) -> int:
+    """The check on the cluster of ``args.kubeconfig`` (module doc), cycling through ``variants``."""
     kubeconfig = Path(args.kubeconfig).expanduser().resolve()
     if not kubeconfig.is_file():
         print(f"interrupt_check: no kubeconfig {kubeconfig}", file=sys.stderr)
@@ -1029,11 +1150,11 @@ def main_foreign(args: argparse.Namespace, host: Host) -> int:
                   kubeconfig=kubeconfig, select=tuple(shlex.split(args.select)), agent_args=tuple(shlex.split(args.agent_args)),
                   agent_image=os.environ.get("E2E_BUSYBOX_IMAGE") or workload_images()["busybox_image"])
     try:
-        rows = run_all(check, args.runs, FOREIGN_VARIANTS)
+        rows = run_all(check, args.runs, variants)
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"interrupt_check: {_why(e)} (work directory {work})", file=sys.stderr)
         return 2
-    return _published(report(rows, args.runs, FOREIGN_VARIANTS, check.host_lock_dir), args.out,
+    return _published(report(rows, args.runs, variants, check.host_lock_dir), args.out,
                       f"work directory {work}: each run's log and reports, each clean's log; the state directory {check.state}")
 
 
