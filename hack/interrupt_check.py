@@ -45,9 +45,9 @@ end, Ctrl-C once and twice, SIGTERM, and SIGKILL followed by ``python -m e2e.cli
 PATH`` (``make clean KUBECONFIG=PATH``), at a random moment of a smoke run and (f6) **while a
 node fault's undo is armed** (NF-5's kubelet restart: killed once a ``ple2e-undo-*.timer`` is seen
 active on a worker; a kill after the run's own undo disarmed it misses the moment), (f7, f9:
-SIGKILL, Ctrl-C) **while a worker is frozen** by NF-4's node pause (fast-lifecycle: its thaw
-``ple2e-undo-node-pause-*.timer`` seen armed, then the node's agent not answering within
-:data:`FROZEN_PROBE_S`; the thaw fires by itself at the pause's end, the clean waits for the node)
+SIGKILL, Ctrl-C) **while a worker is frozen** by NF-4's node pause (fast-lifecycle: the node's
+agent answering no exec within :data:`FROZEN_PROBE_S` twice; its armed thaw fires by itself at
+the pause's end, the clean waits for the node: a clean that waits for none missed the moment)
 and (f8, f10) **while a worker is cordoned** by DR-2's drain (unschedulable with the run's
 :data:`~e2e.cluster.cordon.CORDONED_BY` mark; after SIGKILL a clean that uncordons nothing: the
 run's own uncordon came first, the moment missed). ``--variants f7,f8`` runs only those. No kind
@@ -102,7 +102,7 @@ from e2e.cluster.cordon import CORDONED_BY
 from e2e.cluster.egress import HOST_LOCK_DIR
 from e2e.cluster.images import workload_images
 from e2e.cluster.kube import RUN_LABEL, Kube
-from e2e.cluster.nodeaccess import (AGENT_LABEL, DETACH_S, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, frozen_on,
+from e2e.cluster.nodeaccess import (AGENT_LABEL, PREFIX, AgentAccess, NodeUnreachable, agent_namespace, frozen_on,
                                     parse_node_selector, run as node_run, units_on)
 from e2e.faults.node import PARTITION_COMMENT
 
@@ -112,10 +112,9 @@ OWNED, KEPT, KUBECONFIG, FOREIGN = "owned", "kept", "kubeconfig", "foreign"
 GROUP, PYTEST = "group", "pytest"  # whom a signal goes to: the run's process group, or pytest alone
 RANDOM, KIND_CREATE, NAMESPACE, FINISH, END = "random", "kind-create", "namespace", "finish", "end"
 ARMED = "armed"  # a node fault's undo armed on a worker (a ple2e-undo-*.timer active): --kubeconfig runs
-FROZEN = "frozen"  # a worker frozen by NF-4's node pause (its thaw armed, its agent no longer answering): --kubeconfig runs
+FROZEN = "frozen"  # a worker frozen by NF-4's node pause (its agent no longer answering): --kubeconfig runs
 CORDONED = "cordoned"  # a worker cordoned by DR-2's kubectl drain (marked with the run's id): --kubeconfig runs
-NODE_PAUSE_UNDO = f"{PREFIX}-undo-node-pause-"  # the armed thaw of NF-4's node pause (e2e.faults.node.node_paused)
-FROZEN_PROBE_S = 5.0  # a worker whose agent does not answer an exec within this, its thaw armed, is frozen
+FROZEN_PROBE_S = 5.0  # a worker whose agent answers no exec within this twice in a row is frozen
 
 
 @dataclass(frozen=True)
@@ -728,28 +727,31 @@ def wait_for_moment(check: Check, variant: Variant, proc: subprocess.Popen, run_
 
 
 def _frozen_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: float) -> Moment:
-    """A worker frozen by the run's node pause (NF-4): its thaw (``ple2e-undo-node-pause-….timer``)
-    seen armed, then ``DETACH_S`` (the freeze is injected detached after the arm) + ``delay`` s, and
-    the node's agent (the check's own) not answering an exec within :data:`FROZEN_PROBE_S`: its
-    kubelet is frozen (the hit); a node that still answers is not frozen (yet, or any more)."""
+    """A worker frozen by the run's node pause (NF-4): a worker whose agent (the check's own)
+    answers no exec within :data:`FROZEN_PROBE_S` twice in a row — the freeze cuts the exec channel
+    (its kubelet frozen), nothing else of NF-4's test does —, then ``delay`` s. The armed thaw is not
+    what is watched: the freeze follows it within ~2 s, and a frozen node lists no units (a watch
+    on it saw the thaw armed only once the node was thawed). After SIGKILL, the clean waiting for
+    that node (out of reach) confirms the moment (:func:`one_run`)."""
     agent = check.host.agent(check, f"watch-{run_id.rsplit('-', 1)[-1]}")
     try:
-        armed: list[str] = []
+        quiet: Counter = Counter()  # consecutive probes each worker did not answer
+        found: list[str] = []
 
-        def thaw_armed() -> bool:
-            armed[:] = [a for a in armed_undos(agent) if a.partition(": ")[2].startswith(NODE_PAUSE_UNDO)]
-            return bool(armed)
+        def frozen() -> bool:
+            for node in agent.workers():
+                try:
+                    node_run(agent, node, ["true"], timeout=FROZEN_PROBE_S)
+                    quiet.pop(node, None)
+                except (NodeUnreachable, RuntimeError):
+                    quiet[node] += 1
+            found[:] = sorted(node for node, n in quiet.items() if n >= 2)
+            return bool(found)
 
-        if not _wait(proc, thaw_armed) or not _wait(proc, _after(DETACH_S + delay)):
-            return Moment(False, False, "ended before a node pause's thaw was armed")
-        node = armed[0].partition(": ")[0]
-        try:
-            node_run(agent, node, ["true"], timeout=FROZEN_PROBE_S)
-        except (NodeUnreachable, RuntimeError):
-            return Moment(True, True, f"{DETACH_S + delay:.1f} s after {armed[0]} was seen armed: {node} frozen "
-                                      f"(its agent does not answer within {FROZEN_PROBE_S:g} s)")
-        return Moment(True, False, f"{DETACH_S + delay:.1f} s after {armed[0]} was seen armed: {node} still answers "
-                                   "(not frozen)")
+        if not _wait(proc, frozen) or not _wait(proc, _after(delay)):
+            return Moment(False, False, "ended before a worker froze")
+        return Moment(True, True, f"{delay:.1f} s after {', '.join(found)} answered no exec within "
+                                  f"{FROZEN_PROBE_S:g} s twice: frozen")
     finally:
         agent.close()
 
@@ -834,6 +836,9 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
         if variant.moment == ARMED and not row.fired:  # the run's own undo came first: not killed while armed
             row.hit = False
             row.moment += "; no armed undo left to fire: it was no longer armed at the kill"
+        if variant.moment == FROZEN and "waited for" not in row.clean:  # every worker answered the clean
+            row.hit = False
+            row.moment += "; the clean waited for no node: none was frozen any more"
         if variant.moment == CORDONED and "uncordoned" not in row.clean:  # the run's uncordon came first
             row.hit = False
             row.moment += "; no cordon left to undo: the run had uncordoned the node before the kill"

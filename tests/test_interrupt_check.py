@@ -889,9 +889,6 @@ def foreign_check(tmp_path, clock):
                           random.Random(1), kubeconfig=kubeconfig)
 
 
-THAW = "ple2e-undo-node-pause-1a2b3c4d"
-
-
 def cleaned(check, text: str) -> tuple[str, list]:
     """A clean after a kill, as far as the state directory goes: the dead run's files go."""
     for path in (check.state / "runs").glob("*"):
@@ -899,36 +896,42 @@ def cleaned(check, text: str) -> tuple[str, list]:
     return text, []
 
 
-@pytest.mark.parametrize("still_answers", [False, True])
-def test_a_kill_while_a_worker_is_frozen_is_its_moment_only_when_the_node_no_longer_answers(clock, tmp_path, monkeypatch,
-                                                                                          still_answers):
-    """f7: NF-4 arms its thaw on w2 10 s into the run, the freeze follows; the check kills once
-    w2's agent does not answer (its kubelet frozen). A node that still answers is no hit."""
+@pytest.mark.parametrize("frozen, clean", [
+    (True, "exit 0 (70 s; 0 armed undo(s) fired; waited for w2 (out of reach))"),
+    (True, "exit 0 (3 s; 0 armed undo(s) fired)"),  # thawed before the clean looked: not killed while frozen
+    (False, None),
+])
+def test_a_kill_while_a_worker_is_frozen(clock, tmp_path, monkeypatch, frozen, clean):
+    """f7: NF-4 freezes w2 2 s into the run (after arming its thaw: the frozen node lists no units,
+    its agent answers no exec); the check kills once w2 did not answer twice, then the clean waits for w2."""
     host, check = foreign_check(tmp_path, clock)
     watch = FakeNodes(nodes=("w1", "w2"))
-    other_undo = {"ple2e-undo-kubelet-stop-9.timer": "active"}  # another fault's undo is not the moment
-    watch.units_of = lambda node: ({f"{THAW}.timer": "active"} if node == "w2" else other_undo) \
-        if clock.now - host.runs[-1].t0 >= 10 else {}
-    plain = watch.exec
+    probes = []
 
     def exec_(node, argv, timeout=30):
-        if node == "w2" and not still_answers and clock.now - host.runs[-1].t0 >= 10 + ic.DETACH_S:
+        assert list(argv) == ["true"] and timeout == ic.FROZEN_PROBE_S
+        probes.append((node, clock.now - host.runs[-1].t0))
+        if node == "w2" and frozen and clock.now - host.runs[-1].t0 >= 2:
+            clock.sleep(timeout)
             raise ic.NodeUnreachable(f"agent exec {node}: ExecError: still running after {timeout:g} s")
-        if list(argv) == ["true"]:
-            from e2e.cluster.kube import ExecResult
-            return ExecResult(0, "", "")
-        return plain(node, argv)
+        from e2e.cluster.kube import ExecResult
+        return ExecResult(0, "", "")
 
     watch.exec = exec_
     host.agent = lambda check, name: watch
-    monkeypatch.setattr(ic, "clean_after_kill", lambda check, i: cleaned(check, "exit 0 (70 s; 0 armed undo(s) fired; "
-                                                                                 "waited for w2 (out of reach))"))
+    monkeypatch.setattr(ic, "clean_after_kill", lambda check, i: cleaned(check, clean))
     monkeypatch.setattr(ic, "on_workers", lambda check, i, fired=(): ([], []))
     r = ic.one_run(check, 1, foreign("f7"))
-    assert r.signalled and sent_to(host, r) == [("SIGKILL", True)] and watch.closed
-    assert r.hit is not still_answers and r.problems() == []
-    assert f"after w2: {THAW}.timer was seen armed: w2 " in r.moment
-    assert ("still answers (not frozen)" if still_answers else "w2 frozen (its agent does not answer within 5 s)") in r.moment
+    assert watch.closed
+    if not frozen:
+        assert not r.signalled and not r.hit and r.moment == "no signal: ended before a worker froze"
+        return
+    assert r.signalled and sent_to(host, r) == [("SIGKILL", True)] and r.problems() == []
+    assert "after w2 answered no exec within 5 s twice: frozen" in r.moment
+    assert [n for n, t in probes if n == "w2" and t >= 2] == ["w2", "w2"]  # one unanswered probe is not enough
+    assert r.hit is ("waited for w2" in clean)
+    if not r.hit:
+        assert r.moment.endswith("; the clean waited for no node: none was frozen any more")
 
 
 class CordonApi(FakeNodes):
