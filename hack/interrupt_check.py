@@ -92,6 +92,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -740,10 +741,9 @@ def _frozen_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: flo
 
         def frozen() -> bool:
             for node in agent.workers():
-                try:
-                    node_run(agent, node, ["true"], timeout=FROZEN_PROBE_S)
+                if answers(agent, node, FROZEN_PROBE_S):
                     quiet.pop(node, None)
-                except (NodeUnreachable, RuntimeError):
+                else:
                     quiet[node] += 1
             found[:] = sorted(node for node, n in quiet.items() if n >= 2)
             return bool(found)
@@ -754,6 +754,21 @@ def _frozen_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: flo
                                   f"{FROZEN_PROBE_S:g} s twice: frozen")
     finally:
         agent.close()
+
+
+def answers(access, node: str, within_s: float) -> bool:
+    """Whether ``node``'s agent runs ``true`` within ``within_s`` s. The exec runs in a thread of its
+    own and is waited for that long only: on a frozen node its websocket connect (which has no
+    timeout) may hang until the thaw, so the exec's own timeout is not enough (a run on the foreign
+    cluster saw no probe fail though its worker was frozen). A hung probe's thread ends with the thaw."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    probe = pool.submit(node_run, access, node, ["true"], within_s)
+    pool.shutdown(wait=False)
+    try:
+        probe.result(timeout=within_s)
+    except (FutureTimeout, NodeUnreachable, RuntimeError):
+        return False
+    return True
 
 
 def _cordoned_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: float) -> Moment:

@@ -932,6 +932,23 @@ def test_a_kill_while_a_worker_is_frozen(clock, tmp_path, monkeypatch, frozen, c
     assert r.hit and r.clean == clean
 
 
+def test_a_probe_that_hangs_past_its_time_is_no_answer():
+    """On a frozen node the exec's websocket connect can hang until the thaw (no timeout of its own):
+    the probe gives up after its time whatever the exec does."""
+    import threading
+
+    release = threading.Event()
+    nodes = FakeNodes(nodes=("w1",))
+    nodes.exec = lambda node, argv, timeout=30: release.wait(30) and __import__(
+        "e2e.cluster.kube", fromlist=["ExecResult"]).ExecResult(0, "", "")
+    try:
+        assert ic.answers(nodes, "w1", 0.2) is False
+    finally:
+        release.set()
+    nodes.exec = lambda node, argv, timeout=30: __import__("e2e.cluster.kube", fromlist=["ExecResult"]).ExecResult(0, "", "")
+    assert ic.answers(nodes, "w1", 5) is True
+
+
 class CordonApi(FakeNodes):
     """A fake agent whose API has nodes: ``cordons`` {node: run id} (cordoned and marked)."""
 
