@@ -44,11 +44,18 @@ the runs use that cluster with ``--node-agent`` (``--select`` picks their tests,
 end, Ctrl-C once and twice, SIGTERM, and SIGKILL followed by ``python -m e2e.cli.clean --kubeconfig
 PATH`` (``make clean KUBECONFIG=PATH``), at a random moment of a smoke run and (f6) **while a
 node fault's undo is armed** (NF-5's kubelet restart: killed once a ``ple2e-undo-*.timer`` is seen
-active on a worker; a kill after the run's own undo disarmed it misses the moment). No kind
+active on a worker; a kill after the run's own undo disarmed it misses the moment), (f7, f9:
+SIGKILL, Ctrl-C) **while a worker is frozen** by NF-4's node pause (fast-lifecycle: the node's
+agent answering no exec within :data:`FROZEN_PROBE_S` twice; its armed thaw fires by itself at
+the pause's end, the clean's exec into the node waits for it)
+and (f8, f10) **while a worker is cordoned** by DR-2's drain (unschedulable with the run's
+:data:`~e2e.cluster.cordon.CORDONED_BY` mark; after SIGKILL a clean that uncordons nothing: the
+run's own uncordon came first, the moment missed). ``--variants f7,f8`` runs only those. No kind
 cluster is made or looked at (no Docker). Besides the namespaces, state files and reports above,
 each row checks every worker the node agent may enter, through the check's own agent (made for
 the look, deleted after it; :func:`left_on_workers`): no ``ple2e-*`` unit (an armed undo or pending
-inject; a failed one), no iptables or ip6tables rule of the suite's partition
+inject; a failed one), no freeze of a node pause left (:func:`e2e.cluster.nodeaccess.frozen_on`: the
+``ple2e-freeze`` cgroup, a frozen kubepods tree), no iptables or ip6tables rule of the suite's partition
 (:data:`e2e.faults.node.PARTITION_COMMENT`), no IM registry fault left in a registry pod (its
 ``DROP``, qdisc or freeze: :func:`e2e.faults.registry.left_in_pod`), kubelet and containerd
 active, the node Ready; no agent namespace or agent pod but those being deleted
@@ -87,6 +94,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -109,6 +117,9 @@ OWNED, KEPT, KUBECONFIG, FOREIGN = "owned", "kept", "kubeconfig", "foreign"
 GROUP, PYTEST = "group", "pytest"  # whom a signal goes to: the run's process group, or pytest alone
 RANDOM, KIND_CREATE, NAMESPACE, FINISH, END = "random", "kind-create", "namespace", "finish", "end"
 ARMED = "armed"  # a node fault's undo armed on a worker (a ple2e-undo-*.timer active): --kubeconfig runs
+FROZEN = "frozen"  # a worker frozen by NF-4's node pause (its agent no longer answering): --kubeconfig runs
+CORDONED = "cordoned"  # a worker cordoned by DR-2's kubectl drain (marked with the run's id): --kubeconfig runs
+FROZEN_PROBE_S = 5.0  # a worker whose agent answers no exec within this twice in a row is frozen
 
 
 @dataclass(frozen=True)
@@ -133,7 +144,8 @@ class Variant:
     def label(self) -> str:
         to = "to its process group" if self.target == GROUP else "to pytest only"
         when = {RANDOM: "at a random moment", KIND_CREATE: "during kind create", NAMESPACE: "as its namespace appears",
-                FINISH: "in the run's finish", ARMED: "while a node fault's undo is armed on a worker"}
+                FINISH: "in the run's finish", ARMED: "while a node fault's undo is armed on a worker",
+                FROZEN: "while a worker is frozen (NF-4's node pause)", CORDONED: "while a worker is cordoned (DR-2's drain)"}
         if self.moment == END:
             return f"{self.id} {self.cluster} · -n {self.workers} · no signal: a clean end"
         then = ", then make clean KUBECONFIG=…" if "SIGKILL" in self.signals else ""
@@ -167,6 +179,15 @@ FOREIGN_VARIANTS = (
     # NF-5's kubelet restart arms "systemctl start kubelet" for 630 s: killed with it armed, the
     # node keeps its timer until make clean fires it (the kubelet is back by then: clean needs no wait)
     Variant("f6", FOREIGN, 0, ("SIGKILL",), GROUP, ARMED, (0, 2), select=("-k", "test_kubelet_restart and not sigkill")),
+    # NF-4's node pause (fast-lifecycle: the pause lasts the cluster's grace + monitor periods): killed with
+    # the worker frozen, the armed thaw fires by itself at the pause's end, make clean waits for the node,
+    # then finds nothing frozen; Ctrl-C there: the run's own undo waits for the same thaw
+    Variant("f7", FOREIGN, 0, ("SIGKILL",), GROUP, FROZEN, (0, 3), select=("-k", "test_worker_lost and fast")),
+    # DR-2's drain with maxUnavailable 0 stays blocked (cordoned) for its --timeout=30s: killed then, the
+    # node keeps its cordon and mark until make clean uncordons it; Ctrl-C there: the run's finally uncordons
+    Variant("f8", FOREIGN, 0, ("SIGKILL",), GROUP, CORDONED, (0, 2), select=("-k", "test_drain_against_pdb")),
+    Variant("f9", FOREIGN, 0, ("SIGINT",), GROUP, FROZEN, (0, 3), select=("-k", "test_worker_lost and fast")),
+    Variant("f10", FOREIGN, 0, ("SIGINT",), GROUP, CORDONED, (0, 2), select=("-k", "test_drain_against_pdb")),
 )
 
 POLL_S = 0.2  # how often the moment's condition and the run are looked at
@@ -201,6 +222,19 @@ NODE_CONTAINER = re.compile(r"(?P<cluster>.+)-(control-plane\d*|worker\d*|extern
 def variant_of(hits: int, variants: tuple[Variant, ...] = VARIANTS) -> Variant:
     """The variant of the run after ``hits`` runs reached their moment."""
     return variants[hits % len(variants)]
+
+
+def picked(variants: tuple[Variant, ...], ids: str | None) -> tuple[Variant, ...]:
+    """The variants named in ``ids`` (``--variants``: ids separated by commas, e.g. ``f7,f8``), in
+    the catalogue's order; all of ``variants`` without it. ``ValueError`` naming an id that is none of theirs."""
+    if not ids:
+        return variants
+    wanted = {i.strip() for i in ids.split(",") if i.strip()}
+    unknown = sorted(wanted - {v.id for v in variants})
+    if unknown or not wanted:
+        raise ValueError(f"--variants {ids!r}: no variant {', '.join(unknown) or '(none named)'} among "
+                         f"{', '.join(v.id for v in variants)}")
+    return tuple(v for v in variants if v.id in wanted)
 
 
 def planned(runs: int, variants: tuple[Variant, ...] = VARIANTS) -> Counter:
@@ -477,6 +511,11 @@ class Host:
         return subprocess.run([self.kind, "get", "kubeconfig", "--name", cluster], capture_output=True, text=True,
                               check=True).stdout
 
+    def cordoned_by(self, kubeconfig: Path, run_id: str) -> list[str]:
+        """The nodes cordoned (``spec.unschedulable``) carrying ``run_id``'s :data:`CORDONED_BY` mark."""
+        return [n.metadata.name for n in Kube(str(kubeconfig)).core.list_node(_request_timeout=10).items
+                if n.spec.unschedulable and (n.metadata.annotations or {}).get(CORDONED_BY) == run_id]
+
     def delete_cluster(self, cluster: str) -> None:
         subprocess.run([self.kind, "delete", "cluster", "--name", cluster], capture_output=True, check=True)
 
@@ -664,6 +703,10 @@ def wait_for_moment(check: Check, variant: Variant, proc: subprocess.Popen, run_
             return Moment(True, True, f"{delay:.1f} s after {', '.join(armed)} was seen armed")
         finally:
             agent.close()
+    if variant.moment == FROZEN:
+        return _frozen_moment(check, proc, run_id, delay)
+    if variant.moment == CORDONED:
+        return _cordoned_moment(check, proc, run_id, delay)
     if variant.moment == KIND_CREATE:
         owned = check.names[OWNED]
         config, state = check.state / f"{owned}.kind-config.yaml", check.state / f"{owned}.json"
@@ -686,6 +729,71 @@ def wait_for_moment(check: Check, variant: Variant, proc: subprocess.Popen, run_
     if not _wait(proc, _after(delay)):
         return Moment(False, False, f"ended before its moment, {delay:.1f} s into its set-up")
     return Moment(True, True, f"{delay:.1f} s after its first set-up began")
+
+
+def _frozen_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: float) -> Moment:
+    """A worker frozen by the run's node pause (NF-4): a worker whose agent (the check's own)
+    answers no exec within :data:`FROZEN_PROBE_S` twice in a row — the freeze cuts the exec channel
+    (its kubelet frozen), nothing else of NF-4's test does —, then ``delay`` s. The armed thaw is not
+    what is watched: the freeze follows it within ~2 s, and a frozen node lists no units (a watch
+    on it saw the thaw armed only once the node was thawed). The clean after SIGKILL need not say
+    it waited: its exec into the frozen node may just hang until the thaw fires and then answer."""
+    agent = check.host.agent(check, f"watch-{run_id.rsplit('-', 1)[-1]}")
+    try:
+        quiet: Counter = Counter()  # consecutive probes each worker did not answer
+        found: list[str] = []
+
+        def frozen() -> bool:
+            for node in agent.workers():
+                if answers(agent, node, FROZEN_PROBE_S):
+                    quiet.pop(node, None)
+                else:
+                    quiet[node] += 1
+            found[:] = sorted(node for node, n in quiet.items() if n >= 2)
+            return bool(found)
+
+        if not _wait(proc, frozen) or not _wait(proc, _after(delay)):
+            return Moment(False, False, "ended before a worker froze")
+        return Moment(True, True, f"{delay:.1f} s after {', '.join(found)} answered no exec within "
+                                  f"{FROZEN_PROBE_S:g} s twice: frozen")
+    finally:
+        agent.close()
+
+
+def answers(access, node: str, within_s: float) -> bool:
+    """Whether ``node``'s agent runs ``true`` within ``within_s`` s. The exec runs in a thread of its
+    own and is waited for that long only: on a frozen node its websocket connect (which has no
+    timeout) may hang until the thaw, so the exec's own timeout is not enough (a run on the foreign
+    cluster saw no probe fail though its worker was frozen). A hung probe's thread ends with the thaw."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    probe = pool.submit(node_run, access, node, ["true"], within_s)
+    pool.shutdown(wait=False)
+    try:
+        probe.result(timeout=within_s)
+    except (FutureTimeout, NodeUnreachable, RuntimeError):
+        return False
+    return True
+
+
+def _cordoned_moment(check: Check, proc: subprocess.Popen, run_id: str, delay: float) -> Moment:
+    """A worker cordoned by the run's drain (DR-2): a node unschedulable with the run's
+    :data:`CORDONED_BY` mark seen, then ``delay`` s, and the node still so (the hit)."""
+    assert check.kubeconfig is not None
+    seen: list[str] = []
+
+    def cordoned() -> bool:
+        try:
+            seen[:] = check.host.cordoned_by(check.kubeconfig, run_id)
+        except Exception:  # noqa: BLE001 - the API not answering one poll: the next one asks again
+            return False
+        return bool(seen)
+
+    if not _wait(proc, cordoned) or not _wait(proc, _after(delay)):
+        return Moment(False, False, "ended before it cordoned a node")
+    first = list(seen)
+    still = cordoned()
+    what = f"{', '.join(first)} still cordoned" if still else f"{', '.join(first)} no longer cordoned"
+    return Moment(True, still, f"{delay:.1f} s after {', '.join(first)} was seen cordoned by it: {what}")
 
 
 def _stop(check: Check, proc: subprocess.Popen) -> int:
@@ -747,21 +855,27 @@ def one_run(check: Check, i: int, variant: Variant) -> Row:
         if variant.moment == ARMED and not row.fired:  # the run's own undo came first: not killed while armed
             row.hit = False
             row.moment += "; no armed undo left to fire: it was no longer armed at the kill"
+        if variant.moment == CORDONED and "uncordoned" not in row.clean:  # the run's uncordon came first
+            row.hit = False
+            row.moment += "; no cordon left to undo: the run had uncordoned the node before the kill"
     look_after(check, row, reports, log, kept_before, before)
     return row
 
 
 def clean_after_kill(check: Check, i: int) -> tuple[str, list[tuple[str, str]]]:
     """``python -m e2e.cli.clean --kubeconfig`` (``make clean KUBECONFIG=…``) after run ``i`` was
-    killed: ``(exit <code> (<s> s; <n> armed undo(s) fired), [(node, unit)])``, the undos it fired
-    (:func:`fired_by_clean`), its output in ``clean-<i>.log``."""
+    killed: ``(exit <code> (<s> s; <n> armed undo(s) fired[; <what else it undid>]), [(node, unit)])``,
+    the undos it fired (:func:`fired_by_clean`) and the rest :func:`undone_by_clean` reads, its
+    output in ``clean-<i>.log``."""
     log = check.work / f"clean-{i:03d}.log"
     started = time.monotonic()
     with open(log, "w") as out:
         code = subprocess.run([sys.executable, "-m", "e2e.cli.clean", "--kubeconfig", str(check.kubeconfig)], cwd=ROOT,
                               env=check.env, stdout=out, stderr=subprocess.STDOUT).returncode
-    fired = fired_by_clean(log.read_text())
-    return f"exit {code} ({time.monotonic() - started:.0f} s; {len(fired)} armed undo(s) fired)", fired
+    text = log.read_text()
+    fired = fired_by_clean(text)
+    more = "".join(f"; {what}" for what in undone_by_clean(text))
+    return f"exit {code} ({time.monotonic() - started:.0f} s; {len(fired)} armed undo(s) fired{more})", fired
 
 
 # what e2e.cli.clean prints for an armed undo it fires: "removing <node>: ple2e-undo-….timer fired now (…)"
@@ -774,6 +888,22 @@ NODE_SERVICES = ("kubelet", "containerd")  # what a node fault stops: active on 
 def fired_by_clean(text: str) -> list[tuple[str, str]]:
     """``[(node, unit)]`` of the armed undos a ``make clean KUBECONFIG=…`` output says it fired."""
     return [(m["node"], m["unit"]) for m in FIRED_NOW.finditer(text)]
+
+
+# what e2e.cli.clean prints for a node it waits for, a freeze it thaws, a dead run's cordon it undoes
+WAITED = re.compile(r"^waiting up to \S+ s for node (?P<node>\S+) ", re.M)
+THAWED = re.compile(r"^removing (?P<node>\S+): .* thawed \(a node pause of a dead run\)$", re.M)
+UNCORDONED = re.compile(r"^removing cordon of node (?P<node>\S+) by dead run (?P<run>\S+) ", re.M)
+
+
+def undone_by_clean(text: str) -> list[str]:
+    """What else a ``make clean KUBECONFIG=…`` output says it did for a killed run, a phrase each:
+    ``waited for <node> (out of reach)`` (a frozen node, its thaw armed: it thaws by itself),
+    ``thawed <node> (<n> cgroups)``, ``uncordoned <node> (run <id>)``."""
+    thawed = Counter(m["node"] for m in THAWED.finditer(text))
+    return ([f"waited for {m['node']} (out of reach)" for m in WAITED.finditer(text)]
+            + [f"thawed {node} ({n} cgroups)" for node, n in thawed.items()]
+            + [f"uncordoned {m['node']} (run {m['run']})" for m in UNCORDONED.finditer(text)])
 
 
 def armed_undos(access) -> list[str]:
@@ -1002,18 +1132,26 @@ def _why(e: Exception) -> str:
 def main(argv: list[str] | None = None, host: Host | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=f"variants (the k-th run to reach its moment has variant k mod {len(VARIANTS)}):\n  "
-                                       + "\n  ".join(v.label for v in VARIANTS))
+                                       + "\n  ".join(v.label for v in VARIANTS)
+                                       + f"\nwith --kubeconfig (k mod {len(FOREIGN_VARIANTS)}):\n  "
+                                       + "\n  ".join(v.label for v in FOREIGN_VARIANTS))
     p.add_argument("--runs", type=int, default=20, help="how many runs to stop at their moment (20: every variant twice)")
     p.add_argument("--seed", type=int, default=None, help="seed of the random moments")
     p.add_argument("--out", default=None, help="write the table (markdown) here too")
     p.add_argument("--kubeconfig", default=None, help="check runs on this cluster (one the suite did not make) with "
                                                        "--node-agent instead (FOREIGN_VARIANTS; no kind, no Docker)")
+    p.add_argument("--variants", default=None, help="run only these variants (ids separated by commas, e.g. f7,f8); "
+                                                    "--runs counts their runs, cycling through them")
     p.add_argument("--select", default="-m smoke", help="with --kubeconfig: the runs' selection (pytest arguments)")
     p.add_argument("--agent-args", default="", help="with --kubeconfig: more options of the runs, e.g. "
                                                     "'--node-selector topology.kubernetes.io/zone=zone-a'")
     args = p.parse_args(argv)
+    try:
+        variants = picked(FOREIGN_VARIANTS if args.kubeconfig else VARIANTS, args.variants)
+    except ValueError as e:
+        p.error(str(e))
     if args.kubeconfig:
-        return main_foreign(args, host or Host(os.environ.get("E2E_KIND", "kind")))
+        return main_foreign(args, host or Host(os.environ.get("E2E_KIND", "kind")), variants)
     if not os.environ.get("E2E_NODE_IMAGE"):
         print("interrupt_check: E2E_NODE_IMAGE is not set (source reports/profile.env first)", file=sys.stderr)
         return 2
@@ -1025,18 +1163,18 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         print(f"interrupt_check: cannot start: {_why(e)}", file=sys.stderr)
         return 2
     try:
-        rows = run_all(check, args.runs, VARIANTS)
+        rows = run_all(check, args.runs, variants)
     except (SetupError, OSError, subprocess.CalledProcessError) as e:
         print(f"interrupt_check: {_why(e)} (work directory {work})", file=sys.stderr)
         return 2
     finally:
         remove_clusters(check)
-    return _published(report(rows, args.runs, VARIANTS, check.host_lock_dir), args.out,
+    return _published(report(rows, args.runs, variants, check.host_lock_dir), args.out,
                       f"work directory {work}: each run's log and reports; the state directory {check.state}")
 
 
-def main_foreign(args: argparse.Namespace, host: Host) -> int:
-    """The check on the cluster of ``args.kubeconfig`` (module doc)."""
+def main_foreign(args: argparse.Namespace, host: Host, variants: tuple[Variant, ...] = FOREIGN_VARIANTS) -> int:
+    """The check on the cluster of ``args.kubeconfig`` (module doc), cycling through ``variants``."""
     kubeconfig = Path(args.kubeconfig).expanduser().resolve()
     if not kubeconfig.is_file():
         print(f"interrupt_check: no kubeconfig {kubeconfig}", file=sys.stderr)
@@ -1046,11 +1184,11 @@ def main_foreign(args: argparse.Namespace, host: Host) -> int:
                   kubeconfig=kubeconfig, select=tuple(shlex.split(args.select)), agent_args=tuple(shlex.split(args.agent_args)),
                   agent_image=os.environ.get("E2E_BUSYBOX_IMAGE") or workload_images()["busybox_image"])
     try:
-        rows = run_all(check, args.runs, FOREIGN_VARIANTS)
+        rows = run_all(check, args.runs, variants)
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"interrupt_check: {_why(e)} (work directory {work})", file=sys.stderr)
         return 2
-    return _published(report(rows, args.runs, FOREIGN_VARIANTS, check.host_lock_dir), args.out,
+    return _published(report(rows, args.runs, variants, check.host_lock_dir), args.out,
                       f"work directory {work}: each run's log and reports, each clean's log; the state directory {check.state}")
 
 

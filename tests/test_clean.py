@@ -461,6 +461,31 @@ def test_clean_waits_for_a_node_a_fault_cut_off_and_keeps_its_agent_while_it_sta
     assert "namespace ple2e-agent-dead kept" in capsys.readouterr().err
 
 
+def test_clean_waits_for_a_swept_node_to_be_ready_again_a_bounded_time(monkeypatch, capsys):
+    """A worker thawed by its armed timer while the clean swept it was still NotReady when the clean
+    ended (foreign cluster, interrupt-check f7): the clean says its Ready once True, polling at most READY_WAIT_S."""
+    from types import SimpleNamespace as NS
+
+    monkeypatch.setattr(clean, "run_alive", lambda run: False)
+    for not_ready_reads, said in [(3, "node w1: Ready=True (KubeletReady) (after 3 polls of 5 s)"),
+                                  (10**6, "node w1: Ready=False (KubeletNotReady) (after 12 polls of 5 s)")]:
+        nodes = FakeNodes({"w1": {}})
+        kube, deleted = _foreign(nodes, [_ns("ple2e-agent-dead", "dead", agent=True)], {"ple2e-agent-dead": ["w1"]})
+        reads: list[str] = []
+
+        def read_node(name, reads=reads, n=not_ready_reads):
+            reads.append(name)
+            ok = len(reads) > n
+            return NS(status=NS(conditions=[NS(type="Ready", status="True" if ok else "False",
+                                               reason="KubeletReady" if ok else "KubeletNotReady")]))
+
+        kube.core.read_node = read_node
+        slept: list[float] = []
+        assert clean.clean_cluster(kube, wait_s=60, poll_s=5, sleep=slept.append) == 0  # said, not a failure
+        assert slept == [5] * min(not_ready_reads, int(clean.READY_WAIT_S // 5)) and deleted == ["ple2e-agent-dead"]
+        assert said in capsys.readouterr().out
+
+
 def _node(name: str, unschedulable: bool = False, run: str | None = None) -> dict:
     return {"metadata": {"name": name, "annotations": {cordon.CORDONED_BY: run} if run else {}},
             "spec": {"unschedulable": True} if unschedulable else {}}

@@ -501,6 +501,7 @@ def test_help_names_the_variants():
     out = subprocess.run([sys.executable, str(ROOT / "hack" / "interrupt_check.py"), "--help"], capture_output=True, text=True,
                          check=True).stdout
     assert "--runs RUNS" in out and "v10 kubeconfig · -n 0 · SIGINT to its process group as its namespace appears" in out
+    assert "--variants VARIANTS" in out and "f8 foreign (-k test_drain_against_pdb) · -n 0 · SIGKILL" in out
 
 
 def test_the_clusters_are_named_by_the_suites_own_code_one_pair_per_state_directory(tmp_path, monkeypatch):
@@ -522,6 +523,10 @@ def test_the_clusters_are_named_by_the_suites_own_code_one_pair_per_state_direct
 
 
 # -- --kubeconfig: a cluster the suite did not make (issue 42 item 5) -------------------------------
+
+def foreign(variant_id: str) -> ic.Variant:
+    return next(v for v in ic.FOREIGN_VARIANTS if v.id == variant_id)
+
 
 def test_the_foreign_variants_cover_every_ending_issue_42_names():
     """A clean end, Ctrl-C once and twice, SIGTERM, SIGKILL followed by make clean KUBECONFIG=…."""
@@ -630,7 +635,7 @@ def test_a_kill_after_the_run_disarmed_its_undo_misses_the_armed_moment(clock, t
     host.agent = lambda check, name: FakeNodes(units={"w1": {"ple2e-undo-x-1.timer": "active"}})
     monkeypatch.setattr(ic, "clean_after_kill", lambda check, i: ("exit 0 (2 s; 0 armed undo(s) fired)", []))
     monkeypatch.setattr(ic, "on_workers", lambda check, i, fired=(): ([], []))
-    r = ic.one_run(check, 1, ic.FOREIGN_VARIANTS[-1])
+    r = ic.one_run(check, 1, foreign('f6'))
     assert r.signalled and not r.hit and r.problems() == []
     assert r.moment.endswith("; no armed undo left to fire: it was no longer armed at the kill")
 
@@ -795,7 +800,7 @@ def test_the_undos_a_clean_fired_show_with_their_node_time():
 
 def test_an_undo_fired_but_not_seen_running_is_a_problem_of_its_row():
     fired = [("w1", "ple2e-undo-kubelet-restart-1a2b3c4d")]
-    kw = {"variant": ic.FOREIGN_VARIANTS[-1], "exit": "-9 (SIGKILL)", "clean": "exit 0 (3 s; 1 armed undo(s) fired)", "fired": fired}
+    kw = {"variant": foreign('f6'), "exit": "-9 (SIGKILL)", "clean": "exit 0 (3 s; 1 armed undo(s) fired)", "fired": fired}
     assert row(**kw, undo_ran=["w1: ple2e-undo-kubelet-restart-1a2b3c4d ran 2026-12-06T18:31:02 … Started"]).problems() == []
     assert row(**kw, undo_ran=["w1: ple2e-undo-kubelet-restart-1a2b3c4d not in the journal"]).problems() == [
         "fired undo not seen running on its node: w1: ple2e-undo-kubelet-restart-1a2b3c4d not in the journal"]
@@ -878,3 +883,179 @@ def test_a_node_a_killed_runs_drain_left_cordoned_or_marked_is_seen():
         f"node w1: cordon mark {CORDONED_BY}=run-7 (cordoned)", f"node w2: cordon mark {CORDONED_BY}=run-8",
         "node w3: cordoned (spec.unschedulable)"]  # cp2: not a node a run may cordon (no agent there)
     assert ic.cordons_left(NodesApi([("w1", False, None)]), ["w1"]) == []
+
+
+# -- f7-f10: killed or stopped while a worker is frozen (NF-4) or cordoned (DR-2) -------------------
+
+def test_the_frozen_and_cordoned_variants_run_the_tests_that_make_that_moment(tmp_path):
+    check = ic.Check(FakeHost(), tmp_path, {"E2E_STATE_DIR": str(tmp_path / "state")}, {}, {}, random.Random(0),
+                     kubeconfig=tmp_path / "k", select=("-m", "smoke"))
+    assert [(v.id, v.signals, v.moment) for v in ic.FOREIGN_VARIANTS[6:]] == [
+        ("f7", ("SIGKILL",), ic.FROZEN), ("f8", ("SIGKILL",), ic.CORDONED),
+        ("f9", ("SIGINT",), ic.FROZEN), ("f10", ("SIGINT",), ic.CORDONED)]
+    assert ic.command(foreign("f7"), check, tmp_path / "R")[3:6] == [str(ROOT / "scenarios"), "-k", "test_worker_lost and fast"]
+    assert ic.command(foreign("f8"), check, tmp_path / "R")[3:6] == [str(ROOT / "scenarios"), "-k", "test_drain_against_pdb"]
+    assert "while a worker is frozen (NF-4's node pause), then make clean KUBECONFIG=…" in foreign("f7").label
+    assert foreign("f10").label.endswith("SIGINT to its process group while a worker is cordoned (DR-2's drain)")
+
+
+def test_variants_are_picked_by_id_and_an_unknown_one_is_refused_before_anything_runs(capsys):
+    assert [v.id for v in ic.picked(ic.FOREIGN_VARIANTS, "f8, f7")] == ["f7", "f8"]
+    assert ic.picked(ic.VARIANTS, None) == ic.VARIANTS
+    with pytest.raises(ValueError, match="no variant f11, v1 among f1, f2"):
+        ic.picked(ic.FOREIGN_VARIANTS, "f7,f11,v1")
+    with pytest.raises(SystemExit) as e:
+        ic.main(["--kubeconfig", "/nonexistent", "--variants", "f77"], host=FakeHost())
+    assert e.value.code == 2 and "--variants 'f77': no variant f77 among f1" in capsys.readouterr().err
+
+
+def test_planned_runs_cycle_through_the_picked_variants_only():
+    vs = ic.picked(ic.FOREIGN_VARIANTS, "f7,f8")
+    assert ic.planned(4, vs) == {"f7": 2, "f8": 2}
+
+
+def foreign_check(tmp_path, clock):
+    host = FakeHost(clock=clock)
+    kubeconfig = tmp_path / "foreign.kubeconfig"
+    kubeconfig.write_text(f"kubeconfig of {KEPT}")
+    return host, ic.Check(host, tmp_path, {**os.environ, "E2E_STATE_DIR": str(tmp_path / "state")}, {}, {},
+                          random.Random(1), kubeconfig=kubeconfig)
+
+
+def cleaned(check, text: str) -> tuple[str, list]:
+    """A clean after a kill, as far as the state directory goes: the dead run's files go."""
+    for path in (check.state / "runs").glob("*"):
+        path.unlink()
+    return text, []
+
+
+@pytest.mark.parametrize("frozen, clean", [
+    (True, "exit 0 (70 s; 0 armed undo(s) fired; waited for w2 (out of reach))"),
+    (True, "exit 0 (41 s; 0 armed undo(s) fired)"),  # its exec into w2 hung until the thaw fired (foreign run 2)
+    (False, None),
+])
+def test_a_kill_while_a_worker_is_frozen(clock, tmp_path, monkeypatch, frozen, clean):
+    """f7: NF-4 freezes w2 2 s into the run (after arming its thaw: the frozen node lists no units,
+    its agent answers no exec); the check kills once w2 did not answer twice, then the clean waits for w2."""
+    host, check = foreign_check(tmp_path, clock)
+    watch = FakeNodes(nodes=("w1", "w2"))
+    probes = []
+
+    def exec_(node, argv, timeout=30):
+        assert list(argv) == ["true"] and timeout == ic.FROZEN_PROBE_S
+        probes.append((node, clock.now - host.runs[-1].t0))
+        if node == "w2" and frozen and clock.now - host.runs[-1].t0 >= 2:
+            clock.sleep(timeout)
+            raise ic.NodeUnreachable(f"agent exec {node}: ExecError: still running after {timeout:g} s")
+        from e2e.cluster.kube import ExecResult
+        return ExecResult(0, "", "")
+
+    watch.exec = exec_
+    host.agent = lambda check, name: watch
+    monkeypatch.setattr(ic, "clean_after_kill", lambda check, i: cleaned(check, clean))
+    monkeypatch.setattr(ic, "on_workers", lambda check, i, fired=(): ([], []))
+    r = ic.one_run(check, 1, foreign("f7"))
+    assert watch.closed
+    if not frozen:
+        assert not r.signalled and not r.hit and r.moment == "no signal: ended before a worker froze"
+        return
+    assert r.signalled and sent_to(host, r) == [("SIGKILL", True)] and r.problems() == []
+    assert "after w2 answered no exec within 5 s twice: frozen" in r.moment
+    assert [n for n, t in probes if n == "w2" and t >= 2] == ["w2", "w2"]  # one unanswered probe is not enough
+    assert r.hit and r.clean == clean
+
+
+def test_a_probe_that_hangs_past_its_time_is_no_answer():
+    """On a frozen node the exec's websocket connect can hang until the thaw (no timeout of its own):
+    the probe gives up after its time whatever the exec does."""
+    import threading
+
+    release = threading.Event()
+    nodes = FakeNodes(nodes=("w1",))
+    nodes.exec = lambda node, argv, timeout=30: release.wait(30) and __import__(
+        "e2e.cluster.kube", fromlist=["ExecResult"]).ExecResult(0, "", "")
+    try:
+        assert ic.answers(nodes, "w1", 0.2) is False
+    finally:
+        release.set()
+    nodes.exec = lambda node, argv, timeout=30: __import__("e2e.cluster.kube", fromlist=["ExecResult"]).ExecResult(0, "", "")
+    assert ic.answers(nodes, "w1", 5) is True
+
+
+class CordonApi(FakeNodes):
+    """A fake agent whose API has nodes: ``cordons`` {node: run id} (cordoned and marked)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.cordons: dict[str, str] = {}
+
+    def list_node(self, _request_timeout=None):
+        from types import SimpleNamespace as NS
+
+        return type("L", (), {"items": [NS(metadata=NS(name=n, annotations={ic.CORDONED_BY: self.cordons[n]}
+                                                        if n in self.cordons else {}),
+                                           spec=NS(unschedulable=n in self.cordons)) for n in self.nodes]})
+
+
+@pytest.mark.parametrize("clean_uncordons", [True, False])
+def test_a_kill_while_a_worker_is_cordoned_then_the_clean_and_the_look(clock, tmp_path, monkeypatch, clean_uncordons):
+    """f8: DR-2 cordons w1 5 s into the run and would uncordon it 10 s later; killed in between,
+    w1 stays cordoned until the clean uncordons it. A clean that does not is seen by the look."""
+    host, check = foreign_check(tmp_path, clock)
+    api = CordonApi(nodes=("w1", "w2"))
+    host.agent = lambda check, name: api
+    host.cordoned_by = lambda kubeconfig, run_id: [n for n, run in api.cordons.items() if run == run_id]
+
+    plain = FakeRun.poll
+
+    def poll(run):  # DR-2's drain: cordoned from 5 s to 15 s into the run (a -k run ends at 20 s), unless killed first
+        if run.returncode is None and 5 <= clock.now - run.t0 < 15:
+            api.cordons["w1"] = run.run_id
+        elif run.returncode is None:
+            api.cordons.pop("w1", None)
+        return plain(run)
+
+    monkeypatch.setattr(FakeRun, "poll", poll)
+
+    def clean_after_kill(check, i):
+        if not clean_uncordons:
+            return cleaned(check, "exit 0 (2 s; 0 armed undo(s) fired)")
+        run = api.cordons.pop("w1")
+        return cleaned(check, f"exit 0 (2 s; 0 armed undo(s) fired; uncordoned w1 (run {run}))")
+
+    monkeypatch.setattr(ic, "clean_after_kill", clean_after_kill)
+    monkeypatch.setattr(ic, "stray_agents", lambda kube, own: [])
+    r = ic.one_run(check, 1, foreign("f8"))
+    assert r.signalled and sent_to(host, r) == [("SIGKILL", True)] and "w1 still cordoned" in r.moment, r.moment
+    if clean_uncordons:
+        assert r.hit and r.problems() == [] and r.on_nodes == []
+    else:  # the look counts the cordon the clean left (and the moment counts as missed: no uncordon seen)
+        assert not r.hit and r.moment.endswith("no cordon left to undo: the run had uncordoned the node before the kill")
+        assert r.problems() == [f"left on the nodes: node w1: cordon mark {ic.CORDONED_BY}={r.run_id} (cordoned)"]
+
+
+def test_a_freeze_left_after_the_kill_is_a_problem_of_its_row(clock, tmp_path, monkeypatch):
+    """The look after f7 when nothing thawed the node (its thaw timer gone, no clean): counted."""
+    host, check = foreign_check(tmp_path, clock)
+    look = FakeNodes(nodes=("w1", "w2"), frozen={"w2": list(FROZEN)})
+    host.agent = lambda check, name: look
+    monkeypatch.setattr(ic, "stray_agents", lambda kube, own: [])
+    monkeypatch.setattr(ic, "cordons_left", lambda kube, workers: [])
+    r = row(variant=foreign("f7"), exit="-9 (SIGKILL)", clean="exit 0 (1 s; 0 armed undo(s) fired)",
+            reports="ok: not judged (SIGKILL: the run had no finish)")
+    r.on_nodes, _ = ic.on_workers(check, 1)
+    assert r.problems() == [f"left on the nodes: w2: {FROZEN[0]}, w2: {FROZEN[1]}"]
+
+
+def test_what_else_a_clean_undid_is_read_from_its_output():
+    from e2e.cluster.nodeaccess import sweep_units
+
+    nodes = FakeNodes(frozen={"w2": list(FROZEN)})
+    done, _ = sweep_units(nodes, "w2")
+    out = ("waiting up to 630 s for node w2 (its agent does not answer: a fault cut it off; its armed undo fires by itself)\n"
+           + "".join(f"removing {line}\n" for line in done)
+           + "removing cordon of node w1 by dead run interrupt-check-x-001 in cluster foreign (DR-2's kubectl drain: "
+             "the node is uncordoned, its mark pod-lifecycle-e2e/cordoned-by removed)\n")
+    assert ic.undone_by_clean(out) == ["waited for w2 (out of reach)", "thawed w2 (2 cgroups)",
+                                       "uncordoned w1 (run interrupt-check-x-001)"]
+    assert ic.undone_by_clean("nothing to clean\n") == []

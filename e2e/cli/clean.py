@@ -25,10 +25,12 @@ cluster itself, only what dead runs left there:
   (:func:`e2e.cluster.nodeaccess.sweep_units`). A node whose agent does not answer (the fault
   cut the exec channel: the kubelet stopped) is waited for, every 5 s for at most ``--wait-s``
   (default the longest a fault's armed undo takes to fire by itself: its window + 30 s), then
-  swept; its Ready condition is said. A node still out of reach keeps its agent namespace (the
-  next clean tries again) and counts as a failure. An IM registry fault still on in a registry
-  pod of the run (:func:`e2e.faults.registry.left_in_pod`: the stop's ``DROP``, a throttle's
-  qdisc, a freeze) is said; it goes with the pod when the run's namespace is deleted.
+  swept; its Ready condition is said, once it is True or after :data:`READY_WAIT_S` (a node just
+  thawed or whose kubelet the undo just started posts Ready on its next status update; not Ready
+  then is said, not counted). A node still out of reach keeps its agent namespace (the next clean
+  tries again) and counts as a failure. An IM registry fault still on in a registry pod of the run
+  (:func:`e2e.faults.registry.left_in_pod`: the stop's ``DROP``, a throttle's qdisc, a freeze) is
+  said; it goes with the pod when the run's namespace is deleted.
 - **Cordons**: a node whose :data:`e2e.cluster.cordon.CORDONED_BY` mark names a dead run (DR-2's
   ``kubectl drain`` cordoned it, the run was killed before its uncordon) is uncordoned and the mark
   removed; a live run's is left alone.
@@ -82,6 +84,10 @@ def _remove(path) -> None:
 
 # how many removals were said since the last clean()/clean_cluster() began (none: "nothing to clean")
 _said = 0
+# How long a swept node's Ready=True is waited for (s): a kubelet posts its status every
+# nodeStatusUpdateFrequency (10 s by default) and after a thaw or a start needs a few more for its
+# runtime and PLEG checks; on the foreign cluster a worker was still NotReady as the clean ended (f7)
+READY_WAIT_S = 60.0
 
 
 def _say(dry_run: bool, what: str) -> None:
@@ -384,7 +390,12 @@ def _sweep_node(kube: Kube, access: AgentAccess, node: str, wait_s: float, poll_
         print(f"removing {line}")
     for line in left:
         print(f"  left: {line}", file=sys.stderr)
-    print(f"node {node}: {_ready(kube, node)}")
+    ready, polls = _ready(kube, node), 0
+    while not ready.startswith("Ready=True") and polls < READY_WAIT_S // max(poll_s, 1):
+        sleep(poll_s)
+        polls += 1
+        ready = _ready(kube, node)
+    print(f"node {node}: {ready}" + (f" (after {polls} polls of {poll_s:g} s)" if polls else ""))
     return len(left)
 
 
