@@ -338,7 +338,7 @@ PC6_VARIANTS = {"probe": "rm -f /tmp/ready", "control": ":"}
 @pytest.mark.serial
 @pytest.mark.profile(doc.PC6_PROFILE)
 @pytest.mark.record("Pod", "Event", "EndpointSlice", "Node")
-@pytest.mark.node_faults("node_shutdown", case="PC-6", window_s=doc.PC6_GRACE_S, node="kind")
+@pytest.mark.node_faults("node_shutdown", case="PC-6", window_s=doc.PC6_GRACE_S + WAIT_SLACK_S, node="last")
 def test_readiness_of_pods_killed_by_graceful_node_shutdown(scenario: Scenario):
     """PC-6: a graceful node shutdown of the worker (NF-9's PrepareForShutdown(true)) kills two
     Deployments' pods there, each trapping SIGTERM for 15 s; the "probe" pods' trap also removes
