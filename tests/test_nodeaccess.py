@@ -5,6 +5,8 @@ for Docker, the API and the node; no cluster."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from types import SimpleNamespace
 
@@ -15,6 +17,7 @@ import e2e.faults.core as core
 from e2e.cluster import nodeaccess
 from e2e.cluster.kube import ExecError, ExecResult
 from e2e.cluster.nodeaccess import (
+    NSENTER,
     AgentAccess,
     ArmedUndo,
     DockerAccess,
@@ -152,7 +155,26 @@ def test_the_agent_enters_pid_1s_namespaces_through_its_pod():
     agent.exec("w1", ["true"])
     assert created == [("ns", "ple2e-agent-run-1", "privileged"), ("pod", "ple2e-agent-run-1", "agent-w1", "w1")]  # once
     assert execs[0] == ("ple2e-agent-run-1", "agent-w1", "agent",
-                        ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", "systemctl", "is-active", "kubelet"])
+                        ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", "/bin/sh", "-c", 'exec "$0" "$@"',
+                         "systemctl", "is-active", "kubelet"])
+
+
+@pytest.mark.skipif(not shutil.which("busybox"), reason="needs a busybox binary (Debian: apt install busybox)")
+def test_the_agent_runs_the_nodes_own_programs_not_busybox_applets(tmp_path):
+    """Busybox's exec prefers its own applet to PATH (seen on the foreign cluster: the agent's
+    ``tc`` was busybox's, "tc: invalid argument 'root' to 'command'"). NSENTER's namespace flags
+    dropped (they need root and a PID 1 to enter), the agent's own busybox nsenter runs
+    ``tc`` by the node's /bin/sh, which finds the node's tc on PATH."""
+    (tmp_path / "tc").write_text('#!/bin/sh\necho "node tc $*"\n')
+    (tmp_path / "tc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    nsenter = ["busybox", "nsenter", *NSENTER[NSENTER.index("--"):]]
+    node = subprocess.run([*nsenter, "tc", "qdisc", "show"], capture_output=True, text=True, env=env)
+    assert (node.returncode, node.stdout) == (0, "node tc qdisc show\n")
+    applet = subprocess.run(["busybox", "nsenter", "--", "tc", "qdisc", "show"], capture_output=True, text=True, env=env)
+    assert "node tc" not in applet.stdout  # without the node's shell: busybox's own tc applet
+    missing = subprocess.run([*nsenter, "no-such-program"], capture_output=True, text=True, env=env)
+    assert missing.returncode == 127
 
 
 def test_the_agent_never_enters_a_control_plane_node():

@@ -8,7 +8,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import tarfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -368,7 +367,7 @@ def test_a_pod_registrys_throttle_is_tc_in_its_network_namespace_run_in_its_node
     with faults.registry_throttled(site, r, "4mbit"):
         pass
     tcs = [c for c in site.calls if "crictl" not in c]
-    tc = f"w2: sh -c {faults.POD_TC_SCRIPT} sh 4242"
+    tc = "w2: nsenter -t 4242 -n tc"  # the node's own tc: the agent's nsenter runs argv by the node's /bin/sh
     assert tcs == [f"{tc} qdisc replace dev eth0 root tbf rate 4mbit burst 32kbit latency 2s",
                    f"{tc} qdisc show dev eth0", f"{tc} qdisc del dev eth0 root"]
     site.calls.clear()
@@ -376,24 +375,6 @@ def test_a_pod_registrys_throttle_is_tc_in_its_network_namespace_run_in_its_node
     with faults.registry_throttled(site, r, "4mbit"):
         pass
     assert [c for c in site.calls if "crictl" not in c][-1] == f"{tc} qdisc show dev eth0"
-
-
-def test_the_pod_tc_script_runs_the_nodes_own_tc_by_its_path(tmp_path):
-    """Through the node agent a bare ``tc`` is its busybox's applet (busybox's exec prefers its
-    applets to PATH, also after nsenter), which has no tbf: seen on the foreign cluster as "tc:
-    invalid argument 'root' to 'command'". The script names the PATH's tc file itself."""
-    import subprocess
-
-    env = fake_node_tools(tmp_path)
-    r = subprocess.run(faults.pod_tc_argv(4242, "qdisc", "show", "dev", "eth0"), capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    assert (tmp_path / "node.log").read_text().splitlines() == [f"-t 4242 -n -- {tmp_path}/tc qdisc show dev eth0"]
-    bare = tmp_path / "bare"  # a PATH with the shell and tr only
-    bare.mkdir()
-    for tool in ("sh", "tr"):
-        (bare / tool).symlink_to(shutil.which(tool))
-    r = subprocess.run(faults.pod_tc_argv(4242, "qdisc", "show"), capture_output=True, text=True, env={**env, "PATH": str(bare)})
-    assert r.returncode == 127 and "no tc on the node's PATH" in r.stderr
 
 
 def test_a_pod_registrys_stop_and_pause_run_their_scripts_in_its_node_and_are_undone(pod_site):
@@ -432,8 +413,6 @@ case "$*" in
 esac
 """)
     (tmp_path / "nsenter").chmod(0o755)
-    (tmp_path / "tc").write_text("#!/bin/sh\nexit 0\n")  # the node's own tc (FIND_TC), never run: nsenter is fake
-    (tmp_path / "tc").chmod(0o755)
     return {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
 
 
@@ -445,7 +424,7 @@ def test_the_stop_script_darkens_the_namespace_drops_the_queue_aborts_connection
     assert r.returncode == 0 and r.stdout.strip() == "stopped"
     rule = f"OUTPUT -m comment --comment {faults.STOP_COMMENT} -j DROP"
     assert (tmp_path / "node.log").read_text().splitlines() == [
-        f"-t 4242 -n -- iptables -w -I {rule}", f"-t 4242 -n -- {tmp_path}/tc qdisc del dev eth0 root",
+        f"-t 4242 -n -- iptables -w -I {rule}", "-t 4242 -n -- tc qdisc del dev eth0 root",
         "-t 4242 -n -- ss -K -tn state established ( sport = :5000 )", "-t 4242 -n -- ss -Htn state established ( sport = :5000 )"]
     (tmp_path / "node.log").unlink()
     env = fake_node_tools(tmp_path, rules=2)

@@ -8,7 +8,8 @@
   suite creates (a kind node's container is named as its Node).
 - :class:`AgentAccess` — a node agent for a ``--kubeconfig`` cluster: one privileged pod per node,
   pinned by ``spec.nodeName`` (hostPID, hostNetwork, hostIPC, every taint tolerated), that runs
-  each command as ``nsenter -t 1 -m -u -i -n -p -- argv`` in PID 1's namespaces, through the API's
+  each command as ``nsenter -t 1 -m -u -i -n -p -- /bin/sh -c 'exec "$0" "$@"' argv`` in PID 1's
+  namespaces with the node's own programs (:data:`NSENTER`), through the API's
   ``pods/exec`` (the kubernetes client's ``stream``). Chosen over ``kubectl debug node/…
   --profile=sysadmin`` because that one makes a new pod per call (seconds each, a pod left
   behind per command unless deleted), needs the kubectl binary and attaches through a TTY, while a
@@ -63,8 +64,12 @@ PRIVILEGED = {"pod-security.kubernetes.io/enforce": "privileged"}
 TERMINAL = ("Failed", "Succeeded")
 # Seconds the agent pod gets to run after it is created (no pull: the image is on the node).
 AGENT_START_S = 60.0
-# The command that puts the agent's argv into PID 1's (the node's) namespaces.
-NSENTER = ("nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--")
+# The command that puts the agent's argv into PID 1's (the node's) namespaces and runs it with the
+# node's own programs. Busybox's exec runs its own applet for any name it has (sh, tc, find, grep,
+# stat…) before it looks at PATH, also after entering the node's mount namespace: a bare ``tc``
+# through the agent was busybox's, which knows no tbf. A path is no applet name, so the node's own
+# /bin/sh runs, and its ``exec`` finds argv[0] on the node's PATH (a node without /bin/sh: exit 127).
+NSENTER = ("nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", "/bin/sh", "-c", 'exec "$0" "$@"')
 # The PATH the node's commands are looked up in (a node's usual one, /usr/local first).
 NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Seconds an armed undo fires after the end of the window it guards (the suite's own undo

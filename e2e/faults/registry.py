@@ -22,7 +22,7 @@ entered through the node agent): each fault is done in the registry's node on it
 (:meth:`~e2e.cluster.registry.PodRegistry.pid`: ``crictl inspect``), through ``site.node_exec``:
 
 - ``registry-throttle``: the same ``tc`` qdisc, ``nsenter -t <pid> -n`` into the pod's network
-  namespace from the node (:func:`pod_tc_argv`: the node's own ``tc``, :data:`FIND_TC`), on the pod's ``eth0`` (the CRI's interface name);
+  namespace from the node (the node's own ``tc``: :data:`e2e.cluster.nodeaccess.NSENTER`), on the pod's ``eth0`` (the CRI's interface name);
 - ``registry-pause``: the cgroup freezer of the registry container's own cgroup, the one
   ``docker pause`` writes (:data:`POD_FREEZE_SCRIPT`: ``cgroup.freeze`` on v2, ``freezer.state`` on v1);
 - ``registry-stop``: **not** a stop of the process. Deleting the pod (or scaling a Deployment to
@@ -74,18 +74,6 @@ def _run(*cmd: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return r
 
 
-# The node's own tc, found on PATH by its file (sets $tc; exit 127 without one). The node agent's
-# image is busybox, whose exec runs its own applet for a name it has before looking at PATH, also
-# after nsenter into the node: a bare ``tc`` through the agent is busybox's, which knows no tbf
-# ("tc: invalid argument 'root' to 'command'"); a path is executed as it is.
-FIND_TC = """tc=
-for d in $(echo "$PATH" | tr : ' '); do [ -f "$d/tc" ] && [ -x "$d/tc" ] && { tc=$d/tc; break; }; done
-[ -n "$tc" ] || { echo "no tc on the node's PATH ($PATH)" >&2; exit 127; }"""
-# ``sh -c SCRIPT sh <pid> ARGS…`` in a node: the node's tc with ARGS in the network namespace of <pid>.
-POD_TC_SCRIPT = FIND_TC + '''
-p=$1; shift
-exec nsenter -t "$p" -n -- "$tc" "$@"'''
-
 # The comment of the pod registry's stop rule (POD_STOP_SCRIPT).
 STOP_COMMENT = "ple2e-registry-stop"
 _DROP = f"OUTPUT -m comment --comment {STOP_COMMENT} -j DROP"
@@ -95,10 +83,9 @@ _DROP = f"OUTPUT -m comment --comment {STOP_COMMENT} -j DROP"
 # established connections; exits 1 naming a connection still there (a kernel without
 # CONFIG_INET_DIAG_DESTROY cannot abort one: then the pull would resume after the start).
 POD_STOP_SCRIPT = f"""set -u
-{FIND_TC}
 p=$1
 nsenter -t "$p" -n -- iptables -w -I {_DROP} || exit 1
-nsenter -t "$p" -n -- "$tc" qdisc del dev {IFACE} root 2>/dev/null
+nsenter -t "$p" -n -- tc qdisc del dev {IFACE} root 2>/dev/null
 nsenter -t "$p" -n -- ss -K -tn state established '( sport = :{PORT} )' >/dev/null || exit 1
 left=$(nsenter -t "$p" -n -- ss -Htn state established '( sport = :{PORT} )')
 [ -z "$left" ] || {{ echo "ss -K left connections of the registry open (kernel without CONFIG_INET_DIAG_DESTROY?): $left" >&2; exit 1; }}
@@ -113,7 +100,7 @@ echo started"""
 # The pod path's registry-pause, ``sh -c SCRIPT sh <pid> <freeze|thaw|state>`` in the node: the
 # freezer of the cgroup whose cgroup.procs holds the process (v2 ``cgroup.freeze`` 1/0, v1
 # ``freezer.state`` FROZEN/THAWED); prints ``<cgroup> <state>``, exit 2 when no cgroup holds it. v2 is told by
-# the unified root's cgroup.controllers, not ``stat -f``: the agent's busybox stat names no cgroup fs type.
+# the unified root's cgroup.controllers.
 POD_FREEZE_SCRIPT = """set -u
 p=$1
 if [ -f /sys/fs/cgroup/cgroup.controllers ]; then root=/sys/fs/cgroup f=cgroup.freeze on=1 off=0
@@ -154,10 +141,9 @@ def pod_freeze_argv(pid: int, mode: str) -> list[str]:
 # What a killed run's registry fault left in the pod (``sh -c SCRIPT sh <pid>`` in its node): a
 # line per fault still on — the stop's DROP, a throttle's tbf qdisc (a freeze: POD_FREEZE_SCRIPT state).
 POD_STATE_SCRIPT = f"""set -u
-{FIND_TC}
 p=$1
 nsenter -t "$p" -n -- iptables -w -C {_DROP} 2>/dev/null && echo "network dark (iptables DROP {STOP_COMMENT})"
-nsenter -t "$p" -n -- "$tc" qdisc show dev {IFACE} | grep -q ' tbf ' && echo "throttled (tbf qdisc on {IFACE})"
+nsenter -t "$p" -n -- tc qdisc show dev {IFACE} | grep -q ' tbf ' && echo "throttled (tbf qdisc on {IFACE})"
 true"""
 # freezer.state / cgroup.freeze values of a frozen (or freezing) cgroup
 FROZEN = ("FROZEN", "FREEZING", "1")
@@ -241,14 +227,9 @@ def registry_paused(site: FaultSite, reg: Registry, recovery_timeout_s: float = 
 
 
 def tc_command(pid: int, *args: str) -> list[str]:
-    """``tc`` run in the network namespace of process ``pid`` (the registry's), on the host."""
+    """``tc`` run in the network namespace of process ``pid`` (the registry's): on the host for a
+    container, in the registry's node for a pod."""
     return ["nsenter", "-t", str(pid), "-n", "tc", *args]
-
-
-def pod_tc_argv(pid: int, *args: str) -> list[str]:
-    """The node command of :data:`POD_TC_SCRIPT`: the node's own ``tc`` (not the agent's busybox
-    applet: :data:`FIND_TC`) with ``args`` in the network namespace of process ``pid``."""
-    return ["sh", "-c", POD_TC_SCRIPT, "sh", str(pid), *args]
 
 
 @contextmanager
@@ -260,9 +241,8 @@ def registry_throttled(site: FaultSite, reg: Registry, rate: str,
     stop deletes the qdisc itself). ``tc`` runs on the host for a container, in the registry's
     node (``site.node_exec``) for a pod."""
     def tc(pid: int, *args: str) -> str:
-        if isinstance(reg, PodRegistry):
-            return _in_node(site, reg, pod_tc_argv(pid, *args))
-        return _run(*tc_command(pid, *args)).stdout
+        argv = tc_command(pid, *args)
+        return _in_node(site, reg, argv) if isinstance(reg, PodRegistry) else _run(*argv).stdout
 
     def inject() -> None:
         tc(reg.pid(), "qdisc", "replace", "dev", IFACE, "root", "tbf", "rate", rate, "burst", BURST, "latency", LATENCY)
