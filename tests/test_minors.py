@@ -134,3 +134,21 @@ def test_setup_skips_it_once_the_clusters_version_is_known():
     assert off_minor(Item(34, 35, reason="alpha gates"), 36, "v1.36.3") == (
         "environment: runs on Kubernetes 1.34, 1.35 only (alpha gates); this cluster is v1.36.3")
     assert off_minor(Item(34), 37, "v1.37.2") == "environment: runs on Kubernetes 1.34 only; this cluster is v1.37.2"
+
+
+def test_on_a_kubeconfig_cluster_of_another_minor_its_minor_is_the_reason_not_its_profile(pytester, monkeypatch, tmp_path):
+    """With ``--kubeconfig`` the minor is known once connected: the test is skipped for it before its
+    profile's placement by the nodes' facts, whose reason ("it sets featureGates, which no node
+    fact shows") named a difference that does not matter on this minor (seen on the foreign cluster)."""
+    from types import SimpleNamespace
+
+    from e2e.plugin import clusters
+
+    asked = _no_clusters(monkeypatch)
+    monkeypatch.setattr(clusters.Clusters, "connection", lambda self: SimpleNamespace(minor=37, kubernetes="v1.37.2"))
+    (tmp_path / "kubeconfig").write_text("apiVersion: v1\nkind: Config\n")
+    result, _ = _run_collecting(pytester, monkeypatch, tmp_path, "--kubeconfig", str(tmp_path / "kubeconfig"))
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*environment: runs on Kubernetes 1.34 only (its gates are alpha in 1.34); "
+                                 "this cluster is v1.37.2*"])
+    assert asked == []  # no placement asked for

@@ -477,6 +477,14 @@ class Clusters:
         given = {k: v for k, v in needs.from_facts.items() if k in cluster_facts.CM_DEFAULTS}
         return cluster_facts.controller_manager(given, f"profiles/{name}.yaml")
 
+    def connection(self) -> ClusterInfo:
+        """The ``--kubeconfig`` cluster before any placement (its version, facts and node access),
+        connected at the first call; the errors of connecting (:class:`PreflightError`)."""
+        if self._connection is None:
+            kube = Kube(self._config.getoption("--kubeconfig"), self._config.getoption("--context"))
+            self._connection = self._info(DEFAULT_PROFILE, 0, kube, None)
+        return self._connection
+
     def _by_facts(self, name: str, only: tuple[str, ...] | None = None) -> ClusterInfo:
         """A ``--kubeconfig`` cluster stands in for profile ``name`` (``default`` too) on the nodes whose
         facts satisfy the profile's needs (e2e.cluster.facts.choose_node; the default's:
@@ -487,10 +495,7 @@ class Clusters:
             needs = profile_needs_of(self._config, name, only)
         except ValueError as e:
             raise PreflightError(str(e)) from None
-        if self._connection is None:
-            kube = Kube(self._config.getoption("--kubeconfig"), self._config.getoption("--context"))
-            self._connection = self._info(DEFAULT_PROFILE, 0, kube, None)
-        base = self._connection
+        base = self.connection()
         nodes, reason = cluster_facts.choose_node(needs, self._facts[(DEFAULT_PROFILE, 0)])
         if not nodes:
             self._skipped[(name, 0) if only is None else (name, 0, only)] = reason

@@ -48,8 +48,14 @@ def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[Clus
     profile's copies (e2e.run.plan) — for the whole test; a ``heavy`` one holds one of the run's
     heavy slots; a ``traffic`` test of a concurrent run waits first for every test of the run's
     first phase to end (e2e.run.plan). Before the test starts, every cluster creation in
-    progress ends (a judged window never begins during one)."""
+    progress ends (a judged window never begins during one). On a ``--kubeconfig`` cluster a test
+    whose ``k8s_minors`` leave out the cluster's minor is skipped for that before any placement."""
     item = request.node
+    if request.config.getoption("--kubeconfig", None):  # its minor before its profile's placement: the first reason
+        base = clusters.connection()
+        off = off_minor(item, base.minor, base.kubernetes)
+        if off is not None:
+            pytest.skip(off)
     name = profile_name(item)
     serial = item.get_closest_marker("serial") is not None
     plan = request.config.stash.get(PLAN, None)
