@@ -13,6 +13,7 @@ import pytest
 
 from e2e.cli import clean
 from e2e.cluster import cordon, kind as cluster, egress, freezer
+from e2e.cluster.nodeaccess import NSENTER
 from e2e.faults import registry as registry_faults
 
 
@@ -322,7 +323,8 @@ class FakeNodes:
         from e2e.cluster.kube import ExecError, ExecResult
 
         node = pod.removeprefix("agent-")
-        argv = command[command.index("--") + 1:]
+        assert tuple(command[:len(NSENTER)]) == NSENTER  # the node's own programs (nodeaccess.NSENTER)
+        argv = command[len(NSENTER):]
         if self.cut.get(node):
             self.cut[node] -= 1
             raise ExecError(f"exec in {pod}: error dialing backend")
