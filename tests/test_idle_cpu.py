@@ -112,6 +112,20 @@ def test_v2_cpu_and_working_set_from_the_files(tmp_path):
     assert ic.working_set_bytes(cg) == 502000000 - 120000000
 
 
+def test_sample_reads_every_node_each_interval_and_the_host(tmp_path):
+    cg = _tree(tmp_path, V1_CGROUP, V1_MOUNTINFO, {"cpu": "29974814293\n", "memory": "1082355712\n",
+                                                    "memory_stat": "total_inactive_file 528109568\n"})
+    node = ic.Node("ple2e-ab", "ple2e-ab-control-plane", "control-plane", "default", CID, 1)
+    lines = []
+    rows, host = ic.sample([node], {node.name: cg}, 0.05, 0.01, lines.append)
+    assert [(r.node, r.cpu_percent, r.cpu_percent_max) for r in rows] == [(node, 0.0, 0.0)]  # the counter stood still
+    assert rows[0].memory_mib == pytest.approx((1082355712 - 528109568) / ic.MIB)
+    assert host["seconds"] >= 0.05 and host["interval_s"] == 0.01
+    assert 0 <= host["cpu_idle_percent"] <= 100
+    if Path(ic.PSI_CPU).exists():  # one avg10 after each interval
+        assert host["psi_some_avg10"]["samples"] == 5 == len(host["psi_some_avg10"]["values"])
+
+
 def test_cpu_percent_of_one_core():
     assert ic.cpu_percent(0, 1_080_000_000, 100.0, 110.0) == pytest.approx(10.8)
     assert ic.cpu_percent(5, 5, 0.0, 10.0) == 0.0
