@@ -26,7 +26,7 @@ E2E_WRAP ?=
 NO_DOCKER ?=
 NO_DOCKER_WRAP := $(if $(NO_DOCKER),hack/no-docker/run)
 
-.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete
+.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete idle-cpu
 
 # `make help` (and plain `make`): every target with the line after its `## `
 .DEFAULT_GOAL := help
@@ -170,6 +170,21 @@ lint: $(BIN)/.installed $(ACTIONLINT) ## ruff on the tree, mypy on e2e/, actionl
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(ACTIONLINT) -color=false .github/workflows/*.yml
+
+# issue 45 step 1: the idle CPU and memory of kind nodes and the host's CPU pressure, no test
+# running (hack/idle_cpu.py): the clusters of PROFILES made (and deleted at the end), or CLUSTERS
+# that exist (comma-separated, never deleted); every node Ready, SETTLE_S s, then SAMPLE_S s of samples
+# every 10 s. A markdown table on stdout, JSON in REPORTS/idle-cpu.json. Exit 2 (no cluster made)
+# while a run of the suite is alive or other kind clusters run (ALLOW_OTHERS=1: measure anyway).
+PROFILES ?= default multi-node
+CLUSTERS ?=
+SAMPLE_S ?= 180
+SETTLE_S ?= 60
+ALLOW_OTHERS ?=
+idle-cpu: prepare ## idle CPU/memory per kind node and host CPU pressure, no test running (PROFILES, CLUSTERS, SAMPLE_S)
+	set -a; . $(REPORTS)/profile.env; set +a; \
+	$(BIN)/python hack/idle_cpu.py --profiles "$(PROFILES)" --clusters "$(CLUSTERS)" --seconds $(SAMPLE_S) \
+	  --settle $(SETTLE_S) --out $(REPORTS)/idle-cpu.json $(if $(ALLOW_OTHERS),--allow-others)
 
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
 # files (DRY_RUN=1: only list them). kind: the run's (REPORTS/profile.env), else the one on PATH,
