@@ -186,15 +186,18 @@ idle-cpu: prepare ## idle CPU/memory per kind node and host CPU pressure, no tes
 	$(BIN)/python hack/idle_cpu.py --profiles "$(PROFILES)" --clusters "$(CLUSTERS)" --seconds $(SAMPLE_S) \
 	  --settle $(SETTLE_S) --out $(REPORTS)/idle-cpu.json $(if $(ALLOW_OTHERS),--allow-others)
 
+# the kind to delete with, whatever REPORTS a run used: the run's (REPORTS/profile.env), else the one
+# on PATH, else the pinned one make e2e installed (make clean, make foreign-cluster-delete)
+FIND_KIND = set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
+	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
+	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi
+
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
-# files (DRY_RUN=1: only list them). kind: the run's (REPORTS/profile.env), else the one on PATH,
-# else the pinned one make e2e installed (whatever REPORTS the run used). `make clean KUBECONFIG=PATH
+# files (DRY_RUN=1: only list them), with FIND_KIND's kind. `make clean KUBECONFIG=PATH
 # [CONTEXT=NAME]` (on the command line only: an exported KUBECONFIG is never cleaned by surprise)
 # cleans that cluster instead: what dead runs left there (armed undos fire now, namespaces)
 clean: $(BIN)/.installed ## remove what dead runs left: clusters no process uses, namespaces, lock files (DRY_RUN=1: list)
-	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
-	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
-	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi; \
+	$(FIND_KIND); \
 	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run) \
 	  $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig '$(KUBECONFIG)' $(if $(CONTEXT),--context '$(CONTEXT)'))
 
@@ -210,5 +213,5 @@ foreign-cluster: prepare ## a kind cluster the suite did not make, for --kubecon
 	E2E_STATE_DIR=$(FOREIGN_DIR) $(BIN)/python hack/foreign_cluster.py create --name $(FOREIGN_NAME) --dir $(FOREIGN_DIR)
 
 foreign-cluster-delete: $(BIN)/.installed ## delete the foreign cluster (and the guarded network once nothing is on it)
-	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
+	$(FIND_KIND); \
 	E2E_STATE_DIR=$(FOREIGN_DIR) $(BIN)/python hack/foreign_cluster.py delete --name $(FOREIGN_NAME) --dir $(FOREIGN_DIR)
