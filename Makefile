@@ -26,7 +26,7 @@ E2E_WRAP ?=
 NO_DOCKER ?=
 NO_DOCKER_WRAP := $(if $(NO_DOCKER),hack/no-docker/run)
 
-.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete
+.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete idle-cpu
 
 # `make help` (and plain `make`): every target with the line after its `## `
 .DEFAULT_GOAL := help
@@ -171,15 +171,33 @@ lint: $(BIN)/.installed $(ACTIONLINT) ## ruff on the tree, mypy on e2e/, actionl
 	$(BIN)/mypy
 	$(ACTIONLINT) -color=false .github/workflows/*.yml
 
+# issue 45 step 1: the idle CPU and memory of kind nodes and the host's CPU pressure, no test
+# running (hack/idle_cpu.py): the clusters of PROFILES made (and deleted at the end), or CLUSTERS
+# that exist (comma-separated, never deleted); every node Ready, SETTLE_S s, then SAMPLE_S s of samples
+# every 10 s. A markdown table on stdout, JSON in REPORTS/idle-cpu.json. Exit 2 (no cluster made)
+# while a run of the suite is alive or other kind clusters run (ALLOW_OTHERS=1: measure anyway).
+PROFILES ?= default multi-node
+CLUSTERS ?=
+SAMPLE_S ?= 180
+SETTLE_S ?= 60
+ALLOW_OTHERS ?=
+idle-cpu: prepare ## idle CPU/memory per kind node and host CPU pressure, no test running (PROFILES, CLUSTERS, SAMPLE_S)
+	set -a; . $(REPORTS)/profile.env; set +a; \
+	$(BIN)/python hack/idle_cpu.py --profiles "$(PROFILES)" --clusters "$(CLUSTERS)" --seconds $(SAMPLE_S) \
+	  --settle $(SETTLE_S) --out $(REPORTS)/idle-cpu.json $(if $(ALLOW_OTHERS),--allow-others)
+
+# the kind to delete with, whatever REPORTS a run used: the run's (REPORTS/profile.env), else the one
+# on PATH, else the pinned one make e2e installed (make clean, make foreign-cluster-delete)
+FIND_KIND = set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
+	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
+	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi
+
 # remove what dead runs left: unused clusters (kept ones too), namespaces of dead runs, lock
-# files (DRY_RUN=1: only list them). kind: the run's (REPORTS/profile.env), else the one on PATH,
-# else the pinned one make e2e installed (whatever REPORTS the run used). `make clean KUBECONFIG=PATH
+# files (DRY_RUN=1: only list them), with FIND_KIND's kind. `make clean KUBECONFIG=PATH
 # [CONTEXT=NAME]` (on the command line only: an exported KUBECONFIG is never cleaned by surprise)
 # cleans that cluster instead: what dead runs left there (armed undos fire now, namespaces)
 clean: $(BIN)/.installed ## remove what dead runs left: clusters no process uses, namespaces, lock files (DRY_RUN=1: list)
-	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
-	if [ -z "$$E2E_KIND" ] && ! command -v kind >/dev/null; then \
-	  E2E_KIND=$$(ls $${E2E_CACHE:-$$HOME/.cache/pod-lifecycle-e2e}/offline/bin/kind-* 2>/dev/null | tail -1); export E2E_KIND; fi; \
+	$(FIND_KIND); \
 	$(BIN)/python -m e2e.cli.clean $(if $(DRY_RUN),--dry-run) \
 	  $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig '$(KUBECONFIG)' $(if $(CONTEXT),--context '$(CONTEXT)'))
 
@@ -195,5 +213,5 @@ foreign-cluster: prepare ## a kind cluster the suite did not make, for --kubecon
 	E2E_STATE_DIR=$(FOREIGN_DIR) $(BIN)/python hack/foreign_cluster.py create --name $(FOREIGN_NAME) --dir $(FOREIGN_DIR)
 
 foreign-cluster-delete: $(BIN)/.installed ## delete the foreign cluster (and the guarded network once nothing is on it)
-	set -a; if [ -f $(REPORTS)/profile.env ]; then . $(REPORTS)/profile.env; fi; set +a; \
+	$(FIND_KIND); \
 	E2E_STATE_DIR=$(FOREIGN_DIR) $(BIN)/python hack/foreign_cluster.py delete --name $(FOREIGN_NAME) --dir $(FOREIGN_DIR)

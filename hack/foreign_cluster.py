@@ -111,7 +111,13 @@ def main(argv: list[str] | None = None) -> int:
     a.dir.mkdir(parents=True, exist_ok=True)
     if Path(os.environ.get("E2E_STATE_DIR", "")).resolve() != a.dir.resolve():
         p.error(f"E2E_STATE_DIR must be --dir ({a.dir}): the nodes mount files from it")
-    return create(a.name, a.dir.resolve()) if a.action == "create" else delete(a.name)
+    from e2e.cluster.kind import PreflightError
+
+    try:
+        return create(a.name, a.dir.resolve()) if a.action == "create" else delete(a.name)
+    except PreflightError as e:  # no Docker, no kind: said in one line, not a traceback
+        print(f"foreign-cluster {a.action}: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

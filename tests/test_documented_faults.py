@@ -17,7 +17,7 @@ LIVE = "kubelet configz nodeLeaseDurationSeconds=20 on node n; controller-manage
 @pytest.mark.parametrize("profile", [doc.FAST, doc.DEFAULT])
 def test_a_profiles_settings_give_the_registrys_names_and_bands(profile):
     lc = Lifecycle(doc.LEASE_DURATION_S[profile], doc.GRACE_S[profile], doc.MONITOR_PERIOD_S[profile], LIVE)
-    for built in [*doc.nf1_from(lc), doc.nf2_from(lc)]:
+    for built in [*doc.nf1_from(lc), doc.nf2_from(lc), doc.nf2_recovery_from(lc)]:
         entry = REGISTRY.lookup(built.case, built.name, 37)
         assert built.name.endswith(f"[{profile}]")
         assert (built.documented, built.band, built.unit) == (entry.documented, entry.band, entry.unit)
@@ -47,6 +47,21 @@ def test_a_value_is_judged_against_the_band_of_the_live_settings(tmp_path):
     assert judge.expect_against(fast, 55.0) is False
     assert [(m["name"], m["verdict"], m["band"], m["source"]) for m in judge.log.read()["measurements"]] == [
         (default.name, PASS, [49.0, 62.0], default.source), (fast.name, FAIL, [19.0, 24.0], fast.source)]
+
+
+def test_the_unreachable_taints_go_within_a_monitor_period_of_the_live_settings(tmp_path):
+    """Seen on the foreign cluster (v1.37.2, upstream defaults: period 5 s, 2026-12-07 05:16): NF-2's
+    excluded node lost its unreachable taints 2.559 s after its Ready update, beyond the [0, 2] s
+    the fast profile's 1 s period gives: the NoExecute one goes in the next monitor pass
+    (markNodeAsReachable), not on the update. Judged by the live period it holds; the fast band stays."""
+    judge = Judge(MeasurementLog(tmp_path / "m.json"), test="t", run_id="r", kubernetes="v1.37.2", minor=37, registry=REGISTRY)
+    default = doc.nf2_recovery_from(Lifecycle(40, 50, 5, LIVE))
+    fast = doc.nf2_recovery_from(Lifecycle(20, 20, 1, LIVE))
+    assert (default.name, fast.name) == ("taint_removed_after_ready_s[default-lifecycle]", "taint_removed_after_ready_s[fast-lifecycle]")
+    assert judge.expect_against(default, 2.559) is True
+    assert judge.expect_against(fast, 2.559) is False
+    assert [(m["verdict"], m["band"]) for m in judge.log.read()["measurements"]] == [(PASS, [0.0, 6.0]), (FAIL, [0.0, 2.0])]
+    assert "markNodeAsReachable" in default.source and "≤ 1 period 5 s" in default.why
 
 
 # -- NF-3's FailedScheduling text from the nodes and the pod (issue 42: placement) ----------------

@@ -275,3 +275,42 @@ def test_the_reference_says_which_outcome_a_race_text_describes_and_what_happene
     j.expect("ZZ-1", "gap_s", 1.0)
     happened, usual = json.loads((tmp_path / "race.json").read_text())["measurements"]
     assert (happened["details"]["race"]["outcome"], usual["details"]["race"]["outcome"]) == (RACE_HAPPENED, RACE_ABSENT)
+
+
+# DR-1 (c) as scenarios/disruption/test_eviction.py test_new_pdb measures it: the answer, then Retry-After
+NEW_PDB = {"observed late": ("429 The disruption budget pdb-c is still being processed by the server.", 10),
+           "observed first": ("201", 0)}
+
+
+def judge_new_pdb(log, run_id: str, outcome: str) -> Judge:
+    j = Judge(MeasurementLog(log), "t", run_id, "v1.37.2", minor=37, cgroup=1)
+    answer, retry_after = NEW_PDB[outcome]
+    j.expect("DR-1", "answer[new-pdb]", answer, pdb="pdb-c")
+    j.expect("DR-1", "retry_after_s[new-pdb]", retry_after)
+    return j
+
+
+@pytest.mark.parametrize("outcome, race", [("observed late", RACE_ABSENT), ("observed first", RACE_HAPPENED)])
+def test_an_eviction_racing_its_new_pdbs_controller_passes_either_way_on_both_values(tmp_path, outcome, race):
+    j = judge_new_pdb(tmp_path / "m.json", "r", outcome)
+    j.verify()
+    ms = json.loads((tmp_path / "m.json").read_text())["measurements"]
+    assert [(m["name"], m["verdict"], m["details"]["race"]["outcome"]) for m in ms] == [
+        ("answer[new-pdb]", "pass", race), ("retry_after_s[new-pdb]", "pass", race)]
+
+
+def test_compare_counts_the_new_pdb_race_where_one_run_had_no_retry_after(tmp_path):
+    """Seen between the owned run 20261207-041950 (429, Retry-After 10) and the foreign run
+    20261207-014106 (201): the Retry-After was measured only on a 429, so compare called it unexplained."""
+    log = tmp_path / "measurements.json"
+    for run_id, outcome in (("owned", "observed late"), ("foreign", "observed first")):
+        judge_new_pdb(log, run_id, outcome)
+    rows = cmp.compare(cmp.load_run(log, "owned"), cmp.load_run(log, "foreign"))
+    assert [(r.name, r.change) for r in rows] == [(n, f"race: {RACE_ABSENT} → {RACE_HAPPENED}")
+                                                  for n in ("answer[new-pdb]", "retry_after_s[new-pdb]")]
+
+
+def test_a_new_pdb_answer_of_neither_outcome_fails(tmp_path):
+    j = judge_new_pdb(tmp_path / "m.json", "r", "observed first")
+    assert not j.expect("DR-1", "answer[new-pdb]", "429 The disruption budget pdb-c needs 2 healthy pods", pdb="pdb-c")
+    assert not j.expect("DR-1", "retry_after_s[new-pdb]", 5)

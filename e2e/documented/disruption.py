@@ -27,7 +27,7 @@ the same there, except where an entry is keyed by version — the eviction's bud
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, equal, exact, register
+from ..judge.expectations import Band, Expectation, Race, equal, exact, register
 from .kubelet import API_TIMESTAMP_RESOLUTION_S, UPGRADE_PATH_READ
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 and kubectl v0.34.4–v0.37.2 (module doc; 4aa0016 of issue 15).
@@ -44,6 +44,13 @@ UP_EVICTION_MSG = ("[UP] pkg/registry/core/pod/storage/eviction.go checkAndDecre
                    "read in v1.34.4 (one text), v1.35.4, v1.36.3, v1.37.2)")
 UP_EVICTION_NEW = "[UP] pkg/registry/core/pod/storage/eviction.go createTooManyRequestsError (observedGeneration < generation)"
 UP_CONDITION = "[UP] pkg/registry/core/pod/storage/eviction.go addConditionAndDeletePod; CASES-faults.md §1.4"
+# DR-1 (c): an eviction right after its PDB's creation races the PDB controller, which upstream
+# tolerates (CASES-faults.md DR-1 (c): "or success, if the controller was faster: record which").
+NEW_PDB_RACE = Race("201", why=(
+    "the disruption controller (pkg/controller/disruption/disruption.go trySync → updatePdbStatus) wrote "
+    "status.observedGeneration before the eviction read the PDB, so checkAndDecrement found it observed and "
+    f"the eviction went through (201) ({UP_EVICTION_NEW})"),
+    seen="201 in 3 of the 4 runs on disk (v1.37.2: two on the foreign cluster, one on the suite's own), 429 in 1")
 UP_CREATE = ("[UP] k8s.io/apiserver pkg/endpoints/handlers/create.go createHandler (code := http.StatusCreated, "
              "also for a returned Status) → response.go transformResponseObject(statusCode)")
 UP_FINISHER = ("[UP] k8s.io/apiserver pkg/endpoints/handlers/finisher/finisher.go FinishRequest "
@@ -174,11 +181,13 @@ DR1 = [
            why="the replacement is Ready: currentHealthy 3 − desiredHealthy 2"),
     # (c) a PDB created just before the eviction
     Expectation("DR-1", "answer[new-pdb]",
-                r"429 The disruption budget {pdb} is still being processed by the server\.|201",
+                r"429 The disruption budget {pdb} is still being processed by the server\.",
                 f"{UP_EVICTION_NEW}; CASES-faults.md DR-1 (c)", pattern=True,
-                why="429 while status.observedGeneration < generation; 201 if the PDB controller was faster"),
-    exact("DR-1", "retry_after_s[new-pdb]", 10, UP_EVICTION_NEW, unit="s",
-           why="createTooManyRequestsError: NewTooManyRequests(…, 10)"),
+                why="429 while status.observedGeneration < generation", race=NEW_PDB_RACE),
+    Expectation("DR-1", "retry_after_s[new-pdb]", 10, UP_EVICTION_NEW, unit="s", band=Band(10, 10),
+                why="createTooManyRequestsError: NewTooManyRequests(…, 10)",
+                race=Race(0, band=Band(0, 0), why=f"no Retry-After: the eviction went through. {NEW_PDB_RACE.why}",
+                          seen=NEW_PDB_RACE.seen)),
     # (d) two PDBs over the same pods
     exact("DR-1", "eviction_status[two-pdbs]", 500, f"{UP_EVICTION}; {UP_FINISHER}",
            why="Create returns a Status{Failure, code 500}; the request finisher turns a non-success Status into that error"),

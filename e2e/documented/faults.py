@@ -254,6 +254,26 @@ def nf1_from(lc: Lifecycle) -> list[Expectation]:
                  lc.source.split("; ")[0])]
 
 
+def taint_removed_after_ready(key: str, period_s: float, source: str) -> Expectation:
+    """NF-2's ``taint_removed_after_ready_s[<key>]`` (:func:`grace_key`): the node's unreachable
+    taints gone after its Ready update was received (s), for a controller manager whose monitor
+    period is ``period_s`` (s; ``source`` names where that setting was read)."""
+    return Expectation("NF-2", f"taint_removed_after_ready_s[{key}]", 0.0,
+                       f"{UP_NLC}, processTaintBaseEviction, markNodeAsReachable; node-monitor-period: {source}", unit="s",
+                       band=Band(0, period_s + LOADED_S),
+                       why=f"the NoSchedule taint goes at once (doNoScheduleTaintingPass on the Ready node update); the "
+                           f"NoExecute one (an excluded node, or the #111385 race) in the next monitor pass, which reads "
+                           f"Ready=True and calls markNodeAsReachable: ≤ 1 period {period_s:g} s; both receive times; "
+                           f"+{LOADED_S:g} s on the loaded host")
+
+
+def nf2_recovery_from(lc: Lifecycle) -> Expectation:
+    """NF-2's ``taint_removed_after_ready_s[<key>]`` (:func:`taint_removed_after_ready`) with its
+    band from the cluster's live monitor period (:class:`e2e.cluster.facts.Lifecycle`)."""
+    return replace(taint_removed_after_ready(grace_key(lc.grace_s, lc.period_s), lc.period_s, lc.source),
+                   verified_in=VERIFIED_IN)
+
+
 def nf2_from(lc: Lifecycle) -> Expectation:
     """NF-2's ``unknown_after_last_renew_s[<key>]`` (:func:`grace_key`) with its band from the
     cluster's live settings (:class:`e2e.cluster.facts.Lifecycle`), the source naming them."""
@@ -323,8 +343,7 @@ NF2 = [
                 band=Band(-API_RESOLUTION_S, KUBELET_START_S + NODE_STATUS_UPDATE_S),
                 why=f"kubelet start (≤ {KUBELET_START_S} s) + its first node status within one update period ({NODE_STATUS_UPDATE_S} s); "
                     "lastTransitionTime truncated to the second, the start a host time (−1 s)"),
-    Expectation("NF-2", "taint_removed_after_ready_s", 0.0, UP_NLC, unit="s", band=Band(0, API_RESOLUTION_S + LOADED_S),
-                why="doNoScheduleTaintingPass on the Ready node update; receive times; +1 s on the loaded host"),
+    *(taint_removed_after_ready(p, MONITOR_PERIOD_S[p], f"profiles/{p}.yaml") for p in (FAST, DEFAULT)),
     Expectation("NF-2", "pod_ready_after_node_ready_s", 0.0, f"{UP_PROBER}; {UP_MARK}", unit="s",
                 band=Band(0, WEB_READINESS_PERIOD_S + KUBELET_START_S),
                 why=f"the first successful readiness probe (≤ 1 period {WEB_READINESS_PERIOD_S} s; a probe is triggered at once "

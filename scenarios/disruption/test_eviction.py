@@ -93,8 +93,9 @@ def test_max_unavailable_allows_one(scenario: Scenario):
 @pytest.mark.case("DR-1")
 def test_new_pdb(scenario: Scenario):
     """DR-1 (c): an eviction right after the PDB's creation: 429 "still being processed" with
-    Retry-After 10 while the PDB controller has not observed it, or 201 if it was faster
-    (recorded which)."""
+    Retry-After 10 while the PDB controller has not observed it, or 201 with no Retry-After if it
+    was faster: a race upstream tolerates (e2e.documented.disruption NEW_PDB_RACE), recorded as such
+    on both values."""
     sc = scenario
     names = apply_web(sc)
     apply_pdb(sc, "pdb-c", maxUnavailable=1)
@@ -104,8 +105,7 @@ def test_new_pdb(scenario: Scenario):
     observed = pdb_status(sc, "pdb-c").get("observedGeneration", 0)
     sc.expect("DR-1", "answer[new-pdb]", f"{code} {cause}".strip() if code != 201 else "201",
               details={"answer": answer.body, "observedGeneration_seen_by_the_recorder_after": observed}, pdb="pdb-c")
-    if code == 429:
-        sc.expect("DR-1", "retry_after_s[new-pdb]", retry_after, details={"answer": answer.body})
+    sc.expect("DR-1", "retry_after_s[new-pdb]", retry_after, details={"answer": answer.body})
 
 
 @pytest.mark.record(*RECORD)

@@ -137,7 +137,7 @@ def _kubelet_stopped(sc: Scenario, node: str, profile: str, variant: str, settin
     _judge_node_event(sc, node, outage)
     _judge_requests(sc, outage)
     _judge_workload_kept(sc, variant, outage)
-    _judge_recovery(sc, node, outage)
+    _judge_recovery(sc, node, outage, settings)
 
 
 def _stop_the_kubelet(sc: Scenario, node: str, profile: str, settings: Lifecycle) -> Outage:
@@ -270,14 +270,16 @@ def _judge_workload_kept(sc: Scenario, variant: str, outage: Outage) -> None:
               details={"late": (sc.pod("late") or {}).get("status")})
 
 
-def _judge_recovery(sc: Scenario, node: str, outage: Outage) -> None:
-    """The kubelet started → the node Ready → the unreachable taint removed."""
+def _judge_recovery(sc: Scenario, node: str, outage: Outage, settings: Lifecycle) -> None:
+    """The kubelet started → the node Ready → the unreachable taints removed (the NoExecute one
+    within a monitor period of the cluster's settings: doc.nf2_recovery_from)."""
     ready, undone_at = outage.ready, cast(float, outage.window.undone_at)
     sc.expect("NF-2", "node_ready_after_kubelet_start_s", parse_time(ready.obj.get("lastTransitionTime")) - undone_at,
               around=ready.received_at, details={"ready": ready.obj})
     gone = taint_gone(sc.recorder.changes("Node", node), UNREACHABLE, after=undone_at)
-    sc.expect("NF-2", "taint_removed_after_ready_s", None if gone is None else round(gone - ready.received_at, 3),
-              details={"node_ready": ready.obj})
+    documented = doc.nf2_recovery_from(settings)
+    sc.expect("NF-2", documented.name, None if gone is None else round(gone - ready.received_at, 3),
+              expectation=documented, details={"node_ready": ready.obj, "settings": settings.source})
 
 
 # -- NF-5 --------------------------------------------------------------------------------------
