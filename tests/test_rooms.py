@@ -26,11 +26,23 @@ PROFILES = ROOT / "profiles"
     ("image-pulls", {"serializeImagePulls": True}),
 ])
 def test_a_profile_of_kubelet_settings_is_a_room(name, kubelet):
-    assert rooms.room_patch(PROFILES / f"{name}.yaml") == kubelet
+    assert rooms.room_patch(PROFILES / f"{name}.yaml") == rooms.Room(kubelet, 1)
 
 
 def test_the_default_room_has_no_patch():
-    assert rooms.room_patch(None) == {}
+    assert rooms.room_patch(None) == rooms.Room({}, 1)
+
+
+def test_multi_node_is_a_room_of_two_workers():
+    """Its worker and its control plane made schedulable: two workers of the room."""
+    assert rooms.room_patch(PROFILES / "multi-node.yaml") == rooms.Room({}, 2)
+
+
+def test_a_worker_of_its_own_settings_is_no_room(tmp_path):
+    path = tmp_path / "odd.yaml"
+    path.write_text("nodes:\n  - role: worker\n    labels: {a: b}\n")
+    with pytest.raises(ValueError, match="sets nodes other than plain workers, not only kubelet settings"):
+        rooms.room_patch(path)
 
 
 LEASE = "KubeletConfiguration nodeLeaseDurationSeconds (keyed with the controller manager's periods)"
@@ -39,8 +51,7 @@ LEASE = "KubeletConfiguration nodeLeaseDurationSeconds (keyed with the controlle
 @pytest.mark.parametrize(("name", "what"), [
     ("fast-lifecycle", f"ClusterConfiguration, {LEASE}"),
     ("default-lifecycle", f"ClusterConfiguration, {LEASE}"),
-    ("multi-node-fast-lifecycle", f"nodes, InitConfiguration, ClusterConfiguration, {LEASE}"),
-    ("multi-node", "nodes, InitConfiguration"),
+    ("multi-node-fast-lifecycle", f"ClusterConfiguration, {LEASE}"),
     ("gates-1.34", "featureGates"),
     ("gates-1.35", "featureGates"),
 ])
@@ -52,14 +63,15 @@ def test_a_profile_with_cluster_wide_settings_cannot_be_a_room(name, what):
 
 
 def _config(tmp_path: Path) -> tuple[dict, Path]:
-    path = rooms.rooms_config({"default": {}, "crashloop-cap-20s": rooms.room_patch(PROFILES / "crashloop-cap-20s.yaml"),
-                               "image-pulls": {"serializeImagePulls": True}}, tmp_path)
+    path = rooms.rooms_config({"default": rooms.Room(), "crashloop-cap-20s": rooms.room_patch(PROFILES / "crashloop-cap-20s.yaml"),
+                               "image-pulls": rooms.Room({"serializeImagePulls": True}),
+                               "multi-node": rooms.Room({}, 2)}, tmp_path)
     return yaml.safe_load(path.read_text()), path
 
 
 def test_one_worker_per_room_with_its_label_zone_taint_and_kubelet_patch(tmp_path):
     cfg, path = _config(tmp_path)
-    default, capped, pulls = cfg["nodes"]
+    default, capped, pulls, multi, multi2 = cfg["nodes"]
     assert default == {"role": "worker", "labels": {rooms.ROOM_LABEL: "default", rooms.ZONE_LABEL: "room-default"}}
     assert capped["labels"] == {rooms.ROOM_LABEL: "crashloop-cap-20s", rooms.ZONE_LABEL: "room-crashloop-cap-20s"}
     (join,) = (yaml.safe_load(p) for p in capped["kubeadmConfigPatches"])
@@ -73,24 +85,28 @@ def test_one_worker_per_room_with_its_label_zone_taint_and_kubelet_patch(tmp_pat
         "featureGates": {"KubeletCrashLoopBackOffMax": True}, "crashLoopBackOff": {"maxContainerRestartPeriod": "20s"}}
     assert Path(pulls["extraMounts"][0]["hostPath"]) != Path(mount["hostPath"])
     assert path.parent == tmp_path / "rooms"
+    assert multi == multi2 and multi["labels"][rooms.ROOM_LABEL] == "multi-node" and "extraMounts" not in multi
+    assert "&id" not in path.read_text()  # each node its own mapping (the CNI and guard mounts are added per node)
 
 
 def test_the_rooms_files_are_named_by_their_content(tmp_path):
     _, one = _config(tmp_path)
     _, again = _config(tmp_path)
-    other = rooms.rooms_config({"default": {}, "image-pulls": {"serializeImagePulls": False}}, tmp_path)
+    other = rooms.rooms_config({"default": rooms.Room(), "image-pulls": rooms.Room({"serializeImagePulls": False})}, tmp_path)
     assert one == again and other != one
 
 
 def test_the_rooms_cluster_merges_the_rooms_over_the_default_config(tmp_path, monkeypatch):
     """One control plane (kind-config.yaml's, its NodePort published), a worker per room, each
-    node with the egress guard's mounts; the offline patch's per-node CNI covers four nodes."""
+    node with the egress guard's mounts; the offline patch's per-node CNI covers the six nodes."""
     monkeypatch.setattr("e2e.cluster.kind.STATE_DIR", tmp_path)
     _, patch = _config(tmp_path)
     offline = ROOT / "hack" / "offline" / "kind-offline.yaml"
     cfg = Profile(ROOT / "kind-config.yaml", "kindest/node:v1.37.2", (offline, patch), rooms.ROOMS_PROFILE).config()
     roles = [n["role"] for n in cfg["nodes"]]
-    assert roles == ["control-plane", "worker", "worker", "worker"]
+    assert roles == ["control-plane", "worker", "worker", "worker", "worker", "worker"]
+    conflists = [m["hostPath"] for n in cfg["nodes"] for m in n["extraMounts"] if m["containerPath"].endswith(".conflist")]
+    assert len(set(conflists)) == len(conflists) == 6  # one pod share per node
     assert cfg["nodes"][0]["extraPortMappings"][0]["containerPort"] == 30080
     assert all(any(m["containerPath"] == "/etc/cni/net.d/10-offline-ptp.conflist" for m in n["extraMounts"])
                for n in cfg["nodes"])
@@ -98,6 +114,7 @@ def test_the_rooms_cluster_merges_the_rooms_over_the_default_config(tmp_path, mo
 
 # the rooms cluster's facts as e2e.cluster.facts.collect records them (the parts placement reads)
 CP, W1, W2, W3 = "ple2e-r-control-plane", "ple2e-r-worker", "ple2e-r-worker2", "ple2e-r-worker3"
+W4, W5 = "ple2e-r-worker4", "ple2e-r-worker5"
 CAPPED = {"crashLoopBackOff": {"maxContainerRestartPeriod": "20s"}, "serializeImagePulls": True}
 UPSTREAM = {"crashLoopBackOff": {"maxContainerRestartPeriod": "5m0s"}, "serializeImagePulls": True,
             "syncFrequency": "1m0s", "volumeStatsAggPeriod": "1m0s"}
@@ -108,9 +125,10 @@ FACTS = {"nodes": {
     W2: {"taints": [rooms.taint("crashloop-cap-20s")], "kubelet_config": {**UPSTREAM, **CAPPED},
          "gates_on": ["KubeletCrashLoopBackOffMax"]},
     W3: {"taints": [rooms.taint("image-pulls")], "kubelet_config": UPSTREAM, "gates_on": ["KubeletCrashLoopBackOffMax"]},
+    **{w: {"taints": [rooms.taint("multi-node")], "kubelet_config": UPSTREAM, "gates_on": []} for w in (W4, W5)},
 }}
 LABELS = {CP: {}, W1: {rooms.ROOM_LABEL: "default"}, W2: {rooms.ROOM_LABEL: "crashloop-cap-20s"},
-          W3: {rooms.ROOM_LABEL: "image-pulls"}}
+          W3: {rooms.ROOM_LABEL: "image-pulls"}, W4: {rooms.ROOM_LABEL: "multi-node"}, W5: {rooms.ROOM_LABEL: "multi-node"}}
 
 
 def test_a_tolerated_taint_does_not_keep_a_node_out():
@@ -147,6 +165,15 @@ def test_each_rooms_test_is_placed_on_its_room_tolerating_its_taint(name, node, 
     pod = pin_to_nodes({"kind": "Pod", "spec": {"containers": []}}, info.placement("t::x"), info.tolerations)
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": node}
     assert pod["spec"].get("tolerations", []) == list(tolerations)
+
+
+def test_a_multi_node_test_gets_both_workers_of_its_room():
+    info = _rooms_clusters()._room("multi-node")
+    assert (info.nodes, info.needed, info.placement("t::x")) == ((W4, W5), 2, (W4, W5))
+    pod = pin_to_nodes({"kind": "Pod", "spec": {}}, info.placement("t::x"), info.tolerations)
+    assert pod["spec"]["tolerations"] == [rooms.toleration("multi-node")]
+    assert pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"] == [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [W4, W5]}]}]
 
 
 def test_a_room_without_its_settings_is_an_error_naming_the_difference():

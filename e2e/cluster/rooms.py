@@ -21,14 +21,18 @@ room whose kubelet does not run its profile's settings is found, not trusted.
 A profile that sets anything else cannot be a room (:func:`room_patch` raises ``ValueError``
 naming it): the controller manager's node-lifecycle periods (``fast-lifecycle``,
 ``default-lifecycle``, ``multi-node-fast-lifecycle``) and cluster feature gates (``gates-*``)
-are cluster-wide and would change every other test's contract on the cluster; more nodes
-(``multi-node``) is not done yet. See docs/profiles-and-concurrency.md, "Rooms".
+are cluster-wide and would change every other test's contract on the cluster. A profile that only
+adds nodes (``multi-node``: a worker, and the control plane made schedulable) is a room of as many
+workers (:attr:`Room.workers`: 2), the control plane tainted as for every room. See
+docs/profiles-and-concurrency.md, "Rooms".
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -39,7 +43,7 @@ ROOMS_PROFILE = "rooms"
 ROOM_LABEL = "pod-lifecycle-e2e/room"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 # The profiles E2E_ROOMS=1 (--rooms) puts into rooms, in the order of the cluster's workers.
-ROOM_PROFILES = (DEFAULT_PROFILE, "crashloop-cap-20s", "image-pulls")
+ROOM_PROFILES = (DEFAULT_PROFILE, "crashloop-cap-20s", "image-pulls", "multi-node")
 # Where a room's node mounts its kubeadm patches directory.
 PATCHES_IN_NODE = "/etc/ple2e-room-patches"
 
@@ -58,27 +62,49 @@ def toleration(profile: str) -> dict | None:
     return {"key": ROOM_LABEL, "operator": "Equal", "value": profile, "effect": "NoSchedule"}
 
 
-def room_patch(path: Path | None) -> dict:
-    """The KubeletConfiguration patch (a mapping, ``{}`` for none) of the profile file ``path``
-    (``None``: the default profile, none). ``ValueError`` naming the file and what it sets when
-    the profile cannot be a room: anything but ``kubeadmConfigPatches`` of ``kind:
-    KubeletConfiguration`` (``nodes``, ``featureGates``, a ``ClusterConfiguration`` or
+@dataclass(frozen=True)
+class Room:
+    """What a profile's room is made of: ``kubelet`` its KubeletConfiguration patch (``{}``: none),
+    on each of ``workers`` workers (1; ``multi-node``: 2)."""
+
+    kubelet: dict = field(default_factory=dict)
+    workers: int = 1
+
+
+def _untainted_control_plane(part: dict) -> bool:
+    """Whether an ``InitConfiguration`` entry sets only ``nodeRegistration.taints: []`` (the
+    control plane made schedulable: one more node for the profile's tests)."""
+    return set(part) <= {"kind", "apiVersion", "nodeRegistration"} and part.get("nodeRegistration") == {"taints": []}
+
+
+def room_patch(path: Path | None) -> Room:
+    """The :class:`Room` of the profile file ``path`` (``None``: the default profile: one worker,
+    no patch): its ``kubeadmConfigPatches`` of ``kind: KubeletConfiguration``, and one worker more
+    per ``role: worker`` entry of its ``nodes`` (the control plane it makes schedulable,
+    ``InitConfiguration`` ``nodeRegistration.taints: []``, is a worker of the room too).
+    ``ValueError`` naming the file and what it sets when the profile cannot be a room: anything
+    else (``featureGates``, a ``ClusterConfiguration``, another node role, another
     ``InitConfiguration``), or a ``nodeLeaseDurationSeconds`` (its bands are keyed together with
     the controller manager's periods, e2e.documented.faults)."""
     if path is None:
-        return {}
+        return Room()
     try:
         patch = yaml.safe_load(Path(path).read_text()) or {}
     except (OSError, yaml.YAMLError) as e:
         raise ValueError(f"profile {path}: {e}") from e
     if not isinstance(patch, dict):
         raise ValueError(f"profile {path}: not a mapping")
-    other = [k for k in patch if k != "kubeadmConfigPatches"]
+    other = [k for k in patch if k not in ("kubeadmConfigPatches", "nodes")]
+    entries = patch.get("nodes") or []
+    if not isinstance(entries, list) or not all(isinstance(n, dict) and n == {"role": "worker"} for n in entries):
+        other.append("nodes other than plain workers")
     kubelet: dict = {}
     for doc in patch.get("kubeadmConfigPatches") or []:
         part = yaml.safe_load(doc) if isinstance(doc, str) else doc
         if not isinstance(part, dict):
             raise ValueError(f"profile {path}: a kubeadmConfigPatches entry is not a mapping")
+        if part.get("kind") == "InitConfiguration" and entries and _untainted_control_plane(part):
+            continue
         if part.get("kind") != "KubeletConfiguration":
             other.append(str(part.get("kind")))
             continue
@@ -88,7 +114,7 @@ def room_patch(path: Path | None) -> dict:
     if other:
         raise ValueError(f"profile {Path(path).stem} cannot be a room: {path} sets {', '.join(other)}, "
                          "not only kubelet settings")
-    return kubelet
+    return Room(kubelet, 1 + len(entries))
 
 
 def _write(path: Path, text: str) -> None:
@@ -102,15 +128,16 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def rooms_config(rooms: dict[str, dict], state_dir: Path) -> Path:
+def rooms_config(rooms: dict[str, Room], state_dir: Path) -> Path:
     """Write the kind config patch of the rooms cluster (merged over the kind config and the
     ``--profile-patch`` files, e2e.cluster.kind.Profile) and each room's kubeadm patches
     directory under ``state_dir/rooms/``; return the patch's path. ``rooms``: per profile, its
-    KubeletConfiguration patch (:func:`room_patch`), in the order of the workers. Every file is
+    :class:`Room` (:func:`room_patch`), in the order of the workers. Every file is
     named by a digest of its content, so the cluster's name (a hash of the rendered config) follows
     the rooms' settings."""
     nodes = []
-    for profile, kubelet in rooms.items():
+    for profile, room in rooms.items():
+        kubelet = room.kubelet
         node: dict = {"role": "worker", "labels": {ROOM_LABEL: profile, ZONE_LABEL: f"room-{profile}"}}
         join: dict = {"kind": "JoinConfiguration"}
         t = toleration(profile)
@@ -125,7 +152,7 @@ def rooms_config(rooms: dict[str, dict], state_dir: Path) -> Path:
             join["patches"] = {"directory": PATCHES_IN_NODE}
         if len(join) > 1:
             node["kubeadmConfigPatches"] = [yaml.safe_dump(join, sort_keys=True)]
-        nodes.append(node)
+        nodes += [copy.deepcopy(node) for _ in range(room.workers)]  # no YAML alias: each node its own mounts
     text = "# the rooms cluster (e2e.cluster.rooms): one worker per room\n" + yaml.safe_dump({"nodes": nodes}, sort_keys=True)
     path = state_dir / "rooms" / f"rooms-{hashlib.sha256(text.encode()).hexdigest()[:12]}.yaml"
     _write(path, text)

@@ -272,7 +272,7 @@ def room_profiles(config: pytest.Config) -> tuple[str, ...]:
 
 def rooms_profile(config: pytest.Config) -> Profile:
     """The kind profile of the rooms cluster (e2e.cluster.rooms): the default profile's config
-    (the kind config and ``--profile-patch`` files) plus one worker per room of
+    (the kind config and ``--profile-patch`` files) plus the workers of each room of
     :func:`room_profiles`, each with its profile's kubelet settings, label and taint.
     ``PreflightError`` for a profile that cannot be a room, naming what it sets."""
     default = profile_of(config)
