@@ -132,6 +132,12 @@ def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, cap
     (state / "cni" / "abc.conflist").write_text("{}")
     (state / "guard").mkdir()
     (state / "guard" / "abc.sh").write_text("#!/bin/sh\n")
+    (state / "rooms" / "abc").mkdir(parents=True)
+    (state / "rooms" / "abc" / "kubeletconfiguration.yaml").write_text("kind: KubeletConfiguration\n")
+    (state / "rooms" / "rooms-abc.yaml").write_text("nodes: []\n")
+    (state / "rooms" / "live").mkdir()
+    (state / "rooms" / "live" / "kubeletconfiguration.yaml").write_text("kind: KubeletConfiguration\n")
+    (state / "ple2e-live.kind-config.yaml").write_text(f"hostPath: {state / 'rooms' / 'live'}\n")
     runs = state / "runs"
     runs.mkdir()
     (runs / "dead-run.lock").write_text("")
@@ -156,7 +162,18 @@ def test_clean_deletes_unused_clusters_and_dead_files_only(state, fake_kind, cap
     assert (runs / "live-run.lock").exists()
     assert not (state / "cni" / "abc.conflist").exists()
     assert not (state / "guard" / "abc.sh").exists()
+    assert not (state / "rooms" / "abc").exists()  # a room's patches no remaining cluster mounts
+    assert (state / "rooms" / "live" / "kubeletconfiguration.yaml").exists()  # mounted by the live cluster's node
+    assert (state / "rooms" / "rooms-abc.yaml").exists()  # a run is alive: it may read the rooms' patch
     assert failures == 1  # the live cluster's namespaces (fake kind has no kubeconfig)
+
+
+def test_the_rooms_config_patch_goes_once_no_run_is_alive(state, fake_kind, capsys):
+    (state / "rooms").mkdir()
+    (state / "rooms" / "rooms-abc.yaml").write_text("nodes: []\n")
+    clean.clean(dry_run=False)
+    assert f"rooms config patch {state / 'rooms' / 'rooms-abc.yaml'} (no run alive)" in capsys.readouterr().out
+    assert not (state / "rooms" / "rooms-abc.yaml").exists()
 
 
 def test_dry_run_removes_nothing(state, fake_kind, capsys):

@@ -44,10 +44,15 @@ def test_the_controller_managers_gates_on_a_kubeconfig_cluster_come_from_the_fac
     foreign = Scenario(None, "ns", None, None, tmp_path, 37, 1, None, nodes=("w1",), facts=facts)
     assert foreign.controller_manager_gates().enabled("MaxUnavailableStatefulSet") is False
     assert "assumed" in Scenario(None, "ns", None, None, tmp_path, 37, 1, None, nodes=("w1",)).controller_manager_gates().source
-    read = []
-    monkeypatch.setattr(gates, "controller_manager", lambda node_exec: read.append(node_exec) or api)
-    on_kind = Scenario(None, "ns", None, None, tmp_path, 37, 1, SimpleNamespace(control_plane="cp"))
-    assert on_kind.controller_manager_gates() is api and read == [on_kind.node_exec]
+    entered = []
+    monkeypatch.setattr("e2e.run.scenario.run", lambda access, node, cmd, timeout: entered.append(node) or "")
+    monkeypatch.setattr(gates, "controller_manager", lambda node_exec: node_exec("curl") or api)
+    on_kind = Scenario(None, "ns", None, None, tmp_path, 37, 1, SimpleNamespace(control_plane="cp"), access=object())
+    assert on_kind.controller_manager_gates() is api and entered == ["cp"]
+    # in a room (e2e.cluster.rooms) the test's pods are kept on a worker: the gates are still the control plane's
+    in_room = Scenario(None, "ns", None, None, tmp_path, 37, 1, SimpleNamespace(control_plane="cp"), access=object(),
+                       nodes=("w1",))
+    assert in_room.controller_manager_gates() is api and entered == ["cp", "cp"]
 
 
 def test_the_default_node_is_a_kind_clusters_control_plane_else_the_first_node_its_facts_chose(tmp_path):

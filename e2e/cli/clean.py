@@ -11,7 +11,8 @@
 - **Files**: state and lock files of clusters that no longer exist (or are deleted here), lock
   files of dead runs (``runs/<run id>.lock``, a ``--kubeconfig`` run's ``<run id>.node.lock`` and
   ``.node.turn``), the cluster creations' ``creating.lock`` and ``create.<i>.lock`` once no run
-  is alive, per-node CNI configs and node guard files no remaining cluster mounts.
+  is alive, per-node CNI configs, node guard files and rooms' kubelet patches (e2e.cluster.rooms) no
+  remaining cluster mounts, and the rooms' kind config patch once no run is alive.
 - **Egress guard** (:mod:`e2e.cluster.egress`): the suite's Docker network and the host guard's
   iptables rules, once no node is on the network and no live run holds it.
 
@@ -173,6 +174,19 @@ def clean(dry_run: bool = False) -> int:
                 _say(dry_run, f"node file {path} (no remaining cluster mounts it)")
                 if not dry_run:
                     path.unlink(missing_ok=True)
+        # the rooms cluster's files (e2e.cluster.rooms): each room's kubeadm patches directory, mounted
+        # by its node, and the kind config patch, which every live run writes again before it is read
+        rooms = state_dir / "rooms"
+        for path in sorted(rooms.glob("*/kubeletconfiguration.yaml")) if rooms.is_dir() else []:
+            if str(path.parent) not in mounted:
+                _say(dry_run, f"room patch {path} (no remaining cluster mounts it)")
+                if not dry_run:
+                    path.unlink(missing_ok=True)
+                    path.parent.rmdir()
+        for path in [] if alive or not rooms.is_dir() else sorted(rooms.glob("rooms-*.yaml")):
+            _say(dry_run, f"rooms config patch {path} (no run alive)")
+            if not dry_run:
+                path.unlink(missing_ok=True)
     failures += _clean_egress(dry_run)
     if not _said and not failures:
         print(f"nothing to clean: kind clusters with a state file in {state_dir}: {', '.join(sorted(remaining)) or 'none'}"

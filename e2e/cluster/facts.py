@@ -170,7 +170,8 @@ class Needs:
     which ask for no node: the values that depend on them take their band from the cluster's own
     settings (:func:`lifecycle`). ``unset_is_default``: a field the node's configz lacks counts as
     satisfied (``kubelet`` holds the kubelet's own defaults: an older kubelet omits a field it does
-    not know, and then runs with the upstream default)."""
+    not know, and then runs with the upstream default). ``tolerates``: the taints (``key=value:Effect``)
+    the test's pods tolerate, which do not keep a node out (a room of e2e.cluster.rooms)."""
 
     profile: str
     kubelet: dict[str, object] = field(default_factory=dict)
@@ -178,6 +179,7 @@ class Needs:
     from_facts: dict[str, object] = field(default_factory=dict)
     nodes: int = 1
     unset_is_default: bool = False
+    tolerates: tuple[str, ...] = ()
 
     def only(self, settings: tuple[str, ...]) -> Needs:
         """These needs with :attr:`kubelet` narrowed to ``settings`` (a test that depends on those of
@@ -256,7 +258,7 @@ def differences(needs: Needs, name: str, node: Mapping) -> list[str]:
     """What keeps node ``name`` (its facts, :func:`node_facts`) from satisfying ``needs``:
     ``["tainted node-role.kubernetes.io/control-plane:NoSchedule"]``,
     ``["crashLoopBackOff.maxContainerRestartPeriod 5m0s"]``; ``[]`` when it satisfies them."""
-    out = [f"tainted {t}" for t in node.get("taints") or [] if t.endswith(_BLOCKING_EFFECTS)]
+    out = [f"tainted {t}" for t in node.get("taints") or [] if t.endswith(_BLOCKING_EFFECTS) and t not in needs.tolerates]
     config = node.get("kubelet_config") or {}
     gates_on = node.get("gates_on")
     for key, want in needs.kubelet.items():

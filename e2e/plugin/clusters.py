@@ -10,7 +10,7 @@ import time
 import zlib
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -20,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from ..base.locks import EXCLUSIVE, SHARED, first_free, remove_unused, take
 from ..cluster import cordon, egress
 from ..cluster import facts as cluster_facts
+from ..cluster import rooms as cluster_rooms
 from ..cluster.kind import (
     DEFAULT_PROFILE,
     STATE_DIR,
@@ -107,6 +108,8 @@ def _preflight(config: pytest.Config) -> None:
             _check_workload_images(kube, config)
         else:
             profile.config()
+            if room_profiles(config):
+                rooms_profile(config).config()
             check_docker()
             Kind.of(profile)  # finds the kind binary
     except (PreflightError, ClusterUnreachable) as e:
@@ -259,6 +262,32 @@ def profile_of(config: pytest.Config, name: str = DEFAULT_PROFILE, replica: int 
     return Profile(Path(kind_config), image, patches, name, replica)
 
 
+def room_profiles(config: pytest.Config) -> tuple[str, ...]:
+    """The profiles whose tests run in a room of the one ``rooms`` cluster (``--rooms``, E2E_ROOMS=1:
+    :data:`e2e.cluster.rooms.ROOM_PROFILES`); ``()`` without it, and with ``--kubeconfig``."""
+    if not config.getoption("--rooms") or config.getoption("--kubeconfig"):
+        return ()
+    return cluster_rooms.ROOM_PROFILES
+
+
+def rooms_profile(config: pytest.Config) -> Profile:
+    """The kind profile of the rooms cluster (e2e.cluster.rooms): the default profile's config
+    (the kind config and ``--profile-patch`` files) plus the workers of each room of
+    :func:`room_profiles`, each with its profile's kubelet settings, label and taint.
+    ``PreflightError`` for a profile that cannot be a room, naming what it sets."""
+    default = profile_of(config)
+    if default is None:
+        raise PreflightError("--rooms: the rooms are a kind cluster the suite makes; not with --kubeconfig")
+    try:
+        rooms = {name: cluster_rooms.room_patch(profile_patches(_profiles_dir(config), name)[0]
+                                                if name != DEFAULT_PROFILE else None)
+                 for name in room_profiles(config)}
+    except ValueError as e:
+        raise PreflightError(str(e)) from None
+    patch = cluster_rooms.rooms_config(rooms, STATE_DIR)
+    return Profile(default.kind_config, default.node_image, (*default.patches, patch), cluster_rooms.ROOMS_PROFILE)
+
+
 @dataclass
 class ClusterInfo:
     """The cluster of one profile, shared by every test of the run that asks for it."""
@@ -278,6 +307,8 @@ class ClusterInfo:
     # its facts read at the start (e2e.cluster.facts.collect, with "controller_manager")
     facts: dict | None = None
     needed: int = 1
+    # what the tests' pods tolerate to be kept on :attr:`nodes` (a room's taint, e2e.cluster.rooms)
+    tolerations: tuple[dict, ...] = ()
 
     def placement(self, test_id: str) -> tuple[str, ...]:
         """The nodes test ``test_id``'s pods are kept on (e2e.run.scenario.pin_to_nodes): all of
@@ -406,9 +437,12 @@ class Clusters:
     def release(self, name: str, logs: Path | None = None) -> None:
         """Let go of profile ``name``'s clusters (every copy) and delete each now if this run
         created it and no other process uses it (see module doc), after exporting its kind logs
-        to ``logs/<cluster>`` when ``logs`` is given."""
+        to ``logs/<cluster>`` when ``logs`` is given. A room's cluster stays: other rooms share it
+        (the end of the run deletes it)."""
         for key in [k for k in self._ready if k[0] == name]:
-            self._release(self._ready.pop(key), logs)
+            info = self._ready.pop(key)
+            if name not in room_profiles(self._config):
+                self._release(info, logs)
 
     def _release(self, info: ClusterInfo, logs: Path | None) -> None:
         if info.kind is not None and info.kind.owned_by(run_id()):
@@ -422,11 +456,14 @@ class Clusters:
         """Profile ``name``'s cluster (copy ``replica``) did not recover from a fault (``reason``, e2e.faults): export
         its kind logs to ``logs/<cluster>-broken``, mark it broken (whoever ensures it next
         recreates it: :meth:`e2e.cluster.kind.Kind.ensure`), delete it unless another run uses it, and
-        forget it here, so that the next test of the profile gets a new cluster — never this one."""
+        forget it here, so that the next test of the profile gets a new cluster — never this one. The
+        rooms cluster is forgotten for every room (each one's next test gets the new one)."""
         info = self._ready.pop((name, replica), None)
         if info is None or info.kind is None:
             return
         kind = info.kind
+        for key in [k for k, other in self._ready.items() if other.kind is not None and other.kind.name == kind.name]:
+            del self._ready[key]
         try:
             kind.export_logs(logs / f"{kind.name}-broken")
         except Exception as e:  # noqa: BLE001 - the replacement matters more than the logs
@@ -439,10 +476,15 @@ class Clusters:
 
     def _connect(self, name: str, replica: int, needs: tuple[str, ...] | None = None) -> ClusterInfo:
         hold_run(run_id())  # `make clean` leaves this run's namespaces alone while it lives
+        if replica == 0 and name in room_profiles(self._config):
+            return self._room(name)
         profile = profile_of(self._config, name, replica)
-        kind = None
         if profile is None:
             return self._by_facts(name, needs)
+        return self._own(profile, name, replica)
+
+    def _own(self, profile: Profile, name: str, replica: int) -> ClusterInfo:
+        """The kind cluster of ``profile`` (made unless it exists), connected as profile ``name``'s."""
         check_docker()
         kind = Kind.of(profile)
         used = {kind.name}  # before it is made: one whose creation fails leaves lock files to remove (_sweep_used)
@@ -462,6 +504,33 @@ class Clusters:
         record_facts(self._config, name if not replica else f"{name}-{replica}", facts)
         return ClusterInfo(kube, version.git_version, version.minor, cgroup, kind, name, replica, access=access,
                            facts=facts)
+
+    def _room(self, name: str) -> ClusterInfo:
+        """Profile ``name``'s room of the rooms cluster (e2e.cluster.rooms; made on first use, shared
+        by every room): its tests' pods are kept on the nodes labelled with the room whose facts
+        satisfy the profile's needs (:func:`profile_needs_of`, the room's taint tolerated:
+        e2e.cluster.facts.choose_node, as on a ``--kubeconfig`` cluster) and carry the room's
+        toleration. ``PreflightError`` with the precise difference when its node does not satisfy
+        them: the suite made that node, so a room without its settings is an error, not a skip."""
+        key = (cluster_rooms.ROOMS_PROFILE, 0)
+        if key not in self._ready:
+            self._ready[key] = self._own(rooms_profile(self._config), cluster_rooms.ROOMS_PROFILE, 0)
+        base = self._ready[key]
+        taint = cluster_rooms.taint(name)
+        try:
+            needs = replace(profile_needs_of(self._config, name), tolerates=(taint,) if taint else ())
+        except ValueError as e:
+            raise PreflightError(str(e)) from None
+        facts = self._facts[key]
+        members = cluster_rooms.members(base.kube.nodes(), name)
+        nodes, reason = cluster_facts.choose_node(
+            needs, {**facts, "nodes": {n: facts["nodes"][n] for n in members if n in facts["nodes"]}})
+        if not nodes:
+            raise PreflightError(f"room {name} of cluster {base.kind.name if base.kind else '?'} (nodes labelled "
+                                 f"{cluster_rooms.ROOM_LABEL}={name}: {', '.join(members) or 'none'}): {reason}")
+        toleration = cluster_rooms.toleration(name)
+        return replace(base, profile=name, nodes=nodes, needed=needs.nodes,
+                       tolerations=(toleration,) if toleration else ())
 
     def _controller_manager(self, name: str) -> dict:
         """The controller manager's node-lifecycle flags (e2e.cluster.facts.controller_manager): on a
@@ -651,6 +720,9 @@ def remove_lock_files(config: pytest.Config) -> None:
         lock = node_lock_path(config, DEFAULT_PROFILE, 0)
         held += [p for p in (lock, lock.with_suffix(".turn")) if not remove_unused(p, WORKERS_EXIT_S)]
     else:
+        for name in room_profiles(config):  # a room's node lock is named by its profile's own cluster, never made
+            lock = node_lock_path(config, name, 0)
+            held += [p for p in (lock, lock.with_suffix(".turn")) if not remove_unused(p, WORKERS_EXIT_S)]
         held += [p for p in creation_locks() if not remove_unused(p)]
     if not release_run(run_id(), WORKERS_EXIT_S):
         held.append(STATE_DIR / "runs" / f"{run_id()}.lock")

@@ -68,6 +68,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--app", action="append", default=[], metavar="DIR",
                 help="your own app: a directory of manifests (a Deployment and its Service) and an optional app.yaml, "
                      "judged by apps/ (repeatable; default there: the two embedded examples/apps)")
+    g.addoption("--rooms", action="store_true", default=os.environ.get("E2E_ROOMS") == "1",
+                help="the default, crashloop-cap-20s, image-pulls and multi-node profiles as rooms (workers with their own "
+                     "kubelet settings, label and taint) of one kind cluster instead of a cluster each (e2e.cluster.rooms; "
+                     "default: E2E_ROOMS=1)")
     g.addoption("--shard", default=os.environ.get("E2E_SHARD") or None, metavar="I/N",
                 help="run shard I of N of the selection, balanced by the tests' durations, each profile's tests "
                      "together where that is cheaper (e2e.run.shards; default: E2E_SHARD)")

@@ -21,6 +21,7 @@ Times called "epoch s" are host time (``time.time()``); on kind the nodes share 
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import time
@@ -29,7 +30,7 @@ import warnings
 import pytest
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from kubernetes.client.exceptions import ApiException
 
@@ -82,12 +83,13 @@ def published_on_loopback(port: int, timeout_s: float = 2.0) -> bool:
 
 
 
-def pin_to_nodes(obj: dict, nodes: Sequence[str]) -> dict:
+def pin_to_nodes(obj: dict, nodes: Sequence[str], tolerations: Sequence[Mapping] = ()) -> dict:
     """Keep the pods of ``obj`` on ``nodes``: its pod spec (a Pod's ``spec``; a workload's
     ``spec.template.spec``; a CronJob's ``spec.jobTemplate.spec.template.spec``) gets
     ``nodeSelector: {kubernetes.io/hostname: <node>}`` for one node, for several a required
     nodeAffinity ``kubernetes.io/hostname In [nodes]`` (added to each of its own terms, which
-    stay); other objects are left as they are. Returns ``obj``."""
+    stay), and each of ``tolerations`` it does not carry yet (the taint of a room,
+    e2e.cluster.rooms); other objects are left as they are. Returns ``obj``."""
     spec = obj.get("spec")
     kind = obj.get("kind")
     if not isinstance(spec, dict) or not nodes:
@@ -98,6 +100,9 @@ def pin_to_nodes(obj: dict, nodes: Sequence[str]) -> dict:
         spec = (spec.get("template") or {}).get("spec") if isinstance(spec.get("template"), dict) else None
     if not isinstance(spec, dict):
         return obj
+    own = spec.get("tolerations") or []
+    if any(t not in own for t in tolerations):
+        spec["tolerations"] = [*own, *(dict(t) for t in tolerations if t not in own)]
     if len(nodes) == 1:
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), HOSTNAME_LABEL: nodes[0]}
         return obj
@@ -126,7 +131,8 @@ class Scenario:
     ``docker exec`` on kind, the node agent with ``--node-agent``, else None), ``profile`` (the
     cluster profile, ``@pytest.mark.profile``), ``nodes`` the nodes the test's pods are kept on (on a
     ``--kubeconfig`` cluster, the nodes whose facts satisfy the profile, :mod:`e2e.cluster.facts`;
-    else ``()``: anywhere),
+    in the rooms cluster its profile's room, :mod:`e2e.cluster.rooms`; else ``()``: anywhere),
+    ``tolerations`` what those pods tolerate there (a room's taint),
     ``facts`` the cluster's facts read at the start (:meth:`lifecycle` reads them).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
@@ -155,6 +161,8 @@ class Scenario:
     nodes: tuple[str, ...] = ()
     # the cluster's facts read at the start (e2e.cluster.facts.collect, with "controller_manager")
     facts: dict | None = None
+    # the tolerations every pod kept on :attr:`nodes` gets (a room's taint, e2e.cluster.rooms)
+    tolerations: tuple[dict, ...] = ()
     on_broken: Callable[[str], None] | None = None
     broken: str | None = None
     t0: float = 0.0
@@ -173,7 +181,7 @@ class Scenario:
         set, every pod and pod template is kept on them (:func:`pin_to_nodes`)."""
         objs = load_manifests(self.manifest_dir / filename, {**workload_images(), "stamp_sh": STAMP_SH, **values})
         for obj in objs:
-            pin_to_nodes(obj, self.nodes)
+            pin_to_nodes(obj, self.nodes, self.tolerations)
         return objs
 
     def apply(self, filename: str, dry_run: bool = False, **values: object) -> list[dict]:
@@ -239,8 +247,8 @@ class Scenario:
         ``controllerManager.feature-gates`` over the API server's live gates, the source saying so
         (:func:`e2e.cluster.gates.controller_manager_assumed`). :class:`e2e.cluster.gates.GatesUnreadable`
         when neither can be read."""
-        if self.kind is not None:
-            return gates.controller_manager(self.node_exec)
+        if self.kind is not None:  # its control plane, wherever the test's pods are kept (a room)
+            return gates.controller_manager(functools.partial(self.node_exec, node=self.kind.control_plane))
         given = ((self.facts or {}).get("controller_manager") or {}).get("feature_gates") or {}
         return gates.controller_manager_assumed(gates.api_server(self.kube), given.get("gates") or {}, given.get("from"))
 

@@ -69,7 +69,7 @@ def node_pulls(reqs: list[Request], repo: str, tag: str) -> list[list[Request]]:
 
 def ensure_secret_pulled_images(sc: Scenario) -> bool | None:
     """The kubelet's live ``KubeletEnsureSecretPulledImages`` gate (noted on the test)."""
-    live = gates.kubelet(sc.kube, sc.kind.control_plane) if sc.kind else None
+    live = gates.kubelet(sc.kube, sc.default_node()) if sc.kind else None  # the kubelet of its pods (a room: a worker)
     gate = live.enabled("KubeletEnsureSecretPulledImages") if live and "KubeletEnsureSecretPulledImages" in live else None
     sc.note("KubeletEnsureSecretPulledImages (kubelet /metrics)", gate)
     return gate

@@ -135,7 +135,7 @@ def _gate(sc: Scenario, gate: str) -> str:
 
     try:
         api = gates.api_server(sc.kube)
-        node = sc.kind.control_plane if sc.kind else None
+        node = sc.default_node() if sc.kind else None  # the kubelet of its pods (a room: a worker)
         kubelet = gates.kubelet(sc.kube, node) if node else None
     except gates.GatesUnreadable as e:
         sc.note(f"gate {gate}", f"unreadable: {e}")
