@@ -346,7 +346,14 @@ KB4_RACE = (f"the startup worker ticks every {KB4_STARTUP_PERIOD_S} s from its o
             "the next tick is most of a period away: the bug, unless the restart is held back (a back-off) that long. "
             "Seen: not yet run")
 KB4_SINCE = "1.35.0"   # kube_features.go: ChangeContainerStatusOnKubeletRestart default false from 1.35; v1.34.4 has no copy
-KB4_BUG_KB = dict(mechanism=KB4_MECHANISM, race=KB4_RACE, since=KB4_SINCE, fix=KB4_FIX)
+
+
+def _kb4_bug(correct: float | bool, correct_band: Band | None = None) -> KnownBug:
+    """KB-4's known bug with the ``correct`` value (and its band) of one measurement."""
+    return KnownBug(KB4_BUG, correct=correct, correct_band=correct_band, mechanism=KB4_MECHANISM, race=KB4_RACE,
+                    since=KB4_SINCE, fix=KB4_FIX)
+
+
 _KB4_WINDOW_WHY = (f"the liveness and readiness workers probe every {KB4_OTHER_PERIOD_S} s (and UpdatePodStatus triggers "
                    f"readiness at once) while the copied started=true lasts — up to one startup period "
                    f"({KB4_STARTUP_PERIOD_S} s): at least 1 run")
@@ -367,9 +374,9 @@ register(
               minors=(34, 34)),
         Expectation("KB-4", "probe_runs_before_started[restarted]", 1, KB4_SOURCE, unit="runs", band=Band.at_least(1),
                     why=_KB4_WINDOW_WHY, minors=(35, None),
-                    known_bug=KnownBug(KB4_BUG, correct=0, correct_band=Band(0, 0), **KB4_BUG_KB)),
+                    known_bug=_kb4_bug(0, Band(0, 0))),
         Expectation("KB-4", "started_when_first_running[restarted]", True, KB4_SOURCE, minors=(35, None),
-                    known_bug=KnownBug(KB4_BUG, correct=False, **KB4_BUG_KB)),
+                    known_bug=_kb4_bug(False)),
     ],
     VERIFIED_IN,
 )
