@@ -75,8 +75,12 @@ feature gate ``ChangeContainerStatusOnKubeletRestart`` is off by default (pkg/fe
 new container ID (the startup worker has not seen it yet) and returns that copied ``true``; the
 liveness and readiness workers (prober/worker.go ``doProbe``) read ``c.Started`` from the status
 manager and probe the new container at once, and ``UpdatePodStatus`` even triggers the readiness
-worker. The window closes at the startup worker's next tick (its ``periodSeconds``), which records
-``Unknown`` for the new ID. v1.34.4 has no copy (the startup probe gates the new container); v1.35.4,
+worker. The copy carries ``true`` because the kill and the new start happen in one ``SyncPod``
+(pkg/kubelet/kuberuntime/kuberuntime_manager.go ``computePodActions``: a liveness failure puts the
+container in both ``ContainersToKill`` and ``ContainersToStart``; ``doBackOff`` finds no exited
+container of that name in the status read before the kill: no back-off on the first restart), so
+no status in between records the old container terminated (``Started`` false). The window closes
+at the startup worker's next tick (its ``periodSeconds``), which records ``Unknown`` for the new ID. v1.34.4 has no copy (the startup probe gates the new container); v1.35.4,
 v1.36.3 and v1.37.2 have it unchanged, none carries #141342's ID check. A race: the bug shows unless
 the startup worker's tick falls between the new container's start and the kubelet's first status
 of it.
@@ -343,7 +347,8 @@ KB4_RACE = (f"the startup worker ticks every {KB4_STARTUP_PERIOD_S} s from its o
             "and the sync that writes it), doProbe records Unknown for the new container ID first, isContainerStarted "
             "returns false and the copy never shows: the correct outcome. The first run creates /tmp/unhealthy before "
             "its startup probe passes, so its liveness kill and the restart follow a startup tick by a few seconds and "
-            "the next tick is most of a period away: the bug, unless the restart is held back (a back-off) that long. "
+            "the next tick is most of a period away: the bug. (A restart held back by a back-off, from the second on, "
+            "would let a status record the old container terminated, started=false, and the copy carry that.) "
             "Seen: not yet run")
 KB4_SINCE = "1.35.0"   # kube_features.go: ChangeContainerStatusOnKubeletRestart default false from 1.35; v1.34.4 has no copy
 
