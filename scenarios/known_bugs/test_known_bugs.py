@@ -295,7 +295,7 @@ def _child_exit(sc: Scenario, pod: str) -> tuple[str, int | None] | None:
     """``("child", N)`` once PID 1 printed its child's exit status ("child exit N"), ``("ended",
     None)`` once the container ended without (cgroup v2: the child's OOM kill took it), else None."""
     try:
-        text = sc.kube.logs(sc.namespace, pod, "app")
+        text = sc.kube.logs(sc.namespace, pod, "app") or ""  # None while the log is empty
     except ApiException:
         text = ""
     code = next((int(line.split()[-1]) for line in text.splitlines() if line.startswith("child exit ")), None)
