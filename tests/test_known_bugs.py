@@ -18,6 +18,9 @@ from dataclasses import replace
 
 from e2e.judge.expectations import REGISTRY, Band, CherryPick, Expectation, Fix, KnownBug, Registry
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
+from e2e.evidence.stamps import Stamp
+from e2e.measure.known_bugs import probes_before_started, readiness_during_termination, started_when_first_running
+from e2e.record.timeline import ContainerSample
 from helpers import fake_scenario_conftest
 
 BUG = KnownBug("kubernetes/kubernetes#134338 (open)", correct=6.0, correct_band=Band(5.5, 9.5),
@@ -289,14 +292,113 @@ def test_a_fix_names_releases_as_read_or_is_refused():
 
 
 def test_every_known_bug_of_the_suite_names_its_fix_as_read():
-    """The suite's entries (issue 44 item 2): RS-5's fix is in 1.37.2, its 1.36 cherry-pick after
-    1.36.3; RS-6's in 1.37.0, no cherry-pick; KB-1's proposed fix is open; the others have none."""
+    """The suite's entries (issue 44 items 2 and 3): RS-5's fix is in 1.37.2, its 1.36 cherry-pick
+    after 1.36.3; RS-6's in 1.37.0, no cherry-pick; KB-6's in 1.37.0, its cherry-picks open; KB-4's
+    merged on master, in no release; KB-1's and KB-5's proposed fixes are open; the others have none."""
     expected = {("RS-5", v): s for v, s in (("v1.36.3", "present"), ("v1.36.4", "unknown"), ("v1.37.2", "fixed"))}
     expected |= {("RS-6", v): s for v, s in (("v1.36.3", "present"), ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
+    # issue 44 item 3: KB-6's fix #140882 in 1.37.0, its cherry-picks open; KB-4's #141342 in no release
+    expected |= {("KB-6", v): s for v, s in (("v1.35.4", "present"), ("v1.36.3", "present"), ("v1.37.0", "fixed"),
+                                             ("v1.37.2", "fixed"))}
+    expected |= {("KB-4", v): "present" for v in ("v1.35.4", "v1.36.3", "v1.37.2", "v1.37.3")}
     bugs = [e for e in REGISTRY.entries if e.known_bug is not None]
     for (case, version), state in expected.items():
         assert {e.known_bug.expected_on(version) for e in bugs if e.case == case} == {state}, (case, version)
     fixed = {e.case for e in bugs if e.known_bug.fix is not None}
-    assert fixed == {"KB-1", "RS-5", "RS-6"}
-    assert all(e.known_bug.expected_on(v) == "present" for e in bugs if e.case not in ("RS-5", "RS-6")
+    assert fixed == {"KB-1", "KB-4", "KB-5", "KB-6", "RS-5", "RS-6"}
+    assert all(e.known_bug.expected_on(v) == "present" for e in bugs if e.case not in ("RS-5", "RS-6", "KB-6")
                for v in ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"))
+
+
+# -- KB-4, KB-5, KB-6 (issue 44 item 3): the measurements and the suite's own entries -----------
+
+
+def stamps(*rows: tuple[float, str]) -> list[Stamp]:
+    return [Stamp(at, event) for at, event in rows]
+
+
+# a restarted run with the bug: liveness and readiness before the startup probe's first success
+RESTARTED = stamps((100.0, "start"), (100.4, "probe:readiness:success"), (101.2, "probe:liveness:success"),
+                   (102.2, "probe:liveness:success"), (120.3, "probe:startup:success"), (121.2, "probe:liveness:success"))
+# the correct one: nothing before the startup probe's success
+GATED = stamps((100.0, "start"), (100.9, "probe:startup:failure"), (102.9, "probe:startup:success"),
+               (103.1, "probe:readiness:success"), (103.5, "probe:liveness:success"))
+
+
+@pytest.mark.parametrize("log, runs", [(RESTARTED, 3), (GATED, 0), (RESTARTED[:4], None)])
+def test_probe_runs_before_the_startup_probe_passed(log, runs):
+    v = probes_before_started("restarted", log)
+    assert (v.case, v.name, v.value) == ("KB-4", "probe_runs_before_started[restarted]", runs)
+    assert v.at == (None if runs is None else next(s.at for s in log if s.event == "probe:startup:success"))
+
+
+def sample(at: float, restart_count: int, state: str, started: bool | None) -> ContainerSample:
+    return ContainerSample(at, "p", "app", False, state, "", "", restart_count, None, None, None, False, started)
+
+
+def test_started_in_the_first_running_status_of_a_run():
+    samples = [sample(1, 0, "waiting", False), sample(2, 0, "running", False), sample(9, 0, "running", True),
+               sample(30, 1, "waiting", None), sample(31, 1, "running", True), sample(40, 1, "running", False)]
+    assert [started_when_first_running(k, samples, "app", n).value for k, n in (("first run", 0), ("restarted", 1))] == [False, True]
+    assert started_when_first_running("restarted", samples, "app", 2).value is None
+    assert started_when_first_running("restarted", samples, "other", 1).value is None
+
+
+@pytest.mark.parametrize("log, ready_false_at, values", [
+    # the fix: the probe fails at the next period, Ready False at once; runs go on through the grace period
+    (stamps((49.0, "probe:readiness:success"), (50.0, "sigterm"), (50.6, "probe:readiness:failure"),
+            (51.6, "probe:readiness:failure")), 51.1, [1.1, 2]),
+    # the bug: no exec probe after the cancel; Ready False when the container is gone
+    (stamps((49.0, "probe:readiness:success"), (50.0, "sigterm")), 66.2, [16.2, 0]),
+    (stamps((50.0, "sigterm"),), None, [None, 0]),
+])
+def test_readiness_during_termination(log, ready_false_at, values):
+    got = readiness_during_termination(50.0, ready_false_at, log)
+    assert [(v.case, v.name) for v in got] == [("KB-6", "ready_false_after_sigterm_s"), ("KB-6", "readiness_probe_runs_after_sigterm")]
+    assert [v.value for v in got] == values
+
+
+def suite_judge(tmp_path, kubernetes: str, cgroup: int | None = 1) -> Judge:
+    return Judge(MeasurementLog(tmp_path / f"{kubernetes}.json"), test="t", run_id="r", kubernetes=kubernetes,
+                 minor=int(kubernetes.split(".")[1]), cgroup=cgroup)
+
+
+@pytest.mark.parametrize("kubernetes, case, name, value, verdict", [
+    # KB-4 (a race): on 1.35+ the copy is the bug, the gated run did not happen to race; 1.34 has no copy
+    ("v1.37.2", "KB-4", "probe_runs_before_started[restarted]", 3, "bug-present"),
+    ("v1.37.2", "KB-4", "probe_runs_before_started[restarted]", 0, "pass"),
+    ("v1.37.2", "KB-4", "started_when_first_running[restarted]", True, "bug-present"),
+    ("v1.34.4", "KB-4", "probe_runs_before_started[restarted]", 0, "pass"),
+    ("v1.34.4", "KB-4", "probe_runs_before_started[restarted]", 3, "fail"),
+    ("v1.37.2", "KB-4", "probe_runs_before_started[first run]", 1, "fail"),
+    # KB-5: no fix released; the correct reason would be a finding
+    ("v1.37.2", "KB-5", "terminated_reason", "OOMKilled", "bug-present"),
+    ("v1.37.2", "KB-5", "terminated_reason", "Error", "bug-fixed"),
+    # KB-6: fixed in 1.37.0; present on 1.35/1.36; 1.34 never had it
+    ("v1.37.2", "KB-6", "ready_false_after_sigterm_s", 1.1, "fixed-as-expected"),
+    ("v1.37.2", "KB-6", "ready_false_after_sigterm_s", 16.2, "bug-present-despite-fix"),
+    ("v1.37.2", "KB-6", "readiness_probe_runs_after_sigterm", 13, "fixed-as-expected"),
+    ("v1.36.3", "KB-6", "ready_false_after_sigterm_s", 16.2, "bug-present"),
+    ("v1.36.3", "KB-6", "readiness_probe_runs_after_sigterm", 0, "bug-present"),
+    ("v1.36.3", "KB-6", "readiness_probe_runs_after_sigterm", 13, "bug-fixed"),
+    ("v1.34.4", "KB-6", "ready_false_after_sigterm_s", 1.1, "pass"),
+    ("v1.34.4", "KB-6", "ready_false_after_sigterm_s", 16.2, "fail"),
+])
+def test_the_suites_new_known_bugs_judged_by_patch(tmp_path, kubernetes, case, name, value, verdict):
+    j = suite_judge(tmp_path, kubernetes)
+    j.expect(case, name, value)
+    (m,) = json.loads(j.log.path.read_text())["measurements"]
+    assert m["verdict"] == verdict
+
+
+@pytest.mark.parametrize("cgroup, reason, code, verdicts", [
+    (1, "OOMKilled", 143, ["bug-present", "pass"]),
+    (2, "OOMKilled", 137, ["pass", "pass"]),
+    (2, "OOMKilled", 143, ["pass", "fail"]),
+])
+def test_kb5_is_keyed_by_cgroup(tmp_path, cgroup, reason, code, verdicts):
+    """cgroup v2's memory.oom.group kills the whole container at the child's OOM kill: 137, no bug to judge."""
+    j = suite_judge(tmp_path, "v1.37.2", cgroup)
+    j.expect("KB-5", "terminated_reason", reason)
+    j.expect("KB-5", "exit_code", code)
+    assert [m["verdict"] for m in json.loads(j.log.path.read_text())["measurements"]] == verdicts

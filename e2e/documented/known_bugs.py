@@ -1,4 +1,4 @@
-"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-3).
+"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-6).
 
 Each entry with a :class:`~e2e.judge.expectations.KnownBug` documents what the cluster does today (the
 bug) as its expectation, and names the upstream issue (as found on GitHub, state when read), the
@@ -63,13 +63,69 @@ pod the kubelet never finishes. Nothing in the re-syncs changes it. Correct: ``F
 PR #117712 proposed). cgroup v2 (``memory.oom.group``) kills the whole init container (137): the
 input cannot arise there, and the scenario judges that absence — the init container fails like
 OM-3's (137, ``OOMKilled``, dd and sh killed), the sandbox is stopped, the pod ends ``Failed``.
+
+KB-4 — a container restarted after a liveness failure inherits ``started=true``
+(kubernetes/kubernetes#141155; fix #141342 merged on master, cherry-picks #142041 to release-1.37,
+#142042 to release-1.36, #142043 to release-1.35 open when read, 2026-12-07). Since 1.35 the
+feature gate ``ChangeContainerStatusOnKubeletRestart`` is off by default (pkg/features/kube_features.go:
+"1.35: Default false, Deprecated"), and with it off ``convertToAPIContainerStatuses``
+(pkg/kubelet/kubelet_pods.go) copies ``Started`` from the previous status of the same container
+*name* into every running container — also into the new container of a restart, whose ID differs.
+``isContainerStarted`` (pkg/kubelet/prober/prober_manager.go) then finds no startup result for the
+new container ID (the startup worker has not seen it yet) and returns that copied ``true``; the
+liveness and readiness workers (prober/worker.go ``doProbe``) read ``c.Started`` from the status
+manager and probe the new container at once, and ``UpdatePodStatus`` even triggers the readiness
+worker. The copy carries ``true`` because the kill and the new start happen in one ``SyncPod``
+(pkg/kubelet/kuberuntime/kuberuntime_manager.go ``computePodActions``: a liveness failure puts the
+container in both ``ContainersToKill`` and ``ContainersToStart``; ``doBackOff`` finds no exited
+container of that name in the status read before the kill: no back-off on the first restart), so
+no status in between records the old container terminated (``Started`` false). The window closes
+at the startup worker's next tick (its ``periodSeconds``), which records ``Unknown`` for the new ID. v1.34.4 has no copy (the startup probe gates the new container); v1.35.4,
+v1.36.3 and v1.37.2 have it unchanged, none carries #141342's ID check. A race: the bug shows unless
+the startup worker's tick falls between the new container's start and the kubelet's first status
+of it.
+
+KB-5 — ``OOMKilled`` for a container that exited 143 on SIGTERM after a child of it was OOM-killed
+earlier (kubernetes/kubernetes#140716; fix PR #140718, open: the kubelet would report ``Error``
+for ``OOMKilled`` with 143). The reason is containerd's (v2.3.4, every node image): the runc
+shim watches each container's cgroup for OOM events (cmd/containerd-shim-runc-v2/task/service.go
+``Create``: on cgroup v1 pkg/oom/v1 ``epoller.Add`` — an eventfd on ``memory.oom_control`` — on
+cgroup v2 internal/oom ``watcher`` — the ``oom_kill`` counter of ``memory.events`` rising) and
+publishes ``TaskOOM`` for *any* OOM kill in it; the CRI's ``handleEvent`` TaskOOM
+(internal/cri/server/events.go) sets ``status.Reason = "OOMKilled"``, which stays, and
+``toCRIContainerStatus`` (container_status.go) replaces only an empty reason by Completed/Error,
+whatever the exit code. (The cumulative counter itself — ``oomMetricsEventOccurred``: v1
+``memory.oom_control`` ``oom_kill``, v2 ``memory.events`` ``oom_kill`` — is read only for an exit
+137, ``handleContainerExit``.) The kubelet passes the reason through
+(pkg/kubelet/kuberuntime/kuberuntime_container.go ``toKubeContainerStatus``, the same in v1.34.4 …
+v1.37.2). cgroup v1 (this machine): the kubelet forces ``singleProcessOOMKill`` (see KB-3), only the
+child dies, the container lives on — the input arises. cgroup v2 with the kubelet's default
+``memory.oom.group=1``: the child's OOM kill takes the whole container (137, ``OOMKilled``, as
+OM-2), so the input cannot arise; it would with ``singleProcessOOMKill: true``.
+
+KB-6 — exec readiness probes stop while a pod terminates (kubernetes/kubernetes#140881, the 1.35
+regression; fix #140882 "detach probe workers from the pod sync context", merged, in v1.37.0:
+CHANGELOG-1.37.md; cherry-picks #141006 to release-1.36 and #141005 to release-1.35 open when
+read). Since 1.35 ``AddPod(ctx, pod)`` (prober/prober_manager.go) runs the probe workers on the
+pod worker's sync context, which ``UpdatePod`` cancels when the pod becomes terminating
+(pod_workers.go: "Cancelling current pod sync"); every later exec probe fails "context canceled",
+``doProbe`` throws the errored result away and Ready stays as it was until the container is gone.
+v1.34.4: ``go w.run()``, no context — the probe runs on. v1.35.4, v1.36.3: ``go w.run(ctx)`` with
+that context (1.36.3's ``startPodSync`` reuses ``status.ctx`` until cancelled). v1.37.2:
+``AddPod`` detaches it (``context.WithoutCancel``) — the fix; ``SyncTerminatingPod`` stops only
+liveness and startup (``StopLivenessAndStartup``), the readiness worker probes through the grace
+period until ``RemovePod``. Per #141006, v1.36.0–v1.36.2 were unaffected (a fresh sync context
+per sync; re-armed in 1.36.3 by #140066): :class:`KnownBug` cannot say so (its range is
+``since`` … ``fix``), so a 1.36.0–1.36.2 cluster would read "bug fixed?" — not read here (no
+source of those patches on this machine).
 """
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, Expectation, Fix, KnownBug, register
+from ..judge.expectations import Band, CherryPick, Expectation, Fix, KnownBug, equal, exact, register
 from .kubelet import (KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S, STATUS_UPDATE_S,
                       SYNC_TICKER_S, UPGRADE_PATH_READ)
+from .memory import SIGKILL_EXIT_CODE
 from .storage import POD_MSG
 
 # Read in v1.34.4, v1.35.4, v1.36.3, v1.37.2 (module doc; 5e3f063 "KB read in v1.34.4–v1.37.2").
@@ -254,6 +310,174 @@ register(
                     source=f"{KB3_V2_SOURCE}; [UP] pkg/kubelet/kubelet_pods.go getPhase (a failed init container under "
                            "restartPolicy Never: Failed) — the bug needs an init container that exits 0",
                     cgroup=2, minors=READ),
+    ],
+    VERIFIED_IN,
+)
+
+# -- KB-4: a restarted container inherits started=true (kubernetes#141155) --------------------
+KB4_STARTS_AFTER_S = 2           # every run creates /tmp/started (the startup probe's file) this long after its start
+KB4_UNHEALTHY_AFTER_S = 4        # the first run creates /tmp/unhealthy (liveness then fails) this long after its start
+KB4_STARTUP_PERIOD_S = 20        # startupProbe.periodSeconds: the window of the bug is up to one period
+KB4_STARTUP_FAILURE_THRESHOLD = 6  # 120 s: never reached (the file comes after 2 s)
+KB4_OTHER_PERIOD_S = 1           # liveness (failureThreshold 1) and readiness periodSeconds
+
+KB4_SOURCE = ("CASES.md KB-4; [UP] pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses (ChangeContainerStatusOnKubeletRestart "
+              "off: Started copied from the previous status of the same name into a running container); "
+              "pkg/kubelet/prober/prober_manager.go isContainerStarted, UpdatePodStatus; prober/worker.go doProbe; "
+              "pkg/features/kube_features.go ChangeContainerStatusOnKubeletRestart (1.35: default false)")
+KB4_GATED = ("[UP] pkg/kubelet/prober/worker.go doProbe (liveness and readiness skip while c.Started is not true); "
+             "prober_manager.go isContainerStarted (a startup worker without a result for the container: not started)")
+KB4_BUG = "kubernetes/kubernetes#141155 (closed: fixed on master by #141342; cherry-picks #142041, #142042, #142043 open)"
+KB4_MECHANISM = ("kubelet_pods.go convertToAPIContainerStatuses copies Started=true from the killed container's status into "
+                 "its replacement (same name, new ID); prober_manager.go isContainerStarted finds no startup result for the "
+                 "new ID and returns the copy; worker.go doProbe lets liveness and readiness probe it before its startup "
+                 "probe passed, until the startup worker's next tick records Unknown for the new ID")
+# The fix as read (2026-12-07): PR #141342 "Fix startup probe gating after container restart" (merged,
+# "Fixes #141155": Started no longer inherited when the container ID changes); its cherry-picks #142041
+# (release-1.37), #142042 (release-1.36), #142043 (release-1.35) are open. Not in the source of v1.37.2,
+# v1.36.3 or v1.35.4 (convertToAPIContainerStatuses copies Started by name alone); no release carries it.
+KB4_FIX = Fix("merged", "upstream threads kubernetes/kubernetes#141155, #141342, #142041, #142042, #142043 (read 2026-12-07); "
+                        "the source of v1.35.4, v1.36.3, v1.37.2 (kubelet_pods.go convertToAPIContainerStatuses)",
+              pr="kubernetes/kubernetes#141342",
+              cherry_picks=(CherryPick("release-1.37", "kubernetes/kubernetes#142041", "open"),
+                            CherryPick("release-1.36", "kubernetes/kubernetes#142042", "open"),
+                            CherryPick("release-1.35", "kubernetes/kubernetes#142043", "open")))
+KB4_RACE = (f"the startup worker ticks every {KB4_STARTUP_PERIOD_S} s from its own start (worker.go run); when a tick falls "
+            f"between the restarted container's start and the kubelet's first status of it (PLEG relist ≤ {PLEG_RELIST_S:g} s "
+            "and the sync that writes it), doProbe records Unknown for the new container ID first, isContainerStarted "
+            "returns false and the copy never shows: the correct outcome. The first run creates /tmp/unhealthy before "
+            "its startup probe passes, so its liveness kill and the restart follow a startup tick by a few seconds and "
+            "the next tick is most of a period away: the bug. (A restart held back by a back-off, from the second on, "
+            "would let a status record the old container terminated, started=false, and the copy carry that.) "
+            "Seen (2026-12-07): the bug in 2 of 2 runs on v1.37.2 — started=true in the restarted container's first "
+            "status, 38 liveness and readiness runs in the ≈ 18.5 s before the startup tick that recorded Unknown")
+KB4_SINCE = "1.35.0"   # kube_features.go: ChangeContainerStatusOnKubeletRestart default false from 1.35; v1.34.4 has no copy
+
+
+def _kb4_bug(correct: float | bool, correct_band: Band | None = None) -> KnownBug:
+    """KB-4's known bug with the ``correct`` value (and its band) of one measurement."""
+    return KnownBug(KB4_BUG, correct=correct, correct_band=correct_band, mechanism=KB4_MECHANISM, race=KB4_RACE,
+                    since=KB4_SINCE, fix=KB4_FIX)
+
+
+_KB4_WINDOW_WHY = (f"the liveness and readiness workers probe every {KB4_OTHER_PERIOD_S} s (and UpdatePodStatus triggers "
+                   f"readiness at once) while the copied started=true lasts — up to one startup period "
+                   f"({KB4_STARTUP_PERIOD_S} s): at least 1 run")
+
+register(
+    [
+        # the first run: no earlier status to copy from — the startup probe gates it on every minor (the control)
+        exact("KB-4", "probe_runs_before_started[first run]", 0, f"CASES.md KB-4; {KB4_GATED}",
+              "liveness and readiness never run before the startup probe's first success: none", unit="runs", minors=READ),
+        equal("KB-4", "started_when_first_running[first run]", False, f"CASES.md KB-4; {KB4_GATED}", minors=READ),
+        exact("KB-4", "restart_count", 1, "CASES.md KB-4 (one liveness failure: only the first run creates /tmp/unhealthy); "
+              "[UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions (liveness failure → restart)",
+              "one restart, by the first run's liveness failure; the second run stays healthy", unit="restarts", minors=READ),
+        # the restarted container: 1.34 gates it (no copy), 1.35+ has the bug
+        exact("KB-4", "probe_runs_before_started[restarted]", 0, f"CASES.md KB-4; {KB4_GATED} (v1.34.4: no copy of Started)",
+              "the startup probe gates the new container as the first: none", unit="runs", minors=(34, 34)),
+        equal("KB-4", "started_when_first_running[restarted]", False, f"CASES.md KB-4; {KB4_GATED} (v1.34.4: no copy of Started)",
+              minors=(34, 34)),
+        Expectation("KB-4", "probe_runs_before_started[restarted]", 1, KB4_SOURCE, unit="runs", band=Band.at_least(1),
+                    why=_KB4_WINDOW_WHY, minors=(35, None),
+                    known_bug=_kb4_bug(0, Band(0, 0))),
+        Expectation("KB-4", "started_when_first_running[restarted]", True, KB4_SOURCE, minors=(35, None),
+                    known_bug=_kb4_bug(False)),
+    ],
+    VERIFIED_IN,
+)
+
+# -- KB-5: OOMKilled for a container that exited 143 on SIGTERM (kubernetes#140716) ------------
+KB5_LIMIT_MI = 64    # limits.memory
+KB5_ALLOC_MI = 128   # one dd block of the child: twice the limit
+KB5_EXIT_CODE = 143  # the container's own trap: exit 143 on SIGTERM (128 + 15), as a JVM does
+
+KB5_CONTAINERD = ("[UP] containerd v2.3.4 cmd/containerd-shim-runc-v2/task/service.go Create (OOM watch: pkg/oom/v1 epoller "
+                  "on memory.oom_control, cgroup v1; internal/oom watcher on memory.events oom_kill, cgroup v2) → "
+                  "internal/cri/server/events.go handleEvent TaskOOM (status.Reason = OOMKilled, kept) → "
+                  "container_status.go toCRIContainerStatus (a set reason is not replaced by Error); "
+                  "pkg/kubelet/kuberuntime/kuberuntime_container.go toKubeContainerStatus (passed through)")
+KB5_BUG = "kubernetes/kubernetes#140716 (open, triage accepted; fix PR #140718 open)"
+KB5_MECHANISM = ("containerd's shim sends TaskOOM for any OOM kill in the container's cgroup (the child's); "
+                 "internal/cri/server/events.go handleEvent sets the container's reason OOMKilled for good and "
+                 "toCRIContainerStatus keeps it at the later exit 143; the kubelet passes it through "
+                 "(kuberuntime_container.go toKubeContainerStatus)")
+# PR #140718 "kubelet: don't report OOMKilled for containers that exited with SIGTERM" ("Fixes #140716") is
+# open (2026-12-07); toKubeContainerStatus of v1.34.4 … v1.37.2 copies the runtime's reason unchanged.
+KB5_FIX = Fix("open", "upstream PR kubernetes/kubernetes#140718 (open when read, 2026-12-07); the source of v1.34.4 … v1.37.2 "
+                      "(kuberuntime_container.go toKubeContainerStatus)", pr="kubernetes/kubernetes#140718")
+KB5_V1 = "CASES.md KB-5 (cgroup v1: only the child dies, see OM-2, KB-3); [UP] pkg/kubelet/kubelet.go NewMainKubelet (singleProcessOOMKill)"
+KB5_V2 = ("CASES.md KB-5 (cgroup v2: the input does not arise); [UP] pkg/kubelet/kuberuntime/kuberuntime_container_linux.go "
+          "generateLinuxContainerResources (memory.oom.group=1): the child's OOM kill takes the whole container, as OM-2")
+
+register(
+    [
+        equal("KB-5", "child_exit_code", SIGKILL_EXIT_CODE, f"{KB5_V1} (dd killed: 128 + 9)", cgroup=1, minors=READ),
+        equal("KB-5", "kernel_killed_tasks", "dd", f"{KB5_V1} (dmesg: only the child)", cgroup=1, minors=READ),
+        equal("KB-5", "exit_code", KB5_EXIT_CODE, "CASES.md KB-5 (the container's trap: exit 143 on the delete's SIGTERM)",
+              cgroup=1, minors=READ),
+        Expectation("KB-5", "terminated_reason", "OOMKilled", f"CASES.md KB-5; {KB5_CONTAINERD}", cgroup=1, minors=READ,
+                    known_bug=KnownBug(KB5_BUG, correct="Error", mechanism=KB5_MECHANISM, fix=KB5_FIX)),
+        equal("KB-5", "child_exit_code", "absent", f"{KB5_V2} (PID 1 dies with the child: no 'child exit')", cgroup=2, minors=READ),
+        equal("KB-5", "kernel_killed_tasks", "dd sh", f"{KB5_V2} (the oom group: every task)", cgroup=2, minors=READ),
+        equal("KB-5", "exit_code", SIGKILL_EXIT_CODE, f"{KB5_V2} (SIGKILL before any SIGTERM: 128 + 9)", cgroup=2, minors=READ),
+        equal("KB-5", "terminated_reason", "OOMKilled", f"{KB5_V2}; {KB5_CONTAINERD}", cgroup=2, minors=READ),
+    ],
+    VERIFIED_IN,
+)
+
+# -- KB-6: exec readiness probes during termination (kubernetes#140881) ---------------------
+KB6_GRACE_S = 15         # terminationGracePeriodSeconds: the container ignores SIGTERM beyond its trap
+KB6_READINESS_PERIOD_S = 1  # readinessProbe.periodSeconds (failureThreshold 1)
+# The container's sigterm stamp (adjtimex + awk) is written up to this long after the signal.
+KB6_STAMP_S = 0.5
+
+KB6_SOURCE = ("CASES.md KB-6; [UP] pkg/kubelet/prober/prober_manager.go AddPod (the workers' context); pkg/kubelet/pod_workers.go "
+              "UpdatePod ('Cancelling current pod sync' when the pod becomes terminating), startPodSync; prober/worker.go "
+              "doProbe (an errored probe's result is thrown away); kubelet.go SyncTerminatingPod (StopLivenessAndStartup, "
+              "readiness runs on until RemovePod)")
+KB6_BUG = "kubernetes/kubernetes#140881 (closed: fixed on master by #140882; cherry-picks #141006, #141005 open)"
+KB6_MECHANISM = ("prober_manager.go AddPod starts the probe workers with the pod worker's sync context; pod_workers.go UpdatePod "
+                 "cancels it when the pod becomes terminating; every exec probe after that fails 'context canceled' and "
+                 "worker.go doProbe throws the result away: Ready stays True until the container is gone")
+# The fix as read (2026-12-07): PR #140882 is listed in CHANGELOG/CHANGELOG-1.37.md of v1.37.2 under v1.37.0
+# (Bug or Regression) and v1.37.2's AddPod has context.WithoutCancel; v1.36.3's and v1.35.4's have not. Its
+# cherry-picks #141006 (release-1.36) and #141005 (release-1.35) are open.
+KB6_FIX = Fix("merged", "CHANGELOG/CHANGELOG-1.37.md of v1.37.2 (v1.37.0, Bug or Regression: #140882); the source of v1.34.4 … "
+                        "v1.37.2 (prober_manager.go AddPod); upstream threads kubernetes/kubernetes#140881, #140882, #141006, "
+                        "#141005 (read 2026-12-07)",
+              pr="kubernetes/kubernetes#140882", released="1.37.0",
+              cherry_picks=(CherryPick("release-1.36", "kubernetes/kubernetes#141006", "open"),
+                            CherryPick("release-1.35", "kubernetes/kubernetes#141005", "open")))
+KB6_SINCE = "1.35.0"   # #130487 (v1.35.0) passed the sync context to AddPod; v1.34.4 runs the workers without one
+KB6_CORRECT_HIGH_S = KB6_READINESS_PERIOD_S + KUBELET_HANDOFF_S + STATUS_UPDATE_S
+_KB6_CORRECT_WHY = (f"the trap removes the readiness file right after its sigterm stamp; the next probe (≤ {KB6_READINESS_PERIOD_S} s, "
+                    f"failureThreshold 1) fails: +{KUBELET_HANDOFF_S:g} s probe result to status +{STATUS_UPDATE_S:g} s status write")
+_KB6_BUGGY_WHY = (f"Ready turns False only when the container is gone: SIGKILL {KB6_GRACE_S} s after SIGTERM (−{KB6_STAMP_S:g} s "
+                  f"the stamp's own delay), +{PLEG_RELIST_S:g} s PLEG relist +{KUBELET_HANDOFF_S:g} s sync +{STATUS_UPDATE_S:g} s "
+                  "status write")
+KB6_BUGGY_BAND = Band(KB6_GRACE_S - KB6_STAMP_S, KB6_GRACE_S + PLEG_RELIST_S + KUBELET_HANDOFF_S + STATUS_UPDATE_S)
+_KB6_RUNS_WHY = (f"one exec probe per {KB6_READINESS_PERIOD_S} s from SIGTERM until the SIGKILL {KB6_GRACE_S} s later: at least "
+                 "the one that fails")
+
+register(
+    [
+        # 1.34: no context — the probe runs on through the grace period
+        Expectation("KB-6", "ready_false_after_sigterm_s", float(KB6_READINESS_PERIOD_S),
+                    f"CASES.md KB-6; [UP] prober_manager.go AddPod of v1.34.4 (go w.run(), no context); {KB6_SOURCE}",
+                    unit="s", band=Band(0, KB6_CORRECT_HIGH_S), why=_KB6_CORRECT_WHY, minors=(34, 34)),
+        Expectation("KB-6", "readiness_probe_runs_after_sigterm", 1, "CASES.md KB-6; [UP] prober_manager.go AddPod of v1.34.4",
+                    unit="runs", band=Band.at_least(1), why=_KB6_RUNS_WHY, minors=(34, 34)),
+        # 1.35+: the regression; the fix in 1.37.0 (the judge reads the patch against KB6_FIX)
+        Expectation("KB-6", "ready_false_after_sigterm_s", float(KB6_GRACE_S), KB6_SOURCE, unit="s", band=KB6_BUGGY_BAND,
+                    why=_KB6_BUGGY_WHY, minors=(35, None),
+                    known_bug=KnownBug(KB6_BUG, correct=float(KB6_READINESS_PERIOD_S), correct_band=Band(0, KB6_CORRECT_HIGH_S),
+                                       mechanism=KB6_MECHANISM, since=KB6_SINCE, fix=KB6_FIX)),
+        Expectation("KB-6", "readiness_probe_runs_after_sigterm", 0, KB6_SOURCE, unit="runs", band=Band(0, 0),
+                    why="every exec probe after the cancel fails before it reaches the container: none runs",
+                    minors=(35, None),
+                    known_bug=KnownBug(KB6_BUG, correct=1, correct_band=Band.at_least(1), mechanism=KB6_MECHANISM,
+                                       since=KB6_SINCE, fix=KB6_FIX)),
     ],
     VERIFIED_IN,
 )

@@ -1,10 +1,12 @@
-"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-3), on a real cluster.
+"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-6), on a real cluster.
 
 Each test applies the bug's small input and measures what the cluster does; the registry
 (:mod:`e2e.documented.known_bugs`) documents today's buggy behaviour with the upstream issue, the
-correct value and the mechanism. A run where the bug shows passes, marked "known bug present";
-a run where the correct behaviour shows ends "bug no longer present — fixed on this version?"
-(``BUG FIXED?``, not a failure); anything else fails.
+correct value and the mechanism, and where known the fix and the patches it reaches. A run where
+the bug shows on a patch without the fix passes, marked "known bug present"; the correct behaviour
+there ends "bug no longer present — fixed on this version?" (``BUG FIXED?``, not a failure); on a
+patch the fix reaches the correct behaviour is "fixed as expected" (a pass) and the bug fails the
+test (``bug-present-despite-fix``); anything else fails.
 """
 
 from __future__ import annotations
@@ -14,18 +16,20 @@ from functools import partial
 from collections import Counter
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from e2e.documented import known_bugs as doc
-from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, STATUS_UPDATE_S
+from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, STATUS_UPDATE_S
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_LAG_S, crossing_to_event_high
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
-from e2e.evidence.stamps import find, merge, stamps_from_changes
+from e2e.evidence.stamps import find, first, merge, parse, stamps_from_changes
 from e2e.evidence.stamp_logs import stamps_from_logs
 from e2e.evidence.stamp_table import merged_table
-from e2e.measure.known_bugs import prestop_outlives
+from e2e.measure.known_bugs import prestop_outlives, probes_before_started, readiness_during_termination, started_when_first_running
 from e2e.measure.values import expect_all
-from e2e.record.pods import condition, container_status, phase
+from e2e.record.pods import condition, container_status, phase, pod_ready
+from e2e.record.timeline import container_samples
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import WAIT_SLACK_S
 
@@ -227,3 +231,150 @@ def test_init_container_with_oom_killed_child_exiting_0(scenario: Scenario):
     sc.expect("KB-3", "main_started", main_started, details=details)
     sc.expect("KB-3", "ready_to_start_containers", (condition(obj, "PodReadyToStartContainers") or {}).get("status"), details=details)
     sc.expect("KB-3", "phase", phase(obj), details=details)
+
+
+# -- KB-4 -------------------------------------------------------------------------------------
+
+
+def _app_log(sc: Scenario, pod: str, previous: bool = False):
+    return parse(sc.kube.logs(sc.namespace, pod, "app", previous=previous))
+
+
+@pytest.mark.case("KB-4")
+def test_restarted_container_inherits_started(scenario: Scenario):
+    """KB-4: a container restarted after its liveness probe failed gets liveness and readiness
+    probes before its own startup probe passed (kubernetes#141155): its first status says
+    ``started: true``, copied from the killed run. The first run, with no status to copy, is the
+    control: its startup probe gates the others. Counted from the probes' own stamps in each run's
+    log, and from the recorded statuses."""
+    sc = scenario
+    pod = "restart-started"
+    sc.apply("restart-started.yaml", name=pod, starts_after_s=doc.KB4_STARTS_AFTER_S, unhealthy_after_s=doc.KB4_UNHEALTHY_AFTER_S,
+             startup_period_s=doc.KB4_STARTUP_PERIOD_S, startup_failure_threshold=doc.KB4_STARTUP_FAILURE_THRESHOLD,
+             other_period_s=doc.KB4_OTHER_PERIOD_S)
+
+    def restarts() -> int:
+        return container_status(sc.pod(pod), "app").get("restartCount") or 0
+
+    def started_run() -> list | None:
+        """The second run's log once its startup probe succeeded (no log yet while it waits)."""
+        try:
+            stamps = _app_log(sc, pod)
+        except ApiException:
+            return None
+        return stamps if first(stamps, "start", run="2") and first(stamps, "probe:startup:success") else None
+
+    # the first run's startup probe passes within a period of its file, its liveness probe fails at
+    # the next run after /tmp/unhealthy, the kill (TERM trapped: at once) and the restart
+    sc.wait_for(f"{pod} restarted after its liveness probe failed", lambda: restarts() >= 1,
+                max(doc.KB4_STARTS_AFTER_S + doc.KB4_STARTUP_PERIOD_S, doc.KB4_UNHEALTHY_AFTER_S) + doc.KB4_OTHER_PERIOD_S
+                + MINIMUM_GRACE_PERIOD_S + 2 * WAIT_SLACK_S)
+    # the second run: its startup probe passes within two startup periods (the first tick may only
+    # record Unknown for the new container, worker.go doProbe)
+    current = sc.wait_for(f"{pod}'s second run: a startup probe success in its log", started_run,
+                          2 * doc.KB4_STARTUP_PERIOD_S + doc.KB4_STARTS_AFTER_S + WAIT_SLACK_S)
+    previous = _app_log(sc, pod, previous=True)
+    for stamps, run in ((previous, "first run"), (current, "second run")):
+        for label, event in (("start", "start"), ("startup probe success", "probe:startup:success")):
+            found = first(stamps, event)
+            if found:
+                sc.mark(found.at, f"{run}: {label}")
+    sc.add_file("KB-4 probe stamps.txt", "first run:\n" + "\n".join(f"{s.at:.6f} {s.event}" for s in previous)
+                + "\n\nsecond run:\n" + "\n".join(f"{s.at:.6f} {s.event}" for s in current))
+    samples = container_samples(sc.recorder.changes("Pod"), pod)
+    expect_all(sc.expect, [probes_before_started("first run", previous), probes_before_started("restarted", current),
+                           started_when_first_running("first run", samples, "app", 0),
+                           started_when_first_running("restarted", samples, "app", 1)])
+    sc.expect("KB-4", "restart_count", restarts(), details={"killing": [ch.obj.get("message") for ch in sc.events("Killing", pod)]})
+
+
+# -- KB-5 -------------------------------------------------------------------------------------
+
+
+def _child_exit(sc: Scenario, pod: str) -> tuple[str, int | None] | None:
+    """``("child", N)`` once PID 1 printed its child's exit status ("child exit N"), ``("ended",
+    None)`` once the container ended without (cgroup v2: the child's OOM kill took it), else None."""
+    try:
+        text = sc.kube.logs(sc.namespace, pod, "app") or ""  # None while the log is empty
+    except ApiException:
+        text = ""
+    code = next((int(line.split()[-1]) for line in text.splitlines() if line.startswith("child exit ")), None)
+    if code is not None:
+        return "child", code
+    return ("ended", None) if _terminated(sc, pod) else None
+
+
+def _terminated(sc: Scenario, pod: str) -> dict | None:
+    """The ``terminated`` state of ``app`` in the newest recorded change of ``pod`` (also its DELETED)."""
+    changes = sc.recorder.changes("Pod", pod)
+    return ((container_status(changes[-1].obj, "app").get("state") or {}).get("terminated")) if changes else None
+
+
+@pytest.mark.case("KB-5")
+def test_sigterm_exit_after_a_child_oom_reads_oomkilled(scenario: Scenario):
+    """KB-5 (cgroup v1): a child of the container is OOM-killed, the container lives on; deleted, it
+    exits 143 on the SIGTERM — and its reason reads ``OOMKilled`` (kubernetes#140716), where the
+    correct one is ``Error``. cgroup v2: memory.oom.group takes the whole container at the child's
+    OOM kill (137, ``OOMKilled``), so the input does not arise: judged as documented (no bug)."""
+    sc = scenario
+    sc.note("cgroup", f"v{sc.cgroup}" if sc.cgroup else "unknown")
+    pod = "oom-child-sigterm"
+    sc.apply("oom-child-sigterm.yaml", name=pod, limit_mi=doc.KB5_LIMIT_MI, alloc_mi=doc.KB5_ALLOC_MI, exit_code=doc.KB5_EXIT_CODE)
+    what, child = sc.wait_for(f"{pod}: the child's exit printed, or the container ended", lambda: _child_exit(sc, pod), 2 * WAIT_SLACK_S)
+    container_id = container_status(sc.pod(pod), "app").get("containerID")
+    node = sc.node_of(pod)
+    t_delete = None
+    if what == "child":
+        sc.mark(time.time(), f"child exit {child} seen")
+        t_delete = sc.delete_pod(pod)
+    # the trap exits at once: the kubelet's hand-off, the PLEG relist and the status write
+    term = sc.wait_for(f"{pod}: app terminated", lambda: _terminated(sc, pod),
+                       KUBELET_HANDOFF_S + PLEG_RELIST_S + STATUS_UPDATE_S + WAIT_SLACK_S)
+    details = {"child_exit": child, "deleted": t_delete is not None,
+               "terminated": {k: term.get(k) for k in ("exitCode", "reason", "signal", "startedAt", "finishedAt")}}
+    sc.expect("KB-5", "child_exit_code", "absent" if child == "ended" else child, details=details)
+    if sc.access is not None and container_id:
+        kernel = parse_dmesg(sc.node_exec("dmesg", timeout=30, node=node))
+        killed = sorted({k.name for r in reports_for_container(kernel, container_id) for k in r.killed})
+        sc.expect("KB-5", "kernel_killed_tasks", " ".join(killed) or None, details=details)
+    sc.expect("KB-5", "exit_code", term.get("exitCode"), details=details)
+    sc.expect("KB-5", "terminated_reason", term.get("reason"), details=details)
+
+
+# -- KB-6 -------------------------------------------------------------------------------------
+
+
+def ready_false_after(sc: Scenario, pod: str, after: float) -> float | None:
+    """Receive time of the first recorded change of ``pod`` after ``after`` whose Ready condition is
+    not True (also its DELETED object, or the DELETED itself)."""
+    for ch in sc.recorder.changes("Pod", pod):
+        if ch.received_at > after and ((condition(ch.obj, "Ready") or {}).get("status") != "True" or ch.type == "DELETED"):
+            return ch.received_at
+    return None
+
+
+@pytest.mark.case("KB-6")
+def test_exec_readiness_probe_runs_during_termination(scenario: Scenario):
+    """KB-6: a deleted pod's exec readiness probe goes on through the grace period, so Ready turns
+    False within a period of the SIGTERM that made it fail — not only when the container is
+    SIGKILLed at the grace end (kubernetes#140881, the 1.35 regression; fixed in 1.37.0 by #140882).
+    Judged from the container's and the probes' own stamps (kept in the termination message) and
+    the recorded Ready condition."""
+    sc = scenario
+    pod = "readiness-terminating"
+    sc.apply("readiness-terminating.yaml", name=pod, grace_s=doc.KB6_GRACE_S, period_s=doc.KB6_READINESS_PERIOD_S)
+    sc.wait(pod_ready(pod), WAIT_SLACK_S)
+    t_delete = sc.delete_pod(pod)
+    # the logs while the container lives (its log goes with the pod), then the pod's removal
+    sc.first_within(doc.KB6_GRACE_S - 2 * doc.KB6_READINESS_PERIOD_S, f"{pod} Ready False", lambda: ready_false_after(sc, pod, t_delete))
+    live = stamps_from_logs(sc, pod)
+    sc.wait_for(f"{pod} deleted", lambda: deleted_at(sc, pod), doc.KB6_BUGGY_BAND.high + WAIT_SLACK_S)
+    stamps = merge(live, stamps_from_changes(sc.recorder.changes("Pod"), pod))
+    sigterm = sc.require(first(stamps, "sigterm"), f"{pod}: the container's sigterm stamp: {stamps}")
+    sc.mark(sigterm.at, "sigterm (stamp)")
+    ready_false = ready_false_after(sc, pod, t_delete)
+    if ready_false:
+        sc.mark(ready_false, "Ready not True")
+    errored = [ch.obj.get("message") for ch in sc.events("Unhealthy", pod) if "errored" in (ch.obj.get("message") or "")]
+    expect_all(sc.expect, readiness_during_termination(sigterm.at, ready_false, stamps),
+               sigterm_after_delete_s=round(sigterm.at - t_delete, 3), probe_errored_events=errored[:5])
