@@ -8,7 +8,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 REPORTS ?= reports
-# K8S_VERSION=1.34 picks another Kubernetes; NODE_IMAGE=... an explicit node image;
+# K8S_VERSION=1.34 picks another Kubernetes (1.36.2: any released patch of a minor of
+# hack/offline/versions.env, built offline: hack/offline/k8s-version.sh); NODE_IMAGE=... an explicit node image;
 # OFFLINE=1 always builds the node image locally (auto: when it cannot be pulled).
 K8S_VERSION ?=
 # the workload families (CASES-workloads.md: ~30 min on 2 cores) run with `make e2e-workloads`:

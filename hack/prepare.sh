@@ -34,6 +34,10 @@ if [ -n "${K8S_VERSION:-}" ]; then
   for full in $K8S_VERSIONS; do minors+="${minors:+, }$(cut -d. -f1,2 <<<"${full#v}")"; done
   [[ ", $minors, " == *", $(cut -d. -f1,2 <<<"$v"), "* ]] \
     || die "K8S_VERSION=$K8S_VERSION is not supported: the suite documents and builds Kubernetes $minors (hack/offline/versions.env K8S_VERSIONS)"
+  # OFFLINE=1 builds it: a patch the Go module proxy does not serve is refused here, before Docker
+  if [ "$offline" = 1 ] && [ "$for_kubeconfig" = 0 ]; then
+    "$here/offline/k8s-version.sh" "$K8S_VERSION" > /dev/null
+  fi
 fi
 
 # -- Docker engine -------------------------------------------------------------------------------

@@ -69,16 +69,19 @@ def test_an_interrupted_setup_leaves_the_profile_as_it_was(tmp_path):
     assert run.stderr.strip() == f"pod-lifecycle-e2e: {interrupted} stopped by SIGINT: {reports / 'profile.env'} left as it was"
 
 
-def _prepare(tmp_path, k8s_version: str) -> tuple[subprocess.CompletedProcess, list[str]]:
-    """hack/prepare.sh with K8S_VERSION and a docker CLI that logs its calls and fails them all
-    (no engine): its exit, and what it asked docker."""
+def _prepare(tmp_path, k8s_version: str, **env: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """hack/prepare.sh with K8S_VERSION (and ``env``) and a docker CLI that logs its calls and
+    fails them all (no engine), and a go whose module proxy serves nothing (403): its exit, and
+    what it asked docker and go."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "docker.log"
     _fake(bin_dir / "docker", f'echo "docker $*" >> {log}\nexit 1\n')
+    _fake(bin_dir / "go", f'echo "go $*" >> {log}\n[ "$1" = env ] && echo https://proxy.example,direct && exit 0\n'
+                          'echo "go: $4: reading https://proxy.example: 403 Forbidden" >&2\nexit 1\n')
     run = subprocess.run([str(ROOT / "hack" / "prepare.sh")], capture_output=True, text=True, timeout=60,
                          env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "E2E_START_DOCKER": "0",
-                              "E2E_CACHE": str(tmp_path / "cache"), "K8S_VERSION": k8s_version})
+                              "E2E_CACHE": str(tmp_path / "cache"), "K8S_VERSION": k8s_version, **env})
     return run, log.read_text().splitlines() if log.exists() else []
 
 
@@ -94,7 +97,18 @@ def test_an_unsupported_kubernetes_version_is_refused_before_anything_else(tmp_p
 def test_a_patch_of_a_supported_minor_goes_on_to_the_setup(tmp_path):
     run, docker = _prepare(tmp_path, "v1.34.1")
     assert run.returncode == 1 and "no Docker engine answers" in run.stderr  # past the version check
-    assert docker == ["docker info"]
+    assert docker == ["docker info"]  # (a node image may be pulled: the module proxy is not asked)
+
+
+def test_offline_a_patch_the_module_proxy_does_not_serve_is_refused_before_docker(tmp_path):
+    """issue 44 item 1: OFFLINE=1 builds the patch; one the Go module proxy does not have is refused
+    by hack/offline/k8s-version.sh (tests/test_offline_versions.py) before Docker is started."""
+    run, calls = _prepare(tmp_path, "1.36.99", OFFLINE="1")
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.startswith("pod-lifecycle-e2e: error: k8s.io/kubernetes v1.36.99 cannot be had from the Go module proxy "
+                                 "(https://proxy.example)")
+    assert calls == ["go env GOPROXY", "go list -m -f {{.Version}} k8s.io/kubernetes@v1.36.99"]
+    assert not (tmp_path / "cache").exists()
 
 
 def _e2e_prepare_env(pytest_args: str) -> str:

@@ -4,7 +4,11 @@
 # run only checks. Prints the profile as shell assignments on stdout (progress goes to stderr):
 #   E2E_KIND, E2E_NODE_IMAGE, E2E_PROFILE_PATCH, E2E_BUSYBOX_IMAGE
 #
-# usage: build.sh [K8S_VERSION]    (v1.37.2, 1.37 or 1.34; default: newest of versions.env)
+# Each release is built apart (kubernetes-<version>-*, images-<version>-*.tar, the node image
+# kind-node:<version>-*), written whole or not at all (into-cache.sh).
+#
+# usage: build.sh [K8S_VERSION]    (1.37: the pinned v1.37.2; v1.36.2: any released patch of a
+#                                   minor of versions.env; default: its newest; k8s-version.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
@@ -15,13 +19,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 # stdout carries only the profile: every step's output goes to stderr
 exec 3>&1 1>&2
 
-want=${1:-}
-version=""
-[ -z "$want" ] || [[ "${want#v}" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || die "Kubernetes version '$want': give 1.MINOR or 1.MINOR.PATCH"
-for v in $K8S_VERSIONS; do
-  if [ -z "$want" ] || [ "$v" = "v${want#v}" ] || [[ "$v" == "v${want#v}."* ]]; then version=$v; break; fi
-done
-[ -n "$version" ] || die "Kubernetes version '$want' is not one the offline build supports ($K8S_VERSIONS)"
+# the release, before anything is written: a pinned one, or another patch of a pinned minor that
+# the Go module proxy serves (k8s-version.sh); refused otherwise
+version=$("$here/k8s-version.sh" "${1:-}")
 
 cache=${E2E_CACHE:-$HOME/.cache/pod-lifecycle-e2e}/offline
 mkdir -p "$cache"
@@ -74,10 +74,10 @@ fi
 # -- Kubernetes ----------------------------------------------------------------------------------------
 kdir=$cache/kubernetes-$version-$(key "$here/build-kubernetes.sh")
 if ! done_dir "$kdir"; then
-  rm -rf "$kdir"; "$here/build-kubernetes.sh" "$version" "$kdir"; touch "$kdir/.done"
+  "$here/into-cache.sh" "$kdir" "$here/build-kubernetes.sh" "$version"; touch "$kdir/.done"
 fi
 images=$cache/images-$version-$(key "$here/build-kubernetes.sh" "$here/build-images.sh" "$here/build-base.sh").tar
-[ -f "$images" ] || "$here/build-images.sh" "$kdir" "$base" "$images"
+[ -f "$images" ] || "$here/into-cache.sh" "$images" "$here/build-images.sh" "$kdir" "$base"
 node=pod-lifecycle-e2e/kind-node:$version-$(key "$here"/build-*.sh "$here/10-offline-ptp.conflist")
 if ! docker image inspect "$node" >/dev/null 2>&1; then
   "$here/build-node.sh" "$base" "$kdir" "$images" "$node"
