@@ -298,8 +298,8 @@ def test_every_known_bug_of_the_suite_names_its_fix_as_read():
     expected = {("RS-5", v): s for v, s in (("v1.36.3", "present"), ("v1.36.4", "unknown"), ("v1.37.2", "fixed"))}
     expected |= {("RS-6", v): s for v, s in (("v1.36.3", "present"), ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
     # issue 44 item 3: KB-6's fix #140882 in 1.37.0, its cherry-picks open; KB-4's #141342 in no release
-    expected |= {("KB-6", v): s for v, s in (("v1.35.4", "present"), ("v1.36.3", "present"), ("v1.37.0", "fixed"),
-                                             ("v1.37.2", "fixed"))}
+    expected |= {("KB-6", v): s for v, s in (("v1.35.4", "present"), ("v1.36.0", "absent"), ("v1.36.2", "absent"),
+                                             ("v1.36.3", "present"), ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
     expected |= {("KB-4", v): "present" for v in ("v1.35.4", "v1.36.3", "v1.37.2", "v1.37.3")}
     bugs = [e for e in REGISTRY.entries if e.known_bug is not None]
     for (case, version), state in expected.items():
@@ -381,6 +381,10 @@ def suite_judge(tmp_path, kubernetes: str, cgroup: int | None = 1) -> Judge:
     ("v1.36.3", "KB-6", "ready_false_after_sigterm_s", 16.2, "bug-present"),
     ("v1.36.3", "KB-6", "readiness_probe_runs_after_sigterm", 0, "bug-present"),
     ("v1.36.3", "KB-6", "readiness_probe_runs_after_sigterm", 13, "bug-fixed"),
+    # KB-6: 1.36.0–1.36.2 never had it (#141006; v1.36.2's startPodSync): the correct value as expected, the bug a failure
+    ("v1.36.2", "KB-6", "ready_false_after_sigterm_s", 1.1, "absent-as-expected"),
+    ("v1.36.2", "KB-6", "readiness_probe_runs_after_sigterm", 13, "absent-as-expected"),
+    ("v1.36.2", "KB-6", "ready_false_after_sigterm_s", 16.2, "fail"),
     ("v1.34.4", "KB-6", "ready_false_after_sigterm_s", 1.1, "pass"),
     ("v1.34.4", "KB-6", "ready_false_after_sigterm_s", 16.2, "fail"),
 ])
@@ -402,3 +406,16 @@ def test_kb5_is_keyed_by_cgroup(tmp_path, cgroup, reason, code, verdicts):
     j.expect("KB-5", "terminated_reason", reason)
     j.expect("KB-5", "exit_code", code)
     assert [m["verdict"] for m in json.loads(j.log.path.read_text())["measurements"]] == verdicts
+
+
+def test_an_unaffected_range_is_one_minors_patches_with_its_reason():
+    from e2e.judge.expectations import Unaffected
+
+    u = Unaffected("1.36.0", "1.36.2", "startPodSync of v1.36.2")
+    assert (u.covers(36, 0), u.covers(36, 2), u.covers(36, 3), u.covers(35, 1)) == (True, True, False, False)
+    bug = KnownBug("k/k#1", correct=0, mechanism="m", since="1.35.0", unaffected=(u,))
+    assert bug.remedy("v1.36.1") == "1.36.0–1.36.2 do not have it (startPodSync of v1.36.2)"
+    assert bug.patch_range() == "since 1.35.0; 1.36.0–1.36.2 do not have it; no fix known"
+    for first, last, why in (("1.36.2", "1.36.0", "w"), ("1.35.0", "1.36.2", "w"), ("1.36", "1.36.2", "w"), ("1.36.0", "1.36.2", " ")):
+        with pytest.raises(ValueError):
+            Unaffected(first, last, why)

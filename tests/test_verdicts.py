@@ -58,7 +58,8 @@ def test_the_judges_precedence_and_how_each_settled_test_ends():
     ends = {r.name: v.outcome(r.outcome).ends for r in v.SETTLING}
     assert ends == {v.INCONCLUSIVE: v.SKIP, v.UNDOCUMENTED: v.SKIP, v.BUG_FIXED: v.SKIP, v.ENVIRONMENT: v.SKIP,
                     v.TOLERATED_RACE: v.XFAIL, v.BUG_PRESENT: ""}  # a known bug present: pytest's own pass
-    assert [r.name for r in v.VERDICTS if r.holds] == [v.BUG_PRESENT, v.UNVERIFIED, v.FIXED_AS_EXPECTED, v.PASS]
+    assert [r.name for r in v.VERDICTS if r.holds] == [v.BUG_PRESENT, v.UNVERIFIED, v.FIXED_AS_EXPECTED, v.ABSENT_AS_EXPECTED,
+                                                       v.PASS]
     # a known bug present although its fix should be in fails its test, as a failed value does (Judge.verify)
     assert v.FAILING_VERDICTS == (v.FAIL, v.BUG_PRESENT_DESPITE_FIX)
 

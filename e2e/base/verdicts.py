@@ -44,6 +44,9 @@ BUG_PRESENT = "bug-present"
 BUG_FIXED = "bug-fixed"
 FIXED_AS_EXPECTED = "fixed-as-expected"
 BUG_PRESENT_DESPITE_FIX = "bug-present-despite-fix"
+# ... and on a patch inside its range that never had it (KnownBug.unaffected), the correct value
+# (absent as expected; the buggy one fails)
+ABSENT_AS_EXPECTED = "absent-as-expected"
 # held an expectation whose source was not read in the cluster's minor (Expectation.verified_in)
 UNVERIFIED = "unverified-carried-forward"
 # set aside with a reason (Judge.set_aside): an environment limit (clamped OOM scores, OM-5) ...
@@ -137,7 +140,7 @@ class TestOutcome:
 
 
 # In the judge's precedence: of a test's values, the first verdict of this order that one of them
-# has settles the test's outcome (Judge.outcome); pass, fixed-as-expected, fail, bug-present-despite-fix
+# has settles the test's outcome (Judge.outcome); pass, fixed-as-expected, absent-as-expected, fail, bug-present-despite-fix
 # and unverified settle nothing (a failing value fails the test before, Judge.verify; an unverified one
 # is listed apart, whatever the outcome).
 VERDICTS: tuple[ValueVerdict, ...] = (
@@ -151,6 +154,7 @@ VERDICTS: tuple[ValueVerdict, ...] = (
     ValueVerdict(FAIL, holds=False, outcome=FAILED, rank=0),
     ValueVerdict(BUG_PRESENT_DESPITE_FIX, holds=False, outcome=FAILED, rank=0),
     ValueVerdict(FIXED_AS_EXPECTED, holds=True, outcome=PASSED, rank=8),
+    ValueVerdict(ABSENT_AS_EXPECTED, holds=True, outcome=PASSED, rank=8),
     ValueVerdict(PASS, holds=True, outcome=PASSED, rank=8),
 )
 
@@ -201,10 +205,10 @@ def outcome(name: str) -> TestOutcome:
 SETTLING: tuple[ValueVerdict, ...] = tuple(v for v in VERDICTS if v.reason)
 # verdicts of values set aside with a reason (Judge.set_aside)
 SET_ASIDE_VERDICTS = (ENVIRONMENT, TOLERATED_RACE)
-KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED, FIXED_AS_EXPECTED, BUG_PRESENT_DESPITE_FIX)
+KNOWN_BUG_VERDICTS = (BUG_PRESENT, BUG_FIXED, FIXED_AS_EXPECTED, BUG_PRESENT_DESPITE_FIX, ABSENT_AS_EXPECTED)
 # a known bug's state as compare names it
 KNOWN_BUG_STATES = {BUG_PRESENT: "present", BUG_FIXED: "gone (no fix known)", FIXED_AS_EXPECTED: "fixed",
-                    BUG_PRESENT_DESPITE_FIX: "present despite its fix"}
+                    BUG_PRESENT_DESPITE_FIX: "present despite its fix", ABSENT_AS_EXPECTED: "absent on this patch"}
 # the value verdicts that fail their test (Judge.verify explains each)
 FAILING_VERDICTS: tuple[str, ...] = tuple(v.name for v in VERDICTS if v.outcome == FAILED)
 # a value judged before its bug was declared a race, read as the race's outcome

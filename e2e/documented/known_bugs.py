@@ -114,15 +114,16 @@ v1.34.4: ``go w.run()``, no context — the probe runs on. v1.35.4, v1.36.3: ``g
 that context (1.36.3's ``startPodSync`` reuses ``status.ctx`` until cancelled). v1.37.2:
 ``AddPod`` detaches it (``context.WithoutCancel``) — the fix; ``SyncTerminatingPod`` stops only
 liveness and startup (``StopLivenessAndStartup``), the readiness worker probes through the grace
-period until ``RemovePod``. Per #141006, v1.36.0–v1.36.2 were unaffected (a fresh sync context
-per sync; re-armed in 1.36.3 by #140066): :class:`KnownBug` cannot say so (its range is
-``since`` … ``fix``), so a 1.36.0–1.36.2 cluster would read "bug fixed?" — not read here (no
-source of those patches on this machine).
+period until ``RemovePod``. v1.36.0–v1.36.2 do not have it (#141006; read in v1.36.2's
+pod_workers.go ``startPodSync``: a new ``context.WithCancel`` per sync, whose ``cancelFn`` the next
+sync overwrites, so the context ``AddPod`` got is never cancelled — the leak of #139823; v1.36.3's
+#140066 reuses one context until ``UpdatePod`` cancels it, which re-armed the bug):
+``KnownBug.unaffected`` (verdict ``absent-as-expected`` there).
 """
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, CherryPick, Expectation, Fix, KnownBug, equal, exact, register
+from ..judge.expectations import Band, CherryPick, Expectation, Fix, KnownBug, Unaffected, equal, exact, register
 from .kubelet import (KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S, STATUS_UPDATE_S,
                       SYNC_TICKER_S, UPGRADE_PATH_READ)
 from .memory import SIGKILL_EXIT_CODE
@@ -450,6 +451,9 @@ KB6_FIX = Fix("merged", "CHANGELOG/CHANGELOG-1.37.md of v1.37.2 (v1.37.0, Bug or
               cherry_picks=(CherryPick("release-1.36", "kubernetes/kubernetes#141006", "open"),
                             CherryPick("release-1.35", "kubernetes/kubernetes#141005", "open")))
 KB6_SINCE = "1.35.0"   # #130487 (v1.35.0) passed the sync context to AddPod; v1.34.4 runs the workers without one
+KB6_UNAFFECTED = (Unaffected("1.36.0", "1.36.2", "kubernetes/kubernetes#141006; [UP] pkg/kubelet/pod_workers.go startPodSync of "
+                             "v1.36.2: a new context.WithCancel per sync, the context AddPod got is never cancelled (#139823's "
+                             "leak); v1.36.3 reuses it until UpdatePod cancels it (#140066)"),)
 KB6_CORRECT_HIGH_S = KB6_READINESS_PERIOD_S + KUBELET_HANDOFF_S + STATUS_UPDATE_S
 _KB6_CORRECT_WHY = (f"the trap removes the readiness file right after its sigterm stamp; the next probe (≤ {KB6_READINESS_PERIOD_S} s, "
                     f"failureThreshold 1) fails: +{KUBELET_HANDOFF_S:g} s probe result to status +{STATUS_UPDATE_S:g} s status write")
@@ -472,12 +476,13 @@ register(
         Expectation("KB-6", "ready_false_after_sigterm_s", float(KB6_GRACE_S), KB6_SOURCE, unit="s", band=KB6_BUGGY_BAND,
                     why=_KB6_BUGGY_WHY, minors=(35, None),
                     known_bug=KnownBug(KB6_BUG, correct=float(KB6_READINESS_PERIOD_S), correct_band=Band(0, KB6_CORRECT_HIGH_S),
-                                       mechanism=KB6_MECHANISM, since=KB6_SINCE, fix=KB6_FIX)),
+                                       mechanism=KB6_MECHANISM, since=KB6_SINCE, fix=KB6_FIX,
+                                       unaffected=KB6_UNAFFECTED)),
         Expectation("KB-6", "readiness_probe_runs_after_sigterm", 0, KB6_SOURCE, unit="runs", band=Band(0, 0),
                     why="every exec probe after the cancel fails before it reaches the container: none runs",
                     minors=(35, None),
                     known_bug=KnownBug(KB6_BUG, correct=1, correct_band=Band.at_least(1), mechanism=KB6_MECHANISM,
-                                       since=KB6_SINCE, fix=KB6_FIX)),
+                                       since=KB6_SINCE, fix=KB6_FIX, unaffected=KB6_UNAFFECTED)),
     ],
     VERIFIED_IN,
 )

@@ -143,8 +143,9 @@ class Band:
 
 # -- a known bug's patch range and fix ------------------------------------------------------------
 # The state of a known bug a cluster's patch release is expected to be in (KnownBug.expected_on):
-# the bug is there, its fix is in, or the facts on record cannot tell.
-PRESENT, FIXED, UNKNOWN = "present", "fixed", "unknown"
+# the bug is there, its fix is in, the facts on record cannot tell, or the patch is one of a range
+# inside the bug's that never had it (KnownBug.unaffected).
+PRESENT, FIXED, UNKNOWN, ABSENT = "present", "fixed", "unknown", "absent"
 
 # A release as a known bug's fix names it (Fix.released, CherryPick.released): "1.37.0" the first
 # release with the fix; "≤1.37.2" in that release, the first patch of its minor with it unknown;
@@ -232,6 +233,33 @@ class CherryPick:
 
 
 @dataclass(frozen=True)
+class Unaffected:
+    """Patches of one minor inside a known bug's range that do not have it, ``first`` … ``last``
+    (``"1.36.0"``, ``"1.36.2"``), and ``source``: why, as read in their source (file and
+    function) and upstream. ``ValueError`` for a range that is no patch range of one minor."""
+
+    first: str
+    last: str
+    source: str
+
+    def __post_init__(self) -> None:
+        a, b = version_patch(self.first), version_patch(self.last)
+        if a is None or b is None or a[0] != b[0] or a[1] > b[1]:
+            raise ValueError(f"unaffected {self.first}…{self.last}: no patch range of one minor")
+        if not self.source.strip():
+            raise ValueError(f"unaffected {self.first}…{self.last}: say why, as read in the source")
+
+    def covers(self, minor: int, patch: int) -> bool:
+        """Whether patch release ``1.<minor>.<patch>`` is in this range."""
+        a, b = cast(tuple[int, int], version_patch(self.first)), cast(tuple[int, int], version_patch(self.last))
+        return minor == a[0] and a[1] <= patch <= b[1]
+
+    def text(self) -> str:
+        """``"1.36.0–1.36.2 do not have it (<source>)"``."""
+        return f"{self.first}–{self.last} do not have it ({self.source})"
+
+
+@dataclass(frozen=True)
 class Fix:
     """The upstream fix of a known bug, as far as it is known: ``pr`` the fix on master
     (``"kubernetes/kubernetes#138462"``; ``""``: unknown), ``state`` when read (``"merged"``,
@@ -313,7 +341,10 @@ class KnownBug:
     the fix reaches, the **correct** value is the documented one — ``fixed-as-expected``, the buggy
     one ``bug-present-despite-fix`` (a finding: the test fails, naming the fix), whether or not
     the bug is a race; elsewhere as above, the correct value of a patch no fix is known to reach
-    being ``bug-fixed`` (gone although no fix is known: a finding, never a silent pass)."""
+    being ``bug-fixed`` (gone although no fix is known: a finding, never a silent pass).
+    ``unaffected`` (:class:`Unaffected`): patches inside that range that never had the bug (a
+    regression that skipped them): there the correct value is ``absent-as-expected``, the buggy
+    one a ``fail`` naming the range."""
 
     issue: str
     correct: float | str | bool
@@ -322,6 +353,7 @@ class KnownBug:
     race: str = ""
     since: str = ""
     fix: Fix | None = None
+    unaffected: tuple[Unaffected, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.issue or not self.mechanism:
@@ -333,19 +365,25 @@ class KnownBug:
         """The bug's state expected on a cluster of Kubernetes ``version`` (``"v1.36.2"``):
         :data:`FIXED` when the fix's release (or its minor's cherry-pick's) reaches that patch,
         :data:`UNKNOWN` when the facts cannot tell (a ``≤``/``>`` release, or a version with no
-        patch to read), else :data:`PRESENT` — also always without a known fix."""
+        patch to read), :data:`ABSENT` on a patch of :attr:`unaffected`, else :data:`PRESENT` — also
+        always without a known fix."""
+        patch = version_patch(version)
+        if patch is not None and any(u.covers(*patch) for u in self.unaffected):
+            return ABSENT
         if self.fix is None:
             return PRESENT
-        patch = version_patch(version)
         return UNKNOWN if patch is None else self.fix.state_on(*patch)
 
     def remedy(self, version: str) -> str:
         """What removes the bug from a cluster of ``version``, as the reports say it
         (:meth:`Fix.remedy`); ``"no fix is known"`` without one; the master fix's own release
-        when the version names no minor."""
+        when the version names no minor; on a patch of :attr:`unaffected`, why it has none."""
+        patch = version_patch(version)
+        hit = next((u for u in self.unaffected if patch is not None and u.covers(*patch)), None)
+        if hit is not None:
+            return hit.text()
         if self.fix is None:
             return "no fix is known"
-        patch = version_patch(version)
         if patch is None:
             return f"the fix {self.fix.pr or '(its PR unknown)'} ({self.fix.state}) is {release_text(self.fix.released)}"
         return self.fix.remedy(patch[0])
@@ -355,6 +393,7 @@ class KnownBug:
         (merged): released in 1.37.0; release-1.36: #142042 (open), not yet released"``; ``"since an
         unknown release (none older than the ones read was checked); no fix known"``."""
         head = f"since {self.since}" if self.since else "since an unknown release (none older than the ones read was checked)"
+        head += "".join(f"; {u.first}–{u.last} do not have it" for u in self.unaffected)
         if self.fix is None:
             return f"{head}; no fix known"
         picks = "".join(f"; {c.branch}: {c.pr} ({c.state}), {release_text(c.released)}" for c in self.fix.cherry_picks)

@@ -25,11 +25,11 @@ from typing import Callable, cast
 
 from ..record.hostload import Pressure
 from ..base.jsonfile import read_json, update_json
-from .expectations import FIXED, REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
+from .expectations import ABSENT, FIXED, REGISTRY, Band, Expectation, KnownBug, NotDocumented, Registry, measured_number
 from ..base.measurement import Measurement as Measurement  # the record: e2e.base (read here by the app and tests)
 from ..base.verdicts import BUG_FIXED_PREFIX as BUG_FIXED_PREFIX  # re-exported: tests/test_mutations.py reads it here
 from ..base.verdicts import (
-    BUG_FIXED, BUG_PRESENT, BUG_PRESENT_DESPITE_FIX, FAIL, FAILING_VERDICTS, FIXED_AS_EXPECTED, INCONCLUSIVE,
+    ABSENT_AS_EXPECTED, BUG_FIXED, BUG_PRESENT, BUG_PRESENT_DESPITE_FIX, FAIL, FAILING_VERDICTS, FIXED_AS_EXPECTED, INCONCLUSIVE,
     KNOWN_BUG_VERDICTS, PASS, RACE_ABSENT, RACE_HAPPENED, SET_ASIDE_VERDICTS, SETTLING, UNDOCUMENTED, UNVERIFIED,
     UNVERIFIED_PREFIX, ValueVerdict,
 )
@@ -269,12 +269,16 @@ class Judge:
                                                    "about": exp.raced().why}}
             exp = exp if ok else exp.raced()
             ok, verdict = True, PASS
-        if exp.known_bug is not None and exp.known_bug.expected_on(self.kubernetes) == FIXED:
-            # the fix should be in this patch: the correct value is the documented one (a race or not)
+        state = exp.known_bug.expected_on(self.kubernetes) if exp.known_bug is not None else None
+        if state in (FIXED, ABSENT):
+            # the fix should be in this patch, or it never had the bug: the correct value is the documented one
             details = {**(details or {}), "known_bug": _known_bug_details(exp, self.kubernetes)}
             buggy, exp = ok, exp.correct()
             template, ok = exp.documented, exp.holds_for(value)
-            verdict = FIXED_AS_EXPECTED if ok else BUG_PRESENT_DESPITE_FIX if buggy else FAIL
+            if state == ABSENT:
+                verdict = ABSENT_AS_EXPECTED if ok else FAIL
+            else:
+                verdict = FIXED_AS_EXPECTED if ok else BUG_PRESENT_DESPITE_FIX if buggy else FAIL
         elif exp.known_bug is not None:
             correct = not ok and exp.correct().holds_for(value)
             details = {**(details or {}), "known_bug": _known_bug_details(exp, self.kubernetes)}
@@ -287,7 +291,7 @@ class Judge:
         if not exp.verified_for(self.minor):
             carried = (f"documented for {exp.versions()}, read in {', '.join(exp.verified_in) or 'no release'}, "
                        f"not in 1.{self.minor}: carried forward")
-            if verdict in (PASS, BUG_PRESENT, FIXED_AS_EXPECTED):
+            if verdict in (PASS, BUG_PRESENT, FIXED_AS_EXPECTED, ABSENT_AS_EXPECTED):
                 details = {**(details or {}), "judged": verdict, "reason": carried}
                 verdict = UNVERIFIED
             else:  # a failure (or a known bug's fix) stays what it is, saying so

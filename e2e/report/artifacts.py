@@ -35,7 +35,7 @@ from allure_commons import plugin_manager
 from kubernetes.client.exceptions import ApiException
 
 from ..pictures import states as picture
-from ..base.verdicts import BUG_PRESENT, FAILING_VERDICTS, FIXED_AS_EXPECTED, PASS, TOLERATED_RACE, UNDOCUMENTED
+from ..base.verdicts import ABSENT_AS_EXPECTED, BUG_PRESENT, FAILING_VERDICTS, FIXED_AS_EXPECTED, PASS, TOLERATED_RACE, UNDOCUMENTED
 from ..judge.measurements import Judge, Verdict, known_bug_note, measured
 from ..judge.pressure import describe
 from ..run.scenario import Scenario
@@ -222,7 +222,7 @@ def _error(v: Verdict) -> BaseException | None:
     known bug present although its fix should be in), a skip with the reason (skipped) or a
     :class:`_Flake` (broken)."""
     verdict = v.measurement.verdict
-    if verdict in (PASS, BUG_PRESENT, FIXED_AS_EXPECTED):
+    if verdict in (PASS, BUG_PRESENT, FIXED_AS_EXPECTED, ABSENT_AS_EXPECTED):
         return None
     if verdict in FAILING_VERDICTS:
         return AssertionError(v.explain())

@@ -87,7 +87,7 @@ class CaseSummary:
     def notes(self) -> list[str]:
         """Why a value or test is not a plain pass: failed, flake, skipped, undocumented,
         unverified-carried-forward, with reasons; a known bug's value (bug-present, bug-fixed,
-        fixed-as-expected, bug-present-despite-fix) with its issue, correct value and fix."""
+        fixed-as-expected, bug-present-despite-fix, absent-as-expected) with its issue, correct value and fix."""
         out = []
         for m in self.values:
             if m["verdict"] == PASS:
@@ -491,7 +491,7 @@ def html(tests: list[AllureTest], measurements: list[dict], title: str) -> str:
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{escape(title)}</title>",
         "<style>body{font:14px sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse;margin:.5em 0}"
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}"
-        ".pass,.passed,.fixed-as-expected{color:#15803d}.fail,.failed,.error,.bug-present-despite-fix{color:#b91c1c;font-weight:bold}"
+        ".pass,.passed,.fixed-as-expected,.absent-as-expected{color:#15803d}.fail,.failed,.error,.bug-present-despite-fix{color:#b91c1c;font-weight:bold}"
         ".skipped,.undocumented,.flake,.inconclusive{color:#92400e}img{max-width:100%;border:1px solid #ddd}</style>",
         "</head><body>", f"<h1>{escape(title)}</h1>",
         '<p id="counts">' + ", ".join(f'<span class="{escape(k)}" data-status="{escape(k)}">{n} {escape(k)}</span>'
