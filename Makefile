@@ -27,7 +27,7 @@ E2E_WRAP ?=
 NO_DOCKER ?=
 NO_DOCKER_WRAP := $(if $(NO_DOCKER),hack/no-docker/run)
 
-.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete idle-cpu
+.PHONY: help app e2e prepare e2e-slow e2e-workloads smoke test docs offline compare matrix lint lock clean clean-reports interrupt-check report wire-check foreign-cluster foreign-cluster-delete idle-cpu bisect
 
 # `make help` (and plain `make`): every target with the line after its `## `
 .DEFAULT_GOAL := help
@@ -146,6 +146,16 @@ interrupt-check: $(BIN)/.installed ## INTERRUPTS smoke runs stopped by Ctrl-C or
 # e2e.cli.compare needs only the standard library: no venv is built or rebuilt for it
 compare: ## what changed between two runs: make compare A=<reports> B=<reports> (exit 1: unexplained)
 	$(PYTHON) -m e2e.cli.compare $(A) $(B) $(if $(OUT),--json $(OUT))
+
+# the first released patch between GOOD and BAD (one minor) whose values for CASE differ from GOOD's,
+# with the compare of that pair (hack/patch_bisect.py: builds only the patches the binary search asks,
+# OFFLINE=1); each version's reports in REPORTS/<version>, REPORTS/bisect.json. BISECT_LOCK: a flock(1)
+# file held over each run. Exit 0: found; 1: BAD does not differ; 2: bad input, nothing built; 3: a run failed
+BISECT_LOCK ?=
+bisect: $(BIN)/.installed ## first patch whose CASE values differ: make bisect CASE=KB-6 GOOD=1.36.2 BAD=1.36.3
+	$(BIN)/python hack/patch_bisect.py --case "$(CASE)" --good "$(GOOD)" --bad "$(BAD)" \
+	  --reports $(if $(filter command line,$(origin REPORTS)),$(REPORTS),reports-bisect) \
+	  $(if $(E2E_STATE_DIR),--state $(E2E_STATE_DIR)) $(if $(BISECT_LOCK),--lock $(BISECT_LOCK))
 
 # the upgrade path: build what is missing (one version at a time), run the suite on each minor
 # into reports-<minor>/ (MATRIX_JOBS at a time: each version has its own clusters), then compare

@@ -1,0 +1,286 @@
+"""The first released patch of a minor whose values differ from GOOD's, for the cases asked for
+(issue 44 item 4): ``make bisect CASE=KB-6 GOOD=1.36.2 BAD=1.36.3``.
+
+    .venv/bin/python hack/patch_bisect.py --case IDS --good 1.M.P --bad 1.M.Q [--reports DIR] [--state DIR]
+                                    [--lock FILE] [--make CMD] [--go CMD]
+
+The patches are the released ones (``vX.Y.Z``, no pre-release) of GOOD's minor from GOOD to BAD
+inclusive that the Go module proxy has (``go list -m -versions k8s.io/kubernetes``, and ``go list -m
+k8s.io/kubernetes@vX.Y.Z`` for a patch number between them its list lacks; GOPROXY without its
+``direct``/``off``, as hack/offline/k8s-version.sh asks it). Across minors is refused:
+bisect within the minor where the behaviour flips (GOOD and BAD of one minor).
+
+Each version it needs is run so (its reports in ``DIR/<version>``, e.g. ``reports-bisect/1.36.3``)::
+
+    make prepare K8S_VERSION=<v> OFFLINE=1 REPORTS=DIR/<v>     (builds only what is not cached)
+    make e2e K8S_VERSION=<v> OFFLINE=1 E2E_MARKERS='not slow' PYTEST_ARGS='--case IDS' REPORTS=DIR/<v> E2E_STATE_DIR=STATE
+    make clean E2E_STATE_DIR=STATE
+
+the last two holding ``--lock`` (an exclusive flock(2), as flock(1) takes it) when given. GOOD runs
+first, then BAD, then the middle of what is left (binary search). A version *differs* from GOOD when
+``python -m e2e.cli.compare DIR/GOOD DIR/<v>`` has a row that counts (:func:`counts`): an
+``unexplained`` row (a failed or errored test, a value failing its expectation, a value gone or new
+while its test ran), an ``outcome changed`` row, a changed known-bug state (``known bug: A → B``), or
+a value whose verdict changed while compare calls it ``same`` or ``documented change`` (a fail in
+GOOD that holds in B). Never counted: ``same`` (any change inside the band: timing jitter), ``not
+run``, ``inconclusive``, ``holds now``, ``flake``, ``race: …`` (a race is never a fix), ``set aside``,
+``undocumented``, ``unverified (carried forward)``, ``documented change`` with the same verdict, an
+unchanged known-bug state.
+
+Prints the first differing patch and ``make compare``'s text of the pair (the patch before it → it),
+writes ``DIR/bisect.json``. Exit 0: found; 1: BAD does not differ from GOOD; 2: bad input (not
+1.MINOR.PATCH, two minors, GOOD not before BAD, a minor hack/offline/versions.env does not support, a
+patch the proxy does not list; nothing built); 3: a version's run left no new measurements (its
+cluster or build failed: see its make output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VERSIONS_ENV = ROOT / "hack" / "offline" / "versions.env"
+MODULE = "k8s.io/kubernetes"
+PATCH = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
+# compare's classes (e2e.cli.compare, e2e.base.verdicts) that make a version differ, and the value
+# classes under which a changed verdict counts
+COUNTED = ("unexplained", "outcome changed")
+VERDICT_CHANGE_COUNTS_IN = ("same", "documented change")
+
+
+class BadInput(ValueError):
+    """Refused before anything is built (exit 2)."""
+
+
+class RunFailed(RuntimeError):
+    """A version's run left no new measurements (exit 3)."""
+
+
+def parse_patch(text: str) -> tuple[int, int, int]:
+    """``(1, 36, 2)`` of ``1.36.2`` or ``v1.36.2``; :class:`BadInput` otherwise."""
+    m = PATCH.match(text.strip())
+    if not m:
+        raise BadInput(f"'{text}' is not a released patch: give 1.MINOR.PATCH (e.g. 1.36.2)")
+    return int(m[1]), int(m[2]), int(m[3])
+
+
+def name(v: tuple[int, int, int]) -> str:
+    return ".".join(map(str, v))
+
+
+def supported_minors(env: Path = VERSIONS_ENV) -> list[tuple[int, int]]:
+    """The minors of versions.env's ``K8S_VERSIONS`` (the offline build's: hack/offline/k8s-version.sh)."""
+    line = next(ln for ln in env.read_text().splitlines() if ln.startswith("K8S_VERSIONS="))
+    return [parse_patch(v)[:2] for v in line.split("=", 1)[1].strip().strip('"').split()]
+
+
+def module_proxies(go: str) -> str:
+    """GOPROXY without ``direct``/``off`` (k8s-version.sh's rule: the proxy alone, never a clone)."""
+    got = subprocess.run([*shlex.split(go), "env", "GOPROXY"], capture_output=True, text=True, check=True).stdout
+    proxies = [p for p in re.split(r"[,|]", got.strip()) if p and p not in ("direct", "off")]
+    if not proxies:
+        raise BadInput(f"GOPROXY={got.strip()} names no module proxy (e.g. GOPROXY=https://proxy.golang.org)")
+    return ",".join(proxies)
+
+
+def _go(go: str, *args: str) -> subprocess.CompletedProcess:
+    """``go args…`` asking the module proxy alone, from a directory of no module."""
+    env = {**os.environ, "GOWORK": "off", "GOPROXY": module_proxies(go), "GOFLAGS": "-mod=mod"}
+    with tempfile.TemporaryDirectory() as tmp:
+        return subprocess.run([*shlex.split(go), *args], capture_output=True, text=True, cwd=tmp, env=env)
+
+
+def listed_patches(go: str) -> list[tuple[int, int, int]]:
+    """The released ``vX.Y.Z`` of k8s.io/kubernetes the module proxy lists (``go list -m -versions``),
+    in order. The list may lack a release the proxy serves (proxy.golang.org lists v1.36.1 and
+    v1.36.3, not v1.36.2): :func:`patches_between` asks for those one by one."""
+    r = _go(go, "list", "-m", "-versions", MODULE)
+    if r.returncode != 0:
+        raise BadInput(f"the Go module proxy did not list {MODULE}: {r.stderr.strip()}")
+    return sorted(parse_patch(v) for v in r.stdout.split()[1:] if PATCH.match(v))
+
+
+def served(go: str):
+    """``served(v) -> bool``: whether the module proxy serves ``k8s.io/kubernetes@v<v>`` (its .info,
+    as hack/offline/k8s-version.sh asks)."""
+    def ask(v: tuple[int, int, int]) -> bool:
+        r = _go(go, "list", "-m", "-f", "{{.Version}}", f"{MODULE}@v{name(v)}")
+        return r.returncode == 0 and r.stdout.strip() == f"v{name(v)}"
+    return ask
+
+
+def patches_between(good: str, bad: str, listed: list[tuple[int, int, int]],
+                    minors: list[tuple[int, int]], is_served) -> list[str]:
+    """The released patches from ``good`` to ``bad`` inclusive (``["1.36.2", "1.36.3"]``): those the
+    proxy lists, and each other patch number between them that ``is_served(v)``; :class:`BadInput`
+    (before any is asked) for two minors, a minor the offline build does not support, ``good`` not
+    before ``bad``, and for ``good`` or ``bad`` not served."""
+    g, b = parse_patch(good), parse_patch(bad)
+    if g[:2] != b[:2]:
+        raise BadInput(f"GOOD {name(g)} and BAD {name(b)} are of two minors: across minors is not supported; "
+                       f"bisect within the minor where it flips (GOOD and BAD of one minor)")
+    if g[:2] not in minors:
+        raise BadInput(f"{g[0]}.{g[1]} is not a minor the offline build supports "
+                       f"({', '.join(f'{a}.{c}' for a, c in minors)}: hack/offline/versions.env)")
+    if g >= b:
+        raise BadInput(f"GOOD {name(g)} must be an earlier patch than BAD {name(b)}")
+    for v, role in ((g, "GOOD"), (b, "BAD")):
+        if v not in listed and not is_served(v):
+            raise BadInput(f"{role} {name(v)}: the Go module proxy has no such release of {MODULE} "
+                           f"(it lists of {v[0]}.{v[1]}: {', '.join(name(p) for p in listed if p[:2] == v[:2]) or 'none'})")
+    between = [(g[0], g[1], n) for n in range(g[2], b[2] + 1)]
+    return [name(v) for v in between if v in (g, b) or v in listed or is_served(v)]
+
+
+def counts(row: dict) -> bool:
+    """Whether a row of compare's JSON makes B differ from A (module doc)."""
+    change = row["change"]
+    if change in COUNTED:
+        return True
+    if change.startswith("known bug: ") and " → " in change:
+        return True
+    return (row["name"] != "outcome" and change in VERDICT_CHANGE_COUNTS_IN
+            and row["verdict_a"] != row["verdict_b"])
+
+
+def search_order(patches: list[str], differs) -> tuple[str | None, list[str]]:
+    """Binary search over ``patches`` (GOOD first, BAD last) with ``differs(v) -> bool`` (GOOD's is
+    never asked): the first differing patch (None when BAD does not differ) and the versions asked,
+    in order. Assumes one flip: once a patch differs, every later one does."""
+    asked = [patches[-1]]
+    if not differs(patches[-1]):
+        return None, asked
+    lo, hi = 0, len(patches) - 1  # lo: same as GOOD; hi: differs
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        asked.append(patches[mid])
+        if differs(patches[mid]):
+            hi = mid
+        else:
+            lo = mid
+    return patches[hi], asked
+
+
+@contextmanager
+def held(lock: str | None) -> Iterator[None]:
+    """An exclusive flock(2) on ``lock`` (flock(1)'s) while inside; nothing when None."""
+    if not lock:
+        yield
+        return
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def run_ids(reports: Path) -> list[str]:
+    try:
+        return [m["run_id"] for m in json.loads((reports / "measurements.json").read_text())["measurements"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+class Bisect:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.reports = Path(args.reports)
+        self.make = shlex.split(args.make)
+
+    def dir(self, v: str) -> Path:
+        return self.reports / v
+
+    def sh(self, *argv: str) -> int:
+        print("+ " + shlex.join(argv), flush=True)
+        return subprocess.run(argv).returncode
+
+    def run(self, v: str) -> None:
+        """prepare, e2e, clean for ``v``; :class:`RunFailed` when it measured nothing new."""
+        d, state = self.dir(v), self.args.state
+        before = set(run_ids(d))
+        common = [f"K8S_VERSION={v}", "OFFLINE=1", f"REPORTS={d}"]
+        if self.sh(*self.make, "prepare", *common) != 0:
+            raise RunFailed(f"{v}: make prepare failed (its output above): nothing run")
+        with held(self.args.lock):
+            st = [f"E2E_STATE_DIR={state}"] if state else []
+            self.sh(*self.make, "e2e", *common, "E2E_MARKERS=not slow", f"PYTEST_ARGS=--case {self.args.case}",
+                    *st)  # a failed test is a result: compared below
+            self.sh(*self.make, "clean", *st)
+        if not set(run_ids(d)) - before:
+            raise RunFailed(f"{v}: make e2e left no new measurements in {d} (its output above)")
+
+    def compare(self, a: str, b: str, out: Path) -> tuple[str, list[dict]]:
+        """compare's text and JSON rows of ``a`` → ``b``."""
+        r = subprocess.run([sys.executable, "-m", "e2e.cli.compare", str(self.dir(a)), str(self.dir(b)),
+                            "--json", str(out)], capture_output=True, text=True, cwd=ROOT)
+        if r.returncode == 2:
+            raise RunFailed(f"compare {a} → {b}: {r.stderr.strip()}")
+        return r.stdout, json.loads(out.read_text())["rows"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="hack/patch_bisect.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--case", required=True, help="case IDs, as pytest's --case takes them (KB-6 or KB-6,KB-4)")
+    p.add_argument("--good", required=True, help="a patch without the change (1.36.2)")
+    p.add_argument("--bad", required=True, help="a later patch of the same minor with it (1.36.3)")
+    p.add_argument("--reports", default="reports-bisect", help="each version's reports in REPORTS/<version>")
+    p.add_argument("--state", default=None, help="E2E_STATE_DIR of the runs (default: the suite's)")
+    p.add_argument("--lock", default=None, help="a flock(1) file held over each e2e and clean")
+    p.add_argument("--make", default="make", help="the make command")
+    p.add_argument("--go", default="go", help="the go command")
+    args = p.parse_args(argv)
+    try:
+        patches = patches_between(args.good, args.bad, listed_patches(args.go), supported_minors(), served(args.go))
+    except (BadInput, FileNotFoundError, subprocess.CalledProcessError) as e:
+        print(f"bisect: {e}", file=sys.stderr)
+        return 2
+    good = patches[0]
+    print(f"bisect {args.case}: {len(patches)} patches {patches[0]} … {patches[-1]} ({', '.join(patches)})", flush=True)
+    b = Bisect(args)
+    b.reports.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, dict] = {}
+
+    def differs(v: str) -> bool:
+        b.run(v)
+        _, rows = b.compare(good, v, b.dir(v) / f"compare-{good}.json")
+        counted = [r for r in rows if counts(r)]
+        runs[v] = {"reports": str(b.dir(v)), "differs": bool(counted), "rows": counted}
+        print(f"bisect: {v} {'differs from' if counted else 'same as'} {good}"
+              + "".join(f"\n  {r['case']} {r['name']}: {r['change']}" for r in counted), flush=True)
+        return bool(counted)
+
+    try:
+        b.run(good)
+        first, asked = search_order(patches, differs)
+    except RunFailed as e:
+        print(f"bisect: {e}", file=sys.stderr)
+        return 3
+    result: dict = {"case": args.case, "good": good, "bad": patches[-1], "patches": patches,
+                    "asked": [good, *asked], "runs": runs, "first_differing": first}
+    if first is None:
+        print(f"\nbisect: {patches[-1]} does not differ from {good} for {args.case}: nothing to name")
+    else:
+        before = patches[patches.index(first) - 1]
+        text, _ = b.compare(before, first, b.reports / "compare.json")
+        result |= {"previous": before, "compare": str(b.reports / "compare.json")}
+        print(f"\nbisect: the first patch whose values differ from {good}'s: {first}\n\n"
+              f"make compare A={b.dir(before)} B={b.dir(first)}:\n{text}")
+    (b.reports / "bisect.json").write_text(json.dumps(result, indent=1))
+    print(f"bisect: {b.reports / 'bisect.json'}")
+    return 0 if first is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

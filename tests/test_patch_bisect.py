@@ -1,0 +1,153 @@
+"""hack/patch_bisect.py (issue 44 item 4): the patches it asks the module proxy for, the binary
+search's order, its refusals (nothing built), and which compare rows make a patch differ — with a
+fake ``make`` (its e2e writes a KB-6 value per version) and a fake ``go``; no cluster."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "hack" / "patch_bisect.py"
+_spec = importlib.util.spec_from_file_location("patch_bisect", SCRIPT)
+assert _spec and _spec.loader
+pb = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(pb)
+
+# the proxy of the fake go: lists 1.36.0, 1.36.1, 1.36.3 … (not 1.36.2, as proxy.golang.org) and serves
+# 1.36.2 too when asked for it
+FAKE_GO = """#!/usr/bin/env bash
+case "$1 $2 $3" in
+  "env GOPROXY "*) echo "https://proxy.example,direct" ;;
+  "list -m -versions") echo "k8s.io/kubernetes v1.35.4 v1.36.0-rc.1 v1.36.0 v1.36.1 v1.36.3 v1.36.4 v1.36.5 v1.36.6 v1.37.0" ;;
+  "list -m -f") v=${5#k8s.io/kubernetes@}; case " $FAKE_SERVED " in *" $v "*) echo "$v" ;; *) echo "not found" >&2; exit 1 ;; esac ;;
+  *) exit 9 ;;
+esac
+echo "$GOPROXY" > "$FAKE_LOG.goproxy"
+"""
+# make: logs its arguments; e2e writes KB-6's value, the known bug present from FAKE_FLIP on
+FAKE_MAKE = """#!/usr/bin/env python3
+import json, os, sys
+args = dict(a.split("=", 1) for a in sys.argv[2:] if "=" in a)
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(" ".join(sys.argv[1:]) + "\\n")
+if sys.argv[1] == "e2e" and sys.argv[2].split("=")[1] not in os.environ.get("FAKE_BROKEN", "").split():
+    v = tuple(map(int, args["K8S_VERSION"].split(".")))
+    flip = tuple(map(int, os.environ["FAKE_FLIP"].split(".")))
+    present = v >= flip
+    rep = args["REPORTS"]
+    os.makedirs(rep, exist_ok=True)
+    m = {"run_id": f"r-{os.getpid()}", "test": "t::test_kb6", "case": "KB-6", "name": "ready_after_delete_s",
+         "value": 30.0 if present else 1.9, "unit": "s", "documented": 2, "band": [0, 4],
+         "verdict": "bug-present" if present else "absent-as-expected", "kubernetes": "v" + args["K8S_VERSION"]}
+    jit = dict(m, name="probe_period_s", value=1.0 + v[2] / 100, verdict="pass")  # jitter inside the band
+    with open(rep + "/measurements.json", "w") as f:
+        json.dump({"measurements": [m, jit]}, f)
+"""
+
+
+@pytest.fixture
+def fakes(tmp_path):
+    for name, text in (("go", FAKE_GO), ("make", FAKE_MAKE)):
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o755)
+    log = tmp_path / "log"
+    env = {**os.environ, "FAKE_LOG": str(log), "FAKE_SERVED": "v1.36.2", "FAKE_FLIP": "1.36.5"}
+
+    def run(*args: str, **extra: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+        r = subprocess.run([sys.executable, str(SCRIPT), "--make", str(tmp_path / "make"), "--go", str(tmp_path / "go"),
+                            "--reports", str(tmp_path / "r"), "--state", str(tmp_path / "st"), *args],
+                           capture_output=True, text=True, cwd=ROOT, env={**env, **extra})
+        return r, (log.read_text().splitlines() if log.exists() else [])
+    return run, tmp_path
+
+
+def versions_run(log: list[str]) -> list[str]:
+    return [a.split("=")[1] for line in log if line.startswith("e2e ") for a in line.split() if a.startswith("K8S_VERSION=")]
+
+
+def test_binary_search_runs_good_bad_then_the_middle_and_names_the_first_differing_patch(fakes):
+    run, tmp = fakes
+    r, log = run("--case", "KB-6", "--good", "1.36.0", "--bad", "v1.36.6")
+    assert r.returncode == 0, r.stdout + r.stderr
+    # patches 1.36.0 … 1.36.6 (1.36.2 served, not listed; the rc left out); 1.36.5 flips
+    assert versions_run(log) == ["1.36.0", "1.36.6", "1.36.3", "1.36.4", "1.36.5"]
+    got = json.loads((tmp / "r" / "bisect.json").read_text())
+    assert got["patches"] == ["1.36.0", "1.36.1", "1.36.2", "1.36.3", "1.36.4", "1.36.5", "1.36.6"]
+    assert (got["first_differing"], got["previous"]) == ("1.36.5", "1.36.4")
+    assert [r["name"] for r in got["runs"]["1.36.5"]["rows"]] == ["ready_after_delete_s"]  # not the jitter
+    assert "first patch whose values differ from 1.36.0's: 1.36.5" in r.stdout
+    assert "known bug: absent on this patch → present" in r.stdout and f"{tmp}/r/1.36.4" in r.stdout  # the pair's compare
+    # each version: prepare, e2e with the case and markers, clean, all with the state dir
+    assert log[:3] == [f"prepare K8S_VERSION=1.36.0 OFFLINE=1 REPORTS={tmp}/r/1.36.0",
+                       f"e2e K8S_VERSION=1.36.0 OFFLINE=1 REPORTS={tmp}/r/1.36.0 E2E_MARKERS=not slow "
+                       f"PYTEST_ARGS=--case KB-6 E2E_STATE_DIR={tmp}/st", f"clean E2E_STATE_DIR={tmp}/st"]
+    assert (tmp / "log.goproxy").read_text().strip() == "https://proxy.example"  # never direct
+
+
+def test_two_patches_and_no_difference(fakes):
+    run, tmp = fakes
+    r, log = run("--case", "KB-6", "--good", "1.36.2", "--bad", "1.36.3", FAKE_FLIP="1.36.3")
+    assert r.returncode == 0 and versions_run(log) == ["1.36.2", "1.36.3"], r.stdout + r.stderr
+    assert json.loads((tmp / "r" / "bisect.json").read_text())["first_differing"] == "1.36.3"
+    r, log = run("--case", "KB-6", "--good", "1.36.3", "--bad", "1.36.4", FAKE_FLIP="1.36.9")
+    assert r.returncode == 1 and "1.36.4 does not differ from 1.36.3" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("good, bad, says", [
+    ("1.35.4", "1.36.3", "across minors is not supported"),
+    ("1.36.3", "1.36.1", "must be an earlier patch"),
+    ("1.36.3", "1.36.3", "must be an earlier patch"),
+    ("1.36.1", "1.36.9", "BAD 1.36.9: the Go module proxy has no such release"),
+    ("1.33.1", "1.33.2", "1.33 is not a minor the offline build supports"),
+    ("1.36", "1.36.3", "'1.36' is not a released patch"),
+])
+def test_bad_input_is_refused_with_exit_2_and_nothing_built(fakes, good, bad, says):
+    run, _ = fakes
+    r, log = run("--case", "KB-6", "--good", good, "--bad", bad)
+    assert (r.returncode, log) == (2, []), r.stdout + r.stderr
+    assert says in r.stderr
+
+
+def test_a_run_that_measured_nothing_stops_the_bisect_with_exit_3(fakes):
+    run, _ = fakes
+    r, log = run("--case", "KB-6", "--good", "1.36.2", "--bad", "1.36.3", FAKE_BROKEN="1.36.3")
+    assert r.returncode == 3 and "1.36.3: make e2e left no new measurements" in r.stderr, r.stdout + r.stderr
+
+
+def row(change: str, va: str = "pass", vb: str = "pass", name: str = "x_s") -> dict:
+    return {"change": change, "verdict_a": va, "verdict_b": vb, "name": name}
+
+
+@pytest.mark.parametrize("r, counted", [
+    (row("unexplained", vb="fail"), True),
+    (row("unexplained", "passed", "failed", name="outcome"), True),
+    (row("outcome changed", "passed", "skipped", name="outcome"), True),
+    (row("known bug: absent on this patch → present", "absent-as-expected", "bug-present"), True),
+    (row("same", "fail", "pass"), True),  # GOOD failed, B holds: compare calls it same
+    (row("same"), False),  # jitter inside the band
+    (row("documented change"), False),
+    (row("known bug: present", "bug-present", "bug-present"), False),
+    (row("race: happened → did not happen", "bug-present", "bug-fixed"), False),
+    (row("inconclusive", vb="inconclusive"), False),
+    (row("holds now", "inconclusive", "pass"), False),
+    (row("flake", vb="flake"), False),
+    (row("not run"), False),
+    (row("unverified (carried forward)", vb="unverified-carried-forward"), False),
+])
+def test_which_compare_rows_make_a_patch_differ(r, counted):
+    assert pb.counts(r) is counted
+
+
+def test_search_order_asks_bad_first_then_halves():
+    flip = 6
+    asked: list[str] = []
+    patches = [f"1.36.{n}" for n in range(10)]
+    first, order = pb.search_order(patches, lambda v: asked.append(v) or int(v.split(".")[2]) >= flip)
+    assert first == "1.36.6" and order == asked == ["1.36.9", "1.36.4", "1.36.6", "1.36.5"]
