@@ -14,7 +14,7 @@ Each version it needs is run so (its reports in ``DIR/<version>``, e.g. ``report
 
     make prepare K8S_VERSION=<v> OFFLINE=1 REPORTS=DIR/<v>     (builds only what is not cached)
     make e2e K8S_VERSION=<v> OFFLINE=1 E2E_MARKERS='not slow' PYTEST_ARGS='--case IDS' REPORTS=DIR/<v> E2E_STATE_DIR=STATE
-    make clean E2E_STATE_DIR=STATE
+    make clean REPORTS=DIR/<v> E2E_STATE_DIR=STATE
 
 the last two holding ``--lock`` (an exclusive flock(2), as flock(1) takes it) when given. GOOD runs
 first, then BAD, then the middle of what is left (binary search). A version *differs* from GOOD when
@@ -217,7 +217,7 @@ class Bisect:
             st = [f"E2E_STATE_DIR={state}"] if state else []
             self.sh(*self.make, "e2e", *common, "E2E_MARKERS=not slow", f"PYTEST_ARGS=--case {self.args.case}",
                     *st)  # a failed test is a result: compared below
-            self.sh(*self.make, "clean", *st)
+            self.sh(*self.make, "clean", f"REPORTS={d}", *st)  # its profile.env: the kind that made the cluster
         if not set(run_ids(d)) - before:
             raise RunFailed(f"{v}: make e2e left no new measurements in {d} (its output above)")
 

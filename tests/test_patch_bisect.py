@@ -87,7 +87,7 @@ def test_binary_search_runs_good_bad_then_the_middle_and_names_the_first_differi
     # each version: prepare, e2e with the case and markers, clean, all with the state dir
     assert log[:3] == [f"prepare K8S_VERSION=1.36.0 OFFLINE=1 REPORTS={tmp}/r/1.36.0",
                        f"e2e K8S_VERSION=1.36.0 OFFLINE=1 REPORTS={tmp}/r/1.36.0 E2E_MARKERS=not slow "
-                       f"PYTEST_ARGS=--case KB-6 E2E_STATE_DIR={tmp}/st", f"clean E2E_STATE_DIR={tmp}/st"]
+                       f"PYTEST_ARGS=--case KB-6 E2E_STATE_DIR={tmp}/st", f"clean REPORTS={tmp}/r/1.36.0 E2E_STATE_DIR={tmp}/st"]
     assert (tmp / "log.goproxy").read_text().strip() == "https://proxy.example"  # never direct
 
 
