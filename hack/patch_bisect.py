@@ -2,13 +2,13 @@
 (issue 44 item 4): ``make bisect CASE=KB-6 GOOD=1.36.2 BAD=1.36.3``.
 
     .venv/bin/python hack/patch_bisect.py --case IDS --good 1.M.P --bad 1.M.Q [--reports DIR] [--state DIR]
-                                    [--lock FILE] [--make CMD] [--go CMD]
+                                    [--lock FILE] [--make CMD]
 
-The patches are the released ones (``vX.Y.Z``, no pre-release) of GOOD's minor from GOOD to BAD
-inclusive that the Go module proxy has (``go list -m -versions k8s.io/kubernetes``, and ``go list -m
-k8s.io/kubernetes@vX.Y.Z`` for a patch number between them its list lacks; GOPROXY without its
-``direct``/``off``, as hack/offline/k8s-version.sh asks it). Across minors is refused:
-bisect within the minor where the behaviour flips (GOOD and BAD of one minor).
+The patches are those from GOOD to BAD inclusive (one minor) that the offline build can make:
+each patch number is asked of ``hack/offline/k8s-version.sh 1.M.N`` (the one home of that rule: a
+minor of hack/offline/versions.env, pinned or served by the Go module proxy, asked without
+``direct``), so a number the proxy does not serve is left out. Across minors is refused: bisect
+within the minor where the behaviour flips (GOOD and BAD of one minor).
 
 Each version it needs is run so (its reports in ``DIR/<version>``, e.g. ``reports-bisect/1.36.3``)::
 
@@ -29,8 +29,8 @@ unchanged known-bug state.
 
 Prints the first differing patch and ``make compare``'s text of the pair (the patch before it → it),
 writes ``DIR/bisect.json``. Exit 0: found; 1: BAD does not differ from GOOD; 2: bad input (not
-1.MINOR.PATCH, two minors, GOOD not before BAD, a minor hack/offline/versions.env does not support, a
-patch the proxy does not list; nothing built); 3: a version's run left no new measurements (its
+1.MINOR.PATCH, two minors, GOOD not before BAD, GOOD or BAD refused by k8s-version.sh, with its
+reason; nothing built); 3: a version's run left no new measurements (its
 cluster or build failed: see its make output).
 """
 
@@ -39,19 +39,16 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
-import os
 import re
 import shlex
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VERSIONS_ENV = ROOT / "hack" / "offline" / "versions.env"
-MODULE = "k8s.io/kubernetes"
+K8S_VERSION_SH = ROOT / "hack" / "offline" / "k8s-version.sh"
 PATCH = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 # compare's classes (e2e.cli.compare, e2e.base.verdicts) that make a version differ, and the value
 # classes under which a changed verdict counts
@@ -79,68 +76,29 @@ def name(v: tuple[int, int, int]) -> str:
     return ".".join(map(str, v))
 
 
-def supported_minors(env: Path = VERSIONS_ENV) -> list[tuple[int, int]]:
-    """The minors of versions.env's ``K8S_VERSIONS`` (the offline build's: hack/offline/k8s-version.sh)."""
-    line = next(ln for ln in env.read_text().splitlines() if ln.startswith("K8S_VERSIONS="))
-    return [parse_patch(v)[:2] for v in line.split("=", 1)[1].strip().strip('"').split()]
+def buildable(v: str) -> tuple[bool, str]:
+    """Whether the offline build can make patch ``v`` (``hack/offline/k8s-version.sh v`` exits 0),
+    and its reason when not."""
+    r = subprocess.run([str(K8S_VERSION_SH), v], capture_output=True, text=True)
+    return r.returncode == 0, r.stderr.strip().removeprefix("pod-lifecycle-e2e: error: ")
 
 
-def module_proxies(go: str) -> str:
-    """GOPROXY without ``direct``/``off`` (k8s-version.sh's rule: the proxy alone, never a clone)."""
-    got = subprocess.run([*shlex.split(go), "env", "GOPROXY"], capture_output=True, text=True, check=True).stdout
-    proxies = [p for p in re.split(r"[,|]", got.strip()) if p and p not in ("direct", "off")]
-    if not proxies:
-        raise BadInput(f"GOPROXY={got.strip()} names no module proxy (e.g. GOPROXY=https://proxy.golang.org)")
-    return ",".join(proxies)
-
-
-def _go(go: str, *args: str) -> subprocess.CompletedProcess:
-    """``go args…`` asking the module proxy alone, from a directory of no module."""
-    env = {**os.environ, "GOWORK": "off", "GOPROXY": module_proxies(go), "GOFLAGS": "-mod=mod"}
-    with tempfile.TemporaryDirectory() as tmp:
-        return subprocess.run([*shlex.split(go), *args], capture_output=True, text=True, cwd=tmp, env=env)
-
-
-def listed_patches(go: str) -> list[tuple[int, int, int]]:
-    """The released ``vX.Y.Z`` of k8s.io/kubernetes the module proxy lists (``go list -m -versions``),
-    in order. The list may lack a release the proxy serves (proxy.golang.org lists v1.36.1 and
-    v1.36.3, not v1.36.2): :func:`patches_between` asks for those one by one."""
-    r = _go(go, "list", "-m", "-versions", MODULE)
-    if r.returncode != 0:
-        raise BadInput(f"the Go module proxy did not list {MODULE}: {r.stderr.strip()}")
-    return sorted(parse_patch(v) for v in r.stdout.split()[1:] if PATCH.match(v))
-
-
-def served(go: str):
-    """``served(v) -> bool``: whether the module proxy serves ``k8s.io/kubernetes@v<v>`` (its .info,
-    as hack/offline/k8s-version.sh asks)."""
-    def ask(v: tuple[int, int, int]) -> bool:
-        r = _go(go, "list", "-m", "-f", "{{.Version}}", f"{MODULE}@v{name(v)}")
-        return r.returncode == 0 and r.stdout.strip() == f"v{name(v)}"
-    return ask
-
-
-def patches_between(good: str, bad: str, listed: list[tuple[int, int, int]],
-                    minors: list[tuple[int, int]], is_served) -> list[str]:
-    """The released patches from ``good`` to ``bad`` inclusive (``["1.36.2", "1.36.3"]``): those the
-    proxy lists, and each other patch number between them that ``is_served(v)``; :class:`BadInput`
-    (before any is asked) for two minors, a minor the offline build does not support, ``good`` not
-    before ``bad``, and for ``good`` or ``bad`` not served."""
+def patches_between(good: str, bad: str, can_build=buildable) -> list[str]:
+    """The patches from ``good`` to ``bad`` inclusive (``["1.36.2", "1.36.3"]``) that
+    ``can_build(v) -> (ok, reason)`` accepts; :class:`BadInput` for two minors, ``good`` not before
+    ``bad`` (before any is asked), and for ``good`` or ``bad`` refused (with its reason)."""
     g, b = parse_patch(good), parse_patch(bad)
     if g[:2] != b[:2]:
         raise BadInput(f"GOOD {name(g)} and BAD {name(b)} are of two minors: across minors is not supported; "
                        f"bisect within the minor where it flips (GOOD and BAD of one minor)")
-    if g[:2] not in minors:
-        raise BadInput(f"{g[0]}.{g[1]} is not a minor the offline build supports "
-                       f"({', '.join(f'{a}.{c}' for a, c in minors)}: hack/offline/versions.env)")
     if g >= b:
         raise BadInput(f"GOOD {name(g)} must be an earlier patch than BAD {name(b)}")
     for v, role in ((g, "GOOD"), (b, "BAD")):
-        if v not in listed and not is_served(v):
-            raise BadInput(f"{role} {name(v)}: the Go module proxy has no such release of {MODULE} "
-                           f"(it lists of {v[0]}.{v[1]}: {', '.join(name(p) for p in listed if p[:2] == v[:2]) or 'none'})")
-    between = [(g[0], g[1], n) for n in range(g[2], b[2] + 1)]
-    return [name(v) for v in between if v in (g, b) or v in listed or is_served(v)]
+        ok, reason = can_build(name(v))
+        if not ok:
+            raise BadInput(f"{role} {name(v)}: {reason}")
+    inner = [(g[0], g[1], n) for n in range(g[2] + 1, b[2])]
+    return [name(g), *(name(v) for v in inner if can_build(name(v))[0]), name(b)]
 
 
 def counts(row: dict) -> bool:
@@ -239,11 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--state", default=None, help="E2E_STATE_DIR of the runs (default: the suite's)")
     p.add_argument("--lock", default=None, help="a flock(1) file held over each e2e and clean")
     p.add_argument("--make", default="make", help="the make command")
-    p.add_argument("--go", default="go", help="the go command")
     args = p.parse_args(argv)
     try:
-        patches = patches_between(args.good, args.bad, listed_patches(args.go), supported_minors(), served(args.go))
-    except (BadInput, FileNotFoundError, subprocess.CalledProcessError) as e:
+        patches = patches_between(args.good, args.bad)
+    except BadInput as e:
         print(f"bisect: {e}", file=sys.stderr)
         return 2
     good = patches[0]

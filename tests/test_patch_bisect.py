@@ -20,16 +20,15 @@ assert _spec and _spec.loader
 pb = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(pb)
 
-# the proxy of the fake go: lists 1.36.0, 1.36.1, 1.36.3 … (not 1.36.2, as proxy.golang.org) and serves
-# 1.36.2 too when asked for it
+# the proxy of the fake go, as hack/offline/k8s-version.sh asks it: serves FAKE_SERVED (1.36.3 is
+# pinned in versions.env: never asked)
 FAKE_GO = """#!/usr/bin/env bash
 case "$1 $2 $3" in
   "env GOPROXY "*) echo "https://proxy.example,direct" ;;
-  "list -m -versions") echo "k8s.io/kubernetes v1.35.4 v1.36.0-rc.1 v1.36.0 v1.36.1 v1.36.3 v1.36.4 v1.36.5 v1.36.6 v1.37.0" ;;
-  "list -m -f") v=${5#k8s.io/kubernetes@}; case " $FAKE_SERVED " in *" $v "*) echo "$v" ;; *) echo "not found" >&2; exit 1 ;; esac ;;
+  "list -m -f") echo "$GOPROXY" > "$FAKE_LOG.goproxy"
+                v=${5#k8s.io/kubernetes@}; case " $FAKE_SERVED " in *" $v "*) echo "$v" ;; *) echo "not found" >&2; exit 1 ;; esac ;;
   *) exit 9 ;;
 esac
-echo "$GOPROXY" > "$FAKE_LOG.goproxy"
 """
 # make: logs its arguments; e2e writes KB-6's value, the known bug present from FAKE_FLIP on
 FAKE_MAKE = """#!/usr/bin/env python3
@@ -58,10 +57,11 @@ def fakes(tmp_path):
         (tmp_path / name).write_text(text)
         (tmp_path / name).chmod(0o755)
     log = tmp_path / "log"
-    env = {**os.environ, "FAKE_LOG": str(log), "FAKE_SERVED": "v1.36.2", "FAKE_FLIP": "1.36.5"}
+    env = {**os.environ, "FAKE_LOG": str(log), "FAKE_SERVED": "v1.36.0 v1.36.1 v1.36.2 v1.36.4 v1.36.5 v1.36.6",
+           "FAKE_FLIP": "1.36.5", "PATH": f"{tmp_path}:{os.environ['PATH']}"}  # k8s-version.sh runs the fake go
 
     def run(*args: str, **extra: str) -> tuple[subprocess.CompletedProcess, list[str]]:
-        r = subprocess.run([sys.executable, str(SCRIPT), "--make", str(tmp_path / "make"), "--go", str(tmp_path / "go"),
+        r = subprocess.run([sys.executable, str(SCRIPT), "--make", str(tmp_path / "make"),
                             "--reports", str(tmp_path / "r"), "--state", str(tmp_path / "st"), *args],
                            capture_output=True, text=True, cwd=ROOT, env={**env, **extra})
         return r, (log.read_text().splitlines() if log.exists() else [])
@@ -76,7 +76,7 @@ def test_binary_search_runs_good_bad_then_the_middle_and_names_the_first_differi
     run, tmp = fakes
     r, log = run("--case", "KB-6", "--good", "1.36.0", "--bad", "v1.36.6")
     assert r.returncode == 0, r.stdout + r.stderr
-    # patches 1.36.0 … 1.36.6 (1.36.2 served, not listed; the rc left out); 1.36.5 flips
+    # patches 1.36.0 … 1.36.6, each one k8s-version.sh accepts; 1.36.5 flips
     assert versions_run(log) == ["1.36.0", "1.36.6", "1.36.3", "1.36.4", "1.36.5"]
     got = json.loads((tmp / "r" / "bisect.json").read_text())
     assert got["patches"] == ["1.36.0", "1.36.1", "1.36.2", "1.36.3", "1.36.4", "1.36.5", "1.36.6"]
@@ -104,8 +104,8 @@ def test_two_patches_and_no_difference(fakes):
     ("1.35.4", "1.36.3", "across minors is not supported"),
     ("1.36.3", "1.36.1", "must be an earlier patch"),
     ("1.36.3", "1.36.3", "must be an earlier patch"),
-    ("1.36.1", "1.36.9", "BAD 1.36.9: the Go module proxy has no such release"),
-    ("1.33.1", "1.33.2", "1.33 is not a minor the offline build supports"),
+    ("1.36.1", "1.36.9", "BAD 1.36.9: k8s.io/kubernetes v1.36.9 cannot be had from the Go module proxy"),
+    ("1.33.1", "1.33.2", "GOOD 1.33.1: Kubernetes version '1.33.1' is not one the offline build supports"),
     ("1.36", "1.36.3", "'1.36' is not a released patch"),
 ])
 def test_bad_input_is_refused_with_exit_2_and_nothing_built(fakes, good, bad, says):
