@@ -42,8 +42,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from e2e.record.hostload import PSI_CPU, Reader, psi_some, read_text
+
 ROOT = Path(__file__).resolve().parents[1]
-PSI_CPU = "/proc/pressure/cpu"
 PROC_STAT = "/proc/stat"
 MOUNTINFO = "/proc/self/mountinfo"
 # kind's labels on its node containers (kind v0.33.0 pkg/cluster/internal/providers/docker/constants.go)
@@ -51,12 +52,6 @@ CLUSTER_LABEL = "io.x-k8s.kind.cluster"
 ROLE_LABEL = "io.x-k8s.kind.role"
 MIB = 1024 * 1024
 
-Reader = Callable[[str], str]
-
-
-def read_text(path: str) -> str:
-    with open(path) as f:
-        return f.read()
 
 
 # -- cgroups ---------------------------------------------------------------------------------------
@@ -179,12 +174,10 @@ def cpu_percent(ns0: int, ns1: int, t0: float, t1: float) -> float:
 
 def psi_some_avg10(text: str) -> float:
     """``some avg10`` (%) of a ``/proc/pressure/cpu`` text; ``ValueError`` without it."""
-    for line in text.splitlines():
-        if line.startswith("some "):
-            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
-            if "avg10" in fields:
-                return float(fields["avg10"])
-    raise ValueError(f"{PSI_CPU}: no 'some avg10=' line")
+    avg10 = psi_some(text).get("avg10")
+    if avg10 is None:
+        raise ValueError(f"{PSI_CPU}: no 'some avg10=' line")
+    return float(avg10)
 
 
 def cpu_ticks(stat: str) -> tuple[int, int]:

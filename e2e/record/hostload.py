@@ -69,6 +69,13 @@ class StallCounter(Protocol):
     def __call__(self, now: float) -> float: ...
 
 
+def psi_some(text: str) -> dict[str, str]:
+    """The fields of the ``some`` line of a ``/proc/pressure/*`` text (``{"avg10": "1.08", …,
+    "total": "10290970402"}``); ``{}`` without one."""
+    line = next((ln for ln in text.splitlines() if ln.startswith("some ")), "")
+    return dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+
+
 class PsiCounter:
     """``/proc/pressure/cpu`` ``some total`` (µs) in seconds."""
 
@@ -78,11 +85,10 @@ class PsiCounter:
         self.read = read
 
     def __call__(self, now: float) -> float:
-        for line in self.read(PSI_CPU).splitlines():
-            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
-            if line.startswith("some ") and "total" in fields:
-                return int(fields["total"]) / 1e6
-        raise ValueError(f"{PSI_CPU}: no 'some … total=' line")
+        fields = psi_some(self.read(PSI_CPU))
+        if "total" not in fields:
+            raise ValueError(f"{PSI_CPU}: no 'some … total=' line")
+        return int(fields["total"]) / 1e6
 
 
 class LoadStealCounter:
