@@ -57,9 +57,9 @@ def _placed(tmp_path, nodes: tuple[str, ...], grace_s: float = 50) -> Scenario:
 
 def test_through_the_agent_the_worker_is_the_last_placed_node(tmp_path):
     """Before, NF-4 and NF-8 skipped on every --kubeconfig cluster: the worker was a kind node container."""
-    assert multi._worker(_placed(tmp_path, ("w1", "w2"))) == "w2"
+    assert multi.two_node_worker(_placed(tmp_path, ("w1", "w2"))) == "w2"
     with pytest.raises(pytest.skip.Exception, match=r"needs two schedulable nodes placed for the test, has \['w1'\]"):
-        multi._worker(_placed(tmp_path, ("w1",)))
+        multi.two_node_worker(_placed(tmp_path, ("w1",)))
 
 
 def test_the_fault_window_follows_the_live_grace_or_the_test_skips_naming_it(tmp_path):

@@ -1,6 +1,7 @@
-"""Shared by the NF scenarios: the web workload behind the NodePort and its HTTP load, and what
-a fault must not change (containers). The node's recorded heartbeats, conditions and taints are
-the shared vocabulary of :mod:`e2e.record.nodes` (its times and clocks, CASES-faults.md §5).
+"""Shared by the NF scenarios (and KB-7's cut): the web workload behind the NodePort and its HTTP
+load, what a fault must not change (containers), the worker the two-node faults hit. The node's
+recorded heartbeats, conditions and taints are the shared vocabulary of :mod:`e2e.record.nodes`
+(its times and clocks, CASES-faults.md §5).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from typing import Iterator
+
+import pytest
 
 from e2e.evidence import endpoints
 from e2e.pictures import traffic as traffic_picture
@@ -99,3 +102,20 @@ def node_labelled(sc: Scenario, node: str, label: str, value: str = "") -> Itera
     finally:
         sc.kube.patch("Node", node, None, {"metadata": {"labels": {label: None}}}, patch_type="merge")
         sc.mark(time.time(), f"unlabel node/{node}")
+
+
+def two_node_worker(sc: Scenario) -> str:
+    """The node a two-node fault hits (NF-4, NF-8, NF-9, KB-7): the profile's only worker on the
+    suite's kind cluster; on a ``--kubeconfig`` cluster the last by name of the schedulable nodes
+    the placement gave the test (:attr:`Scenario.nodes`, never a control plane), the first keeping
+    NF-4's and NF-8's second web pod. The host's NodePort traffic must enter through another node
+    than the faulted one (on the suite's clusters the control plane): a cut or frozen kube-proxy
+    there would keep the evicted pod's endpoint (the foreign cluster publishes it on its first
+    worker, zone-a). Skips the test when fewer than two nodes were placed."""
+    if sc.kind is not None:
+        workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
+        assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
+        return workers[0]
+    if len(sc.nodes) < 2:
+        pytest.skip(f"needs two schedulable nodes placed for the test, has {list(sc.nodes)}")
+    return sc.nodes[-1]

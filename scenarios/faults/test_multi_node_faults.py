@@ -41,33 +41,19 @@ from e2e.record.pods import condition, deletion_requested_at
 from e2e.run.scenario import Scenario
 from e2e.record.timeline import parse_time
 
+from .fault_helpers import two_node_worker
+
 # Slack for waits that only set up (scheduling, container start on the 2-core host).
 SETUP_S = 90
 RECORD = pytest.mark.record("Pod", "Event", "EndpointSlice", "Node", "Lease")
 # NF-4 and NF-8 depend on none of the profile's kubelet settings (its shutdown grace periods are
 # NF-9's and PC-6's; its lifecycle settings ask for no node): on a --kubeconfig cluster they are placed on
-# any two schedulable nodes, the last of them the worker (_worker), their Unknown band and fault window from the
+# any two schedulable nodes, the last of them the worker (two_node_worker), their Unknown band and fault window from the
 # cluster's live grace and monitor period (_settings)
 TIMINGS = [
     pytest.param(doc.FAST, marks=pytest.mark.profile(doc.FAST, needs=()), id="fast-lifecycle"),
     pytest.param(doc.DEFAULT, marks=[pytest.mark.profile(doc.DEFAULT), pytest.mark.slow], id="default-lifecycle"),
 ]
-
-
-def _worker(sc: Scenario) -> str:
-    """The node the fault hits: the profile's only worker on the suite's kind cluster; on a
-    ``--kubeconfig`` cluster the last by name of the schedulable nodes the placement gave the test
-    (:attr:`Scenario.nodes`, never a control plane), the first keeping the second web pod. The
-    host's NodePort traffic must enter through another node than the faulted one (on the suite's
-    clusters the control plane): a cut or frozen kube-proxy there would keep the evicted pod's
-    endpoint (the foreign cluster publishes it on its first worker, zone-a)."""
-    if sc.kind is not None:
-        workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
-        assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
-        return workers[0]
-    if len(sc.nodes) < 2:
-        pytest.skip(f"needs two schedulable nodes placed for the test, has {list(sc.nodes)}")
-    return sc.nodes[-1]
 
 
 def _settings(sc: Scenario, worker: str, profile: str, planned_s: float) -> tuple[Lifecycle, float]:
@@ -235,7 +221,7 @@ def test_worker_lost(scenario: Scenario, profile: str):
     stays Terminating with no replacement until the worker thaws. Clients through the NodePort
     see timeouts only until the endpoint goes."""
     sc = scenario
-    worker = _worker(sc)
+    worker = two_node_worker(sc)
     settings, pause_s = _settings(sc, worker, profile, doc.PAUSE_S[profile])
     web_pod, _ = _setup_web_and_db(sc, worker, profile)
     db_uid = sc.pod("db-0")["metadata"]["uid"]
@@ -282,7 +268,7 @@ def test_worker_partitioned(scenario: Scenario, profile: str, mode: str):
     the same one as before the cut, finished only after the heal (the Pod status the kubelet posts
     then; through the node agent the cut also cuts the exec into the node)."""
     sc = scenario
-    worker = _worker(sc)
+    worker = two_node_worker(sc)
     settings, cut_s = _settings(sc, worker, profile, doc.PARTITION_S[profile])
     web_pod, _ = _setup_web_and_db(sc, worker, profile)
     before = container_ids(sc.pod(web_pod))
@@ -361,7 +347,7 @@ def test_graceful_node_shutdown(scenario: Scenario):
     holds its inhibitor lock after the cancel is noted, not judged (e2e.faults.node: it may lose
     it; the undo then restarts the kubelet)."""
     sc = scenario
-    worker = _worker(sc)
+    worker = two_node_worker(sc)
     reason = shutdown_capability(sc, worker)
     if reason:
         pytest.skip(f"environment: graceful node shutdown is not available: {reason}")
