@@ -19,6 +19,7 @@ from e2e.faults.node import (
     PARTITION_COMMENT,
     SHUTDOWN_MANAGER_FAILED,
     node_partitioned,
+    node_partitioned_kubelet_restarted,
     node_paused,
     node_shutdown,
     partition_rule,
@@ -98,6 +99,35 @@ def test_partition_cuts_the_api_connection_and_heals(docker, mode, target):
     assert f"while iptables -D {v4} " in heal and f"while ip6tables -D {v6} " in heal
     assert heal.endswith(f"! ( ip6tables -S OUTPUT; iptables -S OUTPUT ) | grep -q -- {PARTITION_COMMENT}")
     assert window.name == f"partition-{mode}" and window.node == WORKER
+
+
+def test_partition_healed_through_a_kubelet_restart_restarts_it_while_still_cut(docker):
+    """KB-7: the heal restarts the kubelet before the rules go, and only while one is still there
+    (a heal retried after the node's armed one must not restart it again)."""
+    site = Site()
+    with node_partitioned_kubelet_restarted(site, WORKER, "drop") as window:
+        pass
+    v4 = f"OUTPUT -d 172.18.0.3 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j DROP"
+    v6 = f"OUTPUT -d fc00:f853::3 -p tcp --dport 6443 -m comment --comment {PARTITION_COMMENT} -j DROP"
+    assert site.calls[:2] == [f"{WORKER}: iptables -I {v4}", f"{WORKER}: ip6tables -I {v6}"]
+    heal = site.calls[2]
+    restart = heal.index("then systemctl restart kubelet; fi;")
+    assert heal.startswith(f"{WORKER}: sh -c if iptables -C {v4} 2>/dev/null || ip6tables -C {v6} 2>/dev/null; ")
+    assert restart < heal.index(f"while iptables -D {v4} ") < heal.index(f"while ip6tables -D {v6} ")
+    assert window.name == "partition-drop-restart"
+
+
+def test_a_retried_heal_finds_no_rule_and_restarts_no_kubelet(docker):
+    """The heal's shell line run twice in a fake node: the restart only the first time."""
+    site = Site()
+    with node_partitioned_kubelet_restarted(site, WORKER, "reject"):
+        pass
+    script = site.calls[2].split(": ", 1)[1].removeprefix("sh -c ")
+    fake = ("rules=1; iptables() { case $1 in -C) [ $rules = 1 ];; -D) [ $rules = 1 ] && rules=0 && return 0; return 1;; "
+            "*) [ $rules = 1 ] && echo " + PARTITION_COMMENT + ";; esac; }; ip6tables() { iptables \"$@\"; }; "
+            "systemctl() { echo restarted >&2; }; ")
+    run = subprocess.run(["sh", "-c", fake + script + "; " + script], capture_output=True, text=True, timeout=10)
+    assert run.returncode == 0 and run.stderr.count("restarted") == 1
 
 
 KUBELET_CONF = """apiVersion: v1

@@ -72,6 +72,10 @@ ACTIONS: dict[str, Action] = {
     "node_partitioned": Action("e2e.faults.node:node_partitioned",
                                "iptables/ip6tables OUTPUT rules cut the node from the API server (REJECT or DROP)",
                                "the rules deleted (iptables -D)" + _ARMED),
+    "node_partitioned_kubelet_restarted": Action("e2e.faults.node:node_partitioned_kubelet_restarted",
+                                                 "iptables/ip6tables OUTPUT rules cut the node from the API server "
+                                                 "(REJECT or DROP); at the heal systemctl restart kubelet while they still cut it",
+                                                 "the rules deleted (iptables -D) after the kubelet restart" + _ARMED),
     "node_shutdown": Action("e2e.faults.node:node_shutdown",
                             "logind's PrepareForShutdown(true) emitted in the node (busctl; no machine shuts down)",
                             "PrepareForShutdown(false); kube-system pods it left Failed deleted; the kubelet restarted "

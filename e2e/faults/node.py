@@ -45,6 +45,13 @@ own undo cannot get through. Each rule carries the comment
 one node is not possible: the kubelet and the API server would share its network namespace, and
 this host's cgroup v1 rules out ``-m cgroup`` matching per process (CASES-faults.md §3b).
 
+Partition healed through a kubelet restart (KB-7, :func:`node_partitioned_kubelet_restarted`,
+window ``partition-<mode>-restart``): the same cut, but the heal first restarts the kubelet
+(``systemctl restart kubelet``) while the rules still cut it, then deletes them — a kubelet that
+starts with the API server's status of its pods as the cut left it, stale by whatever happened on
+the node meanwhile (kubernetes#141473). The restart runs only while a rule is still there, so the
+suite's heal retried after the node's armed one (through the agent) restarts nothing a second time.
+
 Shutdown: the kubelet listens for the signal on ``/org/freedesktop/login1``, matching interface
 and member, not the sender (``pkg/kubelet/nodeshutdown/systemd/inhibit_linux.go``
 ``MonitorShutdown``), so emitting it from the node is what upstream's own e2e does
@@ -231,7 +238,7 @@ def apiserver_in_node(site: FaultSite, node: str) -> tuple[list[str], int]:
 
 @contextmanager
 def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
-                     window_s: float = WINDOW_S) -> Iterator[FaultWindow]:
+                     window_s: float = WINDOW_S, *, restart_kubelet: bool = False) -> Iterator[FaultWindow]:
     """The worker ``node`` cut off from the API server for the ``with`` block (NF-8):
     ``mode`` ``reject`` or ``drop`` (see the module doc). The API server's addresses: on the
     suite's kind cluster the control plane's on its Docker network (``docker inspect``), through
@@ -240,7 +247,9 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
     each exec at the API server), so the node ends the partition itself at the planned end,
     ``window_s`` (s) after the inject (``cuts_channel``: ``window.undone_at`` is then when it did,
     from the node's journal); through ``docker exec`` the suite heals it at the end of the block
-    and the armed undo only guards it, ``window_s`` + 30 s after the inject."""
+    and the armed undo only guards it, ``window_s`` + 30 s after the inject. ``restart_kubelet``:
+    the heal (and the armed undo) restarts the kubelet first, while a rule still cuts it
+    (:func:`node_partitioned_kubelet_restarted`)."""
     access = getattr(site, "access", None)
     cuts_channel = access is not None and access.name != "docker"
     if not cuts_channel:
@@ -256,13 +265,28 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
     # every copy of every rule, so a retried inject leaves nothing behind; then none may be left
     removes = "; ".join(f"while {command} -D {' '.join(rule)} 2>/dev/null; do :; done" for command, rule in rules)
     listed = "; ".join(f"{command} -S OUTPUT" for command in sorted({c for c, _ in rules}))
+    undo = removes
+    if restart_kubelet:  # only while still cut: a heal retried after the armed one restarts nothing
+        present = " || ".join(f"{command} -C {' '.join(rule)} 2>/dev/null" for command, rule in rules)
+        undo = f"if {present}; then systemctl restart kubelet; fi; {removes}"
 
     def heal() -> None:
-        site.node_exec("sh", "-c", f"{removes}; ! ( {listed} ) | grep -q -- {PARTITION_COMMENT}", node=node)
+        site.node_exec("sh", "-c", f"{undo}; ! ( {listed} ) | grep -q -- {PARTITION_COMMENT}", node=node,
+                       timeout=SYSTEMCTL_TIMEOUT_S)  # long enough for restart_kubelet's systemctl restart
 
-    with fault(site, f"partition-{mode}", node, cut, heal, recovery_timeout_s,
-               node_undo=("sh", "-c", removes), window_s=window_s, cuts_channel=cuts_channel) as window:
+    with fault(site, f"partition-{mode}-restart" if restart_kubelet else f"partition-{mode}", node, cut, heal,
+               recovery_timeout_s, node_undo=("sh", "-c", undo), window_s=window_s, cuts_channel=cuts_channel) as window:
         yield window
+
+
+def node_partitioned_kubelet_restarted(site: FaultSite, node: str, mode: str, recovery_timeout_s: float = RECOVERY_TIMEOUT_S,
+                                       window_s: float = WINDOW_S):
+    """:func:`node_partitioned` healed through a kubelet restart (KB-7; module doc): at the end of
+    the ``with`` block (through the agent: at the planned end, ``window_s`` s after the inject) the
+    kubelet is restarted while the rules still cut it, then the rules are deleted, so the new
+    kubelet's first word to the API server follows a start with the API's status of its pods as
+    the cut left it. Window ``partition-<mode>-restart``."""
+    return node_partitioned(site, node, mode, recovery_timeout_s, window_s, restart_kubelet=True)
 
 
 def prepare_for_shutdown(site: FaultSite, node: str, active: bool) -> None:
