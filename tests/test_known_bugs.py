@@ -19,7 +19,10 @@ from dataclasses import replace
 from e2e.judge.expectations import REGISTRY, Band, CherryPick, Expectation, Fix, KnownBug, Registry
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.evidence.stamps import Stamp
-from e2e.measure.known_bugs import probes_before_started, readiness_during_termination, started_when_first_running
+from e2e.documented import known_bugs as kb_doc
+from e2e.measure.known_bugs import (api_status_before, first_probe_after_start, probes_before_started, readiness_during_termination,
+                                    ready_before_first_probe, started_when_first_running)
+from e2e.record.recorder import Change
 from e2e.record.timeline import ContainerSample
 from helpers import fake_scenario_conftest
 
@@ -294,18 +297,20 @@ def test_a_fix_names_releases_as_read_or_is_refused():
 def test_every_known_bug_of_the_suite_names_its_fix_as_read():
     """The suite's entries (issue 44 items 2 and 3): RS-5's fix is in 1.37.2, its 1.36 cherry-pick
     after 1.36.3; RS-6's in 1.37.0, no cherry-pick; KB-6's in 1.37.0, its cherry-picks open; KB-4's
-    merged on master, in no release; KB-1's and KB-5's proposed fixes are open; the others have none."""
+    merged on master, in no release; KB-7's merged on master, its 1.36 and 1.35 cherry-picks open, none
+    to release-1.37; KB-1's and KB-5's proposed fixes are open; the others have none."""
     expected = {("RS-5", v): s for v, s in (("v1.36.3", "present"), ("v1.36.4", "unknown"), ("v1.37.2", "fixed"))}
     expected |= {("RS-6", v): s for v, s in (("v1.36.3", "present"), ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
     # issue 44 item 3: KB-6's fix #140882 in 1.37.0, its cherry-picks open; KB-4's #141342 in no release
     expected |= {("KB-6", v): s for v, s in (("v1.35.4", "present"), ("v1.36.0", "absent"), ("v1.36.2", "absent"),
                                              ("v1.36.3", "present"), ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
     expected |= {("KB-4", v): "present" for v in ("v1.35.4", "v1.36.3", "v1.37.2", "v1.37.3")}
+    expected |= {("KB-7", v): "present" for v in ("v1.35.4", "v1.36.2", "v1.36.3", "v1.37.2", "v1.37.3")}
     bugs = [e for e in REGISTRY.entries if e.known_bug is not None]
     for (case, version), state in expected.items():
         assert {e.known_bug.expected_on(version) for e in bugs if e.case == case} == {state}, (case, version)
     fixed = {e.case for e in bugs if e.known_bug.fix is not None}
-    assert fixed == {"KB-1", "KB-4", "KB-5", "KB-6", "RS-5", "RS-6"}
+    assert fixed == {"KB-1", "KB-4", "KB-5", "KB-6", "KB-7", "RS-5", "RS-6"}
     assert all(e.known_bug.expected_on(v) == "present" for e in bugs if e.case not in ("RS-5", "RS-6", "KB-6")
                for v in ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"))
 
@@ -387,6 +392,21 @@ def suite_judge(tmp_path, kubernetes: str, cgroup: int | None = 1) -> Judge:
     ("v1.36.2", "KB-6", "ready_false_after_sigterm_s", 16.2, "fail"),
     ("v1.34.4", "KB-6", "ready_false_after_sigterm_s", 1.1, "pass"),
     ("v1.34.4", "KB-6", "ready_false_after_sigterm_s", 16.2, "fail"),
+    # KB-7: #141487 in no release, no cherry-pick to release-1.37: present on 1.35+; 1.34 starts readiness at Failure
+    ("v1.37.2", "KB-7", "ready_before_first_probe[replacement]", True, "bug-present"),
+    ("v1.37.2", "KB-7", "ready_s_before_first_probe[replacement]", 24.1, "bug-present"),
+    ("v1.37.2", "KB-7", "ready_s_before_first_probe[replacement]", 0.0, "bug-fixed"),
+    ("v1.37.2", "KB-7", "ready_s_before_first_probe[replacement]", 8.0, "fail"),  # neither band: e.g. the restart too late
+    ("v1.36.2", "KB-7", "ready_before_first_probe[replacement]", True, "bug-present"),
+    ("v1.36.3", "KB-7", "ready_before_first_probe[replacement]", False, "bug-fixed"),
+    ("v1.34.4", "KB-7", "ready_before_first_probe[replacement]", False, "pass"),
+    ("v1.34.4", "KB-7", "ready_s_before_first_probe[replacement]", 24.1, "fail"),
+    ("v1.37.2", "KB-7", "api_status_at_restart", "Ready=True restartCount=0", "pass"),
+    ("v1.37.2", "KB-7", "api_status_at_restart", "Ready=False restartCount=0", "fail"),  # the node went Unknown: no input
+    ("v1.37.2", "KB-7", "replacement_start_before_restart_s", 13.4, "pass"),
+    ("v1.37.2", "KB-7", "replacement_start_before_restart_s", 8.0, "fail"),  # inside the 10 s grace: not the bug's input
+    ("v1.37.2", "KB-7", "first_readiness_probe_after_start_s[replacement]", 40.6, "pass"),
+    ("v1.37.2", "KB-7", "first_readiness_probe_after_start_s[replacement]", 12.0, "fail"),
 ])
 def test_the_suites_new_known_bugs_judged_by_patch(tmp_path, kubernetes, case, name, value, verdict):
     j = suite_judge(tmp_path, kubernetes)
@@ -419,3 +439,63 @@ def test_an_unaffected_range_is_one_minors_patches_with_its_reason():
     for first, last, why in (("1.36.2", "1.36.0", "w"), ("1.35.0", "1.36.2", "w"), ("1.36", "1.36.2", "w"), ("1.36.0", "1.36.2", " ")):
         with pytest.raises(ValueError):
             Unaffected(first, last, why)
+
+
+# -- KB-7 (issue 44 item 3): a container recreated during an API cut, Ready before its probe -----
+
+
+def ready_sample(at: float, restart_count: int, state: str, ready: bool) -> ContainerSample:
+    return ContainerSample(at, "p", "app", False, state, "", "", restart_count, None, None, None, ready, True)
+
+
+# the first run Ready; the cut; the restarted kubelet's first status of the replacement Ready (the bug), then its
+# failing probe at 191.2 makes it not Ready
+STALE = [ready_sample(100, 0, "running", False), ready_sample(141, 0, "running", True),
+         ready_sample(167, 1, "running", True), ready_sample(191.5, 1, "running", False)]
+# the fix: the replacement's first status not Ready
+FIXED = [ready_sample(100, 0, "running", False), ready_sample(141, 0, "running", True), ready_sample(167, 1, "running", False)]
+
+
+@pytest.mark.parametrize("samples, probe_at, values", [
+    (STALE, 191.2, [True, 24.2]),
+    (FIXED, 191.2, [False, 0.0]),
+    (STALE[:2], 191.2, [False, 0.0]),  # the replacement never reported: no Ready before its probe
+    (STALE, None, [None, None]),  # its probe never ran: nothing to judge
+])
+def test_ready_before_the_replacements_first_readiness_probe(samples, probe_at, values):
+    got = ready_before_first_probe("replacement", samples, "app", 1, probe_at)
+    assert [(v.case, v.name) for v in got] == [("KB-7", "ready_before_first_probe[replacement]"),
+                                               ("KB-7", "ready_s_before_first_probe[replacement]")]
+    assert [v.value for v in got] == values
+    # the first run's Ready (restartCount 0) never counts for the replacement
+    assert ready_before_first_probe("replacement", STALE[:2], "app", 1, 191.2)[0].value is False
+
+
+def test_first_readiness_probe_after_the_runs_start():
+    log = [Stamp(100.0, "start", (("run", "2"),)), Stamp(140.6, "probe:readiness:failure"), Stamp(141.6, "probe:readiness:failure")]
+    v = first_probe_after_start("replacement", log)
+    assert (v.name, v.value, v.at) == ("first_readiness_probe_after_start_s[replacement]", 40.6, 140.6)
+    assert first_probe_after_start("replacement", log[:1]).value is None
+
+
+def pod_change(at: float, ready: str, restart_count: int) -> Change:
+    obj = {"metadata": {"name": "stale-ready"},
+           "status": {"conditions": [{"type": "Ready", "status": ready}],
+                      "containerStatuses": [{"name": "app", "restartCount": restart_count, "containerID": f"containerd://{restart_count}"}]}}
+    return Change(at, "Pod", "MODIFIED", "stale-ready", obj)
+
+
+def test_the_api_status_the_restarted_kubelet_starts_from():
+    changes = [pod_change(100, "False", 0), pod_change(141, "True", 0), pod_change(167, "True", 1)]
+    v = api_status_before(changes, "app", 165.0)
+    assert (v.name, v.value, v.at) == ("api_status_at_restart", "Ready=True restartCount=0", 141)
+    assert api_status_before(changes, "app", 99.0).value is None
+
+
+def test_kb7_cut_stays_inside_the_node_monitor_grace_period():
+    """The multi-node profile's defaults (lease 40 s, grace 50 s) leave room for the cut; the
+    fast-lifecycle one's (20 s, 20 s) do not, so the node would go Unknown and its pods not Ready."""
+    assert kb_doc.KB7_CUT_S < kb_doc.kb7_cut_limit_s(40, 50) == pytest.approx(34.6)
+    assert kb_doc.KB7_CUT_S > kb_doc.kb7_cut_limit_s(20, 20)
+    # the bug's window is open: the restart ≥ 10 s after the replacement's start, its probe 40 s after it
+    assert 0 < kb_doc.KB7_STALE_LOW_S < kb_doc.KB7_INITIAL_DELAY_S - kb_doc.KB7_HEAL_AFTER_EXIT_S < kb_doc.KB7_STALE_HIGH_S

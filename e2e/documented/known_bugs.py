@@ -1,4 +1,4 @@
-"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-6).
+"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-7).
 
 Each entry with a :class:`~e2e.judge.expectations.KnownBug` documents what the cluster does today (the
 bug) as its expectation, and names the upstream issue (as found on GitHub, state when read), the
@@ -119,13 +119,40 @@ pod_workers.go ``startPodSync``: a new ``context.WithCancel`` per sync, whose ``
 sync overwrites, so the context ``AddPod`` got is never cancelled — the leak of #139823; v1.36.3's
 #140066 reuses one context until ``UpdatePod`` cancels it, which re-armed the bug):
 ``KnownBug.unaffected`` (verdict ``absent-as-expected`` there).
+
+KB-7 — a container recreated while its kubelet was cut off from the API server comes back Ready,
+after a kubelet restart, before its own readiness probe ran (kubernetes/kubernetes#141473; fix
+#141487 merged on master, "Do not inherit probe state from a replaced container"; cherry-picks
+#142254 to release-1.36 and #142255 to release-1.35 open when read, 2026-12-07; none to release-1.37
+found). With ``ChangeContainerStatusOnKubeletRestart`` off (the default from 1.35, see KB-4) the
+kubelet keeps a container's readiness across its own restart, and it tells such a container from a
+new one by its start time alone: started more than 10 s before the prober manager
+(prober_manager.go ``kubeletRestartGracePeriod``). prober/worker.go ``doProbe`` then calls it a
+restart (``isRestart``) and does not seed the readiness worker's initial ``Failure`` for it;
+prober_manager.go ``UpdatePodStatus`` → ``setReadyStateOnKubeletRestart`` sets ``ready=true`` for a
+container with no readiness result yet and backs off only when the ``PodReady`` condition of the
+pod *as the API server has it* (``generateAPIPodStatus`` passes the API object) is not True.
+Neither compares the container ID with the one that status names. Cut off, the kubelet restarts the
+exited container as usual but cannot write the new status, so the API server still shows the old
+container, Ready; a kubelet restarted ≥ 10 s after the new container's start then reports the new
+container Ready until its first readiness probe — ``initialDelaySeconds`` after its start — fails
+or passes. The node must stay Ready meanwhile: at ``Ready=Unknown`` the node-lifecycle controller
+marks the node's pods not Ready (pkg/controller/util/node/controller_utils.go
+``MarkPodsNotReady``), which would make the API status not Ready and the bug's input vanish — the
+cut is shorter than the grace period less one Lease renewal and the kubelet's start
+(:func:`kb7_cut_limit_s`). The same code in v1.36.2, v1.36.3 and v1.37.2 (read for KB-7: only the
+logger argument differs; ``ChangeContainerStatusOnKubeletRestart`` "1.35: Default false,
+Deprecated" in each pkg/features/kube_features.go), none with #141487's ID check; v1.35.4 as NF-5
+read it (``UP_PROBER`` of e2e.documented.faults). v1.34.4: the gate is on, the restarted kubelet
+starts every readiness worker at ``Failure`` (NF-5's ``UP_PROBER_134``) — no bug.
 """
 
 from __future__ import annotations
 
 from ..judge.expectations import Band, CherryPick, Expectation, Fix, KnownBug, Unaffected, equal, exact, register
-from .kubelet import (KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S, STATUS_UPDATE_S,
-                      SYNC_TICKER_S, UPGRADE_PATH_READ)
+from .faults import KUBELET_RESTART_GRACE_S, KUBELET_START_S, RENEW_FRACTION, RENEW_JITTER, UP_PROBER, UP_PROBER_134
+from .kubelet import (CONTAINER_START_S, KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S,
+                      STATUS_UPDATE_S, SYNC_TICKER_S, UPGRADE_PATH_READ)
 from .memory import SIGKILL_EXIT_CODE
 from .storage import POD_MSG
 
@@ -483,6 +510,109 @@ register(
                     minors=(35, None),
                     known_bug=KnownBug(KB6_BUG, correct=1, correct_band=Band.at_least(1), mechanism=KB6_MECHANISM,
                                        since=KB6_SINCE, fix=KB6_FIX, unaffected=KB6_UNAFFECTED)),
+    ],
+    VERIFIED_IN,
+)
+
+# -- KB-7: Ready carried over to a container recreated during an API cut (kubernetes#141473) ----
+KB7_INITIAL_DELAY_S = 40   # readinessProbe.initialDelaySeconds: the replacement's first probe, this long after its start
+KB7_PERIOD_S = 1           # readinessProbe.periodSeconds (failureThreshold 1)
+KB7_RUN_S = 50             # the first run exits 1 this long after its start stamp (Ready at ≈ 41 s: the cut comes between)
+KB7_HEAL_AFTER_EXIT_S = 15  # the kubelet restart and the heal, this long after the first run's exit (its start + KB7_RUN_S)
+# The cut begins once the first run is Ready (≥ initialDelaySeconds after its start) and ends at the heal: at most this long.
+KB7_CUT_S = KB7_RUN_S - KB7_INITIAL_DELAY_S + KB7_HEAL_AFTER_EXIT_S
+# The test's wait for the heal polls every 0.5 s (scenarios/faults/fault_helpers.py wait_until_time): the heal up to
+# this late; a container's own start stamp (adjtimex + awk) comes up to this long after the process start the
+# kubelet's StartedAt records; an exec probe's command starts up to this long after the worker's tick.
+KB7_HEAL_LATE_S = 0.5
+KB7_STAMP_S = 0.5
+KB7_PROBE_EXEC_S = 1.0
+
+KB7_SOURCE = ("CASES.md KB-7; [UP] pkg/kubelet/prober/worker.go doProbe (isRestart from the start time alone: no initial Failure); "
+              "prober_manager.go UpdatePodStatus, setReadyStateOnKubeletRestart (ready=true without a result; backs off only "
+              "on the API's PodReady), kubeletRestartGracePeriod (10 s); kubelet_pods.go generateAPIPodStatus (the API pod "
+              "object); pkg/features/kube_features.go ChangeContainerStatusOnKubeletRestart (1.35: default false)")
+KB7_BUG = "kubernetes/kubernetes#141473 (closed: fixed on master by #141487; cherry-picks #142254, #142255 open)"
+KB7_MECHANISM = ("worker.go doProbe counts a container started > 10 s before the kubelet as one that survived the restart "
+                 "and seeds no Failure; prober_manager.go setReadyStateOnKubeletRestart sets ready=true while it has no "
+                 "result and the API's PodReady is True — a status the cut left naming the old container; no container-ID "
+                 "check, until the replacement's first readiness probe (initialDelaySeconds after its start)")
+# The fix as read (2026-12-07): PR #141487 (merged, "Fixes #141473": canInheritProbeState — inherit only when the API status
+# names the same container ID) and its cherry-picks #142254 (release-1.36) and #142255 (release-1.35), both open; no
+# cherry-pick to release-1.37 found. Not in the source of v1.36.2, v1.36.3 or v1.37.2 (worker.go doProbe,
+# prober_manager.go setReadyStateOnKubeletRestart: no ID check); v1.37.2's CHANGELOG-1.37.md (to v1.37.1) does not name it.
+KB7_FIX = Fix("merged", "upstream threads kubernetes/kubernetes#141473, #141487, #142254, #142255 (read 2026-12-07; no "
+                        "cherry-pick to release-1.37 found); the source of v1.36.2, v1.36.3, v1.37.2 (prober/worker.go doProbe, "
+                        "prober_manager.go setReadyStateOnKubeletRestart)",
+              pr="kubernetes/kubernetes#141487",
+              cherry_picks=(CherryPick("release-1.36", "kubernetes/kubernetes#142254", "open"),
+                            CherryPick("release-1.35", "kubernetes/kubernetes#142255", "open")))
+KB7_SINCE = "1.35.0"   # kube_features.go: ChangeContainerStatusOnKubeletRestart default false from 1.35 (KB-4)
+KB7_API_STATUS = "Ready=True restartCount=0"
+
+
+def kb7_cut_limit_s(lease_s: float, grace_s: float) -> float:
+    """The longest KB-7's cut may last (s) for the node to stay Ready through it and its kubelet's
+    restart: the node-monitor grace period ``grace_s`` less one Lease renewal interval of
+    ``lease_s`` (0.25 × the duration + 4 % jitter: the last renewal before the cut) and the
+    restarted kubelet's start to its first renewal (:data:`~e2e.documented.faults.KUBELET_START_S`).
+    Source: CASES.md KB-7; [UP] pkg/controller/nodelifecycle/node_lifecycle_controller.go
+    monitorNodeHealth → controller_utils.go MarkPodsNotReady at Ready=Unknown."""
+    return grace_s - lease_s * RENEW_FRACTION * (1 + RENEW_JITTER) - KUBELET_START_S
+
+
+def _kb7_bug(correct: float | bool, correct_band: Band | None = None) -> KnownBug:
+    """KB-7's known bug with the ``correct`` value (and its band) of one measurement."""
+    return KnownBug(KB7_BUG, correct=correct, correct_band=correct_band, mechanism=KB7_MECHANISM, since=KB7_SINCE, fix=KB7_FIX)
+
+
+_KB7_INPUT = ("CASES.md KB-7 (the bug's input); [UP] pkg/kubelet/status/status_manager.go syncPod (no status write without "
+              "the API server); pkg/controller/util/node/controller_utils.go MarkPodsNotReady (only at Ready=Unknown: the "
+              "cut is shorter, kb7_cut_limit_s)")
+# The replacement starts after the first run's own exit: no back-off on a first restart (kuberuntime_manager.go
+# doBackOff), the PLEG relist and the container start; the restart comes KB7_HEAL_AFTER_EXIT_S after the exit.
+_KB7_BEFORE_RESTART_WHY = (f"the heal (and the kubelet restart) {KB7_HEAL_AFTER_EXIT_S} s after the first run's exit (+≤ "
+                           f"{KB7_HEAL_LATE_S:g} s wait); the replacement starts ≤ {PLEG_RELIST_S:g} s PLEG relist + "
+                           f"{CONTAINER_START_S:g} s start after that exit; the bug's input needs ≥ {KUBELET_RESTART_GRACE_S} s "
+                           "(prober_manager.go kubeletRestartGracePeriod)")
+_KB7_PROBE_WHY = (f"worker.go doProbe skips until int(time since StartedAt) ≥ initialDelaySeconds {KB7_INITIAL_DELAY_S}, then "
+                  f"probes at the next tick (≤ {KB7_PERIOD_S} s) + ≤ {KB7_PROBE_EXEC_S:g} s exec; the start stamp comes up to "
+                  f"{KB7_STAMP_S:g} s after StartedAt")
+# Buggy: Ready from the restarted kubelet's first status (heal + restart + its first sync and status write) to the
+# replacement's first probe (its start + initialDelaySeconds); the restart comes 10 … 15.5 s after that start.
+KB7_STALE_LOW_S = KB7_INITIAL_DELAY_S - KB7_HEAL_AFTER_EXIT_S - KB7_HEAL_LATE_S - KUBELET_START_S - STATUS_UPDATE_S - KB7_STAMP_S
+KB7_STALE_HIGH_S = KB7_INITIAL_DELAY_S - KUBELET_RESTART_GRACE_S + KB7_PERIOD_S + KB7_PROBE_EXEC_S
+_KB7_STALE_WHY = (f"from the restarted kubelet's first status (≤ {KUBELET_START_S} s start + {STATUS_UPDATE_S:g} s status write "
+                  f"after the heal, which comes {KUBELET_RESTART_GRACE_S}…{KB7_HEAL_AFTER_EXIT_S + KB7_HEAL_LATE_S:g} s after "
+                  f"the replacement's start) to its first readiness probe, initialDelaySeconds {KB7_INITIAL_DELAY_S} s after "
+                  f"its start (+≤ {KB7_PERIOD_S} s tick + {KB7_PROBE_EXEC_S:g} s exec)")
+
+register(
+    [
+        equal("KB-7", "api_status_at_restart", KB7_API_STATUS, _KB7_INPUT, minors=READ),
+        Expectation("KB-7", "replacement_start_before_restart_s", float(KB7_HEAL_AFTER_EXIT_S - PLEG_RELIST_S - CONTAINER_START_S),
+                    f"CASES.md KB-7; [UP] pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff; {UP_PROBER}", unit="s",
+                    band=Band(KUBELET_RESTART_GRACE_S, KB7_HEAL_AFTER_EXIT_S + KB7_HEAL_LATE_S), why=_KB7_BEFORE_RESTART_WHY,
+                    minors=READ),
+        *(Expectation("KB-7", f"first_readiness_probe_after_start_s[{key}]", float(KB7_INITIAL_DELAY_S),
+                      "CASES.md KB-7; [UP] pkg/kubelet/prober/worker.go doProbe (InitialDelaySeconds), run (a restarted "
+                      "kubelet's worker first sleeps a random part of the period)", unit="s",
+                      band=Band(KB7_INITIAL_DELAY_S - KB7_STAMP_S, KB7_INITIAL_DELAY_S + KB7_PERIOD_S + KB7_PROBE_EXEC_S),
+                      why=_KB7_PROBE_WHY, minors=READ) for key in ("first run", "replacement")),
+        exact("KB-7", "restart_count", 1, "CASES.md KB-7 (only the first run exits; the replacement's failing readiness probe "
+              "restarts nothing); [UP] kuberuntime_manager.go computePodActions", "one exit, one restart", unit="restarts",
+              minors=READ),
+        # 1.34: the restarted kubelet starts every readiness worker at Failure (NF-5's reading) — never Ready before the probe
+        equal("KB-7", "ready_before_first_probe[replacement]", False, f"CASES.md KB-7; {UP_PROBER_134}", minors=(34, 34)),
+        exact("KB-7", "ready_s_before_first_probe[replacement]", 0.0, f"CASES.md KB-7; {UP_PROBER_134}",
+              "Failure until the first probe: no Ready before it", unit="s", minors=(34, 34)),
+        # 1.35+: the bug (the judge reads the patch against KB7_FIX)
+        Expectation("KB-7", "ready_before_first_probe[replacement]", True, KB7_SOURCE, minors=(35, None),
+                    known_bug=_kb7_bug(False)),
+        Expectation("KB-7", "ready_s_before_first_probe[replacement]",
+                    float(KB7_INITIAL_DELAY_S - KB7_HEAL_AFTER_EXIT_S), KB7_SOURCE, unit="s",
+                    band=Band(KB7_STALE_LOW_S, KB7_STALE_HIGH_S), why=_KB7_STALE_WHY, minors=(35, None),
+                    known_bug=_kb7_bug(0.0, Band(0, 0))),
     ],
     VERIFIED_IN,
 )

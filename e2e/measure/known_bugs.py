@@ -2,7 +2,9 @@
 (kubernetes#134338), from the container's own exit stamp and the recorder's receive times; KB-4:
 the probes a restarted container gets before its startup probe passed (kubernetes#141155), from the
 probes' own stamps and the recorded statuses; KB-6: readiness during termination
-(kubernetes#140881), from the container's stamps and the recorded Ready condition."""
+(kubernetes#140881), from the container's stamps and the recorded Ready condition; KB-7: the Ready a
+container recreated during an API cut gets after a kubelet restart, before its own readiness probe
+(kubernetes#141473), from the probes' stamps and the recorded statuses."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Sequence
 
 from e2e.evidence.stamps import Stamp, before, first, labelled
 from e2e.measure.values import Value
+from e2e.record.pods import condition, container_status
+from e2e.record.recorder import Change
 from e2e.record.timeline import ContainerSample
 
 
@@ -61,3 +65,51 @@ def readiness_during_termination(sigterm_at: float, ready_false_at: float | None
     return [Value("KB-6", "ready_false_after_sigterm_s", None if ready_false_at is None else round(ready_false_at - sigterm_at, 3),
                   details=details, at=ready_false_at),
             Value("KB-6", "readiness_probe_runs_after_sigterm", len(runs), details=details, at=sigterm_at)]
+
+
+def api_status_before(changes: Sequence[Change], container: str, at: float) -> Value:
+    """``KB-7 api_status_at_restart``: ``"Ready=<status> restartCount=<n>"`` — the pod's Ready
+    condition and ``container``'s restart count in the newest of the pod's recorded ``changes``
+    received before ``at`` (epoch s: the heal, when the kubelet is restarted): the status the
+    restarted kubelet reads from the API server. None when nothing was recorded before. Source:
+    CASES.md KB-7 (the cut leaves the old container's Ready status in the API)."""
+    last = next((ch for ch in reversed(changes) if ch.received_at < at), None)
+    if last is None:
+        return Value("KB-7", "api_status_at_restart", None, details={"at": at})
+    ready = (condition(last.obj, "Ready") or {}).get("status")
+    cs = container_status(last.obj, container)
+    return Value("KB-7", "api_status_at_restart", f"Ready={ready} restartCount={cs.get('restartCount')}",
+                 details={"received_at": last.received_at, "containerID": cs.get("containerID")}, at=last.received_at)
+
+
+def first_probe_after_start(key: str, stamps: Sequence[Stamp]) -> Value:
+    """``KB-7 first_readiness_probe_after_start_s[key]``: the first ``probe:readiness:…`` stamp of
+    one run of the container (``stamps``: its log) − that run's ``start`` stamp, s; None when either
+    is missing. Source: CASES.md KB-7 (``initialDelaySeconds`` before the first run of the probe)."""
+    start = first(stamps, "start")
+    probe = min(labelled(stamps, "probe:readiness"), default=None)
+    details = {"start_at": None if start is None else start.at, "first_probe": None if probe is None else (probe.event, probe.at)}
+    value = None if start is None or probe is None else round(probe.at - start.at, 3)
+    return Value("KB-7", f"first_readiness_probe_after_start_s[{key}]", value, details=details,
+                 at=None if probe is None else probe.at)
+
+
+def ready_before_first_probe(key: str, samples: Sequence[ContainerSample], container: str, restart_count: int,
+                             first_probe_at: float | None) -> list[Value]:
+    """``KB-7 ready_before_first_probe[key]`` (whether a recorded status of ``container``'s run
+    ``restart_count``, running, said ``ready: true`` before that run's first readiness probe ran,
+    ``first_probe_at``: its stamp, epoch s) and ``ready_s_before_first_probe[key]`` (how long, s:
+    ``first_probe_at`` − the receive time of the first such status; 0.0 when none). Both None when
+    the probe never ran (``first_probe_at`` None). ``samples``: :func:`e2e.record.timeline.container_samples`
+    of the pod, oldest first. Source: CASES.md KB-7 (a container's readiness comes from its own probe)."""
+    run = [s for s in samples if s.container == container and s.restart_count == restart_count and s.state == "running"]
+    early = [s for s in run if s.ready and first_probe_at is not None and s.received_at < first_probe_at]
+    details = {"first_probe_at": first_probe_at, "first_ready_at": early[0].received_at if early else None,
+               "statuses": [(round(s.received_at, 3), s.ready) for s in run][:20]}
+    if first_probe_at is None:
+        return [Value("KB-7", f"ready_before_first_probe[{key}]", None, details=details),
+                Value("KB-7", f"ready_s_before_first_probe[{key}]", None, details=details)]
+    at = early[0].received_at if early else first_probe_at
+    return [Value("KB-7", f"ready_before_first_probe[{key}]", bool(early), details=details, at=at),
+            Value("KB-7", f"ready_s_before_first_probe[{key}]", round(first_probe_at - early[0].received_at, 3) if early else 0.0,
+                  details=details, at=at)]

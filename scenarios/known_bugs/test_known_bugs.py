@@ -1,4 +1,4 @@
-"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-6), on a real cluster.
+"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-7), on a real cluster.
 
 Each test applies the bug's small input and measures what the cluster does; the registry
 (:mod:`e2e.documented.known_bugs`) documents today's buggy behaviour with the upstream issue, the
@@ -23,15 +23,18 @@ from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PL
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_LAG_S, crossing_to_event_high
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
-from e2e.evidence.stamps import find, first, merge, parse, stamps_from_changes
+from e2e.evidence.stamps import find, first, labelled, merge, parse, stamps_from_changes
 from e2e.evidence.stamp_logs import stamps_from_logs
 from e2e.evidence.stamp_table import merged_table
-from e2e.measure.known_bugs import prestop_outlives, probes_before_started, readiness_during_termination, started_when_first_running
+from e2e.faults.node import node_partitioned_kubelet_restarted
+from e2e.measure.known_bugs import (api_status_before, first_probe_after_start, prestop_outlives, probes_before_started,
+                                    readiness_during_termination, ready_before_first_probe, started_when_first_running)
 from e2e.measure.values import expect_all
 from e2e.record.pods import condition, container_status, phase, pod_ready
 from e2e.record.timeline import container_samples
 from e2e.run.scenario import Scenario
 from e2e.base.waiting import WAIT_SLACK_S
+from scenarios.faults.fault_helpers import two_node_worker, wait_until_time
 
 
 # -- KB-1 -------------------------------------------------------------------------------------
@@ -378,3 +381,73 @@ def test_exec_readiness_probe_runs_during_termination(scenario: Scenario):
     errored = [ch.obj.get("message") for ch in sc.events("Unhealthy", pod) if "errored" in (ch.obj.get("message") or "")]
     expect_all(sc.expect, readiness_during_termination(sigterm.at, ready_false, stamps),
                sigterm_after_delete_s=round(sigterm.at - t_delete, 3), probe_errored_events=errored[:5])
+
+
+# -- KB-7 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.case("KB-7")
+@pytest.mark.serial  # the worker's kubelet cut off and restarted: no other scenario's pods on it
+@pytest.mark.profile("multi-node")  # a worker to cut (the API server stays on the control plane); grace 50 s
+@pytest.mark.record("Pod", "Event", "Node")
+@pytest.mark.node_faults("node_partitioned_kubelet_restarted", case="KB-7", window_s=doc.KB7_CUT_S, node="last")
+def test_container_recreated_during_an_api_cut_is_ready_before_its_probe(scenario: Scenario):
+    """KB-7: a container that exits while its worker is cut off from the API server is recreated
+    there; the kubelet, restarted ≥ 10 s later and before the heal, reports the new container Ready
+    — from the Ready status the cut left in the API — until its own readiness probe runs,
+    initialDelaySeconds after its start (kubernetes#141473). Judged from the runs' and the probes'
+    own stamps (the logs of both runs, read after the heal) and the recorded statuses; the cut
+    never reaches the node's Ready=Unknown (that would mark the pod not Ready: no bug to see)."""
+    sc = scenario
+    worker = two_node_worker(sc)
+    settings = sc.lifecycle(worker)
+    limit_s = doc.kb7_cut_limit_s(settings.lease_s, settings.grace_s)
+    if doc.KB7_CUT_S > limit_s:
+        pytest.skip(f"the cut lasts up to {doc.KB7_CUT_S} s; the node would go Ready=Unknown (its pods marked not Ready) "
+                    f"after {limit_s:g} s: needs a longer node-monitor-grace-period; {settings.source}")
+    pod = "stale-ready"
+    sc.apply("stale-ready-replacement.yaml", name=pod, worker=worker, initial_delay_s=doc.KB7_INITIAL_DELAY_S,
+             period_s=doc.KB7_PERIOD_S, run_s=doc.KB7_RUN_S)
+    start = sc.wait_for(f"{pod}: the first run's start stamp", lambda: first(stamps_from_logs(sc, pod), "start"), 2 * WAIT_SLACK_S)
+    sc.mark(start.at, "first run: start (stamp)")
+    # Ready once its probe passed, initialDelaySeconds after its start; the cut must come before its exit
+    sc.wait(pod_ready(pod), doc.KB7_INITIAL_DELAY_S + doc.KB7_PERIOD_S + WAIT_SLACK_S)
+    exit_at = start.at + doc.KB7_RUN_S
+    heal_at = exit_at + doc.KB7_HEAL_AFTER_EXIT_S
+    sc.require(time.time() < exit_at - KUBELET_HANDOFF_S, f"{pod} Ready before its first run's exit at +{doc.KB7_RUN_S} s")
+    with node_partitioned_kubelet_restarted(sc, worker, "reject", window_s=heal_at - time.time()) as window:
+        wait_until_time(sc, heal_at, "the first run's exit and its replacement's start on the cut-off worker")
+        heal_began = time.time()
+    restart_at = window.node_undo_at or heal_began  # through the agent the node's armed heal restarted the kubelet
+    sc.mark(restart_at, "kubelet restart, then the cut healed")
+
+    def replacement_probed() -> list | None:
+        try:
+            stamps = _app_log(sc, pod)
+        except ApiException:
+            return None
+        return stamps if first(stamps, "start", run="2") and min(labelled(stamps, "probe:readiness"), default=None) else None
+
+    # the replacement starts right after the first run's exit; its first probe initialDelaySeconds later
+    current = sc.wait_for(f"{pod}: the replacement's first readiness probe in its log", replacement_probed,
+                          max(0.0, exit_at + doc.KB7_INITIAL_DELAY_S - time.time()) + doc.KB7_PERIOD_S + 2 * WAIT_SLACK_S)
+    replacement_start = first(current, "start", run="2")
+    previous = _app_log(sc, pod, previous=True)
+    probe = min(labelled(current, "probe:readiness"))
+    for label, at in (("replacement: start (stamp)", replacement_start.at), ("replacement: first readiness probe", probe.at)):
+        sc.mark(at, label)
+    not_ready = sc.first_within(KUBELET_HANDOFF_S + STATUS_UPDATE_S + WAIT_SLACK_S, f"{pod} Ready not True after the probe",
+                                lambda: ready_false_after(sc, pod, probe.at))
+    if not_ready:
+        sc.mark(not_ready, "Ready not True")
+    sc.add_file("KB-7 stamps.txt", "first run:\n" + "\n".join(f"{s.at:.6f} {s.event}" for s in previous)
+                + "\n\nreplacement:\n" + "\n".join(f"{s.at:.6f} {s.event}" for s in current))
+    changes = sc.recorder.changes("Pod", pod)
+    samples = container_samples(changes, pod)
+    expect_all(sc.expect, [api_status_before(changes, "app", restart_at),
+                           first_probe_after_start("first run", previous), first_probe_after_start("replacement", current),
+                           *ready_before_first_probe("replacement", samples, "app", 1, probe.at)],
+               cut_limit_s=round(limit_s, 1), restart_at=round(restart_at, 3))
+    sc.expect("KB-7", "replacement_start_before_restart_s", round(restart_at - replacement_start.at, 3),
+              details={"first_run_exit": [(s.event, s.at) for s in previous if s.event == "exit"], "restart_at": restart_at})
+    sc.expect("KB-7", "restart_count", container_status(sc.pod(pod), "app").get("restartCount"))
