@@ -62,6 +62,26 @@ def test_through_the_agent_the_worker_is_the_last_placed_node(tmp_path):
         multi.two_node_worker(_placed(tmp_path, ("w1",)))
 
 
+class _Kind:
+    def __init__(self, name: str, workers: int):
+        self.control_plane = f"{name}-control-plane"
+        self.workers = [f"{name}-worker{i or ''}" for i in range(workers)]
+
+    def nodes(self) -> list[str]:
+        return [self.control_plane, *self.workers]
+
+
+def test_in_the_rooms_cluster_the_worker_is_the_multi_node_rooms_last(tmp_path):
+    """Before, a kind cluster with several workers (E2E_ROOMS=1) failed the one-worker assertion;
+    the suite's own multi-node cluster places nothing: its one worker."""
+    rooms = _placed(tmp_path, ("rooms-worker1", "rooms-worker2"))
+    rooms.kind = _Kind("rooms", 4)  # type: ignore[assignment]
+    assert multi.two_node_worker(rooms) == "rooms-worker2"
+    own = _placed(tmp_path, ())
+    own.kind = _Kind("c", 1)  # type: ignore[assignment]
+    assert multi.two_node_worker(own) == "c-worker"
+
+
 def test_the_fault_window_follows_the_live_grace_or_the_test_skips_naming_it(tmp_path):
     settings, window_s = multi._settings(_placed(tmp_path, ("w1", "w2")), "w1", fnd.FAST, fnd.PARTITION_S[fnd.FAST])
     assert settings.grace_s == 50 and window_s == fnd.PARTITION_S[fnd.FAST] + (50 + 10) - (20 + 2)

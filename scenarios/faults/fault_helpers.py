@@ -105,17 +105,18 @@ def node_labelled(sc: Scenario, node: str, label: str, value: str = "") -> Itera
 
 
 def two_node_worker(sc: Scenario) -> str:
-    """The node a two-node fault hits (NF-4, NF-8, NF-9, KB-7): the profile's only worker on the
-    suite's kind cluster; on a ``--kubeconfig`` cluster the last by name of the schedulable nodes
-    the placement gave the test (:attr:`Scenario.nodes`, never a control plane), the first keeping
-    NF-4's and NF-8's second web pod. The host's NodePort traffic must enter through another node
-    than the faulted one (on the suite's clusters the control plane): a cut or frozen kube-proxy
-    there would keep the evicted pod's endpoint (the foreign cluster publishes it on its first
-    worker, zone-a). Skips the test when fewer than two nodes were placed."""
-    if sc.kind is not None:
-        workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
-        assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
-        return workers[0]
-    if len(sc.nodes) < 2:
-        pytest.skip(f"needs two schedulable nodes placed for the test, has {list(sc.nodes)}")
-    return sc.nodes[-1]
+    """The node a two-node fault hits (NF-4, NF-8, NF-9, KB-7): where the placement gave the test
+    nodes (:attr:`Scenario.nodes`: a ``--kubeconfig`` cluster, the ``multi-node`` room of
+    ``E2E_ROOMS=1``; never a control plane) the last of them by name, the first keeping NF-4's and
+    NF-8's second web pod; else the profile's only worker on the suite's kind cluster. The host's
+    NodePort traffic must enter through another node than the faulted one (on the suite's
+    clusters the control plane): a cut or frozen kube-proxy there would keep the evicted pod's
+    endpoint (the foreign cluster publishes it on its first worker, zone-a). Skips the test when
+    one node was placed."""
+    if sc.nodes or sc.kind is None:
+        if len(sc.nodes) < 2:
+            pytest.skip(f"needs two schedulable nodes placed for the test, has {list(sc.nodes)}")
+        return sc.nodes[-1]
+    workers = [n for n in sc.kind.nodes() if n != sc.kind.control_plane]
+    assert len(workers) == 1, f"the two-node profile has one worker, the cluster has {workers}"
+    return workers[0]
