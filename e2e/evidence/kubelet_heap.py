@@ -51,7 +51,8 @@ _MEMSTAT = re.compile(r"^# (?P<name>[A-Za-z]+) = (?P<value>\d+)\s*$")
 
 def metric_total(text: str, name: str) -> float | None:
     """The sum of every sample of the metric ``name`` (all its label sets) in Prometheus text
-    ``text``; None when it has none. ``ValueError`` for a sample whose value is no number."""
+    ``text``, in the metric's own unit (a count, bytes, seconds: its name says); None when it has
+    none. ``ValueError`` for a sample whose value is no number."""
     values = []
     for line in text.splitlines():
         m = _SAMPLE.match(line)
@@ -61,7 +62,7 @@ def metric_total(text: str, name: str) -> float | None:
 
 
 def memstats(text: str) -> dict[str, int]:
-    """The ``# Name = N`` lines of a heap profile's text form (``debug=1``: ``# runtime.MemStats``
+    """The ``# Name = N`` lines of a heap profile's text form ``text`` (``debug=1``: ``# runtime.MemStats``
     at its end, runtime/pprof ``writeHeapInternal``): ``{"HeapObjects": 512000, "HeapAlloc": …,
     "NumGC": …}``; the integers only (the arrays of ``BySize``/``PauseNs`` lines are left out)."""
     out = {}
@@ -103,8 +104,9 @@ def table(samples: list[HeapSample]) -> str:
 
 
 def sample_of(metrics_text: str, heap_text: str, at: float) -> HeapSample:
-    """The :class:`HeapSample` read at ``at`` from a kubelet's ``/metrics`` text and its heap
-    profile text (``debug=1``); ``ValueError`` naming each number either lacks."""
+    """The :class:`HeapSample` read at ``at`` (epoch s) from a kubelet's ``/metrics`` text
+    ``metrics_text`` and its heap profile's text ``heap_text`` (``debug=1``); ``ValueError`` naming
+    each number either lacks."""
     numbers = {name: metric_total(metrics_text, name) for name in (SYNCS, GOROUTINES, RSS, CPU)}
     stats = memstats(heap_text)
     missing = [name for name, v in numbers.items() if v is None]
