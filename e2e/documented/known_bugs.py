@@ -6,9 +6,9 @@ correct value and the mechanism in the source. The judge calls a measured value 
 (holds today's behaviour: the test passes, marked "known bug present"), ``bug-fixed`` (holds the
 correct value: a loud outcome of its own, "bug no longer present — fixed on this version?") or
 ``fail`` (neither). The entries around them (exit codes, events, invariants of a race) are
-ordinary expectations. Versions: read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (the mechanisms
-below are the same in all four); the known-bug entries are open-ended so that a newer version is
-judged too — a fix shows there as ``bug-fixed``.
+ordinary expectations. Versions: read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (KB-8 in v1.36.2
+too; where the mechanism differs between them, its entry says so); the known-bug entries are
+open-ended so that a newer version is judged too — a fix shows there as ``bug-fixed``.
 
 KB-1 — a preStop ``sleep`` action outlives its container (kubernetes/kubernetes#134338, open;
 proposed fixes #141484 (open) and #134839 (closed)). ``killContainer`` runs the preStop hook first
