@@ -106,6 +106,26 @@ def change(at: float, obj: dict, type_: str = "MODIFIED") -> Change:
     return Change(epoch(0) + at, kind, type_, obj["metadata"]["name"], obj)
 
 
+def api_answering(answers: dict[str, object], host: str = "https://127.0.0.1:40000"):
+    """A :class:`e2e.cluster.kube.Kube` stand-in for readers of the API server's raw paths
+    (:func:`e2e.cluster.gates.read`): its client's ``call_api`` answers ``answers[path]``: text (HTTP
+    200), an int (that status) or an exception; ``asked`` keeps the URLs."""
+    asked: list[str] = []
+
+    def call_api(method, url, **kw):
+        asked.append(url)
+        answer = answers[url.removeprefix(host)]
+        if isinstance(answer, Exception):
+            raise answer
+        if isinstance(answer, int):
+            return SimpleNamespace(read=lambda: None, data=b"", status=answer)
+        return SimpleNamespace(read=lambda: None, data=answer.encode(), status=200)
+    def param_serialize(method, path, auth_settings=None):
+        return method, f"{host}{path}", {}, None, []
+    return SimpleNamespace(asked=asked, api_client=SimpleNamespace(configuration=SimpleNamespace(host=host), call_api=call_api,
+                                                                   param_serialize=param_serialize))
+
+
 def event(name: str, reason: str, message: str, involved: str = "p", type_: str = "Normal", count: int = 1) -> dict:
     return {
         "kind": "Event",

@@ -9,6 +9,7 @@ import pytest
 
 from e2e.cluster import gates
 from e2e.cluster.gates import GatesUnreadable, GateUnknown
+from helpers import api_answering as kube
 
 METRICS = """\
 # HELP kubernetes_feature_enabled [BETA] This metric records the data about the stage and enablement of a k8s feature.
@@ -19,25 +20,6 @@ kubernetes_feature_enabled{name="SidecarContainers",stage=""} 1
 kubernetes_feature_enabled{stage="BETA",name="LabelsSwapped"} 1
 apiserver_request_total{code="200",verb="GET"} 12
 """
-
-
-def kube(answers: dict[str, object], host: str = "https://127.0.0.1:40000"):
-    """A client whose ``call_api`` answers ``answers[path]``: text (HTTP 200), an int (that
-    status) or an exception; ``asked`` keeps the URLs."""
-    asked: list[str] = []
-
-    def call_api(method, url, **kw):
-        asked.append(url)
-        answer = answers[url.removeprefix(host)]
-        if isinstance(answer, Exception):
-            raise answer
-        if isinstance(answer, int):
-            return SimpleNamespace(read=lambda: None, data=b"", status=answer)
-        return SimpleNamespace(read=lambda: None, data=answer.encode(), status=200)
-    def param_serialize(method, path, auth_settings=None):
-        return method, f"{host}{path}", {}, None, []
-    return SimpleNamespace(asked=asked, api_client=SimpleNamespace(configuration=SimpleNamespace(host=host), call_api=call_api,
-                                                                   param_serialize=param_serialize))
 
 
 def test_parse_reads_name_stage_and_value_of_every_gate_and_nothing_else():

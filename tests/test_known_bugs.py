@@ -20,9 +20,11 @@ from e2e.judge.expectations import REGISTRY, Band, CherryPick, Expectation, Fix,
 from e2e.judge.measurements import ExpectationFailed, Judge, MeasurementLog
 from e2e.evidence.stamps import Stamp
 from e2e.documented import known_bugs as kb_doc
-from e2e.measure.known_bugs import (api_status_before, first_probe_after_start, probes_before_started, readiness_during_termination,
-                                    ready_before_first_probe, started_when_first_running)
+from e2e.measure.known_bugs import (api_status_before, first_probe_after_start, fit_line, kubelet_leak, probes_before_started,
+                                    readiness_during_termination, ready_before_first_probe, started_when_first_running)
 from e2e.record.recorder import Change
+from e2e.documented import known_bugs as doc
+from e2e.evidence.kubelet_heap import HeapSample
 from e2e.record.timeline import ContainerSample
 from helpers import fake_scenario_conftest
 
@@ -306,12 +308,15 @@ def test_every_known_bug_of_the_suite_names_its_fix_as_read():
                                              ("v1.36.3", "present"), ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
     expected |= {("KB-4", v): "present" for v in ("v1.35.4", "v1.36.3", "v1.37.2", "v1.37.3")}
     expected |= {("KB-7", v): "present" for v in ("v1.35.4", "v1.36.2", "v1.36.3", "v1.37.2", "v1.37.3")}
+    # KB-8's fix #139850 in 1.37.0, its cherry-pick #140066 in 1.36.3; 1.36.0–1.36.2 have the leak
+    expected |= {("KB-8", v): s for v, s in (("v1.36.0", "present"), ("v1.36.2", "present"), ("v1.36.3", "fixed"),
+                                             ("v1.37.0", "fixed"), ("v1.37.2", "fixed"))}
     bugs = [e for e in REGISTRY.entries if e.known_bug is not None]
     for (case, version), state in expected.items():
         assert {e.known_bug.expected_on(version) for e in bugs if e.case == case} == {state}, (case, version)
     fixed = {e.case for e in bugs if e.known_bug.fix is not None}
-    assert fixed == {"KB-1", "KB-4", "KB-5", "KB-6", "KB-7", "RS-5", "RS-6"}
-    assert all(e.known_bug.expected_on(v) == "present" for e in bugs if e.case not in ("RS-5", "RS-6", "KB-6")
+    assert fixed == {"KB-1", "KB-4", "KB-5", "KB-6", "KB-7", "KB-8", "RS-5", "RS-6"}
+    assert all(e.known_bug.expected_on(v) == "present" for e in bugs if e.case not in ("RS-5", "RS-6", "KB-6", "KB-8")
                for v in ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"))
 
 
@@ -407,6 +412,22 @@ def suite_judge(tmp_path, kubernetes: str, cgroup: int | None = 1) -> Judge:
     ("v1.37.2", "KB-7", "replacement_start_before_restart_s", 8.0, "fail"),  # inside the 10 s grace: not the bug's input
     ("v1.37.2", "KB-7", "first_readiness_probe_after_start_s[replacement]", 40.6, "pass"),
     ("v1.37.2", "KB-7", "first_readiness_probe_after_start_s[replacement]", 12.0, "fail"),
+    # KB-8: the leak on 1.36.0–1.36.2; fixed in 1.36.3 (#140066) and 1.37.0 (#139850); 1.34 and 1.35 never had it
+    ("v1.36.2", "KB-8", "heap_objects_per_pod_sync", 3.1, "bug-present"),
+    ("v1.36.2", "KB-8", "heap_objects_per_pod_sync", 0.05, "bug-fixed"),
+    ("v1.36.2", "KB-8", "heap_objects_per_pod_sync", 0.5, "fail"),  # between the bands: neither
+    ("v1.36.3", "KB-8", "heap_objects_per_pod_sync", 0.05, "fixed-as-expected"),
+    ("v1.36.3", "KB-8", "heap_objects_per_pod_sync", 3.1, "bug-present-despite-fix"),
+    ("v1.37.2", "KB-8", "heap_objects_per_pod_sync", -0.1, "fixed-as-expected"),
+    ("v1.37.2", "KB-8", "heap_objects_per_pod_sync", 1.2, "bug-present-despite-fix"),
+    ("v1.35.4", "KB-8", "heap_objects_per_pod_sync", 0.05, "pass"),
+    ("v1.35.4", "KB-8", "heap_objects_per_pod_sync", 3.1, "fail"),
+    ("v1.36.2", "KB-8", "goroutines_per_pod_sync", 0.001, "pass"),
+    ("v1.36.2", "KB-8", "goroutines_per_pod_sync", 1.0, "fail"),
+    ("v1.36.3", "KB-8", "heap_objects_fit_stderr", 0.15, "pass"),
+    ("v1.36.3", "KB-8", "heap_objects_fit_stderr", 0.3, "fail"),
+    ("v1.36.2", "KB-8", "pod_syncs_per_s", 18.5, "pass"),
+    ("v1.36.2", "KB-8", "pod_syncs_per_s", 0.4, "fail"),  # the periodic re-syncs alone: the probes changed nothing
 ])
 def test_the_suites_new_known_bugs_judged_by_patch(tmp_path, kubernetes, case, name, value, verdict):
     j = suite_judge(tmp_path, kubernetes)
@@ -499,3 +520,79 @@ def test_kb7_cut_stays_inside_the_node_monitor_grace_period():
     assert kb_doc.KB7_CUT_S > kb_doc.kb7_cut_limit_s(20, 20)
     # the bug's window is open: the restart ≥ 10 s after the replacement's start, its probe 40 s after it
     assert 0 < kb_doc.KB7_STALE_LOW_S < kb_doc.KB7_INITIAL_DELAY_S - kb_doc.KB7_HEAL_AFTER_EXIT_S < kb_doc.KB7_STALE_HIGH_S
+# -- KB-8: what the kubelet keeps per pod sync --------------------------------------------------
+
+
+def test_fit_line_gives_slope_intercept_and_the_slopes_standard_error():
+    exact = fit_line([0, 1, 2, 3], [5, 8, 11, 14])
+    assert (exact.slope, exact.intercept, exact.stderr, exact.n) == (3.0, 5.0, 0.0, 4)
+    # residuals +1, −1, −1, +1 around y = 2.5 + 0·x: Σr² = 4, n − 2 = 2, Σ(x − x̄)² = 5 → √(2 / 5)
+    noisy = fit_line([0, 1, 2, 3], [3.5, 1.5, 1.5, 3.5])
+    assert noisy.slope == pytest.approx(0.0) and noisy.stderr == pytest.approx((2 / 5) ** 0.5)
+    for xs, ys in (([0, 1], [0, 1]), ([0, 1, 2], [0, 1]), ([1, 1, 1], [0, 1, 2])):
+        with pytest.raises(ValueError):
+            fit_line(xs, ys)
+
+
+def heap_samples(objects_per_sync: float, goroutines_per_sync: float = 0.0, wobble: int = 0, n: int = 121) -> list[HeapSample]:
+    """A kubelet sampled every 2 s under 30 syncs/s (KB-8's load and window): its heap grows
+    ``objects_per_sync`` (≈ 120 B each) per sync, give or take ``wobble`` objects every other
+    sample; RSS 1 MB/min; 0.3 cores."""
+    out = []
+    for i in range(n):
+        syncs = 10_000 + 60 * i
+        extra = wobble if i % 2 else -wobble
+        objects = 400_000 + round(objects_per_sync * 60 * i) + extra
+        out.append(HeapSample(1000.0 + 2 * i, syncs, objects, 40_000_000 + 120 * (objects - 400_000), 300 + goroutines_per_sync * 60 * i,
+                              90e6 + 1e6 * i * 2 / 60, 50 + 0.3 * 2 * i, 500 + i))
+    return out
+
+
+@pytest.mark.parametrize("per_sync, wobble, slope, stderr_below", [
+    (3.42, 0, 3.42, 1e-9),     # the issue's leak
+    (0.0, 0, 0.0, 1e-9),       # the fix
+    (0.0, 3000, 0.0, 0.2),     # the fix, a live heap wandering by ±3000 objects: still resolved to < 0.2
+    (3.42, 3000, 3.42, 0.2),
+])
+def test_kubelet_leak_is_the_heaps_slope_against_pod_syncs(per_sync, wobble, slope, stderr_below):
+    values = {v.name: v for v in kubelet_leak(heap_samples(per_sync, wobble=wobble))}
+    assert sorted(values) == ["goroutines_per_pod_sync", "heap_objects_fit_stderr", "heap_objects_per_pod_sync", "pod_syncs_per_s"]
+    assert {v.case for v in values.values()} == {"KB-8"}
+    assert values["heap_objects_per_pod_sync"].value == pytest.approx(slope, abs=0.01)
+    assert values["heap_objects_fit_stderr"].value < stderr_below
+    assert values["goroutines_per_pod_sync"].value == 0
+    assert values["pod_syncs_per_s"].value == 30.0
+    d = values["heap_objects_per_pod_sync"].details
+    assert (d["samples"], d["window_s"], d["pod_syncs"], d["forced_collections"], d["kubelet_cpu_cores"]) == (121, 240.0, 7200, 120, 0.3)
+    assert d["heap_bytes_per_pod_sync"]["slope"] == pytest.approx(120 * slope, abs=2)
+    assert d["rss_bytes"]["per_s"] == pytest.approx(1e6 / 60, abs=0.1)
+
+
+def test_kubelet_leak_sees_a_goroutine_per_sync():
+    values = {v.name: v.value for v in kubelet_leak(heap_samples(0.0, goroutines_per_sync=1.0))}
+    assert values["goroutines_per_pod_sync"] == pytest.approx(1.0)
+
+
+def test_kubelet_leak_refuses_too_few_samples_no_syncs_and_a_restarted_kubelet():
+    samples = heap_samples(0.0, n=5)
+    with pytest.raises(ValueError, match="3 or more samples"):
+        kubelet_leak(samples[:2])
+    with pytest.raises(ValueError, match="no pod sync"):
+        kubelet_leak([replace(s, pod_syncs=10_000) for s in samples])
+    with pytest.raises(ValueError, match="restarted"):
+        kubelet_leak([*samples[:3], replace(samples[3], pod_syncs=5)])
+
+
+def test_kb8_bands_keep_a_leak_and_none_apart_by_two_of_the_fits_standard_errors():
+    """The bands from the source (module doc of e2e.documented.known_bugs, KB-8): a leaked context
+    keeps 1 to 6 objects; none is kept elsewhere; each band reaches KB8_MARGIN beyond, twice the
+    largest standard error judged, and the two stay apart."""
+    (leak,) = [e for e in REGISTRY.entries if (e.case, e.name, e.minors) == ("KB-8", "heap_objects_per_pod_sync", (36, None))]
+    (older,) = [e for e in REGISTRY.entries if (e.case, e.name, e.minors) == ("KB-8", "heap_objects_per_pod_sync", (34, 35))]
+    assert doc.KB8_ISSUE_OBJECTS_PER_SYNC == 3.42 and doc.KB8_MARGIN == 2 * doc.KB8_FIT_STDERR_MAX
+    assert leak.band == Band(doc.KB8_LEAK_MIN_OBJECTS - doc.KB8_MARGIN, doc.KB8_LEAK_MAX_OBJECTS + doc.KB8_MARGIN) == Band(0.6, 6.4)
+    assert leak.known_bug.correct_band == older.band == Band(-0.4, 0.4)
+    assert leak.band.low > leak.known_bug.correct_band.high
+    assert leak.documented in leak.band and leak.known_bug.since == "1.36.0"
+    assert [c.pr for c in leak.known_bug.fix.cherry_picks] == ["kubernetes/kubernetes#140066"]
+    assert "1.36.2" in leak.verified_in and {"1.34.4", "1.35.4"} <= set(older.verified_in)

@@ -1,4 +1,4 @@
-"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-7).
+"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-8).
 
 Each entry with a :class:`~e2e.judge.expectations.KnownBug` documents what the cluster does today (the
 bug) as its expectation, and names the upstream issue (as found on GitHub, state when read), the
@@ -6,9 +6,9 @@ correct value and the mechanism in the source. The judge calls a measured value 
 (holds today's behaviour: the test passes, marked "known bug present"), ``bug-fixed`` (holds the
 correct value: a loud outcome of its own, "bug no longer present — fixed on this version?") or
 ``fail`` (neither). The entries around them (exit codes, events, invariants of a race) are
-ordinary expectations. Versions: read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (the mechanisms
-below are the same in all four); the known-bug entries are open-ended so that a newer version is
-judged too — a fix shows there as ``bug-fixed``.
+ordinary expectations. Versions: read in v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (KB-8 in v1.36.2
+too; where the mechanism differs between them, its entry says so); the known-bug entries are
+open-ended so that a newer version is judged too — a fix shows there as ``bug-fixed``.
 
 KB-1 — a preStop ``sleep`` action outlives its container (kubernetes/kubernetes#134338, open;
 proposed fixes #141484 (open) and #134839 (closed)). ``killContainer`` runs the preStop hook first
@@ -145,11 +145,37 @@ logger argument differs; ``ChangeContainerStatusOnKubeletRestart`` "1.35: Defaul
 Deprecated" in each pkg/features/kube_features.go), none with #141487's ID check; v1.35.4 as NF-5
 read it (``UP_PROBER`` of e2e.documented.faults). v1.34.4: the gate is on, the restarted kubelet
 starts every readiness worker at ``Failure`` (NF-5's ``UP_PROBER_134``) — no bug.
+KB-8 — the kubelet leaks a context on every pod sync (kubernetes/kubernetes#139823, the 1.36
+regression: commit e94e67337, 2026-02-19; fix #139850 "reuse the previous context", merged, in
+v1.37.0: CHANGELOG-1.37.md of v1.37.2; its cherry-pick #140066 is in v1.36.3: read in v1.36.3's
+source). v1.36.2's ``startPodSync`` (pkg/kubelet/pod_workers.go) runs ``ctx, status.cancelFn =
+context.WithCancel(parentCtx)`` on every sync and never calls the ``cancelFn`` it overwrites;
+``parentCtx`` is the context ``UpdatePod`` started the pod worker with, which derives from the
+kubelet's ``genericapiserver.SetupSignalContext()`` (cmd/kubelet/app/server.go: a
+``context.WithCancel(context.Background())``), so ``propagateCancel`` (Go's context.go) enters each
+new context into that root's ``children`` map, where it stays until the kubelet stops. Retained per
+sync (Go 1.26, the toolchain of v1.36.2's go.mod and .go-version): the ``cancelCtx`` (80 B), its
+``done`` channel once anything asked for ``Done()`` (112 B), its own ``children`` map once the sync
+derived a context from it (a ``Map`` of 48 B and one 8-slot group of 144 B; 4 objects once more than
+8 children at once grew it into a table) and its slot in the root's map (≈ 20–40 B): 1 to 6 objects,
+≈ 0.3–0.45 KB. The issue's profile (8 days of a 1.36.0 node) held 380,195 contexts from
+``context.withCancel``, 276,216 channels from ``(*cancelCtx).Done`` and 642,456 objects of
+``propagateCancel`` (the maps): 3.42 objects per leaked context. No goroutine: ``propagateCancel``
+starts one only for a parent that is neither a ``*cancelCtx`` nor an ``afterFuncer``. v1.36.3 and
+v1.37.2 (``startPodSync`` the same in both): ``status.ctx`` is made once, from
+``context.WithoutCancel(parentCtx)`` (whose ``Done()`` is nil: registered nowhere), and reused until
+``UpdatePod`` cancels it. v1.34.4 and v1.35.4: ``status.ctx`` made once from
+``context.Background()`` and reused — nothing per sync either. The syncs the case drives are the
+readiness probe's: the results manager sends an update only when a result changes
+(prober/results/results_manager.go ``Set``), and each update is a sync (kubelet.go
+``syncLoopIteration`` → ``handleProbeSync`` → ``HandlePodSyncs``); a probe that keeps its result
+causes none.
 """
 
 from __future__ import annotations
 
-from ..judge.expectations import Band, CherryPick, Expectation, Fix, KnownBug, Unaffected, equal, exact, register
+from ..judge.expectations import (Band, CherryPick, Expectation, Fix, KnownBug, Unaffected, at_least, equal, exact, register,
+                                   within)
 from .faults import KUBELET_RESTART_GRACE_S, KUBELET_START_S, RENEW_FRACTION, RENEW_JITTER, UP_PROBER, UP_PROBER_134
 from .kubelet import (CONTAINER_START_S, KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S,
                       STATUS_UPDATE_S, SYNC_TICKER_S, UPGRADE_PATH_READ)
@@ -615,4 +641,93 @@ register(
                     known_bug=_kb7_bug(0.0, Band(0, 0))),
     ],
     VERIFIED_IN,
+)
+
+# -- KB-8: the kubelet leaks a context on every pod sync (kubernetes#139823) -------------------
+KB8_PODS = 30                # pods, all on one node (a required podAffinity to each other)
+KB8_PROBE_PERIOD_S = 1       # readinessProbe.periodSeconds (httpGet, failureThreshold 1, successThreshold 1)
+KB8_TOGGLE_S = 1             # each container's /www/ready exists for this long, then is gone for this long
+# The kubelet's cAdvisor keeps each new container's stats for 2 min (pkg/kubelet/cadvisor/cadvisor_linux.go
+# statsCacheDuration) and reads them at most every 15 s (maxHousekeepingInterval): its cache grows that
+# long after the pods start, so the window opens only then. The kubelet's event spam filter (client-go
+# tools/record EventCorrelator: 25 events per pod, then 1 per 5 min) is full within it too.
+KB8_WARMUP_S = 120 + 15
+KB8_WINDOW_S = 240           # the sampling window after the warm-up
+KB8_SAMPLE_EVERY_S = 2       # one sample (/metrics, then the heap after a forced collection) this often
+# The slope's standard error is the live heap's wander between samples (σ objects) over the spread of
+# the syncs and √samples: with KB8_PODS syncs/s over KB8_WINDOW_S (≈ 7200 syncs, 121 samples) σ up to
+# ≈ 4500 objects still resolves KB8_FIT_STDERR_MAX (tests/test_known_bugs.py: ±3000 → < 0.2).
+
+# Objects one leaked context keeps (module doc, KB-8): the cancelCtx, its done channel, its own children
+# map (Map + one group; Map, directory, table and groups once grown past 8 children) — 1 at least, 6 at most.
+KB8_LEAK_MIN_OBJECTS = 1
+KB8_LEAK_MAX_OBJECTS = 1 + 1 + 4
+# The issue's heap profile: (380,195 withCancel + 276,216 Done + 642,456 propagateCancel) / 380,195.
+KB8_ISSUE_OBJECTS_PER_SYNC = round((380_195 + 276_216 + 642_456) / 380_195, 2)
+# The fit resolves a slope to this standard error at worst (judged: heap_objects_fit_stderr) and each band
+# leaves two of them beside its mechanism: a leak and none stay apart by the fit itself.
+KB8_FIT_STDERR_MAX = 0.2
+KB8_MARGIN = 2 * KB8_FIT_STDERR_MAX
+# A goroutine leaked once in 100 syncs; over the window's thousands of syncs tens of goroutines, more
+# than the kubelet's own that come and go (a probe, an HTTP handler in flight).
+KB8_GOROUTINES_PER_SYNC_MAX = 0.01
+KB8_SYNCS_PER_S = KB8_PODS / KB8_TOGGLE_S   # one readiness change per toggle per pod, one sync each (module doc)
+
+KB8_READ = ("1.34.4", "1.35.4", "1.36.2", "1.36.3", "1.37.2")   # startPodSync read in each (module doc)
+KB8_SOURCE = ("CASES.md KB-8; [UP] pkg/kubelet/pod_workers.go startPodSync (v1.36.2: a context.WithCancel(parentCtx) per "
+              "sync, its cancelFn overwritten uncalled), UpdatePod (parentCtx); cmd/kubelet/app/server.go "
+              "(genericapiserver.SetupSignalContext: a cancelable root); Go 1.26 context.go withCancel, propagateCancel, "
+              "(*cancelCtx).Done; internal/runtime/maps (a map's Map, group, table)")
+KB8_FIXED_SOURCE = ("CASES.md KB-8; [UP] pkg/kubelet/pod_workers.go startPodSync (v1.34.4, v1.35.4: status.ctx from "
+                    "context.Background(), made once and reused; v1.36.3, v1.37.2: from context.WithoutCancel(parentCtx), "
+                    "made once and reused): nothing kept per sync")
+KB8_BUG = "kubernetes/kubernetes#139823 (closed: fixed on master by #139850, on release-1.36 by #140066)"
+KB8_MECHANISM = ("pod_workers.go startPodSync makes a context.WithCancel(parentCtx) on every sync and overwrites its "
+                 "cancelFn without calling it; context.go propagateCancel keeps each in the cancelable root's children "
+                 "map until the kubelet stops: 1–6 heap objects (≈ 0.3–0.45 KB) per pod sync, no goroutine")
+# The fix as read (2026-12-07): PR #139850 "kubelet startPodSync: reuse the previous context to fix memory leak
+# regression" ("Fixes #139823") is listed in CHANGELOG/CHANGELOG-1.37.md of v1.37.2 under v1.37.0 and
+# v1.37.0-alpha.3; its cherry-pick #140066 (release-1.36, merged) is in v1.36.3's pod_workers.go, not in v1.36.2's.
+KB8_FIX = Fix("merged", "CHANGELOG/CHANGELOG-1.37.md of v1.37.2 (v1.37.0, Bug or Regression: #139850); the source of v1.36.2, "
+                        "v1.36.3, v1.37.2 (pod_workers.go startPodSync); upstream threads kubernetes/kubernetes#139823, "
+                        "#139850, #140066 (read 2026-12-07)",
+              pr="kubernetes/kubernetes#139850", released="1.37.0",
+              cherry_picks=(CherryPick("release-1.36", "kubernetes/kubernetes#140066", "merged", released="1.36.3"),))
+# e94e67337 (2026-02-19, the 1.36 cycle) made a new context per sync; #140066: "all users of 1.36, 1.36.1,
+# 1.36.2 are actively experiencing this memory leak"; v1.35.4 reuses one context per worker.
+KB8_SINCE = "1.36.0"
+_KB8_LEAK_WHY = (f"one context per sync, each keeping {KB8_LEAK_MIN_OBJECTS}–{KB8_LEAK_MAX_OBJECTS} objects (the cancelCtx; "
+                 "its done channel; its children map) — the issue's profile: "
+                 f"{KB8_ISSUE_OBJECTS_PER_SYNC:g}; ±{KB8_MARGIN:g}: two of the fit's largest standard error")
+_KB8_NONE_WHY = f"nothing kept per sync; ±{KB8_MARGIN:g}: two of the fit's largest standard error"
+
+register(
+    [
+        Expectation("KB-8", "heap_objects_per_pod_sync", 0.0, KB8_FIXED_SOURCE, unit="objects/sync",
+                    band=Band(-KB8_MARGIN, KB8_MARGIN), why=_KB8_NONE_WHY, minors=(34, 35)),
+        Expectation("KB-8", "heap_objects_per_pod_sync", KB8_ISSUE_OBJECTS_PER_SYNC, KB8_SOURCE, unit="objects/sync",
+                    band=Band(KB8_LEAK_MIN_OBJECTS - KB8_MARGIN, KB8_LEAK_MAX_OBJECTS + KB8_MARGIN), why=_KB8_LEAK_WHY,
+                    minors=(36, None),
+                    known_bug=KnownBug(KB8_BUG, correct=0.0, correct_band=Band(-KB8_MARGIN, KB8_MARGIN),
+                                       mechanism=KB8_MECHANISM, since=KB8_SINCE, fix=KB8_FIX)),
+        within("KB-8", "heap_objects_fit_stderr", KB8_FIT_STDERR_MAX, 0, KB8_FIT_STDERR_MAX,
+               f"the fit's own resolution: at most {KB8_FIT_STDERR_MAX:g}, so that a slope {KB8_MARGIN:g} inside a band "
+               "is two standard errors from its edge (too few syncs, or a kubelet whose live heap wanders, fail here)",
+               "CASES.md KB-8 (the least-squares fit over the window's samples: e2e.measure.known_bugs.fit_line)",
+               unit="objects/sync"),
+        Expectation("KB-8", "goroutines_per_pod_sync", 0.0,
+                    f"{KB8_SOURCE}; {KB8_FIXED_SOURCE}; Go context.go propagateCancel (a goroutine only for a parent "
+                    "that is neither a *cancelCtx nor an afterFuncer)", unit="goroutines/sync",
+                    band=Band(-KB8_GOROUTINES_PER_SYNC_MAX, KB8_GOROUTINES_PER_SYNC_MAX),
+                    why=f"no goroutine per sync on any patch (a leaked context is a map entry); ±{KB8_GOROUTINES_PER_SYNC_MAX:g}: "
+                        "one goroutine in 100 syncs would be a leak of its own"),
+        at_least("KB-8", "pod_syncs_per_s", KB8_SYNCS_PER_S / 2,
+                 "CASES.md KB-8; [UP] pkg/kubelet/prober/results/results_manager.go Set (an update on a change only); "
+                 "pkg/kubelet/kubelet.go syncLoopIteration → handleProbeSync → HandlePodSyncs",
+                 f"{KB8_PODS} pods whose readiness result changes every {KB8_TOGGLE_S} s (failureThreshold and "
+                 f"successThreshold 1): {KB8_SYNCS_PER_S:g} syncs/s; at least half — a toggle the probe's "
+                 f"{KB8_PROBE_PERIOD_S} s ticker sees twice or never (the shell's loop takes {KB8_TOGGLE_S} s plus its "
+                 "forks) loses its change", unit="syncs/s"),
+    ],
+    KB8_READ,
 )

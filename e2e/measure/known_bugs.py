@@ -4,12 +4,17 @@ the probes a restarted container gets before its startup probe passed (kubernete
 probes' own stamps and the recorded statuses; KB-6: readiness during termination
 (kubernetes#140881), from the container's stamps and the recorded Ready condition; KB-7: the Ready a
 container recreated during an API cut gets after a kubelet restart, before its own readiness probe
-(kubernetes#141473), from the probes' stamps and the recorded statuses."""
+(kubernetes#141473), from the probes' stamps and the recorded statuses; KB-8: what the kubelet keeps
+per pod sync (kubernetes#139823), a least-squares slope over its samples."""
 
 from __future__ import annotations
 
+import math
+import statistics
+from dataclasses import dataclass
 from typing import Sequence
 
+from e2e.evidence.kubelet_heap import HeapSample
 from e2e.evidence.stamps import Stamp, before, first, labelled
 from e2e.measure.values import Value
 from e2e.record.pods import condition, container_status
@@ -113,3 +118,69 @@ def ready_before_first_probe(key: str, samples: Sequence[ContainerSample], conta
     return [Value("KB-7", f"ready_before_first_probe[{key}]", bool(early), details=details, at=at),
             Value("KB-7", f"ready_s_before_first_probe[{key}]", round(first_probe_at - early[0].received_at, 3) if early else 0.0,
                   details=details, at=at)]
+@dataclass(frozen=True)
+class Fit:
+    """The least-squares line ``y = intercept + slope · x`` through ``n`` points, and ``stderr``: the
+    slope's standard error, √(Σ residual² / (n − 2) / Σ (x − x̄)²) (ordinary least squares), in the
+    slope's unit."""
+
+    slope: float
+    intercept: float
+    stderr: float
+    n: int
+
+
+def fit_line(xs: Sequence[float], ys: Sequence[float]) -> Fit:
+    """The :class:`Fit` of ``ys`` against ``xs`` (``statistics.linear_regression``). ``ValueError``
+    for fewer than 3 points, lengths that differ, or ``xs`` all equal."""
+    if len(xs) != len(ys) or len(xs) < 3:
+        raise ValueError(f"a fit needs 3 or more (x, y) pairs: {len(xs)} x, {len(ys)} y")
+    slope, intercept = statistics.linear_regression(xs, ys)  # StatisticsError (a ValueError) when xs are all equal
+    mean = statistics.fmean(xs)
+    sxx = sum((x - mean) ** 2 for x in xs)
+    sse = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys, strict=True))
+    return Fit(slope, intercept, math.sqrt(sse / (len(xs) - 2) / sxx), len(xs))
+
+
+def kubelet_leak(samples: Sequence[HeapSample]) -> list[Value]:
+    """KB-8 over ``samples`` of one kubelet (:mod:`e2e.evidence.kubelet_heap`, oldest first, the
+    sampling window's): ``heap_objects_per_pod_sync`` (the slope of its live heap objects after a
+    forced collection against its pod syncs, objects/sync), ``heap_objects_fit_stderr`` (that
+    slope's standard error), ``goroutines_per_pod_sync`` (goroutines/sync) and ``pod_syncs_per_s``
+    (the syncs over the window). The details: the live heap's bytes per sync (and its standard
+    error), the resident memory's slope per sync and per second (recorded, not judged: CASES.md
+    KB-8), the kubelet's CPU in cores over the window, the forced collections seen, the window and
+    the syncs. ``ValueError`` for fewer than 3 samples, no sync in the window, or a count that went
+    down (the kubelet restarted: its counters began again)."""
+    if len(samples) < 3:
+        raise ValueError(f"KB-8 needs 3 or more samples, got {len(samples)}")
+    for a, b in zip(samples, samples[1:], strict=False):
+        if b.pod_syncs < a.pod_syncs or b.num_gc < a.num_gc or b.cpu_s < a.cpu_s:
+            raise ValueError(f"KB-8: the kubelet's counters went down between {a.at:.3f} and {b.at:.3f} (restarted?)")
+    first_, last = samples[0], samples[-1]
+    syncs = last.pod_syncs - first_.pod_syncs
+    if syncs <= 0:
+        raise ValueError(f"KB-8: no pod sync in the window ({len(samples)} samples)")
+    window_s = last.at - first_.at
+    x = [s.pod_syncs for s in samples]
+    objects = fit_line(x, [float(s.heap_objects) for s in samples])
+    heap_bytes = fit_line(x, [float(s.heap_bytes) for s in samples])
+    goroutines = fit_line(x, [s.goroutines for s in samples])
+    rss = fit_line(x, [s.rss_bytes for s in samples])
+    details = {
+        "samples": len(samples), "window_s": round(window_s, 3), "pod_syncs": syncs,
+        "heap_objects": {"slope": round(objects.slope, 4), "stderr": round(objects.stderr, 4),
+                         "first": first_.heap_objects, "last": last.heap_objects},
+        "heap_bytes_per_pod_sync": {"slope": round(heap_bytes.slope, 1), "stderr": round(heap_bytes.stderr, 1),
+                                    "first": first_.heap_bytes, "last": last.heap_bytes},
+        "goroutines": {"slope": round(goroutines.slope, 5), "stderr": round(goroutines.stderr, 5),
+                       "first": first_.goroutines, "last": last.goroutines},
+        "rss_bytes": {"per_pod_sync": round(rss.slope, 1), "per_s": round((last.rss_bytes - first_.rss_bytes) / window_s, 1),
+                      "first": first_.rss_bytes, "last": last.rss_bytes},
+        "kubelet_cpu_cores": round((last.cpu_s - first_.cpu_s) / window_s, 3),
+        "forced_collections": last.num_gc - first_.num_gc,
+    }
+    return [Value("KB-8", "heap_objects_per_pod_sync", round(objects.slope, 4), details=details, at=last.at),
+            Value("KB-8", "heap_objects_fit_stderr", round(objects.stderr, 4), details=details, at=last.at),
+            Value("KB-8", "goroutines_per_pod_sync", round(goroutines.slope, 5), details=details, at=last.at),
+            Value("KB-8", "pod_syncs_per_s", round(syncs / window_s, 3), details=details, at=last.at)]

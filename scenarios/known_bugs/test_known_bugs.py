@@ -1,4 +1,4 @@
-"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-7), on a real cluster.
+"""KB — known upstream bugs, tracked per version (CASES.md KB-1 … KB-8), on a real cluster.
 
 Each test applies the bug's small input and measures what the cluster does; the registry
 (:mod:`e2e.documented.known_bugs`) documents today's buggy behaviour with the upstream issue, the
@@ -19,15 +19,18 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from e2e.documented import known_bugs as doc
-from e2e.documented.kubelet import KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, STATUS_UPDATE_S
+from e2e.cluster.gates import GatesUnreadable
+from e2e.documented.kubelet import (CONTAINER_START_S, KUBELET_HANDOFF_S, MINIMUM_GRACE_PERIOD_S, PLEG_RELIST_S, SANDBOX_START_S,
+                                    STATUS_UPDATE_S)
 from e2e.documented.storage import EVICTION_MONITORING_PERIOD_S, WRITABLE_LAYER_LAG_S, crossing_to_event_high
 from e2e.evidence.ephemeral import TERMINAL_PHASES, eviction
+from e2e.evidence.kubelet_heap import HeapSample, read_sample, table
 from e2e.evidence.oomkill import parse_dmesg, reports_for_container
 from e2e.evidence.stamps import find, first, labelled, merge, parse, stamps_from_changes
 from e2e.evidence.stamp_logs import stamps_from_logs
 from e2e.evidence.stamp_table import merged_table
 from e2e.faults.node import node_partitioned_kubelet_restarted
-from e2e.measure.known_bugs import (api_status_before, first_probe_after_start, prestop_outlives, probes_before_started,
+from e2e.measure.known_bugs import (api_status_before, first_probe_after_start, kubelet_leak, prestop_outlives, probes_before_started,
                                     readiness_during_termination, ready_before_first_probe, started_when_first_running)
 from e2e.measure.values import expect_all
 from e2e.record.pods import condition, container_status, phase, pod_ready
@@ -451,3 +454,62 @@ def test_container_recreated_during_an_api_cut_is_ready_before_its_probe(scenari
     sc.expect("KB-7", "replacement_start_before_restart_s", round(restart_at - replacement_start.at, 3),
               details={"first_run_exit": [(s.event, s.at) for s in previous if s.event == "exit"], "restart_at": restart_at})
     sc.expect("KB-7", "restart_count", container_status(sc.pod(pod), "app").get("restartCount"))
+# -- KB-8 -------------------------------------------------------------------------------------
+
+# Budget for the load's pods to run (a wait, not a verdict): one kubelet starts them, each a sandbox
+# and a container, on a 2-core machine taken one after the other.
+KB8_START_S = doc.KB8_PODS * (KUBELET_HANDOFF_S + SANDBOX_START_S + CONTAINER_START_S) + WAIT_SLACK_S
+
+
+def _load_node(sc: Scenario, pods: list[str]) -> str | None:
+    """The node of ``pods`` once each one's container runs (read from the API: KB-8 records no
+    pods), else None; fails when they run on more than one node (the podAffinity keeps them on one)."""
+    objs = {p["metadata"]["name"]: p for p in sc.kube.pods(sc.namespace)}
+    if not all((container_status(objs.get(p), "app").get("state") or {}).get("running") for p in pods):
+        return None
+    nodes = {(objs[p].get("spec") or {}).get("nodeName") for p in pods}
+    (node,) = sc.require(nodes if len(nodes) == 1 else None, f"the {len(pods)} pods on one node (podAffinity): {sorted(nodes)}")
+    return node
+
+
+def _not_running(sc: Scenario, pods: list[str]) -> str:
+    objs = {p["metadata"]["name"]: p for p in sc.kube.pods(sc.namespace)}
+    return "not running: " + "; ".join(f"{p}: phase {phase(objs.get(p))}, {container_status(objs.get(p), 'app').get('state')}"
+                                       for p in pods if not (container_status(objs.get(p), "app").get("state") or {}).get("running"))
+
+
+@pytest.mark.slow
+@pytest.mark.heavy
+@pytest.mark.serial  # the kubelet's heap is node-wide: no other scenario's pods on its node
+@pytest.mark.record("Event")  # KB8_PODS pods change status every second: their recording is not needed, and large
+@pytest.mark.case("KB-8")
+def test_kubelet_keeps_nothing_per_pod_sync(scenario: Scenario):
+    """KB-8: under KB8_PODS pods whose readiness changes every second (one pod sync each), the
+    kubelet's live heap after a forced collection grows with its pod syncs on 1.36.0–1.36.2 — a
+    context kept per sync (kubernetes#139823) — and not at all elsewhere (fixed in 1.36.3 by #140066,
+    in 1.37.0 by #139850; 1.34 and 1.35 never had it). Sampled through the API server's node proxy
+    every KB8_SAMPLE_EVERY_S s for KB8_WINDOW_S s after a KB8_WARMUP_S s warm-up; judged as the
+    least-squares slope against the kubelet's own count of pod syncs (objects and goroutines per
+    sync), with the fit's standard error and the sync rate the load reached."""
+    sc = scenario
+    pods = [f"sync-load-{i}" for i in range(1, doc.KB8_PODS + 1)]
+    for pod in pods:
+        sc.apply("kubelet-sync-load.yaml", name=pod, toggle_s=doc.KB8_TOGGLE_S, period_s=doc.KB8_PROBE_PERIOD_S)
+    node = sc.wait_for(f"{len(pods)} pods running", lambda: _load_node(sc, pods), KB8_START_S,
+                       interval_s=1.0, explain=lambda: _not_running(sc, pods))
+    sc.mark(time.time(), "all pods running: warm-up")
+    try:
+        read_sample(sc.kube, node)  # readable at all (the warm-up is long): else nothing to measure here
+    except GatesUnreadable as e:
+        pytest.skip(f"environment: the kubelet of {node} cannot be read through the API server's node proxy: {e}")
+    time.sleep(doc.KB8_WARMUP_S)
+    samples: list[HeapSample] = []
+    opened = time.time()
+    sc.mark(opened, "KB-8 window opens")
+    for i in range(int(doc.KB8_WINDOW_S // doc.KB8_SAMPLE_EVERY_S) + 1):
+        time.sleep(max(0.0, opened + i * doc.KB8_SAMPLE_EVERY_S - time.time()))
+        samples.append(read_sample(sc.kube, node))
+    sc.mark(samples[-1].at, "KB-8 window closes")
+    sc.add_file("KB-8 kubelet samples.txt", f"kubelet of {node}, {len(pods)} pods, a sample every {doc.KB8_SAMPLE_EVERY_S} s "
+                f"after a {doc.KB8_WARMUP_S} s warm-up\n\n{table(samples)}")
+    expect_all(sc.expect, kubelet_leak(samples), node=node, pods=len(pods))
