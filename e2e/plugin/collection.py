@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from ..cluster.kind import PreflightError, profile_patches
+from ..faults.actions import MARKER as NODE_FAULTS
+from ..faults.actions import cluster_wide
 from ..run.minors import image_version, off_minor
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import check_declared, keyword_selection, label, select_cases
 from ..run.shards import SHARD_FILE, ShardRecord, commit_of, expected_s, parse_shard, split, split_inputs, write_record
-from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name, profile_needs_of, profile_settings
+from .clusters import (_FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name, profile_needs_of,
+                       profile_settings, room_profiles)
 from .options import STAGED, _reports
 
 # --shard's line for the terminal (pytest_report_collectionfinish)
@@ -96,12 +99,21 @@ def _skip_other_minors(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def _costs(config: pytest.Config, items: list[pytest.Item]) -> list[Cost]:
     """What the plan knows of each test with a cluster (e2e.run.plan.Cost), durations learned; a
-    test skipped for its minor (:data:`OFF_MINOR`) has none: no cluster is made for it."""
+    test skipped for its minor (:data:`OFF_MINOR`) has none: no cluster is made for it.
+    ``pytest.UsageError`` naming a test whose ``node_faults`` marker names no known action."""
     known = load_durations(SEED_DURATIONS, _reports(config) / DURATIONS_FILE)
     return [Cost(item.nodeid, profile_name(item), item.get_closest_marker("serial") is not None,
                  item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S),
-                 item.get_closest_marker("traffic") is not None)
+                 item.get_closest_marker("traffic") is not None, _cluster_wide(item))
             for item in items if "cluster" in getattr(item, "fixturenames", ()) and OFF_MINOR not in item.stash]
+
+
+def _cluster_wide(item: pytest.Item) -> bool:
+    """Whether a fault the test declares reaches beyond its node (e2e.faults.actions.cluster_wide)."""
+    try:
+        return bool(cluster_wide(item.iter_markers(NODE_FAULTS)))
+    except ValueError as e:
+        raise pytest.UsageError(f"{item.nodeid}: {e}") from None
 
 
 def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -128,10 +140,11 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
             profile_needs_of(config, name, needs)
         except ValueError as e:
             raise pytest.UsageError(f"@pytest.mark.profile({name!r}, needs={needs!r}): {e}") from None
-    # sequential: each profile's tests together, the default's first (one extra cluster at a
-    # time); under xdist: longest first, serial tests on their profile's lanes (e2e.run.plan)
+    # sequential: each profile's tests together, the rooms' first and the default's first of
+    # them (one extra cluster at a time); under xdist: longest first, serial tests on their
+    # profile's lanes or in their room (e2e.run.plan)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    plan = make_plan(costs, workers)
+    plan = make_plan(costs, workers, rooms=room_profiles(config))
     config.stash[PLAN] = plan
     rank = {nodeid: i for i, nodeid in enumerate(plan.order)}
     items.sort(key=lambda item: rank.get(item.nodeid, -1))
