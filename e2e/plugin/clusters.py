@@ -12,7 +12,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pytest
 from kubernetes.client.exceptions import ApiException
@@ -637,7 +637,8 @@ def node_lock_path(config: pytest.Config, name: str, replica: int) -> Path:
 
 
 @contextmanager
-def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: bool) -> Iterator[int]:
+def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: bool,
+              every_room: Sequence[str] = ()) -> Iterator[int]:
     """Share the node of profile ``name``'s cluster (copy 0) with other workers' tests, or
     (``serial``) have one of the copies ``replicas`` alone, waiting for one. Yields the copy.
 
@@ -645,17 +646,26 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
     that serial and ordinary tests share (``replicas == [0]``), every test first passes a
     turnstile (a second lock): a serial test holds it while it waits for the running tests to
     end, so that new ones queue behind it instead of starving it. Several lane copies (only
-    serial tests use them): the first one free."""
+    serial tests use them): the first one free. A room of the rooms cluster (e2e.cluster.rooms)
+    has the lock of its profile's own cluster name, so a room's serial test holds its own room's
+    node(s) only. ``every_room`` (the room profiles; a serial test whose fault reaches beyond its
+    node, e2e.run.plan.Plan.every_room): every room's lock, each through its turnstile, one after
+    the other in sorted order (so two such tests never wait for each other crosswise); yields 0."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
+    if every_room:
+        held: list[int] = []
+        try:
+            for room in sorted(every_room):
+                held.append(_take_turn(node_lock_path(config, room, 0), EXCLUSIVE))
+            yield 0
+        finally:
+            for fd in held:
+                os.close(fd)
+        return
     choices = replicas if serial else [0]
     mode = EXCLUSIVE if serial else SHARED
     if len(choices) == 1:
-        lock = node_lock_path(config, name, choices[0])
-        turnstile = take(lock.with_suffix(".turn"), EXCLUSIVE)
-        try:
-            fd = take(lock, mode)
-        finally:
-            os.close(turnstile)
+        fd = _take_turn(node_lock_path(config, name, choices[0]), mode)
         i = 0
     else:
         i, fd = first_free([node_lock_path(config, name, r) for r in choices], mode)
@@ -663,6 +673,15 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
         yield choices[i]
     finally:
         os.close(fd)
+
+
+def _take_turn(lock: Path, mode: int) -> int:
+    """``lock`` taken with ``mode`` behind its turnstile (:func:`hold_node`): the descriptor."""
+    turnstile = take(lock.with_suffix(".turn"), EXCLUSIVE)
+    try:
+        return take(lock, mode)
+    finally:
+        os.close(turnstile)
 
 
 @contextmanager
