@@ -139,9 +139,10 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     """Once the last test of a profile other than the default is torn down, run-wide (also
     when its teardown failed; every xdist worker counts into one file), delete that profile's
     clusters if this run created them (unless --keep-cluster), so that a run does not keep
-    clusters it no longer needs. Under xdist each worker lets go of a finished profile's
-    clusters at its next teardown and the last one to let go deletes them (the controller
-    deletes what is left at the end)."""
+    clusters it no longer needs; with --rooms the rooms cluster once the last test of every room
+    (the default's too) is torn down. Under xdist each worker lets go of a finished profile's
+    clusters at its next teardown, and before its next test starts (:func:`let_go_of_finished`),
+    and the last one to let go deletes them (the controller deletes what is left at the end)."""
     try:
         return (yield)
     finally:
@@ -155,12 +156,34 @@ def _release_finished(item: pytest.Item) -> None:
     plan = config.stash.get(PLAN, None)
     if plan is not None and plan.second_phase and item.nodeid not in plan.second_phase:
         count_first_phase_done(config.stash[_FIRST_PHASE])
-    finished = count_down(config.stash[_TESTS_LEFT], profile_name(item)) - {DEFAULT_PROFILE}
+    release_finished(config, count_down(config.stash[_TESTS_LEFT], profile_name(item)), item.session.testsfailed > 0)
+
+
+def let_go_of_finished(config: pytest.Config, failed: bool) -> None:
+    """Before a test starts (the ``cluster`` fixture, after a second-phase test's wait): let go of
+    the clusters of the profiles that other workers have finished meanwhile (:func:`release_finished`),
+    so that this worker's use lock does not keep them alive beside its next test."""
+    if _TESTS_LEFT in config.stash and _CLUSTERS in config.stash:
+        selected: Counter = config.stash[_TESTS_LEFT]
+        left = read_json(_left_file(), lambda: dict(selected))
+        release_finished(config, {p for p, n in left.items() if n <= 0}, failed)
+
+
+def release_finished(config: pytest.Config, finished: set[str], failed: bool) -> None:
+    """Let go of the clusters of the profiles in ``finished`` (none of their tests left, run-wide),
+    each deleted if this run created it and no other process uses it (:meth:`Clusters.release`),
+    unless --keep-cluster: every such profile's but the default's, and with --rooms the rooms
+    cluster once every room of the run is finished (the default room too). ``failed``: a test of the
+    run failed, so their kind logs are exported first."""
     clusters = config.stash.get(_CLUSTERS, None)
-    if finished and clusters is not None and not config.getoption("--keep-cluster"):
-        logs = _reports(config) / run_id() / "kind-logs" if item.session.testsfailed else None
-        for name in finished:
-            clusters.release(name, logs)
+    if clusters is None or not finished or config.getoption("--keep-cluster"):
+        return
+    logs = _reports(config) / run_id() / "kind-logs" if failed else None
+    rooms = {p for p in room_profiles(config) if p in config.stash[_TESTS_LEFT]}
+    for name in sorted(finished - rooms - {DEFAULT_PROFILE}):
+        clusters.release(name, logs)
+    if rooms and rooms <= finished:
+        clusters.release_rooms(logs)
 
 
 def _left_file() -> Path:
@@ -437,12 +460,18 @@ class Clusters:
     def release(self, name: str, logs: Path | None = None) -> None:
         """Let go of profile ``name``'s clusters (every copy) and delete each now if this run
         created it and no other process uses it (see module doc), after exporting its kind logs
-        to ``logs/<cluster>`` when ``logs`` is given. A room's cluster stays: other rooms share it
-        (the end of the run deletes it)."""
+        to ``logs/<cluster>`` when ``logs`` is given. Not for a room (:meth:`release_rooms`)."""
         for key in [k for k in self._ready if k[0] == name]:
-            info = self._ready.pop(key)
-            if name not in room_profiles(self._config):
-                self._release(info, logs)
+            self._release(self._ready.pop(key), logs)
+
+    def release_rooms(self, logs: Path | None = None) -> None:
+        """Let go of the rooms cluster (e2e.cluster.rooms) once no room has a test left, as
+        :meth:`release` does a profile's cluster: every room's placement is forgotten with it."""
+        for name in room_profiles(self._config):
+            self._ready.pop((name, 0), None)
+        info = self._ready.pop((cluster_rooms.ROOMS_PROFILE, 0), None)
+        if info is not None:
+            self._release(info, logs)
 
     def _release(self, info: ClusterInfo, logs: Path | None) -> None:
         if info.kind is not None and info.kind.owned_by(run_id()):

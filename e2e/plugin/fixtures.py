@@ -26,8 +26,8 @@ from ..run.minors import off_minor
 from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
-from .clusters import (_FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name, profile_settings,
-                       room_profiles, wait_for_first_phase)
+from .clusters import (_FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, let_go_of_finished,
+                       profile_name, profile_settings, room_profiles, wait_for_first_phase)
 from .options import _reports, run_id
 from .outcomes import CALL_REPORT, FILES, SCENARIO, published, test_folder
 
@@ -64,6 +64,7 @@ def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[Clus
     if plan is not None and item.nodeid in plan.second_phase:
         waited = wait_for_first_phase(request.config.stash[_FIRST_PHASE], plan.first_phase_s + 600)
         log.info("%s waited %.0f s for the first phase to end", item.nodeid, waited)
+    let_go_of_finished(request.config, request.session.testsfailed > 0)  # e.g. the rooms cluster, done meanwhile
     every_room = room_profiles(request.config) if plan is not None and item.nodeid in plan.every_room else ()
     with hold_node(request.config, name, lanes, serial, every_room) as replica:
         info = clusters.get(name, replica, profile_settings(item))
