@@ -162,6 +162,7 @@ def test_each_rooms_test_is_placed_on_its_room_tolerating_its_taint(name, node, 
     info = c._room(name)
     assert (info.profile, info.nodes, info.placement("t::x"), info.tolerations) == (name, (node,), (node,), tolerations)
     assert info.kind.name == "ple2e-r" and info.replica == 0
+    assert info.elsewhere == tuple(sorted({W1, W2, W3, W4, W5} - {node}))  # left out of its faults' health checks
     pod = pin_to_nodes({"kind": "Pod", "spec": {"containers": []}}, info.placement("t::x"), info.tolerations)
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": node}
     assert pod["spec"].get("tolerations", []) == list(tolerations)
@@ -170,6 +171,7 @@ def test_each_rooms_test_is_placed_on_its_room_tolerating_its_taint(name, node, 
 def test_a_multi_node_test_gets_both_workers_of_its_room():
     info = _rooms_clusters()._room("multi-node")
     assert (info.nodes, info.needed, info.placement("t::x")) == ((W4, W5), 2, (W4, W5))
+    assert info.elsewhere == (W1, W2, W3)  # the control plane is every room's: checked
     pod = pin_to_nodes({"kind": "Pod", "spec": {}}, info.placement("t::x"), info.tolerations)
     assert pod["spec"]["tolerations"] == [rooms.toleration("multi-node")]
     assert pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][

@@ -332,6 +332,8 @@ class ClusterInfo:
     needed: int = 1
     # what the tests' pods tolerate to be kept on :attr:`nodes` (a room's taint, e2e.cluster.rooms)
     tolerations: tuple[dict, ...] = ()
+    # the nodes of the rooms cluster's other rooms: a fault's health check leaves them out (e2e.faults.core)
+    elsewhere: tuple[str, ...] = ()
 
     def placement(self, test_id: str) -> tuple[str, ...]:
         """The nodes test ``test_id``'s pods are kept on (e2e.run.scenario.pin_to_nodes): all of
@@ -539,7 +541,7 @@ class Clusters:
         by every room): its tests' pods are kept on the nodes labelled with the room whose facts
         satisfy the profile's needs (:func:`profile_needs_of`, the room's taint tolerated:
         e2e.cluster.facts.choose_node, as on a ``--kubeconfig`` cluster) and carry the room's
-        toleration. ``PreflightError`` with the precise difference when its node does not satisfy
+        toleration; its faults' health checks leave the other rooms' nodes out. ``PreflightError`` with the precise difference when its node does not satisfy
         them: the suite made that node, so a room without its settings is an error, not a skip."""
         key = (cluster_rooms.ROOMS_PROFILE, 0)
         if key not in self._ready:
@@ -551,7 +553,8 @@ class Clusters:
         except ValueError as e:
             raise PreflightError(str(e)) from None
         facts = self._facts[key]
-        members = cluster_rooms.members(base.kube.nodes(), name)
+        listed = base.kube.nodes()
+        members = cluster_rooms.members(listed, name)
         nodes, reason = cluster_facts.choose_node(
             needs, {**facts, "nodes": {n: facts["nodes"][n] for n in members if n in facts["nodes"]}})
         if not nodes:
@@ -559,7 +562,8 @@ class Clusters:
                                  f"{cluster_rooms.ROOM_LABEL}={name}: {', '.join(members) or 'none'}): {reason}")
         toleration = cluster_rooms.toleration(name)
         return replace(base, profile=name, nodes=nodes, needed=needs.nodes,
-                       tolerations=(toleration,) if toleration else ())
+                       tolerations=(toleration,) if toleration else (),
+                       elsewhere=tuple(cluster_rooms.elsewhere(listed, name)))
 
     def _controller_manager(self, name: str) -> dict:
         """The controller manager's node-lifecycle flags (e2e.cluster.facts.controller_manager): on a

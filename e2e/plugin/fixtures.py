@@ -159,7 +159,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
                   access=cluster.access, profile=cluster.profile, facts=cluster.facts,
-                  nodes=cluster.placement(item.nodeid), tolerations=cluster.tolerations,
+                  nodes=cluster.placement(item.nodeid), tolerations=cluster.tolerations, elsewhere=cluster.elsewhere,
                   on_broken=lambda reason: _broken(request, clusters, cluster, reason))
     judge.context = sc.timeline_excerpt
     item.stash[SCENARIO] = sc
