@@ -155,9 +155,10 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cos
     shard 1), deselecting the rest; returns the kept tests' costs. A run with a cluster writes the
     shard's record into its reports directory now, before any test runs (e2e.run.shards)."""
     index, count = parse_shard(config.getoption("--shard"))
-    keep = set(split(costs, count)[index - 1])
+    rooms = room_profiles(config)
+    keep = set(split(costs, count, rooms=rooms)[index - 1])
     config.stash[_SHARD_LINE] = (f"shard {index}/{count}: {len(keep)} of {len(costs)} tests with a cluster, expected "
-                                 f"{expected_s(costs, keep) / 60:.0f} min (profiles: "
+                                 f"{expected_s(costs, keep, rooms=rooms) / 60:.0f} min (profiles: "
                                  f"{', '.join(sorted({c.profile for c in costs if c.nodeid in keep})) or 'none'})")
     clustered = {c.nodeid for c in costs}
     kept = [i for i in items if i.nodeid in keep or (i.nodeid not in clustered and index == 1)]
@@ -165,7 +166,8 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cos
     if config.stash.get(STAGED, None) is not None:  # a run with a cluster (not --collect-only)
         selection = [i.nodeid for i in items]
         known = image_version(config.getoption("--node-image", None)) if not config.getoption("--kubeconfig", None) else None
-        inputs = split_inputs(commit_of(config.rootpath), known[0] if known else None, costs, selection, count)
+        inputs = split_inputs(commit_of(config.rootpath), known[0] if known else None, costs, selection, count,
+                              bool(rooms))
         write_record(_reports(config) / SHARD_FILE,
                      ShardRecord(index, os.environ["E2E_RUN_ID"], inputs, selection, [i.nodeid for i in kept]))
     if dropped:
