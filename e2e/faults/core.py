@@ -22,8 +22,9 @@ timeout, Ctrl-C / ``KeyboardInterrupt``):
    ``/readyz`` answering ``ok`` — through the test's own client, whose server must be on
    127.0.0.1 (host traffic goes nowhere else). In the rooms cluster (e2e.cluster.rooms) the
    nodes of the other rooms and their pods are left out (the site's ``elsewhere``): another
-   room's test may have its node down on purpose, and must not make this one's cluster broken. The :class:`RecoveryReport` is added to the
-   test's report (``recovery-<fault>.txt``) and kept on the window;
+   room's test may have its node down on purpose, and must not make this one's cluster broken.
+   The :class:`RecoveryReport` is added to the test's report (``recovery-<fault>.txt``) and kept
+   on the window;
 4. a cluster that has not recovered within the bound is **broken**: the site's
    ``cluster_broken(reason)`` exports its logs (``kind export logs`` into the reports dir),
    deletes it and makes the next test that needs the profile get a new one — a broken cluster

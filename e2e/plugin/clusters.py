@@ -541,8 +541,9 @@ class Clusters:
         by every room): its tests' pods are kept on the nodes labelled with the room whose facts
         satisfy the profile's needs (:func:`profile_needs_of`, the room's taint tolerated:
         e2e.cluster.facts.choose_node, as on a ``--kubeconfig`` cluster) and carry the room's
-        toleration; its faults' health checks leave the other rooms' nodes out. ``PreflightError`` with the precise difference when its node does not satisfy
-        them: the suite made that node, so a room without its settings is an error, not a skip."""
+        toleration; its faults' health checks leave the other rooms' nodes out. ``PreflightError``
+        with the precise difference when its node does not satisfy them: the suite made that node,
+        so a room without its settings is an error, not a skip."""
         key = (cluster_rooms.ROOMS_PROFILE, 0)
         if key not in self._ready:
             self._ready[key] = self._own(rooms_profile(self._config), cluster_rooms.ROOMS_PROFILE, 0)
