@@ -14,7 +14,8 @@ At the end it writes the samples and their summary as JSON to ``--out`` and prin
 
 Its exit status is the command's. A Ctrl-C reaches the command with this process (one process
 group) and a SIGTERM sent to this process is passed on (:func:`e2e.cli.wirecheck.run_command`):
-either way the summary is still written once the command has ended. As ``E2E_WRAP`` of ``make
+either way the summary is still written once the command has ended (a sample the Ctrl-C
+cut short left out). As ``E2E_WRAP`` of ``make
 e2e`` it wraps the scenarios' pytest alone (the set-up and builds before it are not counted)::
 
     make e2e E2E_WRAP=".venv/bin/python hack/run_load.py --out load-seq.json --"
@@ -119,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def poll() -> None:
         if time.time() - samples[-1].t >= a.interval:
-            samples.append(take())
+            try:
+                samples.append(take())
+            except KeyboardInterrupt:  # the command got the same Ctrl-C: wait for its end, that sample left out
+                pass
 
     status = run_command(command, poll)
     wall_s = time.monotonic() - started

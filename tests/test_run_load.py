@@ -75,3 +75,23 @@ def test_no_command_is_a_usage_error(tmp_path):
     with pytest.raises(SystemExit) as e:
         rl.main(["--out", str(tmp_path / "x.json"), "--"])
     assert e.value.code == 2
+
+
+def test_a_ctrl_c_while_a_sample_is_taken_still_writes_the_figures(tmp_path, monkeypatch):
+    """A Ctrl-C reaches this process and the command at once; one arriving during a sample's
+    ``docker ps`` (not during the wait for the command) must not end this process before the
+    command has ended and the summary is written (module doc)."""
+    calls = []
+
+    def nodes():
+        calls.append(1)
+        if len(calls) == 2:  # the first sample during the command
+            raise KeyboardInterrupt
+        return ["ple2e-x"], ""
+    monkeypatch.setattr(rl, "kind_nodes", nodes)
+    out = tmp_path / "load.json"
+    status = rl.main(["--out", str(out), "--interval", "0.2", "--", sys.executable, "-c",
+                      "import time, sys; time.sleep(1.5); sys.exit(3)"])
+    assert status == 3 and len(calls) >= 3  # sampled on after the interrupted one
+    data = json.loads(out.read_text())
+    assert data["exit"] == 3 and data["samples"] == len(calls) - 1  # the interrupted sample left out
