@@ -310,9 +310,14 @@ def live_runs(state_dir: Path) -> list[str]:
     return [p.name[: -len(".lock")] for p in locks if not unused(p)]
 
 
+def running_nodes() -> list[str]:
+    """The kind cluster of each running node container (kind's label), one entry per node."""
+    return _docker("ps", "--filter", f"label={CLUSTER_LABEL}", "--format", f'{{{{.Label "{CLUSTER_LABEL}"}}}}').split()
+
+
 def running_clusters() -> set[str]:
     """The kind clusters with a running node container (kind's label)."""
-    return set(_docker("ps", "--filter", f"label={CLUSTER_LABEL}", "--format", f'{{{{.Label "{CLUSTER_LABEL}"}}}}').split())
+    return set(running_nodes())
 
 
 def preflight(state_dir: Path, measured: set[str], allow_others: bool) -> list[str]:

@@ -163,3 +163,15 @@ def test_the_registry_faults_enter_the_registry_pods_node_through_the_agent():
     # on a --kubeconfig cluster the registry is a pod on the first placed node (scenarios/images/conftest.py)
     assert all(ACTIONS[n].enters for n in ("registry_stopped", "registry_paused", "registry_throttled"))
     assert actions.MARKER == "node_faults"
+
+
+def test_only_the_api_server_outage_and_the_test_taint_reach_beyond_their_node():
+    """In the rooms cluster (e2e.cluster.rooms) these hold every room: the API server is every test's,
+    and the test taint rolls out CoreDNS and local-path-provisioner (e2e.faults.taints.ADDONS)."""
+    assert sorted(a for a, action in ACTIONS.items() if action.cluster_wide) == ["apiserver_down", "node_tainted"]
+    marks = [pytest.mark.node_faults("cordon", case="DR-2").mark, pytest.mark.node_faults("node_tainted", case="DR-5").mark,
+             pytest.mark.serial.mark]
+    assert [line.split(":")[0] for line in actions.cluster_wide(marks)] == ["node_tainted"]
+    assert actions.cluster_wide(marks[:1]) == []
+    with pytest.raises(ValueError, match="one action of"):
+        actions.cluster_wide([pytest.mark.node_faults("cordoned").mark])

@@ -184,7 +184,7 @@ def test_health_talks_to_the_api_on_loopback_only():
 def _api(readyz: str, node_ready: str, pod_ready: bool, renewed: float | None = 1000.0):
     cond = SimpleNamespace(type="Ready", status=node_ready)
     node = SimpleNamespace(metadata=SimpleNamespace(name="n"), status=SimpleNamespace(conditions=[cond]))
-    pod = SimpleNamespace(metadata=SimpleNamespace(name="etcd-n", deletion_timestamp=None),
+    pod = SimpleNamespace(metadata=SimpleNamespace(name="etcd-n", deletion_timestamp=None), spec=SimpleNamespace(node_name="n"),
                           status=SimpleNamespace(phase="Running", container_statuses=[SimpleNamespace(ready=pod_ready)]))
     return SimpleNamespace(
         lease_renewed_at=lambda node: renewed,
@@ -200,6 +200,32 @@ def test_health_checks_readyz_nodes_and_kube_system_pods():
     assert problems == ["node n Ready=Unknown", "kube-system/etcd-n Running 0/1"]
     report = check_health("x", _api("ok", "True", True), timeout_s=1)
     assert report.healthy and "kube-system/etcd-n Running 1/1" in report.text()
+
+
+def test_the_other_rooms_nodes_and_their_pods_are_left_out_of_the_health_check():
+    """issue 45: in the rooms cluster another room's node may be down on purpose (its own test's
+    fault); a fault of this room must not find the cluster broken for it (and have it replaced)."""
+    ready = {"cp": "True", "w-pulls": "True", "w-multi": "Unknown"}
+    renewed = {"cp": 1005.0, "w-pulls": 1003.0, "w-multi": 900.0}
+    nodes = [SimpleNamespace(metadata=SimpleNamespace(name=n), status=SimpleNamespace(
+        conditions=[SimpleNamespace(type="Ready", status=status)])) for n, status in ready.items()]
+    pods = [SimpleNamespace(metadata=SimpleNamespace(name=f"kindnet-{n}", deletion_timestamp=None), spec=SimpleNamespace(node_name=n),
+                            status=SimpleNamespace(phase="Running", container_statuses=[SimpleNamespace(ready=status == "True")]))
+            for n, status in ready.items()]
+    kube = SimpleNamespace(
+        lease_renewed_at=renewed.get,
+        api_client=SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443"),
+                                   call_api=lambda method, url, **k: SimpleNamespace(read=lambda: None, data=b"ok")),
+        core=SimpleNamespace(list_node=lambda **k: SimpleNamespace(items=nodes),
+                             list_namespaced_pod=lambda ns, **k: SimpleNamespace(items=pods)))
+    checks, problems = health(kube, since=1000.0, elsewhere=("w-multi",))
+    assert problems == []
+    assert checks == ["/readyz 'ok'", "not checked, the other rooms' nodes and their pods: w-multi",
+                      "node cp Ready=True", "lease of cp renewed +5.0 s after the undo",
+                      "node w-pulls Ready=True", "lease of w-pulls renewed +3.0 s after the undo",
+                      "kube-system/kindnet-cp Running 1/1", "kube-system/kindnet-w-pulls Running 1/1"]
+    assert health(kube, since=1000.0)[1] == ["node w-multi Ready=Unknown", "lease of w-multi renewed -100.0 s after the undo",
+                                              "kube-system/kindnet-w-multi Running 0/1"]
 
 
 def test_a_node_is_healthy_only_with_a_heartbeat_after_the_undo():
@@ -221,7 +247,7 @@ def test_a_node_is_healthy_only_with_a_heartbeat_after_the_undo():
      "/etc/kubernetes/manifests/kube-apiserver.yaml"),
 ])
 def test_component_faults_exec_into_the_node(monkeypatch, make, inject, undo):
-    monkeypatch.setattr(core, "health", lambda kube, since=None: HEALTHY)
+    monkeypatch.setattr(core, "health", lambda kube, since=None, elsewhere=(): HEALTHY)
     site = Site()
     with make(site, recovery_timeout_s=1):
         pass
@@ -229,7 +255,7 @@ def test_component_faults_exec_into_the_node(monkeypatch, make, inject, undo):
 
 
 def test_the_test_taint_is_added_and_always_removed(monkeypatch):
-    monkeypatch.setattr(core, "health", lambda kube, since=None: HEALTHY)
+    monkeypatch.setattr(core, "health", lambda kube, since=None, elsewhere=(): HEALTHY)
     node = {"spec": {"taints": [{"key": "other", "effect": "NoSchedule"}]}}
     patches = []
 

@@ -39,7 +39,7 @@ def Site(answers: dict[str, object] | None = None, failed_pods: tuple[str, ...] 
 @pytest.fixture(autouse=True)
 def healthy(monkeypatch):
     monkeypatch.setattr(core, "HEALTH_POLL_S", 0.01)
-    monkeypatch.setattr(core, "health", lambda kube, since=None: (["node c-worker Ready=True"], []))
+    monkeypatch.setattr(core, "health", lambda kube, since=None, elsewhere=(): (["node c-worker Ready=True"], []))
 
 
 @pytest.fixture

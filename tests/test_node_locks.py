@@ -67,6 +67,46 @@ def test_serial_tests_take_the_free_lanes_and_a_third_waits_for_one():
     assert third_in >= outs[0][0]  # only after a lane was free again
 
 
+def _hold_rooms(events: list, label: str, seconds: float, rooms: tuple[str, ...]):
+    with clusters.hold_node(None, "default", [0], True, rooms) as replica:
+        events.append((time.monotonic(), f"{label} in", replica))
+        time.sleep(seconds)
+        events.append((time.monotonic(), f"{label} out", replica))
+
+
+def test_a_rooms_serial_test_holds_its_own_room_only():
+    """issue 45: a serial test of the image-pulls room leaves the default room's tests running."""
+    events: list = []
+    serial = threading.Thread(target=_hold, args=(events, "pulls-serial", 0.5, "image-pulls", [0], True))
+    other = threading.Thread(target=_hold, args=(events, "default-shared", 0.1, "default", [0], False))
+    _start(serial, other)
+    order = [label for _, label, _ in sorted(events)]
+    assert order == ["pulls-serial in", "default-shared in", "default-shared out", "pulls-serial out"]
+
+
+def test_a_test_holding_every_room_waits_for_each_and_the_rooms_queue_behind_it():
+    """A serial test whose fault reaches beyond its node (e2e.run.plan.Plan.every_room): it waits for
+    the running tests of two rooms; a test of a third room that comes after it waits for it."""
+    events: list = []
+    rooms = ("crashloop-cap-20s", "default", "image-pulls")
+    a = threading.Thread(target=_hold, args=(events, "default-shared", 0.5, "default", [0], False))
+    b = threading.Thread(target=_hold, args=(events, "pulls-shared", 0.7, "image-pulls", [0], False))
+    whole = threading.Thread(target=_hold_rooms, args=(events, "every-room", 0.2, rooms))
+    later = threading.Thread(target=_hold, args=(events, "cap-shared", 0.1, "crashloop-cap-20s", [0], False))
+    _start(a, b, whole, later)
+    order = [label for _, label, _ in sorted(events)]
+    assert order == ["default-shared in", "pulls-shared in", "default-shared out", "pulls-shared out",
+                     "every-room in", "every-room out", "cap-shared in", "cap-shared out"]
+
+
+def test_two_tests_holding_every_room_take_turns():
+    events: list = []
+    rooms = ("default", "image-pulls", "multi-node")
+    threads = [threading.Thread(target=_hold_rooms, args=(events, f"w{i}", 0.2, rooms[::1 - 2 * i])) for i in (0, 1)]
+    _start(*threads, gap=0.02)
+    assert [label for _, label, _ in sorted(events)] == ["w0 in", "w0 out", "w1 in", "w1 out"]
+
+
 def test_heavy_slots_limit_how_many_run_at_once():
     running, peak = [0], [0]
     lock = threading.Lock()

@@ -312,7 +312,7 @@ class AgentSite(FaultSite):
 def fast(monkeypatch):
     monkeypatch.setattr(core, "HEALTH_POLL_S", 0.01)
     monkeypatch.setattr(core, "REACH_POLL_S", 0.01)
-    monkeypatch.setattr(core, "health", lambda kube, since=None: HEALTHY)
+    monkeypatch.setattr(core, "health", lambda kube, since=None, elsewhere=(): HEALTHY)
     monkeypatch.setattr(components, "DETACH_S", 0.0)
 
 
@@ -771,7 +771,7 @@ def test_a_bad_node_selector_is_a_usage_error(pytester, args, said):
 # -- a broken node stays with the user's cluster -------------------------------------------------
 
 def test_a_node_left_notready_on_a_kubeconfig_cluster_says_its_state_and_the_next_step(monkeypatch):
-    monkeypatch.setattr(core, "health", lambda kube, since=None: (["/readyz 'ok'"], ["node w1 Ready=Unknown"]))
+    monkeypatch.setattr(core, "health", lambda kube, since=None, elsewhere=(): (["/readyz 'ok'"], ["node w1 Ready=Unknown"]))
     site = AgentSite({"ActiveState": "active"})  # kind None: a --kubeconfig cluster
     ready = SimpleNamespace(type="Ready", status="Unknown", reason="NodeStatusUnknown",
                             last_transition_time="2026-12-06T14:30:00Z", message="Kubelet stopped posting node status.")

@@ -74,3 +74,40 @@ def test_a_broken_durations_file_is_ignored(tmp_path):
     bad = tmp_path / "d.json"
     bad.write_text("{not json")
     assert load_durations(bad) == {}
+
+
+ROOMS = ("default", "cap", "pulls", "multi")
+
+
+def test_rooms_share_one_cluster_and_their_serial_tests_take_turns_in_their_own_room():
+    """--rooms (e2e.cluster.rooms): no copy of a room's cluster, whatever its serial tests sum to; the
+    rooms cluster is one entry of the clusters to make, through the default room."""
+    costs = [Cost("d1", "default", duration_s=20), Cost("d2", "default", serial=True, duration_s=600),
+             Cost("c1", "cap", duration_s=120), Cost("m1", "multi", serial=True, duration_s=500),
+             Cost("f1", "fast", serial=True, duration_s=300), Cost("f2", "fast", serial=True, duration_s=300)]
+    plan = make_plan(costs, workers=4, lane_s=480, max_replicas=2, rooms=ROOMS)
+    assert plan.lanes == {"default": [0], "multi": [0], "fast": [0, 1]}
+    assert plan.clusters == [("fast", 0), ("fast", 1), ("default", 0)]
+    assert plan.rooms == {"default", "cap", "multi"}  # pulls: no test of it here
+    assert plan.order[-1] == "d2" and "m1" in plan.order[:4]  # m1: nothing of its room to wait for
+    without = make_plan(costs, workers=4, lane_s=480, max_replicas=2)
+    assert without.lanes == {"default": [1, 2], "multi": [0, 1], "fast": [0, 1]}
+
+
+def test_a_cluster_wide_serial_test_of_a_room_holds_every_room_after_the_rest():
+    costs = [Cost("taint", "default", serial=True, cluster_wide=True, duration_s=20),
+             Cost("drain", "default", serial=True, duration_s=30), Cost("d1", "default", duration_s=5),
+             Cost("c1", "cap", duration_s=100), Cost("nf7", "fast", serial=True, cluster_wide=True, duration_s=90)]
+    plan = make_plan(costs, workers=2, rooms=ROOMS)
+    assert plan.every_room == {"taint"}  # nf7: its own cluster, no room to hold
+    assert plan.order[-2:] == ["drain", "taint"]
+    assert make_plan(costs, workers=2).every_room == frozenset()  # without rooms
+
+
+def test_a_sequential_run_with_rooms_runs_the_rooms_first_default_first():
+    costs = [Cost("f1", "fast", serial=True), Cost("m1", "multi"), Cost("a1", "alpha"), Cost("c1", "cap"),
+             Cost("d1", "default")]
+    plan = make_plan(costs, workers=0, rooms=ROOMS)
+    # the rooms cluster ends after m1, before alpha's and fast's clusters are made
+    assert plan.order == ["d1", "c1", "m1", "a1", "f1"]
+    assert make_plan(costs, workers=0).order == ["d1", "a1", "c1", "f1", "m1"]

@@ -76,3 +76,27 @@ def test_no_wider_fixture_depends_on_the_per_test_cluster():
                 if scope != "function" and {"cluster", "scenario"} & {a.arg for a in node.args.args}:
                     offenders.append(f"{path.relative_to(root)}:{node.lineno} {node.name} (scope={scope})")
     assert not offenders, offenders
+
+
+def test_a_node_faults_marker_naming_no_action_is_a_usage_error_at_collection(pytester):
+    """The plan asks each test's declared faults whether they reach beyond its node (issue 45: a test
+    of a room that does holds every room): a declaration of no known action cannot say."""
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.fixture
+        def cluster():
+            return None
+
+        @pytest.mark.serial
+        @pytest.mark.node_faults("node_tainted", case="DR-5")
+        def test_known(cluster):
+            pass
+
+        @pytest.mark.node_faults("node_painted", case="DR-5")
+        def test_unknown(cluster):
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
+    result.stderr.fnmatch_lines(["*test_unknown: @pytest.mark.node_faults('node_painted',): one action of*"])
+    assert result.ret == 4  # pytest.ExitCode.USAGE_ERROR

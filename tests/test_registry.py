@@ -355,7 +355,7 @@ def pod_site(monkeypatch):
     from e2e.faults import core
 
     monkeypatch.setattr(core, "HEALTH_POLL_S", 0.01)
-    monkeypatch.setattr(faults, "health", lambda kube: (["cluster fine"], []))
+    monkeypatch.setattr(faults, "health", lambda kube, elsewhere=(): (["cluster fine"], []))
     site = FaultSite("fast-lifecycle", {"crictl inspect": INSPECT})
     registry = LitPodRegistry("ple2e-registry-abc", "img", namespace="im-1", node="w2", node_exec=site.node_exec)
     return site, registry

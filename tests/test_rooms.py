@@ -162,6 +162,7 @@ def test_each_rooms_test_is_placed_on_its_room_tolerating_its_taint(name, node, 
     info = c._room(name)
     assert (info.profile, info.nodes, info.placement("t::x"), info.tolerations) == (name, (node,), (node,), tolerations)
     assert info.kind.name == "ple2e-r" and info.replica == 0
+    assert info.elsewhere == tuple(sorted({W1, W2, W3, W4, W5} - {node}))  # left out of its faults' health checks
     pod = pin_to_nodes({"kind": "Pod", "spec": {"containers": []}}, info.placement("t::x"), info.tolerations)
     assert pod["spec"]["nodeSelector"] == {"kubernetes.io/hostname": node}
     assert pod["spec"].get("tolerations", []) == list(tolerations)
@@ -170,6 +171,7 @@ def test_each_rooms_test_is_placed_on_its_room_tolerating_its_taint(name, node, 
 def test_a_multi_node_test_gets_both_workers_of_its_room():
     info = _rooms_clusters()._room("multi-node")
     assert (info.nodes, info.needed, info.placement("t::x")) == ((W4, W5), 2, (W4, W5))
+    assert info.elsewhere == (W1, W2, W3)  # the control plane is every room's: checked
     pod = pin_to_nodes({"kind": "Pod", "spec": {}}, info.placement("t::x"), info.tolerations)
     assert pod["spec"]["tolerations"] == [rooms.toleration("multi-node")]
     assert pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
@@ -187,12 +189,56 @@ def test_a_room_without_its_settings_is_an_error_naming_the_difference():
         f"node {W2} has crashLoopBackOff.maxContainerRestartPeriod 5m0s")
 
 
-def test_a_rooms_last_test_leaves_the_shared_cluster_to_the_end_of_the_run(monkeypatch):
+def _finishing(monkeypatch, tmp_path, selected: dict, keep: bool = False) -> tuple[clusters.Clusters, list]:
+    """The rooms clusters of a run with these tests ``selected`` per profile (a room placed for
+    each of its rooms) and a cluster of its own for fast-lifecycle; what gets released, in order."""
+    from collections import Counter
+
     c = _rooms_clusters()
-    c._ready[("crashloop-cap-20s", 0)] = c._room("crashloop-cap-20s")
-    monkeypatch.setattr(c, "_release", lambda info, logs: pytest.fail("the rooms cluster was released"))
-    c.release("crashloop-cap-20s")
-    assert ("crashloop-cap-20s", 0) not in c._ready and (rooms.ROOMS_PROFILE, 0) in c._ready
+    opts = {"--rooms": True, "--kubeconfig": None, "--keep-cluster": keep}
+    c._config = SimpleNamespace(getoption=lambda name: opts[name], rootpath=ROOT, stash=pytest.Stash())
+    c._config.stash[clusters._TESTS_LEFT] = Counter(selected)
+    c._config.stash[clusters._CLUSTERS] = c
+    for name in selected:
+        c._ready[(name, 0)] = c._room(name) if name in rooms.ROOM_PROFILES else \
+            clusters.ClusterInfo(None, "v1.37.2", 37, 2, SimpleNamespace(name="ple2e-fast"), name)
+    released: list = []
+    monkeypatch.setattr(c, "_release", lambda info, logs: released.append(info.profile))
+    monkeypatch.setattr(clusters, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(clusters, "run_id", lambda: "run-1")
+    return c, released
+
+
+def test_the_rooms_cluster_goes_after_the_last_test_of_every_room_not_at_the_end_of_the_run(monkeypatch, tmp_path):
+    """issue 45: its nodes must not idle beside the remaining tests (here fast-lifecycle's)."""
+    c, released = _finishing(monkeypatch, tmp_path, {"default": 1, "crashloop-cap-20s": 1, "fast-lifecycle": 2})
+    config = c._config
+    clusters.release_finished(config, clusters.count_down(config.stash[clusters._TESTS_LEFT], "crashloop-cap-20s"), False)
+    assert released == [] and ("crashloop-cap-20s", 0) in c._ready  # the default room has a test left
+    clusters.release_finished(config, clusters.count_down(config.stash[clusters._TESTS_LEFT], "default"), False)
+    assert released == [rooms.ROOMS_PROFILE]  # image-pulls and multi-node: no test of theirs selected
+    assert set(c._ready) == {("fast-lifecycle", 0)}  # every room's placement forgotten with it
+    clusters.release_finished(config, clusters.count_down(config.stash[clusters._TESTS_LEFT], "fast-lifecycle"), False)
+    assert released == [rooms.ROOMS_PROFILE]  # one fast-lifecycle test left
+    clusters.release_finished(config, clusters.count_down(config.stash[clusters._TESTS_LEFT], "fast-lifecycle"), False)
+    assert released == [rooms.ROOMS_PROFILE, "fast-lifecycle"] and c._ready == {}
+
+
+def test_a_worker_lets_go_of_the_rooms_another_worker_finished_before_its_next_test(monkeypatch, tmp_path):
+    c, released = _finishing(monkeypatch, tmp_path, {"default": 1, "image-pulls": 1, "fast-lifecycle": 1})
+    selected = c._config.stash[clusters._TESTS_LEFT]
+    clusters.let_go_of_finished(c._config, False)
+    assert released == []  # nothing finished yet: the run-wide file does not exist
+    clusters.count_down(selected, "default")  # other workers' teardowns (their own stash, the one file)
+    clusters.count_down(selected, "image-pulls")
+    clusters.let_go_of_finished(c._config, False)  # this worker, about to start its fast-lifecycle test
+    assert released == [rooms.ROOMS_PROFILE] and set(c._ready) == {("fast-lifecycle", 0)}
+
+
+def test_a_kept_rooms_cluster_stays(monkeypatch, tmp_path):
+    c, released = _finishing(monkeypatch, tmp_path, {"default": 1}, keep=True)
+    clusters.release_finished(c._config, clusters.count_down(c._config.stash[clusters._TESTS_LEFT], "default"), False)
+    assert released == [] and (rooms.ROOMS_PROFILE, 0) in c._ready
 
 
 def test_a_broken_rooms_cluster_is_forgotten_for_every_room(tmp_path):

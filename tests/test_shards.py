@@ -53,6 +53,29 @@ def test_a_profile_stays_on_one_shard_unless_another_copy_shortens_the_longest_s
     assert max(expected_s(costs, s) for s in shards) < expected_s(costs, ["d1", "a1", "a2"])
 
 
+def test_with_rooms_the_rooms_tests_pay_one_creation_and_stay_together():
+    """--rooms (e2e.cluster.rooms): the default, cap and pulls tests share the rooms cluster."""
+    costs = [Cost("d1", "default", duration_s=200), Cost("f1", "fast", duration_s=200),
+             Cost("c1", "cap", duration_s=30), Cost("p1", "pulls", duration_s=30)]
+    assert split(costs, 2) == [["d1", "c1"], ["f1", "p1"]]  # a cluster each: cap and pulls anywhere
+    rooms = ("default", "cap", "pulls")
+    assert split(costs, 2, rooms=rooms) == [["d1", "c1", "p1"], ["f1"]]
+    assert expected_s(costs, ["d1", "c1", "p1"], rooms=rooms) == 260 + CLUSTER_CREATE_S
+    assert expected_s(costs, ["d1", "c1", "p1"]) == 260 + 3 * CLUSTER_CREATE_S
+
+
+def test_a_record_says_whether_the_rooms_were_on_and_one_without_it_reads_as_off(tmp_path):
+    written = record_of(["t1", "t2"], ["t1"])
+    on = ShardRecord(2, written.run_id, split_inputs("eb322d2", "v1.37.2", [], ["t1", "t2"], 2, rooms=True),
+                     ["t1", "t2"], ["t2"])
+    assert written.inputs.differences(on.inputs) == ["durations digest", "--rooms"]
+    write_record(tmp_path / "shard.json", written)
+    data = json.loads((tmp_path / "shard.json").read_text())
+    del data["inputs"]["rooms"]  # a record written before --rooms counted
+    (tmp_path / "shard.json").write_text(json.dumps(data))
+    assert read_record(tmp_path / "shard.json") == written
+
+
 def test_more_shards_than_tests_leaves_some_empty():
     assert sorted(map(len, split([Cost("t", "default", duration_s=5)], 3))) == [0, 0, 1]
 
@@ -87,7 +110,7 @@ def test_a_record_reads_back_as_written_and_its_inputs_name_what_differs(tmp_pat
     assert read_record(tmp_path / "shard.json") == written
     assert json.loads((tmp_path / "shard.json").read_text())["inputs"] == {
         "commit": "eb322d2", "kubernetes": "v1.37.2", "durations": written.inputs.durations,
-        "selection": written.inputs.selection, "count": 2}
+        "selection": written.inputs.selection, "count": 2, "rooms": False}
     other = record_of(["t1", "t2", "t3"], ["t2"], durations_s=30.0).inputs
     assert written.inputs.differences(other) == ["durations digest"]
     assert written.inputs.differences(record_of(["t1"], ["t1"], count=3).inputs) == [

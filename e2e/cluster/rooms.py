@@ -162,3 +162,10 @@ def rooms_config(rooms: dict[str, Room], state_dir: Path) -> Path:
 def members(nodes: list[dict], profile: str) -> list[str]:
     """The names of the nodes (the API's JSON, e2e.cluster.kube.Kube.nodes) of ``profile``'s room."""
     return sorted(n["metadata"]["name"] for n in nodes if ((n["metadata"].get("labels") or {}).get(ROOM_LABEL)) == profile)
+
+
+def elsewhere(nodes: list[dict], profile: str) -> list[str]:
+    """The names of the nodes (the API's JSON) of the rooms other than ``profile``'s: a fault of
+    ``profile``'s room leaves them out of its health check (e2e.faults.core.health)."""
+    return sorted(n["metadata"]["name"] for n in nodes
+                  if ((n["metadata"].get("labels") or {}).get(ROOM_LABEL)) not in (None, profile))

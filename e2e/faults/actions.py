@@ -14,6 +14,14 @@ restart at the start of the block). ``node``: which node of a ``--kubeconfig`` r
 test acts on (:data:`NODES`; omitted: any of them, e.g. its pod's). ``hack/census.py --plan`` lists them per test and node;
 ``tests/test_actions.py`` fails when a test reaches an action it does not declare (or declares one it
 never reaches), so the list cannot drift from what the tests do.
+
+An action whose change reaches beyond the node it acts on, to every pod of the cluster, says so
+(:attr:`Action.cluster_wide`, :func:`cluster_wide`): in the rooms cluster (e2e.cluster.rooms) a
+serial test that declares one holds every room (e2e.run.plan), not only its own. The others change
+one node: in a room, its own node(s), in the room's own zone (the node lifecycle controller
+rate-limits its NoExecute taints per zone). ``node_shutdown`` deletes only the kube-system pods it
+left Failed on its node; ``cordon`` (DR-2's ``kubectl drain --pod-selector``) evicts the test's own
+pods only; the registry faults act on the test's own registry.
 """
 
 from __future__ import annotations
@@ -40,11 +48,13 @@ NODES = {
 class Action:
     """``entry``: the function's import path (``module:name``); ``does``: the change; ``undo``: the
     undo (and the undo armed on the node where there is one); ``enters``: whether it runs commands in
-    the node (the node agent on a ``--kubeconfig`` cluster) rather than API writes."""
+    the node (the node agent on a ``--kubeconfig`` cluster) rather than API writes; ``cluster_wide``:
+    what it changes beyond that node, for every pod of the cluster (``""``: nothing)."""
     entry: str
     does: str
     undo: str
     enters: bool = True
+    cluster_wide: str = ""
 
     def function(self) -> Callable:
         module, name = self.entry.split(":")
@@ -65,7 +75,8 @@ ACTIONS: dict[str, Action] = {
                                  "systemctl start containerd" + _ARMED),
     "apiserver_down": Action("e2e.faults.components:apiserver_down",
                              "the API server's static pod manifest moved out of /etc/kubernetes/manifests",
-                             "the manifest moved back" + _ARMED),
+                             "the manifest moved back" + _ARMED,
+                             cluster_wide="the API server is away: every test of the cluster loses its API for the window"),
     "node_paused": Action("e2e.faults.node:node_paused",
                           "node frozen (docker pause; through the agent: kubelet, containerd, shims, kubepods frozen)",
                           "docker unpause / the freezer's thaw" + _ARMED),
@@ -83,7 +94,10 @@ ACTIONS: dict[str, Action] = {
     "node_rebooted": Action("e2e.faults.node:node_rebooted", "docker stop of the node container (a kind node only)",
                             "docker start; routes set again, the kubelet awaited"),
     "node_tainted": Action("e2e.faults.taints:node_tainted", "NoExecute taint chaos.e2e/evict=1 on the node (API)",
-                           "the taint removed (API) and checked gone", enters=False),
+                           "the taint removed (API) and checked gone", enters=False,
+                           cluster_wide="the cluster's add-on Deployments (CoreDNS, local-path-provisioner) are rolled "
+                                        "out to tolerate it and back (e2e.faults.taints.addons_tolerate): every pod's "
+                                        "DNS and volume provisioning"),
     "cordon": Action("e2e.cluster.cordon:mark", "cordon and kubectl drain (annotation pod-lifecycle-e2e/cordoned-by)",
                      "uncordon and the annotation removed (API); make clean uncordons a dead run's node",
                      enters=False),
@@ -181,6 +195,13 @@ def declared_marks(marks: Iterable[Any]) -> list[tuple[str, str | None, Any, str
             raise ValueError(f"@pytest.mark.{MARKER}({m.args[0]!r}, node={node!r}): node is one of {', '.join(NODES)}")
         out.append((m.args[0], m.kwargs.get("case"), m.kwargs.get("window_s"), node))
     return out
+
+
+def cluster_wide(marks: Iterable[Any]) -> list[str]:
+    """``"action: what it changes beyond its node"`` for each ``node_faults`` mark of ``marks`` whose
+    action reaches beyond the node it acts on (:attr:`Action.cluster_wide`), in their order; ``[]``
+    when none does. ``ValueError`` as :func:`declared_marks`."""
+    return [f"{a}: {ACTIONS[a].cluster_wide}" for a, *_ in declared_marks(marks) if ACTIONS[a].cluster_wide]
 
 
 def window_of(window_s: Any, profile: str) -> float | None:

@@ -20,8 +20,11 @@ timeout, Ctrl-C / ``KeyboardInterrupt``):
    kubelet by up to the grace period: right after a kubelet stop it still reads True), every
    kube-system pod Running with every container ready, the API server's
    ``/readyz`` answering ``ok`` — through the test's own client, whose server must be on
-   127.0.0.1 (host traffic goes nowhere else). The :class:`RecoveryReport` is added to the
-   test's report (``recovery-<fault>.txt``) and kept on the window;
+   127.0.0.1 (host traffic goes nowhere else). In the rooms cluster (e2e.cluster.rooms) the
+   nodes of the other rooms and their pods are left out (the site's ``elsewhere``): another
+   room's test may have its node down on purpose, and must not make this one's cluster broken.
+   The :class:`RecoveryReport` is added to the test's report (``recovery-<fault>.txt``) and kept
+   on the window;
 4. a cluster that has not recovered within the bound is **broken**: the site's
    ``cluster_broken(reason)`` exports its logs (``kind export logs`` into the reports dir),
    deletes it and makes the next test that needs the profile get a new one — a broken cluster
@@ -42,7 +45,7 @@ import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Callable, Collection, Iterator, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from ..base.interrupts import signals_deferred
@@ -186,11 +189,13 @@ def api_host_is_loopback(kube) -> str:
     return host
 
 
-def health(kube, since: float | None = None) -> tuple[list[str], list[str]]:
+def health(kube, since: float | None = None, elsewhere: Collection[str] = ()) -> tuple[list[str], list[str]]:
     """One poll of the cluster's health through ``kube`` (:class:`e2e.cluster.kube.Kube`):
     ``(checks, problems)``, each a list of one-line texts; healthy when ``problems`` is empty.
     With ``since`` (epoch s, the undo) every node's Lease must have been renewed after it.
-    Any error of a request is a problem, not an exception (the API may still be coming back)."""
+    ``elsewhere``: nodes not checked, nor the kube-system pods bound to them (the other rooms of
+    the rooms cluster; one check line names them). Any error of a request is a problem, not an
+    exception (the API may still be coming back)."""
     checks: list[str] = []
     problems: list[str] = []
     host = api_host_is_loopback(kube)
@@ -208,7 +213,12 @@ def health(kube, since: float | None = None) -> tuple[list[str], list[str]]:
     except Exception as e:  # noqa: BLE001
         problems.append(f"list nodes/kube-system pods: {type(e).__name__}: {str(e)[:120]}")
         return checks, problems
+    left_out = sorted(n.metadata.name for n in nodes if n.metadata.name in elsewhere)
+    if left_out:
+        checks.append(f"not checked, the other rooms' nodes and their pods: {', '.join(left_out)}")
     for n in nodes:
+        if n.metadata.name in elsewhere:
+            continue
         ready = next((c.status for c in n.status.conditions or [] if c.type == "Ready"), "absent")
         (checks if ready == "True" else problems).append(f"node {n.metadata.name} Ready={ready}")
         if since is not None:
@@ -220,6 +230,8 @@ def health(kube, since: float | None = None) -> tuple[list[str], list[str]]:
             line = f"lease of {n.metadata.name} renewed {'never' if renewed is None else f'{renewed - since:+.1f} s after the undo'}"
             (checks if renewed is not None and renewed >= since else problems).append(line)
     for p in pods:
+        if p.spec.node_name in elsewhere:
+            continue
         statuses = p.status.container_statuses or []
         ready = sum(1 for cs in statuses if cs.ready)
         line = f"kube-system/{p.metadata.name} {p.status.phase} {ready}/{len(statuses)}"
@@ -232,16 +244,17 @@ def health(kube, since: float | None = None) -> tuple[list[str], list[str]]:
 
 def check_health(fault: str, kube, timeout_s: float = RECOVERY_TIMEOUT_S, poll_s: float | None = None,
                  probe: Callable[[object], tuple[list[str], list[str]]] | None = None,
-                 since: float | None = None) -> RecoveryReport:
+                 since: float | None = None, elsewhere: Collection[str] = ()) -> RecoveryReport:
     """Poll ``probe(kube)`` every ``poll_s`` (default :data:`HEALTH_POLL_S`) seconds until it
-    finds no problem or ``timeout_s`` passed (``probe``: default :func:`health` with ``since``);
+    finds no problem or ``timeout_s`` passed (``probe``: default :func:`health` with ``since``
+    and ``elsewhere``);
     returns the :class:`RecoveryReport` for ``fault`` (the window name), healthy or not — never
     raises for an unhealthy cluster."""
     started = time.monotonic()
     last: dict = {"checks": [], "problems": ["never polled"], "polls": 0}
 
     def poll() -> bool:
-        checks, problems = probe(kube) if probe else health(kube, since)
+        checks, problems = probe(kube) if probe else health(kube, since, elsewhere)
         last.update(checks=checks, problems=problems, polls=last["polls"] + 1)
         return not problems
 
@@ -411,7 +424,8 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
                     window.undone_at = min(window.undone_at, window.node_undo_at)
             site.mark(window.undone_at, f"undo {name}")
             _declare(site, window)
-            report = check_health(name, site.kube, recovery_timeout_s, probe=probe, since=window.undone_at)
+            report = check_health(name, site.kube, recovery_timeout_s, probe=probe, since=window.undone_at,
+                                  elsewhere=getattr(site, "elsewhere", ()))
             if undo_error:
                 report.healthy = False
                 report.problems.insert(0, undo_error)

@@ -166,9 +166,11 @@ def _in_node(site: FaultSite, reg: PodRegistry, argv: list[str]) -> str:
     return site.node_exec(*argv, node=reg.node, timeout=60)
 
 
-def _probe(reg: Registry):
+def _probe(site: FaultSite, reg: Registry):
+    """The cluster's health (:func:`e2e.faults.core.health`, the other rooms' nodes left out) and
+    the registry's answer to ``GET /v2/``."""
     def probe(kube) -> tuple[list[str], list[str]]:
-        checks, problems = health(kube)
+        checks, problems = health(kube, elsewhere=getattr(site, "elsewhere", ()))
         status = reg.ping()
         (checks if status in (200, 401) else problems).append(f"registry {reg.name} GET /v2/ -> {status}")
         return checks, problems
@@ -195,7 +197,7 @@ def registry_stopped(site: FaultSite, reg: Registry, recovery_timeout_s: float =
             reg.wait_ready()  # the published port is read again: Docker may give a new one
 
     with fault(site, "registry-stop", reg.name, inject, undo, recovery_timeout_s, shared_ok=True,
-               probe=_probe(reg)) as window:
+               probe=_probe(site, reg)) as window:
         yield window
 
 
@@ -222,7 +224,7 @@ def registry_paused(site: FaultSite, reg: Registry, recovery_timeout_s: float = 
             _run("docker", "unpause", reg.name)
 
     with fault(site, "registry-pause", reg.name, inject, undo, recovery_timeout_s, shared_ok=True,
-               probe=_probe(reg)) as window:
+               probe=_probe(site, reg)) as window:
         yield window
 
 
@@ -253,5 +255,5 @@ def registry_throttled(site: FaultSite, reg: Registry, rate: str,
             tc(pid, "qdisc", "del", "dev", IFACE, "root")
 
     with fault(site, "registry-throttle", reg.name, inject, undo, recovery_timeout_s, shared_ok=True,
-               probe=_probe(reg)) as window:
+               probe=_probe(site, reg)) as window:
         yield window

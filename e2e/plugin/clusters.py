@@ -12,7 +12,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pytest
 from kubernetes.client.exceptions import ApiException
@@ -139,9 +139,10 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     """Once the last test of a profile other than the default is torn down, run-wide (also
     when its teardown failed; every xdist worker counts into one file), delete that profile's
     clusters if this run created them (unless --keep-cluster), so that a run does not keep
-    clusters it no longer needs. Under xdist each worker lets go of a finished profile's
-    clusters at its next teardown and the last one to let go deletes them (the controller
-    deletes what is left at the end)."""
+    clusters it no longer needs; with --rooms the rooms cluster once the last test of every room
+    (the default's too) is torn down. Under xdist each worker lets go of a finished profile's
+    clusters at its next teardown, and before its next test starts (:func:`let_go_of_finished`),
+    and the last one to let go deletes them (the controller deletes what is left at the end)."""
     try:
         return (yield)
     finally:
@@ -155,12 +156,34 @@ def _release_finished(item: pytest.Item) -> None:
     plan = config.stash.get(PLAN, None)
     if plan is not None and plan.second_phase and item.nodeid not in plan.second_phase:
         count_first_phase_done(config.stash[_FIRST_PHASE])
-    finished = count_down(config.stash[_TESTS_LEFT], profile_name(item)) - {DEFAULT_PROFILE}
+    release_finished(config, count_down(config.stash[_TESTS_LEFT], profile_name(item)), item.session.testsfailed > 0)
+
+
+def let_go_of_finished(config: pytest.Config, failed: bool) -> None:
+    """Before a test starts (the ``cluster`` fixture, after a second-phase test's wait): let go of
+    the clusters of the profiles that other workers have finished meanwhile (:func:`release_finished`),
+    so that this worker's use lock does not keep them alive beside its next test."""
+    if _TESTS_LEFT in config.stash and _CLUSTERS in config.stash:
+        selected: Counter = config.stash[_TESTS_LEFT]
+        left = read_json(_left_file(), lambda: dict(selected))
+        release_finished(config, {p for p, n in left.items() if n <= 0}, failed)
+
+
+def release_finished(config: pytest.Config, finished: set[str], failed: bool) -> None:
+    """Let go of the clusters of the profiles in ``finished`` (none of their tests left, run-wide),
+    each deleted if this run created it and no other process uses it (:meth:`Clusters.release`),
+    unless --keep-cluster: every such profile's but the default's, and with --rooms the rooms
+    cluster once every room of the run is finished (the default room too). ``failed``: a test of the
+    run failed, so their kind logs are exported first."""
     clusters = config.stash.get(_CLUSTERS, None)
-    if finished and clusters is not None and not config.getoption("--keep-cluster"):
-        logs = _reports(config) / run_id() / "kind-logs" if item.session.testsfailed else None
-        for name in finished:
-            clusters.release(name, logs)
+    if clusters is None or not finished or config.getoption("--keep-cluster"):
+        return
+    logs = _reports(config) / run_id() / "kind-logs" if failed else None
+    rooms = {p for p in room_profiles(config) if p in config.stash[_TESTS_LEFT]}
+    for name in sorted(finished - rooms - {DEFAULT_PROFILE}):
+        clusters.release(name, logs)
+    if rooms and rooms <= finished:
+        clusters.release_rooms(logs)
 
 
 def _left_file() -> Path:
@@ -309,6 +332,8 @@ class ClusterInfo:
     needed: int = 1
     # what the tests' pods tolerate to be kept on :attr:`nodes` (a room's taint, e2e.cluster.rooms)
     tolerations: tuple[dict, ...] = ()
+    # the nodes of the rooms cluster's other rooms: a fault's health check leaves them out (e2e.faults.core)
+    elsewhere: tuple[str, ...] = ()
 
     def placement(self, test_id: str) -> tuple[str, ...]:
         """The nodes test ``test_id``'s pods are kept on (e2e.run.scenario.pin_to_nodes): all of
@@ -437,12 +462,18 @@ class Clusters:
     def release(self, name: str, logs: Path | None = None) -> None:
         """Let go of profile ``name``'s clusters (every copy) and delete each now if this run
         created it and no other process uses it (see module doc), after exporting its kind logs
-        to ``logs/<cluster>`` when ``logs`` is given. A room's cluster stays: other rooms share it
-        (the end of the run deletes it)."""
+        to ``logs/<cluster>`` when ``logs`` is given. Not for a room (:meth:`release_rooms`)."""
         for key in [k for k in self._ready if k[0] == name]:
-            info = self._ready.pop(key)
-            if name not in room_profiles(self._config):
-                self._release(info, logs)
+            self._release(self._ready.pop(key), logs)
+
+    def release_rooms(self, logs: Path | None = None) -> None:
+        """Let go of the rooms cluster (e2e.cluster.rooms) once no room has a test left, as
+        :meth:`release` does a profile's cluster: every room's placement is forgotten with it."""
+        for name in room_profiles(self._config):
+            self._ready.pop((name, 0), None)
+        info = self._ready.pop((cluster_rooms.ROOMS_PROFILE, 0), None)
+        if info is not None:
+            self._release(info, logs)
 
     def _release(self, info: ClusterInfo, logs: Path | None) -> None:
         if info.kind is not None and info.kind.owned_by(run_id()):
@@ -510,8 +541,9 @@ class Clusters:
         by every room): its tests' pods are kept on the nodes labelled with the room whose facts
         satisfy the profile's needs (:func:`profile_needs_of`, the room's taint tolerated:
         e2e.cluster.facts.choose_node, as on a ``--kubeconfig`` cluster) and carry the room's
-        toleration. ``PreflightError`` with the precise difference when its node does not satisfy
-        them: the suite made that node, so a room without its settings is an error, not a skip."""
+        toleration; its faults' health checks leave the other rooms' nodes out. ``PreflightError``
+        with the precise difference when its node does not satisfy them: the suite made that node,
+        so a room without its settings is an error, not a skip."""
         key = (cluster_rooms.ROOMS_PROFILE, 0)
         if key not in self._ready:
             self._ready[key] = self._own(rooms_profile(self._config), cluster_rooms.ROOMS_PROFILE, 0)
@@ -522,7 +554,8 @@ class Clusters:
         except ValueError as e:
             raise PreflightError(str(e)) from None
         facts = self._facts[key]
-        members = cluster_rooms.members(base.kube.nodes(), name)
+        listed = base.kube.nodes()
+        members = cluster_rooms.members(listed, name)
         nodes, reason = cluster_facts.choose_node(
             needs, {**facts, "nodes": {n: facts["nodes"][n] for n in members if n in facts["nodes"]}})
         if not nodes:
@@ -530,7 +563,8 @@ class Clusters:
                                  f"{cluster_rooms.ROOM_LABEL}={name}: {', '.join(members) or 'none'}): {reason}")
         toleration = cluster_rooms.toleration(name)
         return replace(base, profile=name, nodes=nodes, needed=needs.nodes,
-                       tolerations=(toleration,) if toleration else ())
+                       tolerations=(toleration,) if toleration else (),
+                       elsewhere=tuple(cluster_rooms.elsewhere(listed, name)))
 
     def _controller_manager(self, name: str) -> dict:
         """The controller manager's node-lifecycle flags (e2e.cluster.facts.controller_manager): on a
@@ -637,7 +671,8 @@ def node_lock_path(config: pytest.Config, name: str, replica: int) -> Path:
 
 
 @contextmanager
-def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: bool) -> Iterator[int]:
+def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: bool,
+              every_room: Sequence[str] = ()) -> Iterator[int]:
     """Share the node of profile ``name``'s cluster (copy 0) with other workers' tests, or
     (``serial``) have one of the copies ``replicas`` alone, waiting for one. Yields the copy.
 
@@ -645,17 +680,26 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
     that serial and ordinary tests share (``replicas == [0]``), every test first passes a
     turnstile (a second lock): a serial test holds it while it waits for the running tests to
     end, so that new ones queue behind it instead of starving it. Several lane copies (only
-    serial tests use them): the first one free."""
+    serial tests use them): the first one free. A room of the rooms cluster (e2e.cluster.rooms)
+    has the lock of its profile's own cluster name, so a room's serial test holds its own room's
+    node(s) only. ``every_room`` (the room profiles; a serial test whose fault reaches beyond its
+    node, e2e.run.plan.Plan.every_room): every room's lock, each through its turnstile, one after
+    the other in sorted order (so two such tests never wait for each other crosswise); yields 0."""
     STATE_DIR.mkdir(parents=True, exist_ok=True)
+    if every_room:
+        held: list[int] = []
+        try:
+            for room in sorted(every_room):
+                held.append(_take_turn(node_lock_path(config, room, 0), EXCLUSIVE))
+            yield 0
+        finally:
+            for fd in held:
+                os.close(fd)
+        return
     choices = replicas if serial else [0]
     mode = EXCLUSIVE if serial else SHARED
     if len(choices) == 1:
-        lock = node_lock_path(config, name, choices[0])
-        turnstile = take(lock.with_suffix(".turn"), EXCLUSIVE)
-        try:
-            fd = take(lock, mode)
-        finally:
-            os.close(turnstile)
+        fd = _take_turn(node_lock_path(config, name, choices[0]), mode)
         i = 0
     else:
         i, fd = first_free([node_lock_path(config, name, r) for r in choices], mode)
@@ -663,6 +707,15 @@ def hold_node(config: pytest.Config, name: str, replicas: list[int], serial: boo
         yield choices[i]
     finally:
         os.close(fd)
+
+
+def _take_turn(lock: Path, mode: int) -> int:
+    """``lock`` taken with ``mode`` behind its turnstile (:func:`hold_node`): the descriptor."""
+    turnstile = take(lock.with_suffix(".turn"), EXCLUSIVE)
+    try:
+        return take(lock, mode)
+    finally:
+        os.close(turnstile)
 
 
 @contextmanager

@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from ..cluster.kind import PreflightError, profile_patches
+from ..faults.actions import MARKER as NODE_FAULTS
+from ..faults.actions import cluster_wide
 from ..run.minors import image_version, off_minor
 from ..run.plan import DURATIONS_FILE, UNKNOWN_S, Cost, load_durations, make_plan
 from ..run.selection import check_declared, keyword_selection, label, select_cases
 from ..run.shards import SHARD_FILE, ShardRecord, commit_of, expected_s, parse_shard, split, split_inputs, write_record
-from .clusters import _FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name, profile_needs_of, profile_settings
+from .clusters import (_FIRST_PHASE, _TESTS_LEFT, PLAN, _profiles_dir, create_ahead, profile_name, profile_needs_of,
+                       profile_settings, room_profiles)
 from .options import STAGED, _reports
 
 # --shard's line for the terminal (pytest_report_collectionfinish)
@@ -96,12 +99,21 @@ def _skip_other_minors(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def _costs(config: pytest.Config, items: list[pytest.Item]) -> list[Cost]:
     """What the plan knows of each test with a cluster (e2e.run.plan.Cost), durations learned; a
-    test skipped for its minor (:data:`OFF_MINOR`) has none: no cluster is made for it."""
+    test skipped for its minor (:data:`OFF_MINOR`) has none: no cluster is made for it.
+    ``pytest.UsageError`` naming a test whose ``node_faults`` marker names no known action."""
     known = load_durations(SEED_DURATIONS, _reports(config) / DURATIONS_FILE)
     return [Cost(item.nodeid, profile_name(item), item.get_closest_marker("serial") is not None,
                  item.get_closest_marker("heavy") is not None, known.get(item.nodeid, UNKNOWN_S),
-                 item.get_closest_marker("traffic") is not None)
+                 item.get_closest_marker("traffic") is not None, _cluster_wide(item))
             for item in items if "cluster" in getattr(item, "fixturenames", ()) and OFF_MINOR not in item.stash]
+
+
+def _cluster_wide(item: pytest.Item) -> bool:
+    """Whether a fault the test declares reaches beyond its node (e2e.faults.actions.cluster_wide)."""
+    try:
+        return bool(cluster_wide(item.iter_markers(NODE_FAULTS)))
+    except ValueError as e:
+        raise pytest.UsageError(f"{item.nodeid}: {e}") from None
 
 
 def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -128,10 +140,11 @@ def _check_and_order(config: pytest.Config, items: list[pytest.Item]) -> None:
             profile_needs_of(config, name, needs)
         except ValueError as e:
             raise pytest.UsageError(f"@pytest.mark.profile({name!r}, needs={needs!r}): {e}") from None
-    # sequential: each profile's tests together, the default's first (one extra cluster at a
-    # time); under xdist: longest first, serial tests on their profile's lanes (e2e.run.plan)
+    # sequential: each profile's tests together, the rooms' first and the default's first of
+    # them (one extra cluster at a time); under xdist: longest first, serial tests on their
+    # profile's lanes or in their room (e2e.run.plan)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    plan = make_plan(costs, workers)
+    plan = make_plan(costs, workers, rooms=room_profiles(config))
     config.stash[PLAN] = plan
     rank = {nodeid: i for i, nodeid in enumerate(plan.order)}
     items.sort(key=lambda item: rank.get(item.nodeid, -1))
@@ -142,9 +155,10 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cos
     shard 1), deselecting the rest; returns the kept tests' costs. A run with a cluster writes the
     shard's record into its reports directory now, before any test runs (e2e.run.shards)."""
     index, count = parse_shard(config.getoption("--shard"))
-    keep = set(split(costs, count)[index - 1])
+    rooms = room_profiles(config)
+    keep = set(split(costs, count, rooms=rooms)[index - 1])
     config.stash[_SHARD_LINE] = (f"shard {index}/{count}: {len(keep)} of {len(costs)} tests with a cluster, expected "
-                                 f"{expected_s(costs, keep) / 60:.0f} min (profiles: "
+                                 f"{expected_s(costs, keep, rooms=rooms) / 60:.0f} min (profiles: "
                                  f"{', '.join(sorted({c.profile for c in costs if c.nodeid in keep})) or 'none'})")
     clustered = {c.nodeid for c in costs}
     kept = [i for i in items if i.nodeid in keep or (i.nodeid not in clustered and index == 1)]
@@ -152,7 +166,8 @@ def _keep_shard(config: pytest.Config, items: list[pytest.Item], costs: list[Cos
     if config.stash.get(STAGED, None) is not None:  # a run with a cluster (not --collect-only)
         selection = [i.nodeid for i in items]
         known = image_version(config.getoption("--node-image", None)) if not config.getoption("--kubeconfig", None) else None
-        inputs = split_inputs(commit_of(config.rootpath), known[0] if known else None, costs, selection, count)
+        inputs = split_inputs(commit_of(config.rootpath), known[0] if known else None, costs, selection, count,
+                              bool(rooms))
         write_record(_reports(config) / SHARD_FILE,
                      ShardRecord(index, os.environ["E2E_RUN_ID"], inputs, selection, [i.nodeid for i in kept]))
     if dropped:

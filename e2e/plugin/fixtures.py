@@ -26,8 +26,8 @@ from ..run.minors import off_minor
 from ..run.plan import DURATIONS_FILE, HEAVY_SLOTS
 from ..run.scenario import Scenario
 from ..run.selection import cases_of
-from .clusters import (_FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, profile_name, profile_settings,
-                       wait_for_first_phase)
+from .clusters import (_FIRST_PHASE, PLAN, ClusterInfo, Clusters, clusters_of, heavy_slot, hold_node, let_go_of_finished,
+                       profile_name, profile_settings, room_profiles, wait_for_first_phase)
 from .options import _reports, run_id
 from .outcomes import CALL_REPORT, FILES, SCENARIO, published, test_folder
 
@@ -45,7 +45,8 @@ def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[Clus
     """The cluster of the test's profile (``@pytest.mark.profile``), created or reused; or the
     ``--kubeconfig`` cluster. Stops the whole run with a clear message when Docker, kind or
     the default cluster is missing. A ``serial`` test has its cluster alone — one of its
-    profile's copies (e2e.run.plan) — for the whole test; a ``heavy`` one holds one of the run's
+    profile's copies (e2e.run.plan), or in the rooms cluster its room, or every room when its fault
+    reaches beyond its node — for the whole test; a ``heavy`` one holds one of the run's
     heavy slots; a ``traffic`` test of a concurrent run waits first for every test of the run's
     first phase to end (e2e.run.plan). Before the test starts, every cluster creation in
     progress ends (a judged window never begins during one). On a ``--kubeconfig`` cluster a test
@@ -63,7 +64,9 @@ def cluster(request: pytest.FixtureRequest, clusters: Clusters) -> Iterator[Clus
     if plan is not None and item.nodeid in plan.second_phase:
         waited = wait_for_first_phase(request.config.stash[_FIRST_PHASE], plan.first_phase_s + 600)
         log.info("%s waited %.0f s for the first phase to end", item.nodeid, waited)
-    with hold_node(request.config, name, lanes, serial) as replica:
+    let_go_of_finished(request.config, request.session.testsfailed > 0)  # e.g. the rooms cluster, done meanwhile
+    every_room = room_profiles(request.config) if plan is not None and item.nodeid in plan.every_room else ()
+    with hold_node(request.config, name, lanes, serial, every_room) as replica:
         info = clusters.get(name, replica, profile_settings(item))
         with heavy_slot(HEAVY_SLOTS) if item.get_closest_marker("heavy") else nullcontext():
             waited = wait_for_creations()
@@ -156,7 +159,7 @@ def _scenario(request: pytest.FixtureRequest, cluster: ClusterInfo, item: pytest
     )
     sc = Scenario(cluster.kube, ns, recorder, judge, Path(item.path).parent, cluster.minor, cluster.cgroup, cluster.kind,
                   access=cluster.access, profile=cluster.profile, facts=cluster.facts,
-                  nodes=cluster.placement(item.nodeid), tolerations=cluster.tolerations,
+                  nodes=cluster.placement(item.nodeid), tolerations=cluster.tolerations, elsewhere=cluster.elsewhere,
                   on_broken=lambda reason: _broken(request, clusters, cluster, reason))
     judge.context = sc.timeline_excerpt
     item.stash[SCENARIO] = sc

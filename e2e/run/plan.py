@@ -23,6 +23,16 @@ and NF-8 then counted 2 and 4 requests timed out in bursts (consecutive requests
 where every sequential run counts 0. Their family keeps its band and gets this lower concurrency
 class instead (:func:`e2e.plugin.clusters.wait_for_phase`).
 
+Rooms (``--rooms``, :mod:`e2e.cluster.rooms`): the profiles that are rooms of the one rooms
+cluster share its control plane, but each room has its own node(s), its own node lock and its own
+zone. Their waiting tests run side by side as on any cluster, also across rooms; a room's serial
+tests take turns on that room's node(s) only (``lanes`` ``[0]``: never a copy, which would be a
+cluster of its own, a control plane more), while the other rooms go on. A serial test whose fault
+reaches beyond its node (:attr:`Cost.cluster_wide`: the API server, the cluster's add-ons) holds
+every room (:attr:`Plan.every_room`) and starts after the phase's other tests. The rooms cluster is
+one entry of :attr:`Plan.clusters`; a sequential run runs the rooms' tests first, the default
+room's first, so that the rooms cluster goes before the other profiles' clusters are made.
+
 The number of lanes of a profile is its serial tests' summed duration over ``lane_s``, rounded
 up, between 1 and ``max_replicas``: a run's length is bounded by its longest lane (plus one
 cluster creation), so ``lane_s`` is the length a lane aims at. Durations are learned
@@ -35,7 +45,8 @@ Clusters ready ahead: a concurrent run creates every cluster it will use before 
 into a judged window later; a profile's clusters go after its last test.
 
 Order: the first phase, then the second (traffic) phase, each as follows: serial tests that
-take turns on a shared copy last (then they wait for no one); the others longest first (the longest-processing-time rule), interleaved for pytest-xdist's ``load``
+take turns on a shared copy last (then they wait for no one), those holding every room after
+them; the others longest first (the longest-processing-time rule), interleaved for pytest-xdist's ``load``
 scheduling with ``--maxschedchunk 1``: each worker is sent two tests at the start (the one it
 runs and the one it runs next), then one at a time, so the first ``2 × workers`` positions are
 arranged as (1st, (w+1)th), (2nd, (w+2)th), … longest.
@@ -49,6 +60,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..cluster.kind import DEFAULT_PROFILE
 
 # The run's per-test durations, in its reports directory (written by e2e.record.hostload.DurationLog).
 DURATIONS_FILE = "durations.json"
@@ -78,6 +91,9 @@ class Cost:
     heavy: bool = False
     duration_s: float = UNKNOWN_S
     traffic: bool = False
+    # its faults reach beyond its own node (e2e.faults.actions.Action.cluster_wide): a serial test
+    # of a room then holds every room (module doc)
+    cluster_wide: bool = False
 
     @property
     def cost_class(self) -> str:
@@ -105,6 +121,10 @@ class Plan:
     second_phase: frozenset[str] = frozenset()
     # the first phase's tests' summed duration (s): how long a second-phase test waits at most
     first_phase_s: float = 0.0
+    # the profiles of these tests that are rooms of the one rooms cluster (e2e.cluster.rooms; empty
+    # without --rooms), and the node ids of the serial tests that hold every room of it at once
+    rooms: frozenset[str] = frozenset()
+    every_room: frozenset[str] = frozenset()
 
 
 def load_durations(*paths: Path) -> dict[str, float]:
@@ -129,39 +149,52 @@ def lane_count(serial_s: float, lane_s: float = LANE_S, max_replicas: int = MAX_
     return max(1, min(max_replicas, math.ceil(serial_s / lane_s)))
 
 
-def make_plan(costs: Iterable[Cost], workers: int, lane_s: float = LANE_S, max_replicas: int = MAX_REPLICAS) -> Plan:
-    """The plan for these tests on ``workers`` xdist workers (0: sequential — today's order,
-    every profile's tests together and the default's first, one cluster per profile)."""
+def make_plan(costs: Iterable[Cost], workers: int, lane_s: float = LANE_S, max_replicas: int = MAX_REPLICAS,
+              rooms: Iterable[str] = ()) -> Plan:
+    """The plan for these tests on ``workers`` xdist workers (0: sequential — every profile's
+    tests together, the default's first, one cluster per profile). ``rooms``: the profiles that
+    are rooms of the one rooms cluster (module doc; ``()``: none)."""
     costs = list(costs)
     profiles = sorted({c.profile for c in costs})
+    used = frozenset(rooms) & set(profiles)
+    every_room = frozenset(c.nodeid for c in costs if c.profile in used and c.serial and c.cluster_wide)
     if workers <= 0:
-        order = sorted(costs, key=lambda c: (c.profile != "default", c.profile))
-        return Plan([c.nodeid for c in order], {p: [0] for p in profiles if any(c.serial for c in costs if c.profile == p)})
+        order = sorted(costs, key=lambda c: (c.profile not in used, c.profile != DEFAULT_PROFILE, c.profile))
+        return Plan([c.nodeid for c in order], {p: [0] for p in profiles if any(c.serial for c in costs if c.profile == p)},
+                    rooms=used, every_room=every_room)
     lanes: dict[str, list[int]] = {}
     for p in profiles:
         serial = [c for c in costs if c.profile == p and c.serial]
         if not serial:
             continue
         total = sum(c.duration_s for c in serial)
-        if any(not c.serial for c in costs if c.profile == p):
+        if p in used:
+            lanes[p] = [0]  # its room's node(s): a copy would be a cluster of its own
+        elif any(not c.serial for c in costs if c.profile == p):
             # copy 0 is shared: its serial tests take turns there unless they fill a lane
             lanes[p] = [0] if total <= lane_s else list(range(1, 1 + lane_count(total, lane_s, max_replicas)))
         else:
             lanes[p] = list(range(lane_count(total, lane_s, max_replicas)))
-    clusters = [(p, r) for p in sorted(lanes, key=lambda p: -len(lanes[p])) for r in lanes[p]]
-    clusters += [(p, 0) for p in profiles if (p, 0) not in clusters]
+    # the rooms cluster is made once, through its first room (the default's when it has one)
+    home = min(used, key=lambda p: (p != DEFAULT_PROFILE, p)) if used else ""
+    clusters = [(p, r) for p in sorted(lanes, key=lambda p: -len(lanes[p])) if p not in used for r in lanes[p]]
+    clusters += list(dict.fromkeys((home if p in used else p, 0) for p in profiles if (p, 0) not in clusters))
     first = [c for c in costs if c.phase == 1]
     second = [c for c in costs if c.phase == 2]
-    nodeids = _phase_order(first, lanes, costs, workers)
+    nodeids = _phase_order(first, lanes, costs, workers, every_room)
     # the second phase starts on workers freed one by one: longest first, no interleaving
-    nodeids += _phase_order(second, lanes, costs, workers if not first else 1)
+    nodeids += _phase_order(second, lanes, costs, workers if not first else 1, every_room)
     return Plan(nodeids, lanes, clusters, frozenset(c.nodeid for c in second) if first else frozenset(),
-                sum(c.duration_s for c in first))
+                sum(c.duration_s for c in first), used, every_room)
 
 
-def _phase_order(phase: list[Cost], lanes: dict[str, list[int]], costs: list[Cost], workers: int) -> list[str]:
-    # serial tests taking turns on a shared copy go last: by then no shared test is left to wait for
-    last = [c for c in phase if c.serial and lanes[c.profile] == [0] and any(not o.serial for o in costs if o.profile == c.profile)]
+def _phase_order(phase: list[Cost], lanes: dict[str, list[int]], costs: list[Cost], workers: int,
+                 every_room: frozenset[str]) -> list[str]:
+    # serial tests taking turns on a shared copy go last: by then no shared test is left to wait
+    # for; those that hold every room after them
+    last = [c for c in phase if c.serial and lanes[c.profile] == [0]
+            and (c.nodeid in every_room or any(not o.serial for o in costs if o.profile == c.profile))]
+    last.sort(key=lambda c: c.nodeid in every_room)
     longest = [c.nodeid for c in sorted((c for c in phase if c not in last), key=lambda c: (-c.duration_s, c.nodeid))]
     return _interleave(longest, workers) + [c.nodeid for c in last]
 

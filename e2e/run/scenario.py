@@ -132,7 +132,8 @@ class Scenario:
     cluster profile, ``@pytest.mark.profile``), ``nodes`` the nodes the test's pods are kept on (on a
     ``--kubeconfig`` cluster, the nodes whose facts satisfy the profile, :mod:`e2e.cluster.facts`;
     in the rooms cluster its profile's room, :mod:`e2e.cluster.rooms`; else ``()``: anywhere),
-    ``tolerations`` what those pods tolerate there (a room's taint),
+    ``tolerations`` what those pods tolerate there (a room's taint), ``elsewhere`` the nodes of
+    the other rooms (a fault's health check leaves them out),
     ``facts`` the cluster's facts read at the start (:meth:`lifecycle` reads them).
     ``t0`` (epoch s) is when the first manifest was applied (the recorder's start before
     that); ``marks`` are ``(epoch s, label)`` moments drawn on the report's picture;
@@ -163,6 +164,8 @@ class Scenario:
     facts: dict | None = None
     # the tolerations every pod kept on :attr:`nodes` gets (a room's taint, e2e.cluster.rooms)
     tolerations: tuple[dict, ...] = ()
+    # the nodes of the rooms cluster's other rooms, which a fault's health check leaves out (e2e.faults.core)
+    elsewhere: tuple[str, ...] = ()
     on_broken: Callable[[str], None] | None = None
     broken: str | None = None
     t0: float = 0.0

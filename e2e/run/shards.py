@@ -4,8 +4,10 @@ A shard pays for every cluster it creates, so a profile's tests stay on one shar
 shards balance better by paying for another copy. The split is the longest-processing-time rule
 on the tests (by their learned durations, :func:`e2e.run.plan.load_durations`), each placed on
 the shard whose expected wall time grows the least — a shard without the test's profile yet adds
-``create_s`` for its cluster. Tests of equal duration go by node id, so every runner of the same
-selection and durations computes the same split without talking to the others.
+``create_s`` for its cluster. With ``--rooms`` the room profiles (e2e.cluster.rooms) count as
+one: their tests share the rooms cluster, one creation for all of them. Tests of equal duration go
+by node id, so every runner of the same selection and durations computes the same split without
+talking to the others.
 
 Each shard's reports directory holds :data:`SHARD_FILE`, written at collection — before any test
 runs, so a shard whose pytest stops before its first test still says what it was given
@@ -13,13 +15,14 @@ runs, so a shard whose pytest stops before its first test still says what it was
 
     {"shard": "2/3", "run_id": "20261206-021700-beef",
      "inputs": {"commit": "eb322d2…", "kubernetes": "v1.37.2", "durations": "3f2a…",
-                "selection": "9b1c…", "count": 3},
+                "selection": "9b1c…", "count": 3, "rooms": false},
      "selection": [every node id selected before the split],
      "tests": [the node ids of this shard's part]}
 
 ``inputs`` (:class:`SplitInputs`) are what the split is computed from: the suite's git commit,
 the node image's Kubernetes version, a digest of the durations the split read for the selected
-tests, a digest of the selection and the shard count. Shards of the same inputs computed the same
+tests, a digest of the selection, the shard count and whether the rooms were on (a record
+without it: off). Shards of the same inputs computed the same
 split; the merge of their reports (:mod:`e2e.cli.merge`) refuses shards of different inputs, and
 tells a test that never reported from one that was not there.
 """
@@ -35,6 +38,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from ..cluster.rooms import ROOMS_PROFILE
 from .plan import Cost
 
 # A shard's record in its reports directory (module doc).
@@ -55,28 +59,37 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def split(costs: Iterable[Cost], count: int, create_s: float = CLUSTER_CREATE_S) -> list[list[str]]:
+def split(costs: Iterable[Cost], count: int, create_s: float = CLUSTER_CREATE_S,
+          rooms: Iterable[str] = ()) -> list[list[str]]:
     """Returns ``count`` lists of node ids (some may be empty) covering ``costs`` once each,
     balanced by expected wall time: each test's ``duration_s`` plus ``create_s`` seconds for each
-    profile a shard runs (module doc)."""
+    cluster a shard makes: one per profile, one for all the profiles of ``rooms`` (module doc)."""
+    rooms = frozenset(rooms)
     loads = [0.0] * count
-    profiles: list[set[str]] = [set() for _ in range(count)]
+    made: list[set[str]] = [set() for _ in range(count)]
     shards: list[list[str]] = [[] for _ in range(count)]
     for cost in sorted(costs, key=lambda c: (-c.duration_s, c.nodeid)):
-        grown = [loads[i] + cost.duration_s + (0.0 if cost.profile in profiles[i] else create_s) for i in range(count)]
+        cluster = _cluster(cost, rooms)
+        grown = [loads[i] + cost.duration_s + (0.0 if cluster in made[i] else create_s) for i in range(count)]
         best = min(range(count), key=lambda i: (grown[i], i))
         loads[best] = grown[best]
-        profiles[best].add(cost.profile)
+        made[best].add(cluster)
         shards[best].append(cost.nodeid)
     return shards
 
 
-def expected_s(costs: Iterable[Cost], nodeids: Iterable[str], create_s: float = CLUSTER_CREATE_S) -> float:
+def _cluster(cost: Cost, rooms: frozenset[str]) -> str:
+    """The cluster a test needs: the rooms cluster for a room's test, else its profile's."""
+    return ROOMS_PROFILE if cost.profile in rooms else cost.profile
+
+
+def expected_s(costs: Iterable[Cost], nodeids: Iterable[str], create_s: float = CLUSTER_CREATE_S,
+               rooms: Iterable[str] = ()) -> float:
     """The expected wall time (s) of the shard running ``nodeids``: their durations plus one
-    cluster creation per profile."""
+    cluster creation per profile (one for all the profiles of ``rooms``)."""
     chosen = set(nodeids)
     mine = [c for c in costs if c.nodeid in chosen]
-    return sum(c.duration_s for c in mine) + create_s * len({c.profile for c in mine})
+    return sum(c.duration_s for c in mine) + create_s * len({_cluster(c, frozenset(rooms)) for c in mine})
 
 
 @dataclass(frozen=True)
@@ -86,17 +99,19 @@ class SplitInputs:
     ``commit``: the suite's git commit (None outside a git checkout); ``kubernetes``: the node
     image's version, ``v1.37.2`` (None with ``--kubeconfig`` or a tag naming none); ``durations``:
     :func:`digest` of ``{node id: seconds}`` the split read for the selected tests with a cluster;
-    ``selection``: :func:`digest` of the selected node ids, sorted; ``count``: N of ``I/N``."""
+    ``selection``: :func:`digest` of the selected node ids, sorted; ``count``: N of ``I/N``;
+    ``rooms``: whether the room profiles counted as one cluster (``--rooms``)."""
 
     commit: str | None
     kubernetes: str | None
     durations: str
     selection: str
     count: int
+    rooms: bool = False
 
     # how a field is named in a message
     LABELS = {"commit": "commit", "kubernetes": "Kubernetes version", "durations": "durations digest",
-              "selection": "selection digest", "count": "shard count"}
+              "selection": "selection digest", "count": "shard count", "rooms": "--rooms"}
 
     def differences(self, other: SplitInputs) -> list[str]:
         """The fields (their :data:`LABELS`) in which ``other`` differs, in field order."""
@@ -119,10 +134,11 @@ def commit_of(root: Path) -> str | None:
 
 
 def split_inputs(commit: str | None, kubernetes: str | None, costs: Iterable[Cost], selection: Iterable[str],
-                 count: int) -> SplitInputs:
+                 count: int, rooms: bool = False) -> SplitInputs:
     """The :class:`SplitInputs` of a split of ``selection`` (node ids) whose tests with a cluster
-    have these ``costs``, into ``count`` shards."""
-    return SplitInputs(commit, kubernetes, digest({c.nodeid: c.duration_s for c in costs}), digest(sorted(selection)), count)
+    have these ``costs``, into ``count`` shards (``rooms``: with ``--rooms``)."""
+    return SplitInputs(commit, kubernetes, digest({c.nodeid: c.duration_s for c in costs}), digest(sorted(selection)), count,
+                       rooms)
 
 
 @dataclass
