@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import subprocess
 import tarfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -150,7 +151,7 @@ def test_node_layout_reads_the_nodes_export_through_exec():
 
     def node_exec(*cmd, timeout=30, node=None):
         calls.append(cmd)
-        return base64.b64encode(gzip.compress(archive)).decode() + "\n"
+        return f"{len(archive)} " + base64.b64encode(gzip.compress(archive)).decode() + "\n"
 
     layout = reg.node_layout(node_exec, "pod-lifecycle-e2e/busybox:1")
     assert layout.manifest == blobs["manifest"]
@@ -158,6 +159,56 @@ def test_node_layout_reads_the_nodes_export_through_exec():
     assert calls[0][-1] == "docker.io/pod-lifecycle-e2e/busybox:1"
     with pytest.raises(reg.RegistryError, match="not a gzipped archive"):
         reg.node_layout(lambda *c, **k: "no such image", "x")
+
+
+def _fake_ctr(bin_dir, archives, local=True):
+    """A ``ctr`` in ``bin_dir`` (put first on PATH) whose export writes the next of ``archives``
+    to its output argument (the one before the image); ``local``: its ``images export --help``
+    offers ``--local``. Gives the node_exec that runs a command with it, and the file of its calls."""
+    bin_dir.mkdir(exist_ok=True)
+    calls = bin_dir / "calls"
+    offer = 'echo "   --local   run the export in this process"' if local else "echo usage"
+    (bin_dir / "ctr").write_text(
+        "#!/bin/sh\n"
+        f'case "$*" in *--help*) {offer}; exit 0;; esac\n'
+        f'echo "$*" >>{calls}\n'
+        'eval out=\\${$(($# - 1))}\n'
+        f'cp {bin_dir}/archive-$(wc -l <{calls}) "$out"\n')
+    (bin_dir / "ctr").chmod(0o755)
+    for i, a in enumerate(archives, 1):
+        (bin_dir / f"archive-{i}").write_bytes(a)
+
+    def node_exec(*cmd, timeout=30, node=None):
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    return node_exec, calls
+
+
+def test_node_layout_runs_the_export_in_ctrs_own_process_where_it_can(tmp_path):
+    archive, blobs = oci_archive()
+    node_exec, calls = _fake_ctr(tmp_path / "v2", [archive])
+    assert reg.node_layout(node_exec, "busybox:1").manifest == blobs["manifest"]
+    assert calls.read_text().split()[:5] == ["-n", "k8s.io", "images", "export", "--local"]
+    node_exec, calls = _fake_ctr(tmp_path / "v1", [archive], local=False)
+    assert reg.node_layout(node_exec, "busybox:1").manifest == blobs["manifest"]
+    assert "--local" not in calls.read_text()
+
+
+def test_node_layout_exports_once_more_after_a_short_archive_and_says_when_both_are(tmp_path):
+    archive, blobs = oci_archive()
+    node_exec, calls = _fake_ctr(tmp_path / "once", [archive[:700], archive])  # ctr's transfer race: a short file, exit 0
+    assert reg.node_layout(node_exec, "busybox:1").manifest == blobs["manifest"]
+    assert len(calls.read_text().splitlines()) == 2
+    node_exec, _ = _fake_ctr(tmp_path / "twice", [archive[:700]] * 2)
+    with pytest.raises(reg.RegistryError, match=r"did not hold twice; the second: not an image archive.*\(700 bytes\)"):
+        reg.node_layout(node_exec, "busybox:1")
+
+
+def test_node_layout_tells_a_channel_that_lost_bytes_from_a_short_file():
+    archive, _ = oci_archive()
+    sent = f"{len(archive) + 5} " + base64.b64encode(gzip.compress(archive)).decode()
+    with pytest.raises(reg.RegistryError, match=f"node wrote {len(archive) + 5} bytes, the exec channel carried {len(archive)}"):
+        reg.node_layout(lambda *c, **k: sent, "x")
 
 
 class FakeRegistry(BaseHTTPRequestHandler):
@@ -332,7 +383,7 @@ def test_a_pod_registry_pushes_an_image_made_on_the_host_before_asking_the_node(
 
     def node_exec(*cmd, timeout=30, node=None):
         exported.append(cmd[-1])
-        return base64.b64encode(gzip.compress(archive)).decode()
+        return f"{len(archive)} " + base64.b64encode(gzip.compress(archive)).decode()
 
     source = reg.image_source(made, node_exec)
     assert source("pod-lifecycle-e2e/im-payload:1") is made["pod-lifecycle-e2e/im-payload:1"] and exported == []
