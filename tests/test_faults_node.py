@@ -172,7 +172,7 @@ def test_a_partition_through_the_agent_is_healed_by_the_node_at_the_planned_end(
     with node_partitioned(site, WORKER, "reject", recovery_timeout_s=1, window_s=90) as window:
         pass
     assert window.armed is not None and window.armed.after_s == after_s
-    assert site.calls[0 if backend == "docker" else 2].startswith(f"{WORKER}: systemd-run --on-active={int(after_s)}s ")
+    assert site.calls[0 if backend == "docker" else 2].startswith(f"{WORKER}: systemd-run --on-active={int(after_s * 1000)}ms ")
     address = "172.18.0.2" if backend == "agent" else "172.18.0.3"  # read in the node, or the control plane's container
     assert any(c.startswith(f"{WORKER}: iptables -I OUTPUT -d {address} ") for c in site.calls)
 
@@ -247,7 +247,7 @@ def test_shutdown_through_the_agent_is_cancelled_by_the_node_at_its_planned_end(
         assert window.armed is not None and window.armed.after_s == 45 + nodeaccess.DETACH_S
     cancel = "busctl emit /org/freedesktop/login1 org.freedesktop.login1.Manager PrepareForShutdown b false"
     calls = site.access.calls
-    assert calls[0].startswith(f"{WORKER}: systemd-run --on-active=46s --unit={window.armed.unit} ")
+    assert calls[0].startswith(f"{WORKER}: systemd-run --on-active=46000ms --unit={window.armed.unit} ")
     assert calls[0].endswith(f" -- {cancel}")
     assert calls[1:5] == [f"{WORKER}: {cancel.replace('b false', 'b true')}", "unreachable", "unreachable", "unreachable"]
     assert calls[5:7] == [f"{WORKER}: {cancel}", f"{WORKER}: systemd-inhibit --list --no-pager"]

@@ -232,8 +232,8 @@ def test_an_agent_pod_the_node_killed_is_made_again_once_the_node_admits_pods():
 
 def test_the_undo_is_armed_as_a_transient_systemd_timer():
     undo = ArmedUndo("ple2e-undo-kubelet-stop-0123abcd", ("systemctl", "start", "kubelet"), 630, 1000.0)
-    assert undo.arm_argv() == ["systemd-run", "--on-active=630s", "--unit=ple2e-undo-kubelet-stop-0123abcd",
-                               "--timer-property=AccuracySec=1s", "--timer-property=RemainAfterElapse=no", "--collect",
+    assert undo.arm_argv() == ["systemd-run", "--on-active=630000ms", "--unit=ple2e-undo-kubelet-stop-0123abcd",
+                               "--timer-property=AccuracySec=100ms", "--timer-property=RemainAfterElapse=no", "--collect",
                                "--", "systemctl", "start", "kubelet"]
     assert undo.state_argv() == ["systemctl", "show", "-p", "ActiveState", "--value", "ple2e-undo-kubelet-stop-0123abcd.timer"]
     assert "systemctl stop ple2e-undo-kubelet-stop-0123abcd.timer" in undo.disarm_argv()[2]
@@ -249,7 +249,7 @@ def test_undo_units_are_named_per_fault_and_never_shared():
 def test_disarm_tells_whether_the_node_undid_the_fault_itself_and_when_from_its_journal():
     access = FakeAccess({"ActiveState": "active\n"})
     undo = arm(access, "w1", "kubelet-stop", ["systemctl", "start", "kubelet"], 60)
-    assert access.calls[0].startswith(f"w1: systemd-run --on-active=60s --unit={undo.unit} ")
+    assert access.calls[0].startswith(f"w1: systemd-run --on-active=60000ms --unit={undo.unit} ")
     assert disarm(access, "w1", undo) is None  # still armed: the suite's undo came first
     assert access.calls[-1].startswith(f"w1: sh -c systemctl stop {undo.unit}.timer")
     assert not any("journalctl" in c for c in access.calls)
@@ -323,7 +323,7 @@ def test_a_fault_arms_its_undo_before_the_inject_and_disarms_it_after_the_undo()
         assert window.armed is not None and window.armed.after_s == 120 + nodeaccess.DETACH_S
     unit = window.armed.unit
     calls = site.access.calls
-    assert calls[0].startswith(f"w1: systemd-run --on-active=121s --unit={unit} ")
+    assert calls[0].startswith(f"w1: systemd-run --on-active=121000ms --unit={unit} ")
     assert calls[0].endswith(" -- systemctl start kubelet")
     # the inject detached: the kubelet carries the agent's exec, which it would cut before the answer
     assert calls[1].startswith("w1: systemd-run --on-active=0ms --unit=ple2e-inject-kubelet-stop-")
@@ -348,7 +348,7 @@ def test_only_a_fault_that_cuts_the_channel_is_armed_without_margin(backend, fau
     with fault(site, "w1", recovery_timeout_s=1, window_s=60) as window:
         pass
     assert window.armed is not None and window.armed.after_s == after_s
-    assert site.access.calls[0].startswith(f"w1: systemd-run --on-active={int(after_s)}s ")
+    assert site.access.calls[0].startswith(f"w1: systemd-run --on-active={int(after_s * 1000)}ms ")
 
 
 def test_a_node_out_of_reach_is_waited_for_until_its_armed_undo_brought_it_back(monkeypatch):
@@ -458,7 +458,7 @@ def test_a_node_pause_through_the_agent_freezes_inside_the_node_and_the_node_tha
     calls = site.access.calls
     script = " ".join(freezer.argv("check")[:3])
     assert calls[0] == f"w1: {script} sh check"
-    assert calls[1].startswith(f"w1: systemd-run --on-active=91s --unit={window.armed.unit} ")
+    assert calls[1].startswith(f"w1: systemd-run --on-active=91000ms --unit={window.armed.unit} ")
     assert calls[1].endswith(f" -- {script} sh thaw")
     assert calls[2].startswith("w1: systemd-run --on-active=0ms --unit=ple2e-inject-node-pause-")
     assert calls[2].endswith(f" -- {script} sh freeze")
@@ -637,7 +637,7 @@ def test_the_partition_through_the_agent_reads_the_api_server_in_the_node_and_ar
     assert calls[1] == 'w1: sh -c getent ahosts "$1" || true sh foreign-control-plane'
     removes = f"while iptables -D {v4} 2>/dev/null; do :; done; while ip6tables -D {v6} 2>/dev/null; do :; done"
     # the removal armed on the node before the first rule goes in, firing at the planned end (the cut cuts the exec)
-    assert calls[2] == (f"w1: systemd-run --on-active={int(60 + nodeaccess.DETACH_S)}s --unit={window.armed.unit} --timer-property=AccuracySec=1s "
+    assert calls[2] == (f"w1: systemd-run --on-active={int((60 + nodeaccess.DETACH_S) * 1000)}ms --unit={window.armed.unit} --timer-property=AccuracySec=100ms "
                         f"--timer-property=RemainAfterElapse=no --collect -- sh -c {removes}")
     assert calls[3:5] == [f"w1: iptables -I {v4}", f"w1: ip6tables -I {v6}"]
     assert calls[5].startswith(f"w1: sh -c {removes}; ! ( ip6tables -S OUTPUT; iptables -S OUTPUT ) | grep -q")
