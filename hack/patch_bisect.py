@@ -13,11 +13,13 @@ within the minor where the behaviour flips (GOOD and BAD of one minor).
 Each version it needs is run so (its reports in ``DIR/<version>``, e.g. ``reports-bisect/1.36.3``)::
 
     make prepare K8S_VERSION=<v> OFFLINE=1 REPORTS=DIR/<v>     (builds only what is not cached)
-    make e2e K8S_VERSION=<v> OFFLINE=1 E2E_MARKERS='not slow' PYTEST_ARGS='--case IDS' REPORTS=DIR/<v> E2E_STATE_DIR=STATE
+    make e2e K8S_VERSION=<v> OFFLINE=1 E2E_MARKERS= PYTEST_ARGS='--case IDS' REPORTS=DIR/<v> E2E_STATE_DIR=STATE
     make clean REPORTS=DIR/<v> E2E_STATE_DIR=STATE
 
-the last two holding ``--lock`` (an exclusive flock(2), as flock(1) takes it) when given. GOOD runs
-first, then BAD, then the middle of what is left (binary search). A version *differs* from GOOD when
+(``E2E_MARKERS`` empty: pytest's ``-m ""`` deselects nothing, so exactly the tests of the cases
+asked for run, whatever their markers: ``slow`` KB-8 too), the last two holding ``--lock`` (an
+exclusive flock(2), as flock(1) takes it) when given. GOOD runs first, then BAD, then the middle of
+what is left (binary search). A version *differs* from GOOD when
 ``python -m e2e.cli.compare DIR/GOOD DIR/<v>`` has a row that counts (:func:`counts`): an
 ``unexplained`` row (a failed or errored test, a value failing its expectation, a value gone or new
 while its test ran), an ``outcome changed`` row, a changed known-bug state (``known bug: A → B``), or
@@ -173,7 +175,8 @@ class Bisect:
             raise RunFailed(f"{v}: make prepare failed (its output above): nothing run")
         with held(self.args.lock):
             st = [f"E2E_STATE_DIR={state}"] if state else []
-            self.sh(*self.make, "e2e", *common, "E2E_MARKERS=not slow", f"PYTEST_ARGS=--case {self.args.case}",
+            # E2E_MARKERS empty: pytest's -m "" deselects nothing, so --case alone chooses (slow ones too)
+            self.sh(*self.make, "e2e", *common, "E2E_MARKERS=", f"PYTEST_ARGS=--case {self.args.case}",
                     *st)  # a failed test is a result: compared below
             self.sh(*self.make, "clean", f"REPORTS={d}", *st)  # its profile.env: the kind that made the cluster
         if not set(run_ids(d)) - before:

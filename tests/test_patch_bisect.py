@@ -1,12 +1,14 @@
 """hack/patch_bisect.py (issue 44 item 4): the patches it asks the module proxy for, the binary
-search's order, its refusals (nothing built), and which compare rows make a patch differ — with a
-fake ``make`` (its e2e writes a KB-6 value per version) and a fake ``go``; no cluster."""
+search's order, its refusals (nothing built), the e2e it runs (every test of the cases, slow ones
+too), and which compare rows make a patch differ — with a fake ``make`` (its e2e writes a KB-6 value per version) and a fake ``go``; no cluster."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -32,10 +34,10 @@ esac
 """
 # make: logs its arguments; e2e writes KB-6's value, the known bug present from FAKE_FLIP on
 FAKE_MAKE = """#!/usr/bin/env python3
-import json, os, sys
+import json, os, shlex, sys
 args = dict(a.split("=", 1) for a in sys.argv[2:] if "=" in a)
 with open(os.environ["FAKE_LOG"], "a") as f:
-    f.write(" ".join(sys.argv[1:]) + "\\n")
+    f.write(shlex.join(sys.argv[1:]) + "\\n")
 if sys.argv[1] == "e2e" and sys.argv[2].split("=")[1] not in os.environ.get("FAKE_BROKEN", "").split():
     v = tuple(map(int, args["K8S_VERSION"].split(".")))
     flip = tuple(map(int, os.environ["FAKE_FLIP"].split(".")))
@@ -86,8 +88,8 @@ def test_binary_search_runs_good_bad_then_the_middle_and_names_the_first_differi
     assert "known bug: absent on this patch → present" in r.stdout and f"{tmp}/r/1.36.4" in r.stdout  # the pair's compare
     # each version: prepare, e2e with the case and markers, clean, all with the state dir
     assert log[:3] == [f"prepare K8S_VERSION=1.36.0 OFFLINE=1 REPORTS={tmp}/r/1.36.0",
-                       f"e2e K8S_VERSION=1.36.0 OFFLINE=1 REPORTS={tmp}/r/1.36.0 E2E_MARKERS=not slow "
-                       f"PYTEST_ARGS=--case KB-6 E2E_STATE_DIR={tmp}/st", f"clean REPORTS={tmp}/r/1.36.0 E2E_STATE_DIR={tmp}/st"]
+                       f"e2e K8S_VERSION=1.36.0 OFFLINE=1 REPORTS={tmp}/r/1.36.0 E2E_MARKERS= "
+                       f"'PYTEST_ARGS=--case KB-6' E2E_STATE_DIR={tmp}/st", f"clean REPORTS={tmp}/r/1.36.0 E2E_STATE_DIR={tmp}/st"]
     assert (tmp / "log.goproxy").read_text().strip() == "https://proxy.example"  # never direct
 
 
@@ -98,6 +100,33 @@ def test_two_patches_and_no_difference(fakes):
     assert json.loads((tmp / "r" / "bisect.json").read_text())["first_differing"] == "1.36.3"
     r, log = run("--case", "KB-6", "--good", "1.36.3", "--bad", "1.36.4", FAKE_FLIP="1.36.9")
     assert r.returncode == 1 and "1.36.4 does not differ from 1.36.3" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_e2e_it_runs_collects_every_test_of_the_case_a_slow_one_too(tmp_path):
+    """KB-8's test is ``slow``, which ``make e2e``'s default E2E_MARKERS leaves out: the e2e line
+    the bisect gives make (``make -n``: its pytest command, not run) collects it."""
+    calls: list[tuple[str, ...]] = []
+
+    class Recorded(pb.Bisect):
+        def sh(self, *argv: str) -> int:  # the argv only: nothing run
+            calls.append(argv)
+            return 0
+
+    with pytest.raises(pb.RunFailed, match="left no new measurements"):
+        Recorded(argparse.Namespace(case="KB-8", reports=str(tmp_path), state=None, lock=None, make="make")).run("1.36.2")
+    (e2e,) = [argv[1:] for argv in calls if argv[1] == "e2e"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("E2E_", "PYTEST_"))}
+    recipe = subprocess.run(["make", "-n", "-s", *e2e], cwd=ROOT, check=True, capture_output=True, text=True, env=env).stdout
+    (line,) = [line for line in recipe.splitlines() if "pytest scenarios" in line]
+    argv = shlex.split(line)
+    assert argv[argv.index("-m") + 1] == "" and argv[-2:] == ["--case", "KB-8"], line
+    n = argv.index("-n")
+    collect = subprocess.run([sys.executable, "-m", "pytest", *argv[1:n], *argv[n + 2:], "--collect-only", "-q",
+                              "-p", "no:xdist", "-p", "no:cacheprovider"], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert collect.returncode == 0, collect.stdout[-3000:] + collect.stderr[-3000:]
+    ids = [line for line in collect.stdout.splitlines() if "::" in line]
+    assert ids == ["scenarios/known_bugs/test_known_bugs.py::test_kubelet_keeps_nothing_per_pod_sync"]
 
 
 @pytest.mark.parametrize("good, bad, says", [
