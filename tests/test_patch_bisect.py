@@ -1,6 +1,7 @@
-"""hack/patch_bisect.py (issue 44 item 4): the patches it asks the module proxy for, the binary
-search's order, its refusals (nothing built), the e2e it runs (every test of the cases, slow ones
-too), and which compare rows make a patch differ — with a fake ``make`` (its e2e writes a KB-6 value per version) and a fake ``go``; no cluster."""
+"""hack/patch_bisect.py (issue 44 item 4): the patches it asks the module proxy for (of one minor
+and across minors), the binary search's order, its refusals (nothing built), the e2e it runs (every
+test of the cases, slow ones too), and which compare rows make a patch differ — with a fake ``make``
+(its e2e writes a KB-6 value per version) and a fake ``go``; no cluster."""
 
 from __future__ import annotations
 
@@ -102,6 +103,58 @@ def test_two_patches_and_no_difference(fakes):
     assert r.returncode == 1 and "1.36.4 does not differ from 1.36.3" in r.stdout, r.stdout + r.stderr
 
 
+def test_across_minors_the_patches_run_to_the_end_of_goods_minor_then_from_the_next_ones_0(fakes):
+    run, tmp = fakes
+    # 1.35.4 is pinned (never asked of the proxy), 1.35.5 served, 1.35.6 not: the end of 1.35
+    served = "v1.35.2 v1.35.3 v1.35.5 v1.36.0 v1.36.1 v1.36.2"
+    r, log = run("--case", "KB-6", "--good", "1.35.3", "--bad", "1.36.2", FAKE_SERVED=served, FAKE_FLIP="1.36.1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads((tmp / "r" / "bisect.json").read_text())
+    assert got["patches"] == ["1.35.3", "1.35.4", "1.35.5", "1.36.0", "1.36.1", "1.36.2"]
+    assert list(got["refused"]) == ["1.35.6"] and "v1.35.6 cannot be had from the Go module proxy" in got["refused"]["1.35.6"]
+    assert "k8s-version.sh refused 1.35.6: k8s.io/kubernetes v1.35.6 cannot be had" in r.stdout
+    assert versions_run(log) == ["1.35.3", "1.36.2", "1.35.5", "1.36.0", "1.36.1"]
+    assert (got["first_differing"], got["previous"]) == ("1.36.1", "1.36.0")
+    assert f"make compare A={tmp}/r/1.36.0 B={tmp}/r/1.36.1" in r.stdout
+
+
+def fake_k8s_version(served: set[str], pinned: dict[str, str]):
+    """k8s-version.sh's answers: a minor of ``pinned`` prints its pinned release; a patch of one is
+    accepted when pinned or in ``served``; anything else refused."""
+    asked: list[str] = []
+
+    def answer(v: str) -> tuple[str | None, str]:
+        asked.append(v)
+        minor = ".".join(v.split(".")[:2])
+        if minor not in pinned:
+            return None, f"Kubernetes version '{v}' is not one the offline build supports"
+        if v == minor:
+            return pinned[minor], ""
+        return ("v" + v, "") if v in served or "v" + v == pinned[minor] else (None, f"v{v} not served")
+    return answer, asked
+
+
+def test_a_minor_between_runs_from_0_to_its_last_patch_past_a_hole_up_to_its_pinned_one():
+    answer, asked = fake_k8s_version({"1.34.5", "1.35.0", "1.35.2", "1.35.3", "1.35.5", "1.36.0", "1.36.1"},
+                                     {"1.34": "v1.34.4", "1.35": "v1.35.4", "1.36": "v1.36.3"})
+    patches, refused = pb.patches_between("1.34.4", "1.36.1", answer)
+    # 1.35.1: a hole below the pinned 1.35.4, left out; 1.35.6: past it, the end of 1.35
+    assert patches == ["1.34.4", "1.34.5", "1.35.0", "1.35.2", "1.35.3", "1.35.4", "1.35.5", "1.36.0", "1.36.1"]
+    assert refused == {"1.34.6": "v1.34.6 not served", "1.35.1": "v1.35.1 not served", "1.35.6": "v1.35.6 not served"}
+    assert asked[:4] == ["1.34.4", "1.36.1", "1.34", "1.35"]  # GOOD, BAD and the minors' pinned ones before any other
+
+
+@pytest.mark.parametrize("pinned, served, says", [
+    ({"1.34": "v1.34.4", "1.36": "v1.36.3"}, set(), "1.35, between GOOD 1.34.4 and BAD 1.36.1: Kubernetes version '1.35' is not"),
+    ({"1.34": "v1.34.4", "1.35": "v1.35.4", "1.36": "v1.36.3"}, {f"1.35.{n}" for n in range(40)},
+     "k8s-version.sh accepts every patch of 1.35 up to 1.35.30"),
+])
+def test_an_unsupported_minor_between_or_one_without_an_end_is_refused(pinned, served, says):
+    answer, _ = fake_k8s_version(served | {"1.36.1"}, pinned)
+    with pytest.raises(pb.BadInput, match=says.replace(".", r"\.")):
+        pb.patches_between("1.34.4", "1.36.1", answer)
+
+
 def test_the_e2e_it_runs_collects_every_test_of_the_case_a_slow_one_too(tmp_path):
     """KB-8's test is ``slow``, which ``make e2e``'s default E2E_MARKERS leaves out: the e2e line
     the bisect gives make (``make -n``: its pytest command, not run) collects it."""
@@ -130,8 +183,9 @@ def test_the_e2e_it_runs_collects_every_test_of_the_case_a_slow_one_too(tmp_path
 
 
 @pytest.mark.parametrize("good, bad, says", [
-    ("1.35.4", "1.36.3", "across minors is not supported"),
     ("1.36.3", "1.36.1", "must be an earlier patch"),
+    ("1.37.0", "1.36.3", "must be an earlier patch"),
+    ("2.36.1", "2.36.3", "'2.36.1' is not a released patch: give 1.MINOR.PATCH"),
     ("1.36.3", "1.36.3", "must be an earlier patch"),
     ("1.36.1", "1.36.9", "BAD 1.36.9: k8s.io/kubernetes v1.36.9 cannot be had from the Go module proxy"),
     ("1.33.1", "1.33.2", "GOOD 1.33.1: Kubernetes version '1.33.1' is not one the offline build supports"),
