@@ -147,10 +147,11 @@ interrupt-check: $(BIN)/.installed ## INTERRUPTS smoke runs stopped by Ctrl-C or
 compare: ## what changed between two runs: make compare A=<reports> B=<reports> (exit 1: unexplained)
 	$(PYTHON) -m e2e.cli.compare $(A) $(B) $(if $(OUT),--json $(OUT))
 
-# the first released patch between GOOD and BAD (one minor) whose values for CASE differ from GOOD's,
-# with the compare of that pair (hack/patch_bisect.py: builds only the patches the binary search asks,
-# OFFLINE=1); each version's reports in REPORTS/<version>, REPORTS/bisect.json. BISECT_LOCK: a flock(1)
-# file held over each run. Exit 0: found; 1: BAD does not differ; 2: bad input, nothing built; 3: a run failed
+# the first released patch between GOOD and BAD (one minor, or across minors: GOOD=1.35.4 BAD=1.36.2)
+# whose values for CASE differ from GOOD's, with the compare of that pair (hack/patch_bisect.py: builds
+# only the patches the binary search asks, OFFLINE=1; runs every test of CASE, slow ones too); each
+# version's reports in REPORTS/<version>, REPORTS/bisect.json. BISECT_LOCK: a flock(1) file held over
+# each run. Exit 0: found; 1: BAD does not differ; 2: bad input, nothing built; 3: a run failed
 BISECT_LOCK ?=
 bisect: $(BIN)/.installed ## first patch whose CASE values differ: make bisect CASE=KB-6 GOOD=1.36.2 BAD=1.36.3
 	$(BIN)/python hack/patch_bisect.py --case "$(CASE)" --good "$(GOOD)" --bad "$(BAD)" \
