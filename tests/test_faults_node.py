@@ -162,12 +162,14 @@ class ArmingSite(FaultSite):
 
 
 @pytest.mark.parametrize("backend, after_s", [
-    ("agent", 90 + nodeaccess.DETACH_S),  # the cut cuts the agent's exec: the node heals at the planned end
+    ("agent", 90),  # the cut cuts the agent's exec: the node heals at the planned end, 90 s after the rules went in
     ("docker", 90 + nodeaccess.UNDO_MARGIN_S),  # docker exec still reaches the node: the suite heals, the undo guards
 ])
 def test_a_partition_through_the_agent_is_healed_by_the_node_at_the_planned_end(docker, backend, after_s):
     """Before, the partition's undo was armed with the 30 s margin on both backends: through the
-    agent the node stayed cut off 30 s past the window while the suite could not reach it."""
+    agent the node stayed cut off 30 s past the window while the suite could not reach it. Then
+    with DETACH_S more, as if its inject were detached: KB-7's heal through the agent came 1.3 s
+    after its planned time (replacement_start_before_restart_s 16.1 s against [10, 15.5])."""
     site = ArmingSite(backend)
     with node_partitioned(site, WORKER, "reject", recovery_timeout_s=1, window_s=90) as window:
         pass

@@ -285,6 +285,7 @@ def test_only_a_stop_of_the_kubelet_or_containerd_through_the_agent_cuts_the_cha
 
 def test_a_fault_that_cuts_the_channel_is_undone_by_the_node_at_its_planned_end():
     assert core.undo_after_s(120, cuts_channel=True) == 120 + nodeaccess.DETACH_S
+    assert core.undo_after_s(120, cuts_channel=True, detached=False) == 120  # the API-server cut: not detached
     assert core.undo_after_s(120, cuts_channel=False) == 120 + nodeaccess.UNDO_MARGIN_S
 
 
@@ -637,7 +638,7 @@ def test_the_partition_through_the_agent_reads_the_api_server_in_the_node_and_ar
     assert calls[1] == 'w1: sh -c getent ahosts "$1" || true sh foreign-control-plane'
     removes = f"while iptables -D {v4} 2>/dev/null; do :; done; while ip6tables -D {v6} 2>/dev/null; do :; done"
     # the removal armed on the node before the first rule goes in, firing at the planned end (the cut cuts the exec)
-    assert calls[2] == (f"w1: systemd-run --on-active={int((60 + nodeaccess.DETACH_S) * 1000)}ms --unit={window.armed.unit} --timer-property=AccuracySec=100ms "
+    assert calls[2] == (f"w1: systemd-run --on-active=60000ms --unit={window.armed.unit} --timer-property=AccuracySec=100ms "
                         f"--timer-property=RemainAfterElapse=no --collect -- sh -c {removes}")
     assert calls[3:5] == [f"w1: iptables -I {v4}", f"w1: ip6tables -I {v6}"]
     assert calls[5].startswith(f"w1: sh -c {removes}; ! ( ip6tables -S OUTPUT; iptables -S OUTPUT ) | grep -q")

@@ -343,14 +343,17 @@ def _disarm(access: NodeAccess, node: str, armed: ArmedUndo, deadline: float) ->
                           NodeUnreachable)
 
 
-def undo_after_s(window_s: float, cuts_channel: bool) -> float:
+def undo_after_s(window_s: float, cuts_channel: bool, detached: bool = True) -> float:
     """Returns the seconds from arming a fault's undo on the node to its firing (:func:`fault`). A fault that
     cuts the channel into the node (``cuts_channel``) is ended by the node at its planned end,
-    ``window_s`` after the inject, which is detached and runs :data:`~e2e.cluster.nodeaccess.DETACH_S`
-    after the arm (the exec that queues it comes right after): ``window_s + DETACH_S``. Any other
-    fault is ended by the suite, the armed undo only guards it: ``window_s +``
-    :data:`~e2e.cluster.nodeaccess.UNDO_MARGIN_S`."""
-    return window_s + (DETACH_S if cuts_channel else UNDO_MARGIN_S)
+    ``window_s`` after the inject: a ``detached`` inject runs :data:`~e2e.cluster.nodeaccess.DETACH_S`
+    after the arm (the exec that queues it comes right after): ``window_s + DETACH_S``; an inject
+    run in the exec itself (the API-server cut: its rules go in before the channel goes) right
+    after the arm: ``window_s``. Any other fault is ended by the suite, the armed undo only guards
+    it: ``window_s +`` :data:`~e2e.cluster.nodeaccess.UNDO_MARGIN_S`."""
+    if not cuts_channel:
+        return window_s + UNDO_MARGIN_S
+    return window_s + (DETACH_S if detached else 0.0)
 
 
 @contextmanager
@@ -358,7 +361,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
           recovery_timeout_s: float = RECOVERY_TIMEOUT_S, shared_ok: bool = False,
           probe: Callable[[object], tuple[list[str], list[str]]] | None = None,
           node_undo: tuple[str, ...] | None = None, window_s: float = WINDOW_S,
-          cuts_channel: bool = False) -> Iterator[FaultWindow]:
+          cuts_channel: bool = False, detached: bool = True) -> Iterator[FaultWindow]:
     """The fault protocol (module doc) for a fault of your own: ``inject()``, yield the
     :class:`FaultWindow` named ``name`` on ``node``, always ``undo()``, then the health check
     (``probe``: instead of :func:`health`, as :func:`check_health`); ``ClusterBroken`` when the
@@ -371,7 +374,8 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
     with ``cuts_channel`` (the inject cuts ``site.access``'s exec channel until the undo: the
     kubelet or containerd stopped through the node agent, :func:`e2e.cluster.nodeaccess.cut_by_stop`)
     at the planned end, ``window_s`` (s) after the inject, with no margin: the suite cannot end
-    it then. When ``undo()`` cannot reach the node, it is tried again every :data:`REACH_POLL_S` s
+    it then (``detached``: the inject runs :data:`~e2e.cluster.nodeaccess.DETACH_S` after the arm;
+    else right after it). When ``undo()`` cannot reach the node, it is tried again every :data:`REACH_POLL_S` s
     until the armed undo has fired and the node answers; then the armed undo is disarmed and
     ``window.node_undo_at`` and ``window.undone_at`` are when it fired, read back from the node's
     journal (:func:`e2e.cluster.nodeaccess.disarm`); after the health check
@@ -384,7 +388,7 @@ def fault(site: FaultSite, name: str, node: str, inject: Callable[[], object], u
     access = getattr(site, "access", None)
     if node_undo is not None and access is not None:
         try:
-            window.armed = arm(access, node, name, node_undo, undo_after_s(window_s, cuts_channel))
+            window.armed = arm(access, node, name, node_undo, undo_after_s(window_s, cuts_channel, detached))
         except NodeRefused as e:  # a control-plane node through the agent
             import pytest
 

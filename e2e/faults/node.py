@@ -275,7 +275,8 @@ def node_partitioned(site: FaultSite, node: str, mode: str, recovery_timeout_s: 
                        timeout=SYSTEMCTL_TIMEOUT_S)  # long enough for restart_kubelet's systemctl restart
 
     with fault(site, f"partition-{mode}-restart" if restart_kubelet else f"partition-{mode}", node, cut, heal,
-               recovery_timeout_s, node_undo=("sh", "-c", undo), window_s=window_s, cuts_channel=cuts_channel) as window:
+               recovery_timeout_s, node_undo=("sh", "-c", undo), window_s=window_s, cuts_channel=cuts_channel,
+               detached=False) as window:  # cut() runs in the exec: the window starts right after the arm
         yield window
 
 
