@@ -58,10 +58,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 K8S_VERSION_SH = ROOT / "hack" / "offline" / "k8s-version.sh"
 PATCH = re.compile(r"^v?(1)\.(\d+)\.(\d+)$")
-# the highest patch number asked of a minor while looking for its last: a minor is supported about
-# 14 months (one year and a 2-month upgrade window: KEP-1498, kubernetes/enhancements
-# keps/sig-release/1498-kubernetes-yearly-support-period) with patches about monthly (kubernetes/website
-# content/en/releases/patch-releases.md), so under 20; more means its answers are not releases
+# the highest patch number asked of a minor while looking for its last: well above the patches a
+# supported minor gets; a minor whose every number up to it is accepted is refused (its answers are
+# not releases)
 PATCH_CAP = 30
 # compare's classes (e2e.cli.compare, e2e.base.verdicts) that make a version differ, and the value
 # classes under which a changed verdict counts

@@ -194,14 +194,12 @@ def test_node_layout_runs_the_export_in_ctrs_own_process_where_it_can(tmp_path):
     assert "--local" not in calls.read_text()
 
 
-def test_node_layout_exports_once_more_after_a_short_archive_and_says_when_both_are(tmp_path):
-    archive, blobs = oci_archive()
-    node_exec, calls = _fake_ctr(tmp_path / "once", [archive[:700], archive])  # ctr's transfer race: a short file, exit 0
-    assert reg.node_layout(node_exec, "busybox:1").manifest == blobs["manifest"]
-    assert len(calls.read_text().splitlines()) == 2
-    node_exec, _ = _fake_ctr(tmp_path / "twice", [archive[:700]] * 2)
-    with pytest.raises(reg.RegistryError, match=r"did not hold twice; the second: not an image archive.*\(700 bytes\)"):
+def test_node_layout_refuses_a_short_archive_with_its_tar_error(tmp_path):
+    archive, _ = oci_archive()
+    node_exec, calls = _fake_ctr(tmp_path / "short", [archive[:700]])  # ctr's transfer race: a short file, exit 0
+    with pytest.raises(reg.RegistryError, match="not an image archive"):
         reg.node_layout(node_exec, "busybox:1")
+    assert len(calls.read_text().splitlines()) == 1
 
 
 def test_node_layout_tells_a_channel_that_lost_bytes_from_a_short_file():

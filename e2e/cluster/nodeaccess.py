@@ -374,8 +374,8 @@ class ArmedUndo:
         """``systemd-run --on-active=<after_s, whole ms up, ≥ 1 s>ms --unit=<unit>
         --timer-property=AccuracySec=100ms --timer-property=RemainAfterElapse=no --collect -- argv``:
         the timer fires within 100 ms of its time (systemd's default accuracy is 1 min; whole
-        seconds and ``AccuracySec=1s`` made a heal planned as a case's timing up to 2 s late: KB-7
-        through the agent, 15.7 s against its 15.5) and unloads once it fired, the service once it
+        seconds rounded up and ``AccuracySec=1s`` made a heal planned as part of a case's timeline,
+        KB-7's through the agent, up to 2 s late) and unloads once it fired, the service once it
         ran (even when it failed): a fired undo leaves no unit behind."""
         return ["systemd-run", f"--on-active={max(1000, math.ceil(self.after_s * 1000))}ms", f"--unit={self.unit}",
                 "--timer-property=AccuracySec=100ms", "--timer-property=RemainAfterElapse=no", "--collect",

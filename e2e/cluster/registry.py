@@ -442,31 +442,23 @@ def node_layout(node_exec: Callable[..., str], image: str) -> Layout:
     stream into the file in a goroutine which ``ctr`` does not wait for (v2.3.4,
     core/transfer/archive/exporter.go ``ImageExportStream.MarshalAny``; cmd/ctr/commands/images/
     export.go), so a short archive with exit status 0 is possible — seen on a foreign run. The
-    node also sends the archive's size: one archive whose size or tar does not hold is exported
-    again once; :class:`RegistryError` when the second does not hold either."""
+    node also sends the archive's size. :class:`RegistryError` when the output is no gzipped
+    base64, the size differs from what the channel carried, or the archive is not an image
+    (:func:`parse_layout`)."""
     script = ('f=/tmp/ple2e-export-$$.tar; l=; ctr images export --help 2>/dev/null | grep -q -e --local && l=--local; '
               'ctr -n k8s.io images export $l "$f" "$1" >/dev/null && { printf "%s " "$(wc -c <"$f")"; gzip -c "$f" | base64 -w0; }; '
               'rc=$?; rm -f "$f"; exit $rc')
-    failed = ""
-    for _ in range(2):
-        out = node_exec("sh", "-c", script, "sh", normalize(image), timeout=EXPORT_S)
-        size, _, text = out.strip().partition(" ")
-        try:
-            archive = gzip.decompress(base64.b64decode(text, validate=True))
-        except (ValueError, OSError, EOFError) as e:
-            raise RegistryError(f"the node's export of {image} is not a gzipped archive: {e}") from e
-        if not size.isdigit():
-            raise RegistryError(f"the node's export of {image} gave no size: {out[:200]!r}")
-        if len(archive) != int(size):
-            failed = f"the node wrote {size} bytes, the exec channel carried {len(archive)}"
-            continue
-        try:
-            return parse_layout(archive)
-        except RegistryError as e:
-            if "not an image archive" not in str(e):
-                raise
-            failed = f"{e} ({size} bytes)"
-    raise RegistryError(f"the node's export of {image} did not hold twice; the second: {failed}")
+    out = node_exec("sh", "-c", script, "sh", normalize(image), timeout=EXPORT_S)
+    size, _, text = out.strip().partition(" ")
+    try:
+        archive = gzip.decompress(base64.b64decode(text, validate=True))
+    except (ValueError, OSError, EOFError) as e:
+        raise RegistryError(f"the node's export of {image} is not a gzipped archive: {e}") from e
+    if not size.isdigit():
+        raise RegistryError(f"the node's export of {image} gave no size: {out[:200]!r}")
+    if len(archive) != int(size):
+        raise RegistryError(f"the node's export of {image}: the node wrote {size} bytes, the exec channel carried {len(archive)}")
+    return parse_layout(archive)
 
 
 class LocalForward:
