@@ -194,6 +194,22 @@ def test_a_sigterm_to_the_check_reaches_the_command_and_the_check_outlives_it(tm
     assert (tmp_path / "status").read_text() == "143"
 
 
+def test_a_ctrl_c_while_the_check_looks_around_does_not_end_it_before_the_command():
+    """A Ctrl-C reaches the check and the command together; landing in ``poll()`` (its docker
+    calls), it ended the check at once: the command ran on unwatched, its guard released, no report."""
+    looks = []
+
+    def poll():
+        looks.append(time.monotonic())
+        if len(looks) == 1:
+            raise KeyboardInterrupt
+
+    started = time.monotonic()
+    status = wirecheck.run_command([sys.executable, "-c", "import time, sys; time.sleep(2.5); sys.exit(7)"], poll)
+    assert status == 7 and time.monotonic() - started >= 2.5
+    assert len(looks) >= 3  # looks went on after the Ctrl-C, and the last one came after the command's end
+
+
 def _link(name: str, kind: str = "", up: bool = True, master: str = "", loopback: bool = False) -> dict:
     """One entry of ``ip -j -d link show``."""
     link: dict = {"ifname": name, "flags": [*(["LOOPBACK"] if loopback else []), "BROADCAST", *(["UP", "LOWER_UP"] if up else [])]}

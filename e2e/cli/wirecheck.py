@@ -358,7 +358,9 @@ def run_command(command: list[str], poll: Callable[[], None] | None = None) -> i
     process group); a SIGTERM sent to this process alone is passed on to it (the suite stops on
     SIGTERM as on Ctrl-C, with its cleanup and reports): either way the check outlives the
     command, stops its captures and writes its report — killed outright, it left tcpdump running
-    and no report (session 9)."""
+    and no report (session 9). A Ctrl-C that lands while ``poll()`` runs (its docker calls take
+    most of the loop's time) cuts that look short and the loop goes on: it once ended the check
+    with the command still running, its guard released and no report written."""
     proc = subprocess.Popen(command)
     previous = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
     try:
@@ -367,15 +369,22 @@ def run_command(command: list[str], poll: Callable[[], None] | None = None) -> i
                 status = proc.wait(timeout=POLL_S)
                 break
             except subprocess.TimeoutExpired:
-                if poll:
-                    poll()
+                _poll_through_ctrl_c(poll)
             except KeyboardInterrupt:
                 continue  # the command got the same Ctrl-C: let it clean up and write its reports
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if poll:
-        poll()
+    _poll_through_ctrl_c(poll)
     return status
+
+
+def _poll_through_ctrl_c(poll: Callable[[], None] | None) -> None:
+    """``poll()``; a Ctrl-C during it ends this look only (the command got the same Ctrl-C)."""
+    if poll:
+        try:
+            poll()
+        except KeyboardInterrupt:
+            pass
 
 
 def _start(capture: Capture, pcap: Path) -> subprocess.Popen:
