@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -43,22 +44,22 @@ def test_the_host_own_hop_limits_are_read():
 def test_bridge_capture_sees_only_what_the_nodes_hand_to_the_host():
     capture = Capture("bridge", egress.BRIDGE, wirecheck.bridge_filter(["172.18.0.1"], ["10.255.255.53"]), "in", promiscuous=False)
     args = capture.args("x.pcap")
-    assert args[:5] == ["tcpdump", "-i", egress.BRIDGE, "-Q", "in"]
+    assert args[:3] == ["tcpdump", "-i", egress.BRIDGE] and args[-1].startswith("inbound and (")
     assert "-p" in args  # frames for the bridge's own MAC: routed by the host, not node to node
     assert "not dst host 172.18.0.1" in args[-1] and "not (dst host 10.255.255.53 and port 53)" in args[-1]
-    assert args[-1].endswith(wirecheck.non_public_filter())
+    assert args[-1].endswith(wirecheck.non_public_filter() + ")")
 
 
 def test_report_counts_every_packet_and_fails_on_any():
     leak = "2026-12-01 15:00:00.000000 IP 192.0.2.2.59620 > 10.96.0.1.443: Flags [S]"
-    caps = [Capture("uplink", "eth0", "f", "out", packets=[leak] * 85, status=0, dropped=0),
-            Capture("bridge", egress.BRIDGE, "g", "in", status=0, dropped=0)]
+    caps = [Capture("uplink", "eth0", "f", "out", packets=[leak] * 85, status=0, dropped=0, received=85),
+            Capture("bridge", egress.BRIDGE, "g", "in", status=0, dropped=0, received=0)]
     data, text = wirecheck.report(caps, ["pytest"], 0, 12.0)
     assert data["packets"] == 85 and data["captures"][0]["count"] == 85 and data["captures"][1]["count"] == 0
     assert len(data["captures"][0]["packets"]) == wirecheck.SHOWN
-    assert "FAIL: 85 packet(s)" in text and leak in text and "| uplink | eth0 | out | 85 | 0 | exit status 0 |" in text
+    assert "FAIL: 85 packet(s)" in text and leak in text and "| uplink | eth0 | 85 | 85 | 0 | exit status 0 | `outbound and (f)` |" in text
     json.dumps(data)
-    clean = [Capture("uplink", "eth0", "f", "out", status=0, dropped=0)]
+    clean = [Capture("uplink", "eth0", "f", "out", status=0, dropped=0, received=0)]
     data, text = wirecheck.report(clean, ["pytest"], 0, 1.0)
     assert "PASS: no packet left the machine" in text and data["problems"] == []
 
@@ -66,11 +67,16 @@ def test_report_counts_every_packet_and_fails_on_any():
 def test_a_capture_that_lost_packets_or_gave_no_figure_fails_the_check():
     """Issue 41: a capture that died, failed or lost packets counted 0 packets and passed."""
     cases = {
-        "tcpdump on eth0 (uplink): 3 packet(s) dropped by kernel, not seen": Capture("uplink", "eth0", "f", "out", status=0, dropped=3),
+        "tcpdump on eth0 (uplink): 3 packet(s) dropped by kernel, not seen":
+            Capture("uplink", "eth0", "f", "out", status=0, dropped=3, received=0),
         "tcpdump on eth0 (uplink) printed no 'dropped by kernel' figure: what it lost is unknown (no message)":
-            Capture("uplink", "eth0", "f", "out", status=0),
+            Capture("uplink", "eth0", "f", "out", status=0, received=0),
+        "tcpdump on eth0 (uplink) printed no 'received by filter' figure: what its filter passed is unknown (no message)":
+            Capture("uplink", "eth0", "f", "out", status=0, dropped=0),
+        "tcpdump on eth0 (uplink): 2 packet(s) passed its kernel filter (each one counts) but are not in its capture":
+            Capture("uplink", "eth0", "f", "out", status=0, dropped=0, received=2),
         "tcpdump on eth0 (uplink) exited with status 1 when stopped: tcpdump: pcap_loop: error":
-            Capture("uplink", "eth0", "f", "out", status=1, dropped=0, stderr="tcpdump: pcap_loop: error"),
+            Capture("uplink", "eth0", "f", "out", status=1, dropped=0, received=0, stderr="tcpdump: pcap_loop: error"),
         "tcpdump on eth0 (uplink) ended before the command did: killed by SIGKILL, 3 s into the run (no message)":
             Capture("uplink", "eth0", "f", "out", status=-9, dropped=0, died="killed by SIGKILL, 3 s into the run (no message)"),
     }
@@ -405,6 +411,27 @@ def test_a_real_tcpdump_killed_mid_run_is_noticed(tmp_path):
             assert "dropped by kernel" in capture.died  # its statistics, in the message
         else:
             assert (capture.status, capture.dropped, capture.died, capture.problems()) == (0, 0, "", [])
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("tcpdump"), reason="needs root and tcpdump")
+def test_the_kernel_drops_the_other_direction_before_tcpdump_s_queue(tmp_path):
+    """Loopback carries each packet twice, sent (outgoing) and received: only the received
+    copies pass the bridge capture's kernel filter. With ``-Q in`` alone both were "received by
+    filter" and libpcap threw half away after the queue — on the bridge, ≈ 120,000 a run, which
+    overflowed it under load ("dropped by kernel": the check could not see the whole run). A
+    packet the filter passed and the file lacks fails the check (here libpcap 1.10.3 in
+    immediate mode writes 9 of the 10; without it, 0: the open block never reached the file)."""
+    capture, pcap = Capture("bridge", "lo", "udp port 9 and host 127.0.0.1", "in"), tmp_path / "in.pcap"
+    proc = wirecheck._start(capture, pcap)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for _ in range(10):
+            s.sendto(b"x", ("127.0.0.1", 9))
+    time.sleep(0.5)
+    wirecheck._stop(capture, proc, pcap, time.monotonic())
+    assert capture.received == 10 and 1 <= len(capture.packets) <= 10, capture.stderr
+    lost = [p for p in capture.problems() if "passed its kernel filter" in p]
+    assert lost == ([] if len(capture.packets) == 10 else [f"tcpdump on lo (bridge): {10 - len(capture.packets)} packet(s) passed "
+                                                           "its kernel filter (each one counts) but are not in its capture"])
 
 
 KUBEADM_CONF = """apiVersion: kubeadm.k8s.io/v1beta4
