@@ -1,14 +1,30 @@
 """Builders for the framework's unit tests: pods and container statuses as the API's JSON
-(camelCase dicts, as the recorder keeps them), recorder ``Change`` objects, and a fake fault
-site for e2e.faults."""
+(camelCase dicts, as the recorder keeps them), recorder ``Change`` objects, a fake fault
+site for e2e.faults, and the scripts of ``hack/`` as modules."""
 
 from __future__ import annotations
 
 import datetime as dt
-
-from types import SimpleNamespace
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 from e2e.record.recorder import Change
+
+# The checkout these tests belong to.
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def hack_module(name: str) -> ModuleType:
+    """The script ``hack/<name>.py`` (not a package: run as ``python hack/<name>.py``) imported as
+    module ``name``, put in ``sys.modules`` before it runs (dataclasses look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "hack" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 # A fixed origin for synthetic timelines: 2026-11-29T07:45:00Z.
 T0 = dt.datetime(2026, 11, 29, 7, 45, 0, tzinfo=dt.timezone.utc)

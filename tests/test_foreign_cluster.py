@@ -4,13 +4,9 @@ foreign-cluster-delete`` in a fresh worktree, no kind on PATH and no REPORTS/pro
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from helpers import hack_module
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("foreign_cluster", ROOT / "hack" / "foreign_cluster.py")
-fc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fc)
+fc = hack_module("foreign_cluster")
 
 
 def test_no_kind_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):

@@ -4,20 +4,15 @@ systemd moved its processes below Docker's cgroup) and the v2 formats of the ker
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from e2e.base.locks import hold_shared, let_go
+from helpers import ROOT, hack_module
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("idle_cpu", ROOT / "hack" / "idle_cpu.py")
-ic = importlib.util.module_from_spec(_spec)
-sys.modules["idle_cpu"] = ic  # dataclasses look their module up
-_spec.loader.exec_module(ic)
+ic = hack_module("idle_cpu")
 
 CID = "7e50f6b211b51cef5cadd04d8239f8dda032f7e57b527b6784d769d330e88003"
 

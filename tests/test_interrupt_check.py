@@ -5,7 +5,6 @@ namespaces and files on a timetable, and leak them when told to."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import random
@@ -19,12 +18,9 @@ import pytest
 
 from e2e.cluster import freezer
 from e2e.faults import registry as registry_faults
+from helpers import ROOT, hack_module
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("interrupt_check", ROOT / "hack" / "interrupt_check.py")
-ic = importlib.util.module_from_spec(_spec)
-sys.modules["interrupt_check"] = ic  # dataclasses look their module up
-_spec.loader.exec_module(ic)
+ic = hack_module("interrupt_check")
 
 OWNED, KEPT = "ple2e-0wned00001", "ple2e-k3pt000001"
 

@@ -6,22 +6,18 @@ test of the cases, slow ones too), and which compare rows make a patch differ â€
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT, hack_module
+
 SCRIPT = ROOT / "hack" / "patch_bisect.py"
-_spec = importlib.util.spec_from_file_location("patch_bisect", SCRIPT)
-assert _spec and _spec.loader
-pb = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pb)
+pb = hack_module("patch_bisect")
 
 # the proxy of the fake go, as hack/offline/k8s-version.sh asks it: serves FAKE_SERVED (1.36.3 is
 # pinned in versions.env: never asked)

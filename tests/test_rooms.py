@@ -229,7 +229,7 @@ def test_a_worker_lets_go_of_the_rooms_another_worker_finished_before_its_next_t
     selected = c._config.stash[clusters._TESTS_LEFT]
     clusters.let_go_of_finished(c._config, False)
     assert released == []  # nothing finished yet: the run-wide file does not exist
-    clusters.count_down(selected, "default")  # other workers' teardowns (their own stash, the one file)
+    clusters.count_down(selected, "default")  # other workers' tests ended (their own stash, the one file)
     clusters.count_down(selected, "image-pulls")
     clusters.let_go_of_finished(c._config, False)  # this worker, about to start its fast-lifecycle test
     assert released == [rooms.ROOMS_PROFILE] and set(c._ready) == {("fast-lifecycle", 0)}

@@ -3,18 +3,15 @@ printed line, and a real command wrapped (its exit status passed on, the JSON wr
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("run_load", ROOT / "hack" / "run_load.py")
-rl = importlib.util.module_from_spec(_spec)
-sys.modules["run_load"] = rl  # dataclasses look their module up
-_spec.loader.exec_module(rl)
+from helpers import hack_module
+
+rl = hack_module("run_load")
 
 PSI = "some avg10={} avg60=3.10 avg300=1.05 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
 # /proc/stat: user nice system idle iowait irq softirq steal guest guest_nice

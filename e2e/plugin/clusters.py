@@ -135,18 +135,21 @@ PLAN = pytest.StashKey[Plan]()
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
-    """Once the last test of a profile other than the default is torn down, run-wide (also
-    when its teardown failed; every xdist worker counts into one file), delete that profile's
-    clusters if this run created them (unless --keep-cluster), so that a run does not keep
-    clusters it no longer needs; with --rooms the rooms cluster once the last test of every room
-    (the default's too) is torn down. Under xdist each worker lets go of a finished profile's
-    clusters at its next teardown, and before its next test starts (:func:`let_go_of_finished`),
-    and the last one to let go deletes them (the controller deletes what is left at the end)."""
-    try:
-        return (yield)
-    finally:
-        _release_finished(item)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Once the last test of a profile other than the default has ended, run-wide (also when its
+    teardown failed; every xdist worker counts into one file), delete that profile's clusters if
+    this run created them (unless --keep-cluster), so that a run does not keep clusters it no
+    longer needs; with --rooms the rooms cluster once the last test of every room (the default's
+    too) has ended. A test ends with this hook, not with its teardown: with ``--reruns``
+    pytest-rerunfailures runs a failed test's setup, call and teardown again within it (its
+    ``pytest_runtest_protocol``), so a test counts once, after its last attempt. A test stopped by
+    Ctrl-C or ``pytest.exit`` does not count (the end of the run deletes what is left). Under xdist
+    each worker lets go of a finished profile's clusters after its next test, and before its next
+    test starts (:func:`let_go_of_finished`), and the last one to let go deletes them (the
+    controller deletes what is left at the end)."""
+    ended = yield
+    _release_finished(item)
+    return ended
 
 
 def _release_finished(item: pytest.Item) -> None:
