@@ -26,6 +26,7 @@ def hack_module(name: str) -> ModuleType:
     spec.loader.exec_module(module)
     return module
 
+
 # A fixed origin for synthetic timelines: 2026-11-29T07:45:00Z.
 T0 = dt.datetime(2026, 11, 29, 7, 45, 0, tzinfo=dt.timezone.utc)
 

@@ -101,8 +101,9 @@ KUBEADM_CONF = "/kind/kubeadm.conf"
 class Capture:
     """One tcpdump: its interface, direction, filter; once stopped, the packets seen (tcpdump's
     one-line text each), tcpdump's exit status, its stderr, its "dropped by kernel" and "received
-    by filter" figures (None: tcpdump printed none), ``died``: how it ended before it was stopped ("" when it ran
-    for the whole command), and ``unread``: why its capture file could not be read whole."""
+    by filter" figures (None: tcpdump printed none), ``died``: how it ended before it was stopped
+    ("" when it ran for the whole command), and ``unread``: why its capture file could not be read
+    whole."""
 
     name: str
     interface: str
