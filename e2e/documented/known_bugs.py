@@ -177,8 +177,8 @@ from __future__ import annotations
 from ..judge.expectations import (Band, CherryPick, Expectation, Fix, KnownBug, Unaffected, at_least, equal, exact, register,
                                    within)
 from .faults import KUBELET_RESTART_GRACE_S, KUBELET_START_S, RENEW_FRACTION, RENEW_JITTER, UP_PROBER, UP_PROBER_134
-from .kubelet import (API_TIMESTAMP_RESOLUTION_S, CONTAINER_START_S, KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER, SANDBOX_STOP_S,
-                      STATUS_UPDATE_S, SYNC_TICKER_S, UPGRADE_PATH_READ)
+from .kubelet import (CONTAINER_START_S, KUBELET_HANDOFF_S, KUBELET_SYNC_FREQUENCY_S, PLEG_RELIST_S, POD_WORKER_JITTER,
+                      PROBE_DELAY_FROM_WHOLE_SECOND_S, SANDBOX_STOP_S, STATUS_UPDATE_S, SYNC_TICKER_S, UPGRADE_PATH_READ)
 from .memory import SIGKILL_EXIT_CODE
 from .storage import POD_MSG
 
@@ -553,12 +553,9 @@ KB7_CUT_S = KB7_RUN_S - KB7_INITIAL_DELAY_S + KB7_HEAL_AFTER_EXIT_S
 KB7_HEAL_LATE_S = 0.5
 KB7_STAMP_S = 0.5
 KB7_PROBE_EXEC_S = 1.0
-# The prober reads StartedAt from the status manager's copy, which updateStatusInternal normalizes to whole
-# seconds (pkg/kubelet/status/status_manager.go normalizeStatus: Rfc3339Copy): the initialDelaySeconds check
-# counts from the second StartedAt falls in, so a first probe comes up to this much before StartedAt + the delay.
-# Measured: a foreign run of 7936f5e (2026-12-07) saw the first run's first probe at 39.484 s after its start stamp,
-# StartedAt 20:11:35 (whole seconds), the probe at 20:12:15.087 — 40 s after the second, not after the start.
-KB7_STARTED_AT_FLOOR_S = API_TIMESTAMP_RESOLUTION_S
+# initialDelaySeconds counts from StartedAt cut to the second (kubelet.PROBE_DELAY_FROM_WHOLE_SECOND_S): a foreign
+# run of 7936f5e (2026-12-07) saw the first run's first probe 39.484 s after its start stamp — StartedAt 20:11:35,
+# the probe at 20:12:15.087, 40 s after the second, not after the start.
 
 KB7_SOURCE = ("CASES.md KB-7; [UP] pkg/kubelet/prober/worker.go doProbe (isRestart from the start time alone: no initial Failure); "
               "prober_manager.go UpdatePodStatus, setReadyStateOnKubeletRestart (ready=true without a result; backs off only "
@@ -609,17 +606,17 @@ _KB7_BEFORE_RESTART_WHY = (f"the heal (and the kubelet restart) {KB7_HEAL_AFTER_
                            "(prober_manager.go kubeletRestartGracePeriod)")
 _KB7_PROBE_WHY = (f"worker.go doProbe skips until int(time since StartedAt) ≥ initialDelaySeconds {KB7_INITIAL_DELAY_S}, then "
                   f"probes at the next tick (≤ {KB7_PERIOD_S} s) + ≤ {KB7_PROBE_EXEC_S:g} s exec; StartedAt as the prober "
-                  f"reads it is cut to the second (−{KB7_STARTED_AT_FLOOR_S:g} s: status_manager.go normalizeStatus); the start "
+                  f"reads it is cut to the second (−{PROBE_DELAY_FROM_WHOLE_SECOND_S:g} s: status_manager.go normalizeStatus); the start "
                   f"stamp comes up to {KB7_STAMP_S:g} s after StartedAt")
 # Buggy: Ready from the restarted kubelet's first status (heal + restart + its first sync and status write) to the
 # replacement's first probe (its start + initialDelaySeconds); the restart comes 10 … 15.5 s after that start.
-KB7_STALE_LOW_S = (KB7_INITIAL_DELAY_S - KB7_STARTED_AT_FLOOR_S - KB7_HEAL_AFTER_EXIT_S - KB7_HEAL_LATE_S - KUBELET_START_S
+KB7_STALE_LOW_S = (KB7_INITIAL_DELAY_S - PROBE_DELAY_FROM_WHOLE_SECOND_S - KB7_HEAL_AFTER_EXIT_S - KB7_HEAL_LATE_S - KUBELET_START_S
                    - STATUS_UPDATE_S - KB7_STAMP_S)
 KB7_STALE_HIGH_S = KB7_INITIAL_DELAY_S - KUBELET_RESTART_GRACE_S + KB7_PERIOD_S + KB7_PROBE_EXEC_S
 _KB7_STALE_WHY = (f"from the restarted kubelet's first status (≤ {KUBELET_START_S} s start + {STATUS_UPDATE_S:g} s status write "
                   f"after the heal, which comes {KUBELET_RESTART_GRACE_S}…{KB7_HEAL_AFTER_EXIT_S + KB7_HEAL_LATE_S:g} s after "
                   f"the replacement's start) to its first readiness probe, initialDelaySeconds {KB7_INITIAL_DELAY_S} s after "
-                  f"its start (−{KB7_STARTED_AT_FLOOR_S:g} s StartedAt cut to the second, +≤ {KB7_PERIOD_S} s tick + "
+                  f"its start (−{PROBE_DELAY_FROM_WHOLE_SECOND_S:g} s StartedAt cut to the second, +≤ {KB7_PERIOD_S} s tick + "
                   f"{KB7_PROBE_EXEC_S:g} s exec)")
 
 register(
@@ -633,7 +630,8 @@ register(
                       "CASES.md KB-7; [UP] pkg/kubelet/prober/worker.go doProbe (InitialDelaySeconds), run (a restarted "
                       "kubelet's worker first sleeps a random part of the period); pkg/kubelet/status/status_manager.go "
                       "updateStatusInternal, normalizeStatus (StartedAt to the second)", unit="s",
-                      band=Band(KB7_INITIAL_DELAY_S - KB7_STARTED_AT_FLOOR_S - KB7_STAMP_S, KB7_INITIAL_DELAY_S + KB7_PERIOD_S + KB7_PROBE_EXEC_S),
+                      band=Band(KB7_INITIAL_DELAY_S - PROBE_DELAY_FROM_WHOLE_SECOND_S - KB7_STAMP_S,
+                                KB7_INITIAL_DELAY_S + KB7_PERIOD_S + KB7_PROBE_EXEC_S),
                       why=_KB7_PROBE_WHY, minors=READ) for key in ("first run", "replacement")),
         exact("KB-7", "restart_count", 1, "CASES.md KB-7 (only the first run exits; the replacement's failing readiness probe "
               "restarts nothing); [UP] kuberuntime_manager.go computePodActions", "one exit, one restart", unit="restarts",

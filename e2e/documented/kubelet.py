@@ -22,6 +22,13 @@ API_TIMESTAMP_RESOLUTION_S = TIME_RESOLUTION_S
 with whole seconds (k8s.io/apimachinery pkg/apis/meta/v1/time.go Time.MarshalJSON): a time
 read from them is up to 1 s early."""
 
+PROBE_DELAY_FROM_WHOLE_SECOND_S = API_TIMESTAMP_RESOLUTION_S
+"""A probe's ``initialDelaySeconds`` counts from StartedAt cut to the second: the prober reads the
+status manager's copy (pkg/kubelet/prober/worker.go doProbe: ``int32(time.Since(StartedAt).Seconds())
+< InitialDelaySeconds``), which pkg/kubelet/status/status_manager.go updateStatusInternal →
+normalizeStatus (``Rfc3339Copy``) keeps in whole seconds — so a first probe comes up to 1 s before
+the container's true start + the delay (read in v1.36.2, v1.36.3, v1.37.2)."""
+
 PLEG_RELIST_S = 1.0
 """The generic PLEG relists containers every 1 s (pkg/kubelet/kubelet.go genericPlegRelistPeriod):
 the kubelet notices a container's start or exit up to 1 s late, and a pod worker's sync waits

@@ -32,6 +32,7 @@ from .kubelet import (
     CONTAINER_START_S,
     KUBELET_HANDOFF_S,
     PLEG_RELIST_S,
+    PROBE_DELAY_FROM_WHOLE_SECOND_S,
     STATUS_UPDATE_S,
     UPGRADE_PATH_READ,
 )
@@ -74,7 +75,7 @@ register(
               f"{RR3}; {UP_ACTIONS} (keepCount == 0 && no ContainersToStart → KillPod); [UP] "
               "pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer (empty message → 'Stopping container %s'); "
               "measured on v1.37.2"),
-        within("RR-3", "first_kill_after_start_s", FIRST_KILL + PERIOD_S / 2, FIRST_KILL - API_TIMESTAMP_RESOLUTION_S,
+        within("RR-3", "first_kill_after_start_s", FIRST_KILL + PERIOD_S / 2, FIRST_KILL - PROBE_DELAY_FROM_WHOLE_SECOND_S,
                FIRST_KILL + PERIOD_S + API_TIMESTAMP_RESOLUTION_S + KUBELET_HANDOFF_S,
                f"initialDelay {INITIAL_DELAY_S} s + (F−1)·P {(FAILURES - 1) * PERIOD_S} s + [0, P {PERIOD_S}] s (first tick "
                "of the admission-time ticker); −1 s whole-second initialDelay check; +1 s startedAt truncation +1 s kill "

@@ -506,10 +506,10 @@ def test_kubelet_keeps_nothing_per_pod_sync(scenario: Scenario):
     KB8_START_STEP at a time, each step once the one before runs (cgroup v1's freezer, above)."""
     sc = scenario
     pods = [f"sync-load-{i}" for i in range(1, doc.KB8_PODS + 1)]
-    for end in range(KB8_START_STEP, len(pods) + KB8_START_STEP, KB8_START_STEP):
-        for pod in pods[end - KB8_START_STEP:end]:
+    for start in range(0, len(pods), KB8_START_STEP):
+        for pod in pods[start:start + KB8_START_STEP]:
             sc.apply("kubelet-sync-load.yaml", name=pod, toggle_s=doc.KB8_TOGGLE_S, period_s=doc.KB8_PROBE_PERIOD_S)
-        node = _wait_running(sc, pods[:end], len(pods))
+        node = _wait_running(sc, pods[:start + KB8_START_STEP], len(pods))
     sc.mark(time.time(), "all pods running: warm-up")
     try:
         read_sample(sc.kube, node)  # readable at all (the warm-up is long): else nothing to measure here
