@@ -27,8 +27,13 @@ from e2e.base.waiting import WAIT_SLACK_S
 
 # a workload family (CASES-workloads.md): `make e2e-workloads`, not in the default `make e2e`;
 # on a cluster of its own (profiles/image-pulls.yaml: a pulled preloaded image ID poisons the node
-# for every later test that runs it under imagePullPolicy Never)
-pytestmark = [pytest.mark.workloads, pytest.mark.profile("image-pulls")]
+# for every later test that runs it under imagePullPolicy Never). Serial: the kubelet pulls one image at
+# a time per node (serializeImagePulls, pkg/kubelet/images/puller.go serialImagePuller) and sends its
+# "Pulling" event before the queue (image_manager.go pullImage), so a pull of another test on the node
+# delays this test's pull at the registry. Seen with rooms and 3 workers (2026-12-08, 25a861a): IM-1's
+# pull_gap_s[1] 40 s against [10, 27] — its second pull reached the registry 29 s after its Pulling event,
+# behind test_registry_stopped_mid_pull's pull that hangs 30 s.
+pytestmark = [pytest.mark.workloads, pytest.mark.profile("image-pulls"), pytest.mark.serial]
 
 # §3.2: a registry address inside the node's own network namespace where nothing listens
 LOOPBACK_REFUSED = "127.0.0.1:5999"
